@@ -1,0 +1,107 @@
+# samebits build. `make` builds the library and CLI into $(BUILD)/;
+# `make test` runs the whole suite (plain and sanitized builds).
+#
+# Floating-point flags are part of the numeric contract (docs/CONTRACT.md):
+# -ffp-contract=off forbids the compiler from fusing a*b+c into an FMA, and
+# nothing here may enable -ffast-math or any of its parts.
+
+BUILD   ?= build
+CC      ?= cc
+PREFIX  ?= /usr/local
+VERSION := 0.1.0
+
+FPFLAGS  := -ffp-contract=off -fno-fast-math -frounding-math -fsignaling-nans
+# -frounding-math/-fsignaling-nans stop constant folding and value-changing
+# rewrites that assume the default environment; they cost nothing measurable.
+ifeq ($(findstring clang,$(shell $(CC) --version 2>/dev/null)),clang)
+  FPFLAGS := -ffp-contract=off -fno-fast-math
+endif
+WARN     := -Wall -Wextra -Werror -Wvla -Wstrict-prototypes -Wmissing-prototypes
+OPT      ?= -O2
+CFLAGS_ALL = -std=c11 $(OPT) -g $(FPFLAGS) $(WARN) -fPIC -pthread \
+             -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc $(EXTRA_CFLAGS)
+LDLIBS_ALL = -lm -lz -pthread $(EXTRA_LDLIBS)
+
+LIB_SRC  := $(sort $(wildcard src/*/*.c))
+CLI_SRC  := $(sort $(wildcard src/cli/*.c))
+LIB_SRC  := $(filter-out $(CLI_SRC),$(LIB_SRC))
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_SRC := $(sort $(wildcard tests/test_*.c))
+TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+TEST_SUPPORT := $(sort $(wildcard tests/support/*.c))
+TEST_SUPPORT_OBJ := $(TEST_SUPPORT:%.c=$(BUILD)/obj/%.o)
+
+.PHONY: all lib cli tests test test-plain test-asan verify-math deps install clean
+
+all: lib cli
+
+lib: $(BUILD)/libsamebits.a $(BUILD)/libsamebits.so
+cli: $(BUILD)/samebits
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(BUILD)/libsamebits.a: $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libsamebits.so: $(LIB_OBJ)
+	$(CC) -shared -o $@ $^ $(LDLIBS_ALL)
+
+$(BUILD)/samebits: $(CLI_OBJ) $(BUILD)/libsamebits.a
+	$(CC) $(CFLAGS_ALL) -o $@ $(CLI_OBJ) $(BUILD)/libsamebits.a $(LDLIBS_ALL)
+
+# Tests that compare against MPFR link it; the library itself never does.
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libsamebits.a $(TEST_SUPPORT_OBJ) tests/harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(TEST_SUPPORT_OBJ) $(BUILD)/libsamebits.a -lmpfr -lgmp $(LDLIBS_ALL)
+
+tests: $(TEST_BIN) cli
+
+# The suite: every tests/test_* binary, then the same under ASan+UBSan.
+test: deps
+	$(MAKE) test-plain
+	$(MAKE) test-asan
+	@echo "make test: all configurations passed"
+
+test-plain: tests
+	@tests/run.sh $(BUILD)
+
+test-asan:
+	$(MAKE) BUILD=build-asan OPT=-O1 \
+	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+	  EXTRA_LDLIBS="-fsanitize=address,undefined" tests
+	@SB_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 tests/run.sh build-asan
+
+# Exhaustive proof that every correctly rounded function is correctly rounded
+# on all 2^32 inputs (see docs/MATH-VERIFICATION.md). Shard with
+# VERIFY_ARGS="--shard I/N"; pick functions with VERIFY_ARGS="expf logf".
+verify-math: $(BUILD)/tools/verify_math
+	$(BUILD)/tools/verify_math $(VERIFY_ARGS)
+
+$(BUILD)/tools/%: tools/%.c $(BUILD)/libsamebits.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -O3 -o $@ $< $(BUILD)/libsamebits.a -lmpfr -lgmp $(LDLIBS_ALL)
+
+# Installs the Debian packages the build and tests need when they are
+# missing (as root), or says exactly what to install.
+deps:
+	@scripts/install-deps.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/samebits \
+	  $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 $(BUILD)/libsamebits.a $(BUILD)/libsamebits.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 include/samebits.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 include/samebits/*.h $(DESTDIR)$(PREFIX)/include/samebits/
+	install -m 755 $(BUILD)/samebits $(DESTDIR)$(PREFIX)/bin/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' samebits.pc.in \
+	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/samebits.pc
+
+clean:
+	rm -rf build build-asan build-*
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

@@ -1,0 +1,20 @@
+#!/bin/sh
+# Installs the Debian packages samebits' build and tests need, if missing.
+#   libmpfr-dev, libgmp-dev  - exact reference values for the math tests and
+#                              the exhaustive `make verify-math` proof
+#   zlib1g-dev               - reading gzip-compressed IDX data files
+set -e
+missing=""
+[ -f /usr/include/mpfr.h ] || missing="$missing libmpfr-dev"
+[ -f /usr/include/gmp.h ] || [ -f /usr/include/x86_64-linux-gnu/gmp.h ] || missing="$missing libgmp-dev"
+[ -f /usr/include/zlib.h ] || missing="$missing zlib1g-dev"
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing:$missing"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing
+else
+    echo "samebits needs these Debian packages:$missing" >&2
+    echo "install them with: sudo apt-get install$missing" >&2
+    exit 1
+fi

@@ -1,0 +1,44 @@
+/* build/samebits - the command-line tool. */
+#include <stdio.h>
+#include <string.h>
+#include "samebits.h"
+
+static int usage(FILE *f) {
+    fprintf(f,
+            "usage: samebits <command> [options]\n"
+            "commands:\n"
+            "  version        print the version\n"
+            "  hash-file F    SHA-256 of a file's bytes\n");
+    return f == stderr ? 2 : 0;
+}
+
+static int cmd_hash_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) { fprintf(stderr, "samebits: cannot open %s\n", path); return 1; }
+    sb_sha256_ctx ctx;
+    sb_sha256_init(&ctx);
+    unsigned char buf[1 << 16];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) sb_sha256_update(&ctx, buf, n);
+    int err = ferror(f);
+    fclose(f);
+    if (err) { fprintf(stderr, "samebits: error reading %s\n", path); return 1; }
+    unsigned char d[32];
+    char hex[65];
+    sb_sha256_final(&ctx, d);
+    sb_hex_digest(d, hex);
+    printf("%s  %s\n", hex, path);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) return usage(stderr);
+    if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+        printf("samebits %s\n", SB_VERSION_STRING);
+        return 0;
+    }
+    if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help")) return usage(stdout);
+    if (!strcmp(argv[1], "hash-file") && argc == 3) return cmd_hash_file(argv[2]);
+    fprintf(stderr, "samebits: unknown command '%s'\n", argv[1]);
+    return usage(stderr);
+}

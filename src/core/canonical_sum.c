@@ -1,0 +1,74 @@
+/* The canonical sum (docs/CONTRACT.md, "Canonical sum").
+ *
+ * Rule, for n elements x[0..n-1]:
+ *   n == 0:        +0.0f.
+ *   n <= 8192:     32 lanes start at -0.0f (the exact identity of IEEE
+ *                  addition: -0 + v == v for every v, including +0); element i
+ *                  is added to lane i mod 32 in increasing i; then the lanes
+ *                  are folded by lane[j] += lane[j+s] for s = 16, 8, 4, 2, 1
+ *                  and the result is lane[0].
+ *   n > 8192:      each consecutive block of 8192 elements (the last may be
+ *                  shorter) is summed as above, and the block sums are summed
+ *                  again by this same rule.
+ * The 32 lanes match a warp and any SIMD width that divides 32; blocks let
+ * threads own whole blocks. Nothing in the rule depends on the machine.
+ *
+ * This file streams: level L holds the lanes of the block being filled at
+ * depth L; a full block is folded and pushed one level up. */
+#include "core/canonical_sum.h"
+
+float sb_sum_tree32(const float lane_in[SB_SUM_LANES]) {
+    float lane[SB_SUM_LANES];
+    for (int j = 0; j < SB_SUM_LANES; j++) lane[j] = lane_in[j];
+    for (int s = SB_SUM_LANES / 2; s >= 1; s /= 2)
+        for (int j = 0; j < s; j++) lane[j] = lane[j] + lane[j + s];
+    return lane[0];
+}
+
+static void reset_level(sb_sum_acc *acc, int level) {
+    for (int j = 0; j < SB_SUM_LANES; j++) acc->lane[level][j] = -0.0f;
+    acc->count[level] = 0;
+}
+
+void sb_sum_init(sb_sum_acc *acc) {
+    for (int level = 0; level < SB_SUM_LEVELS; level++) reset_level(acc, level);
+}
+
+static void push(sb_sum_acc *acc, int level, float x) {
+    int64_t c = acc->count[level];
+    acc->lane[level][c % SB_SUM_LANES] = acc->lane[level][c % SB_SUM_LANES] + x;
+    acc->count[level] = c + 1;
+    if (c + 1 == SB_SUM_BLOCK && level + 1 < SB_SUM_LEVELS) {
+        float block = sb_sum_tree32(acc->lane[level]);
+        reset_level(acc, level);
+        push(acc, level + 1, block);
+    }
+}
+
+void sb_sum_add(sb_sum_acc *acc, float x) { push(acc, 0, x); }
+
+float sb_sum_result(const sb_sum_acc *acc_in) {
+    sb_sum_acc acc = *acc_in; /* finishing must not disturb the caller's state */
+    int top = -1;
+    for (int level = 0; level < SB_SUM_LEVELS; level++)
+        if (acc.count[level] > 0) top = level;
+    if (top < 0) return 0.0f;
+    /* The partial block at each level below the top is one more element of
+     * the level above; push them upward in order, lowest first. */
+    for (int level = 0; level < top; level++) {
+        if (acc.count[level] == 0) continue;
+        float partial = sb_sum_tree32(acc.lane[level]);
+        reset_level(&acc, level);
+        push(&acc, level + 1, partial);
+    }
+    for (int level = SB_SUM_LEVELS - 1; level >= 0; level--)
+        if (acc.count[level] > 0) return sb_sum_tree32(acc.lane[level]);
+    return 0.0f; /* unreachable: the top level kept its elements */
+}
+
+float sb_sum_canonical(const float *x, int64_t n, int64_t stride) {
+    sb_sum_acc acc;
+    sb_sum_init(&acc);
+    for (int64_t i = 0; i < n; i++) sb_sum_add(&acc, x[i * stride]);
+    return sb_sum_result(&acc);
+}

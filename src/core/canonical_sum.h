@@ -1,0 +1,35 @@
+/* src/core/canonical_sum.h - the one summation order samebits uses for every
+ * reduction that is not a GEMM-family FMA chain (contract: "Canonical sum").
+ *
+ * Elements are fed in their logical index order; the accumulator streams, so
+ * callers can sum strided or gathered values without a temporary buffer:
+ *
+ *     sb_sum_acc acc; sb_sum_init(&acc);
+ *     for (i = 0; i < n; i++) sb_sum_add(&acc, x[i]);
+ *     float s = sb_sum_result(&acc);
+ */
+#ifndef SAMEBITS_CANONICAL_SUM_H
+#define SAMEBITS_CANONICAL_SUM_H
+
+#include <stdint.h>
+
+#define SB_SUM_LANES 32
+#define SB_SUM_BLOCK 8192
+#define SB_SUM_LEVELS 6 /* 8192^6 = 2^78 elements: more than any memory */
+
+typedef struct sb_sum_acc {
+    float lane[SB_SUM_LEVELS][SB_SUM_LANES];
+    int64_t count[SB_SUM_LEVELS];
+} sb_sum_acc;
+
+void sb_sum_init(sb_sum_acc *acc);
+void sb_sum_add(sb_sum_acc *acc, float x);
+float sb_sum_result(const sb_sum_acc *acc);
+
+/* The whole rule over x[0], x[stride], ... (n >= 0, any stride). */
+float sb_sum_canonical(const float *x, int64_t n, int64_t stride);
+
+/* The fixed lane tree alone: lane[j] += lane[j+s] for s = 16, 8, 4, 2, 1. */
+float sb_sum_tree32(const float lane[SB_SUM_LANES]);
+
+#endif

@@ -1,0 +1,40 @@
+/* src/core/internal.h - helpers every samebits source file may use.
+ * Not installed; public code sees only include/. */
+#ifndef SAMEBITS_INTERNAL_H
+#define SAMEBITS_INTERNAL_H
+
+#include <stdint.h>
+#include <string.h>
+#include "samebits.h"
+
+/* Record a failure for sb_last_error() and return `status`, so a check reads
+ *     if (!x) return sb_fail(SB_ERR_NULL, "sb_matmul: a is NULL");        */
+sb_status sb_fail(sb_status status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Propagate a failing status unchanged (its message is already set). */
+#define SB_TRY(expr)                                                           \
+    do {                                                                       \
+        sb_status sb_try_status_ = (expr);                                     \
+        if (sb_try_status_ != SB_OK) return sb_try_status_;                   \
+    } while (0)
+
+/* Argument validation shared by every tensor-level op; `fn` names the
+ * public function in the message. Each returns SB_OK or sets the error. */
+sb_status sb_check_tensor(const char *fn, const char *name, const sb_tensor *t,
+                          sb_dtype dtype, int ndim /* -1: any */);
+sb_status sb_check_contiguous(const char *fn, const char *name, const sb_tensor *t);
+sb_status sb_check_same_shape(const char *fn, const char *name_a, const sb_tensor *a,
+                              const char *name_b, const sb_tensor *b);
+/* Writes "[2, 3, 4]" into buf. */
+const char *sb_shape_str(const sb_tensor *t, char *buf, size_t len);
+
+/* Exact bit-level views of a float. */
+static inline uint32_t sb_f32_bits(float x) { uint32_t u; memcpy(&u, &x, 4); return u; }
+static inline float sb_f32_from_bits(uint32_t u) { float x; memcpy(&x, &u, 4); return x; }
+
+/* Allocation helpers that set an error message on failure. */
+void *sb_malloc(const char *fn, size_t bytes);
+void *sb_calloc(const char *fn, size_t count, size_t size);
+
+#endif

@@ -1,0 +1,22 @@
+#!/bin/sh
+# Runs every test binary in BUILD/tests and prints the grand total as
+# "N passed, N failed". Exits non-zero if any check or binary failed.
+build=${1:-build}
+passed=0; failed=0; broken=""
+for t in "$build"/tests/test_*; do
+    [ -x "$t" ] || continue
+    out=$("$t" 2>&1); rc=$?
+    line=$(printf '%s\n' "$out" | grep -E '^[a-z0-9_]+: [0-9]+ passed, [0-9]+ failed$' | tail -n 1)
+    if [ $rc -ne 0 ] || [ -z "$line" ]; then
+        printf '%s\n' "$out" | tail -n 40
+        broken="$broken $(basename "$t")"
+    fi
+    [ -n "$line" ] && echo "$line"
+    p=$(printf '%s' "$line" | sed -n 's/.*: \([0-9]*\) passed.*/\1/p')
+    f=$(printf '%s' "$line" | sed -n 's/.*passed, \([0-9]*\) failed/\1/p')
+    passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+    if [ $rc -ne 0 ] && [ "${f:-0}" = 0 ]; then failed=$((failed + 1)); fi
+done
+[ -n "$broken" ] && echo "failing binaries:$broken"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ -z "$broken" ]
