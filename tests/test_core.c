@@ -1,0 +1,258 @@
+/* Core: tensors, views, arenas, the canonical sum, SHA-256 and hashing. */
+#include <math.h>
+#include "harness.h"
+#include "core/canonical_sum.h"
+
+/* ---- an independent statement of the canonical sum: recursive, array-based ---- */
+static float ref_block(const float *x, int64_t n) {
+    float lane[32];
+    for (int j = 0; j < 32; j++) lane[j] = -0.0f;
+    for (int64_t i = 0; i < n; i++) lane[i % 32] += x[i];
+    for (int s = 16; s >= 1; s >>= 1)
+        for (int j = 0; j < s; j++) lane[j] += lane[j + s];
+    return lane[0];
+}
+
+static float ref_canonical(const float *x, int64_t n) {
+    if (n == 0) return 0.0f;
+    if (n <= 8192) return ref_block(x, n);
+    int64_t nb = (n + 8191) / 8192;
+    float *partial = malloc((size_t)nb * sizeof *partial);
+    for (int64_t b = 0; b < nb; b++) {
+        int64_t len = n - b * 8192 < 8192 ? n - b * 8192 : 8192;
+        partial[b] = ref_block(x + b * 8192, len);
+    }
+    float r = ref_canonical(partial, nb);
+    free(partial);
+    return r;
+}
+
+static uint32_t lcg_state = 12345;
+static float lcg_float(void) { /* wide dynamic range, both signs */
+    lcg_state = lcg_state * 1664525u + 1013904223u;
+    float mant = (float)(lcg_state >> 8) * 0x1p-24f;
+    lcg_state = lcg_state * 1664525u + 1013904223u;
+    int e = (int)(lcg_state >> 27) - 16;
+    return ((lcg_state >> 5) & 1 ? -1.0f : 1.0f) * ldexpf(mant, e);
+}
+
+static void test_canonical_sum(void) {
+    static const int64_t sizes[] = {0, 1, 2, 31, 32, 33, 64, 100, 8191, 8192, 8193,
+                                    16384, 16385, 20000, 8192 * 8192 + 5};
+    int64_t max_n = sb_test_quick() ? 300000 : 8192 * 8192 + 5;
+    float *x = malloc((size_t)max_n * sizeof *x);
+    for (int64_t i = 0; i < max_n; i++) x[i] = lcg_float();
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+        int64_t n = sizes[s];
+        if (n > max_n) continue;
+        CHECK_BITS(sb_sum_canonical(x, n, 1), ref_canonical(x, n), "n = %lld", (long long)n);
+        CHECK_BITS(sb_ssum(n, x, 1), ref_canonical(x, n), "sb_ssum n = %lld", (long long)n);
+    }
+    /* strided: every third element */
+    float *y = malloc(20000 * sizeof *y);
+    for (int i = 0; i < 20000; i++) y[i] = x[3 * i];
+    CHECK_BITS(sb_ssum(20000, x, 3), ref_canonical(y, 20000), "stride 3");
+    free(y);
+
+    /* The order is observable: left-to-right gives 0 here, the canonical
+     * rule gives 2 (lane 0 holds 1e8 + -1e8, lanes 1 and 3 hold the ones). */
+    float z[4] = {1e8f, 1.0f, -1e8f, 1.0f};
+    float naive = ((z[0] + z[1]) + z[2]) + z[3];
+    CHECK_BITS(naive, 1.0f, "naive order reference");
+    float lanes_ab[33] = {0};
+    lanes_ab[0] = 1e8f; lanes_ab[32] = -1e8f; lanes_ab[1] = 1.0f;
+    CHECK_BITS(sb_ssum(33, lanes_ab, 1), 1.0f, "lane 0 cancels exactly before the tree");
+    CHECK_BITS(sb_ssum(4, z, 1), ref_block(z, 4), "4 elements");
+    CHECK_BITS(sb_ssum(4, z, 1), 2.0f, "tree order: (1e8 + -1e8) + (1 + 1)");
+
+    /* zero signs: the empty sum is +0, a sum of -0s is -0, -0 + +0 = +0 */
+    float mz[40];
+    for (int i = 0; i < 40; i++) mz[i] = -0.0f;
+    CHECK_BITS(sb_ssum(0, mz, 1), 0.0f, "empty sum");
+    CHECK_BITS(sb_ssum(40, mz, 1), -0.0f, "sum of -0");
+    mz[7] = 0.0f;
+    CHECK_BITS(sb_ssum(40, mz, 1), 0.0f, "-0s and one +0");
+    /* special values */
+    float sp[3] = {INFINITY, 1.0f, -INFINITY};
+    CHECK(isnan(sb_ssum(3, sp, 1)), "inf + -inf is NaN");
+    float sub[64];
+    for (int i = 0; i < 64; i++) sub[i] = 0x1p-149f;
+    CHECK_BITS(sb_ssum(64, sub, 1), 0x1p-143f, "subnormals are not flushed");
+
+    /* streaming in pieces equals one pass; reading the result twice is harmless */
+    sb_sum_acc acc;
+    sb_sum_init(&acc);
+    for (int i = 0; i < 20000; i++) sb_sum_add(&acc, x[i]);
+    float first = sb_sum_result(&acc);
+    CHECK_BITS(sb_sum_result(&acc), first, "result does not disturb the state");
+    CHECK_BITS(first, ref_canonical(x, 20000), "streaming");
+
+    /* bad input */
+    sb_clear_error();
+    CHECK(isnan(sb_ssum(-1, x, 1)) && strstr(sb_last_error(), "negative"), "n < 0: %s", sb_last_error());
+    CHECK(isnan(sb_ssum(5, NULL, 1)) && strstr(sb_last_error(), "x is NULL"), "NULL: %s", sb_last_error());
+    CHECK(isnan(sb_ssum(5, x, 0)) && strstr(sb_last_error(), "incx"), "incx 0: %s", sb_last_error());
+    free(x);
+}
+
+static void test_tensors(void) {
+    sb_tensor *t = NULL, *v = NULL, *w = NULL;
+    int64_t shape[3] = {2, 3, 4};
+    CHECK_OK(sb_tensor_new(&t, SB_F32, 3, shape));
+    CHECK(sb_tensor_numel(t) == 24 && sb_tensor_is_contiguous(t), "new tensor");
+    CHECK(t->strides[0] == 12 && t->strides[1] == 4 && t->strides[2] == 1, "row-major strides");
+    float *p = sb_tensor_f32(t);
+    for (int i = 0; i < 24; i++) CHECK_BITS(p[i], 0.0f, "zero-filled");
+    for (int i = 0; i < 24; i++) p[i] = (float)i;
+
+    int64_t flat[2] = {-1, 4};
+    CHECK_OK(sb_tensor_reshape(&v, t, 2, flat));
+    CHECK(v && v->shape[0] == 6 && v->shape[1] == 4 && v->data == t->data, "reshape view");
+    sb_tensor_free(v);
+    CHECK_OK(sb_tensor_flatten(&v, t, 1, -1));
+    CHECK(v && v->ndim == 2 && v->shape[1] == 12, "flatten");
+    sb_tensor_free(v);
+
+    CHECK_OK(sb_tensor_transpose(&v, t, 0, 2));
+    CHECK(v && v->shape[0] == 4 && v->shape[2] == 2 && !sb_tensor_is_contiguous(v), "transpose view");
+    int64_t tshape[3] = {4, 3, 2};
+    CHECK_OK(sb_tensor_new(&w, SB_F32, 3, tshape));
+    CHECK_OK(sb_tensor_copy(w, v));
+    CHECK_BITS(sb_tensor_f32(w)[1], 12.0f, "copy of a transposed view");
+    /* hashing is defined over logical order, so a view and its copy agree */
+    unsigned char d1[32], d2[32];
+    const sb_tensor *one[1] = {v}, *two[1] = {w};
+    CHECK_OK(sb_hash_tensors(one, 1, d1));
+    CHECK_OK(sb_hash_tensors(two, 1, d2));
+    CHECK(memcmp(d1, d2, 32) == 0, "hash of strided view equals hash of its contiguous copy");
+    CHECK_ERROR(sb_tensor_reshape(&v, v, 1, flat + 1), SB_ERR_ARG, "contiguous");
+    sb_tensor_free(v);
+    sb_tensor_free(w);
+
+    /* scalars and empty tensors */
+    CHECK_OK(sb_tensor_new(&w, SB_I64, 0, NULL));
+    CHECK(sb_tensor_numel(w) == 1, "0-d tensor has one element");
+    sb_tensor_free(w);
+    int64_t empty[2] = {0, 5};
+    CHECK_OK(sb_tensor_new(&w, SB_F32, 2, empty));
+    CHECK(sb_tensor_numel(w) == 0, "empty tensor");
+    sb_tensor_free(w);
+
+    /* wrap: zero-copy */
+    float buf[6] = {1, 2, 3, 4, 5, 6};
+    int64_t s2[2] = {2, 3};
+    CHECK_OK(sb_tensor_wrap(&w, buf, SB_F32, 2, s2, NULL));
+    CHECK_OK(sb_tensor_fill(w, 7.0f));
+    CHECK_BITS(buf[5], 7.0f, "wrap is zero-copy");
+    sb_tensor_free(w);
+
+    /* bad input */
+    int64_t neg[1] = {-2};
+    CHECK_ERROR(sb_tensor_new(&w, SB_F32, 1, neg), SB_ERR_SHAPE, "negative");
+    CHECK(w == NULL, "failed creation leaves NULL");
+    CHECK_ERROR(sb_tensor_new(&w, SB_F32, 9, shape), SB_ERR_SHAPE, "ndim 9");
+    CHECK_ERROR(sb_tensor_new(&w, (sb_dtype)7, 1, shape), SB_ERR_DTYPE, "invalid dtype");
+    CHECK_ERROR(sb_tensor_new(NULL, SB_F32, 1, shape), SB_ERR_NULL, "out is NULL");
+    CHECK_ERROR(sb_tensor_new(&w, SB_F32, 2, NULL), SB_ERR_NULL, "shape is NULL");
+    int64_t huge[3] = {INT64_MAX / 2, 4, 4};
+    CHECK_ERROR(sb_tensor_new(&w, SB_F32, 3, huge), SB_ERR_SHAPE, "too large");
+    CHECK_ERROR(sb_tensor_wrap(&w, NULL, SB_F32, 2, s2, NULL), SB_ERR_NULL, "data is NULL");
+    int64_t bad[2] = {5, 5};
+    CHECK_ERROR(sb_tensor_reshape(&v, t, 2, bad), SB_ERR_SHAPE, "cannot view 24");
+    int64_t two_infer[2] = {-1, -1};
+    CHECK_ERROR(sb_tensor_reshape(&v, t, 2, two_infer), SB_ERR_SHAPE, "more than one -1");
+    CHECK_ERROR(sb_tensor_flatten(&v, t, 2, 1), SB_ERR_ARG, "invalid");
+    CHECK_ERROR(sb_tensor_transpose(&v, t, 0, 3), SB_ERR_ARG, "out of range");
+    sb_tensor *i32 = NULL;
+    CHECK_OK(sb_tensor_new(&i32, SB_I32, 3, shape));
+    CHECK_ERROR(sb_tensor_copy(i32, t), SB_ERR_DTYPE, "dtype");
+    CHECK_ERROR(sb_tensor_fill(i32, 1.0f), SB_ERR_DTYPE, "expected float32");
+    CHECK_ERROR(sb_tensor_copy(NULL, t), SB_ERR_NULL, "dst is NULL");
+    sb_tensor_free(i32);
+    sb_tensor_free(t);
+    sb_tensor_free(NULL);
+}
+
+static void test_arena(void) {
+    sb_arena *a = NULL;
+    CHECK_OK(sb_arena_new(&a, 1024));
+    sb_tensor *t[10];
+    int64_t shape[2] = {16, 16};
+    for (int i = 0; i < 10; i++) CHECK_OK(sb_tensor_new_in(&t[i], a, SB_F32, 2, shape));
+    CHECK(((uintptr_t)t[3]->data & 63) == 0, "64-byte aligned");
+    for (int i = 0; i < 10; i++) sb_tensor_fill(t[i], (float)i);
+    CHECK_BITS(sb_tensor_f32(t[4])[255], 4.0f, "arena tensors do not overlap");
+    CHECK_BITS(sb_tensor_f32(t[5])[0], 5.0f, "arena tensors do not overlap");
+    size_t used = sb_arena_used(a);
+    CHECK(used >= 10 * 1024, "used %zu", used);
+    sb_arena_reset(a);
+    CHECK(sb_arena_used(a) == 0, "reset");
+    for (int i = 0; i < 10; i++) CHECK_OK(sb_tensor_new_in(&t[i], a, SB_F32, 2, shape));
+    CHECK_BITS(sb_tensor_f32(t[9])[3], 0.0f, "arena tensors are zeroed");
+    sb_tensor_free(t[0]); /* a no-op for arena tensors */
+    CHECK_ERROR(sb_tensor_new_in(&t[0], NULL, SB_F32, 2, shape), SB_ERR_NULL, "arena is NULL");
+    CHECK_ERROR(sb_arena_new(NULL, 0), SB_ERR_NULL, "out is NULL");
+    sb_arena_free(a);
+}
+
+static void test_sha256(void) {
+    /* FIPS 180-4 example vectors */
+    struct { const char *msg; const char *hex; } v[] = {
+        {"", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+        {"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+        {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+        unsigned char d[32];
+        char hex[65];
+        sb_sha256_bytes(v[i].msg, strlen(v[i].msg), d);
+        sb_hex_digest(d, hex);
+        CHECK(strcmp(hex, v[i].hex) == 0, "sha256(\"%s\") = %s", v[i].msg, hex);
+    }
+    /* one million 'a', fed in uneven pieces */
+    sb_sha256_ctx ctx;
+    sb_sha256_init(&ctx);
+    char chunk[997];
+    memset(chunk, 'a', sizeof chunk);
+    size_t left = 1000000;
+    while (left) {
+        size_t n = left < sizeof chunk ? left : sizeof chunk;
+        sb_sha256_update(&ctx, chunk, n);
+        left -= n;
+    }
+    unsigned char d[32];
+    char hex[65];
+    sb_sha256_final(&ctx, d);
+    sb_hex_digest(d, hex);
+    CHECK(strcmp(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0") == 0,
+          "million a: %s", hex);
+
+    /* tensor hashing: little-endian canonical bytes, NaN canonicalised */
+    float vals[2] = {1.0f, 0};
+    uint32_t odd_nan = 0xffc12345u;
+    memcpy(&vals[1], &odd_nan, 4);
+    sb_tensor *t = NULL;
+    int64_t shape[1] = {2};
+    CHECK_OK(sb_tensor_wrap(&t, vals, SB_F32, 1, shape, NULL));
+    unsigned char want_bytes[8] = {0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0xc0, 0x7f}, want[32], got[32];
+    sb_sha256_bytes(want_bytes, 8, want);
+    const sb_tensor *list[1] = {t};
+    CHECK_OK(sb_hash_tensors(list, 1, got));
+    CHECK(memcmp(want, got, 32) == 0, "canonical tensor bytes");
+    CHECK_ERROR(sb_hash_tensors(NULL, 1, got), SB_ERR_NULL, "tensors is NULL");
+    const sb_tensor *nul[1] = {NULL};
+    CHECK_ERROR(sb_hash_tensors(nul, 1, got), SB_ERR_NULL, "tensor is NULL");
+    sb_tensor_free(t);
+}
+
+int main(int argc, char **argv) {
+    (void)argc;
+    SB_TEST_MAIN_NAME(argv[0]);
+    test_canonical_sum();
+    test_tensors();
+    test_arena();
+    test_sha256();
+    CHECK(strcmp(sb_status_name(SB_ERR_SHAPE), "shape error") == 0, "status names");
+    return sb_test_finish();
+}
