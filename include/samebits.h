@@ -21,5 +21,9 @@
 #include "samebits/loss.h"
 #include "samebits/norm.h"
 #include "samebits/dropout.h"
+#include "samebits/optim.h"
+#include "samebits/io.h"
+#include "samebits/autograd.h"
+#include "samebits/nn.h"
 
 #endif

@@ -1,5 +1,118 @@
-/* samebits/conv.h - (being written) */
+/* samebits/conv.h - 2-D convolution and 2-D max / average pooling.
+ *
+ * Images are NCHW, filters OIHW. Each convolution output element is one
+ * GEMM-family chain (contract section "GEMM family": acc starts at +0.0f,
+ * acc = fmaf(a, b, acc) per term in the stated order, bias added after with
+ * one IEEE addition); pooling follows contract section "Pooling". Results
+ * are bit-identical on every machine.
+ *
+ * Common rules: float32 tensors (max-pool indices int64), on the CPU,
+ * contiguous; outputs are caller-provided with exactly the computed shape
+ * and must not share memory with an input or with each other. Backward
+ * functions WRITE their gradients (never accumulate); a NULL gradient output
+ * is skipped. On any validation error nothing is written.
+ */
 #ifndef SAMEBITS_CONV_H
 #define SAMEBITS_CONV_H
+
+#include <stdbool.h>
+#include <stdint.h>
 #include "samebits/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- conv2d ---------------------------------------------------------------
+ * stride >= 1, pad >= 0 (zeros on both sides), dilation >= 1, groups >= 1
+ * dividing both channel counts. A NULL params pointer means
+ * SB_CONV2D_PARAMS_DEFAULT (stride 1, no padding, dilation 1, one group). */
+typedef struct sb_conv2d_params {
+    int64_t stride_h, stride_w;
+    int64_t pad_h, pad_w;
+    int64_t dilation_h, dilation_w;
+    int64_t groups;
+} sb_conv2d_params;
+
+#define SB_CONV2D_PARAMS_DEFAULT ((sb_conv2d_params){1, 1, 0, 0, 1, 1, 1})
+
+/* out = floor((in + 2*pad - dilation*(kernel-1) - 1) / stride) + 1 per axis.
+ * Fails (SB_ERR_SHAPE) when the dilated kernel is larger than the padded
+ * input, or on out-of-range params. */
+sb_status sb_conv2d_output_size(int64_t in_h, int64_t in_w, int64_t kernel_h, int64_t kernel_w,
+                                const sb_conv2d_params *params, int64_t *out_h, int64_t *out_w);
+
+/* x (N, C, H, W), w (O, C/groups, KH, KW), bias (O) or NULL, y (N, O, OH, OW).
+ * y[n][o][r][s] = chain over (c, i, j) lexicographic (c over the group's
+ * input channels, i < KH, j < KW) of x_pad[n][g*C/groups + c][r*sh - ph + i*dh]
+ * [s*sw - pw + j*dw] * w[o][c][i][j], then + bias[o]. x_pad is x with +0.0f
+ * outside it, and padded taps ARE terms (fmaf(0, w, acc): an inf or NaN
+ * weight facing padding gives NaN). */
+sb_status sb_conv2d_forward(const sb_tensor *x, const sb_tensor *w, const sb_tensor *bias,
+                            const sb_conv2d_params *params, sb_tensor *y);
+
+/* Gradients of sb_conv2d_forward given dy (N, O, OH, OW); dx (shape of x),
+ * dw (shape of w) and db (O) may each be NULL.
+ *   dx[n][c][h][w'] = chain over (o, i, j) lexicographic (o over the group's
+ *       output channels) of dy[n][o][r][s] * w[o][c][i][j], taking only the
+ *       taps where an output (r, s) really reads (h, w') (no padding terms);
+ *       +0.0f when there are none.
+ *   dw[o][c][i][j] = chain over (n, r, s) lexicographic of dy[n][o][r][s] *
+ *       x_pad[...] (padded taps ARE terms, with x_pad = +0.0f).
+ *   db[o] = canonical sum over (n, r, s) lexicographic of dy[n][o][r][s]. */
+sb_status sb_conv2d_backward(const sb_tensor *dy, const sb_tensor *x, const sb_tensor *w,
+                             const sb_conv2d_params *params, sb_tensor *dx, sb_tensor *dw,
+                             sb_tensor *db);
+
+/* ---- 2-D pooling ------------------------------------------------------------
+ * kernel >= 1; stride >= 1, or 0 meaning "equal to the kernel" (PyTorch's
+ * default); 0 <= pad <= kernel/2 (padding never wins a max and is never
+ * summed). ceil_mode rounds the output size up like PyTorch (the last window
+ * must still start inside the input or the left padding). count_include_pad
+ * is used by average pooling only: divide by the window's positions inside
+ * the padded input (PyTorch's default, true) or by its in-bounds positions
+ * (false). A zero-filled struct has count_include_pad false: use
+ * SB_POOL2D_PARAMS(kh, kw) for PyTorch's defaults. Pooling has no dilation. */
+typedef struct sb_pool2d_params {
+    int64_t kernel_h, kernel_w;
+    int64_t stride_h, stride_w;
+    int64_t pad_h, pad_w;
+    bool ceil_mode;
+    bool count_include_pad;
+} sb_pool2d_params;
+
+#define SB_POOL2D_PARAMS(kh, kw) ((sb_pool2d_params){(kh), (kw), 0, 0, 0, 0, false, true})
+
+/* out = floor_or_ceil((in + 2*pad - kernel) / stride) + 1 per axis, minus one
+ * in ceil mode when the last window would start at or past in + pad. */
+sb_status sb_pool2d_output_size(int64_t in_h, int64_t in_w, const sb_pool2d_params *params,
+                                int64_t *out_h, int64_t *out_w);
+
+/* x (N, C, H, W) with H, W >= 1, y (N, C, OH, OW), indices (N, C, OH, OW)
+ * int64 or NULL. y is the first NaN of the window if it has one, else the
+ * first maximal element in (i, j) order (a later element wins only if it
+ * compares >, so of +0 and -0 the first wins); indices holds its position
+ * h*W + w within its plane (PyTorch's convention). y copies x's bits. */
+sb_status sb_max_pool2d_forward(const sb_tensor *x, const sb_pool2d_params *params, sb_tensor *y,
+                                sb_tensor *indices);
+
+/* dx (N, C, H, W) from dy and indices (N, C, OH, OW) from the forward pass:
+ * dx[n][c][h][w'] = canonical sum, over the windows (r, s) in lexicographic
+ * order whose index is h*W + w', of dy[n][c][r][s]; +0.0f when none. Every
+ * index must lie inside its own window (SB_ERR_RANGE otherwise). */
+sb_status sb_max_pool2d_backward(const sb_tensor *dy, const sb_tensor *indices,
+                                 const sb_pool2d_params *params, sb_tensor *dx);
+
+/* y[n][c][r][s] = (canonical sum of the window's in-bounds elements in (i, j)
+ * order) / divisor, one IEEE division. */
+sb_status sb_avg_pool2d_forward(const sb_tensor *x, const sb_pool2d_params *params, sb_tensor *y);
+
+/* dx[n][c][h][w'] = canonical sum, over the windows (r, s) containing (h, w')
+ * in lexicographic order, of dy[n][c][r][s] / divisor(r, s); +0.0f if none. */
+sb_status sb_avg_pool2d_backward(const sb_tensor *dy, const sb_pool2d_params *params,
+                                 sb_tensor *dx);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -1,5 +1,34 @@
-/* samebits/math.h - (being written) */
+/* samebits/math.h - correctly rounded binary32 elementary functions.
+ *
+ * Each function returns the exact mathematical result rounded to the nearest
+ * binary32 value (ties to even), for every one of the 2^32 inputs, with IEEE
+ * special cases (NaN in -> NaN out; overflow -> inf; exact zeros keep their
+ * sign where the function is odd). Proven exhaustively against MPFR by
+ * `make verify-math` (docs/MATH-VERIFICATION.md). The same source compiles
+ * for the GPU. One function per file in src/math/.
+ *
+ * NaN bits are fixed too, so results are bitwise identical on every device:
+ * a NaN input is returned with its quiet bit (0x00400000) set and sign and
+ * payload kept; an invalid operation (log of x < 0, log1p of x < -1)
+ * returns 0x7fc00000. Signed zeros follow C99 Annex F: expm1, log1p, tanh
+ * and erf return -0 for -0; log(+-0) = -inf; exp(-inf) = +0.
+ * Full contract: docs/contract/math.md.
+ */
 #ifndef SAMEBITS_MATH_H
 #define SAMEBITS_MATH_H
-#include "samebits/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+float sb_expf(float x);   /* e^x */
+float sb_expm1f(float x); /* e^x - 1 */
+float sb_logf(float x);   /* natural log; log(-x) = NaN, log(+-0) = -inf */
+float sb_log1pf(float x); /* log(1 + x) */
+float sb_tanhf(float x);  /* hyperbolic tangent */
+float sb_erff(float x);   /* error function (exact GELU) */
+
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -1,5 +1,79 @@
-/* samebits/norm.h - (being written) */
+/* samebits/norm.h - batch normalisation and layer normalisation.
+ *
+ * Forward and backward, with PyTorch's semantics (BatchNorm1d/2d/3d running
+ * statistics, LayerNorm over trailing dimensions) and one exact sequence of
+ * IEEE float operations each (contract section "Normalisation"). Every
+ * reduction is the canonical sum. All tensors are float32, contiguous, on the
+ * CPU; outputs must not overlap inputs. Optional tensors may be NULL.
+ * Backward functions WRITE their gradients (they do not accumulate).
+ * On any validation error nothing is written.
+ */
 #ifndef SAMEBITS_NORM_H
 #define SAMEBITS_NORM_H
+
+#include <stdbool.h>
 #include "samebits/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Batch norm over x of shape (N, C, spatial...) with 0 or more spatial dims:
+ * (N,C), (N,C,L), (N,C,H,W), ... . Statistics are per channel c over the
+ * count = N * prod(spatial) elements x[n, c, s...].
+ *
+ *   gamma, beta      (C) or NULL: affine scale / shift (each independently
+ *                    optional; a missing one is skipped, not 1 or +0).
+ *   running_mean,    (C), both or neither. training: updated in place as
+ *   running_var      PyTorch does (momentum, unbiased variance); needs
+ *                    count >= 2. eval (training == false): required, used as
+ *                    the statistics.
+ *   momentum         in [0, 1] (checked in both modes).
+ *   eps              finite and > 0.
+ *   y                same shape as x.
+ *   save_mean,       (C) or NULL: the mean and 1/sqrt(var + eps) used, the
+ *   save_rstd        inputs of sb_batch_norm_backward. In eval mode these are
+ *                    running_mean and 1/sqrtf(running_var + eps).
+ * training needs count >= 1. */
+sb_status sb_batch_norm_forward(const sb_tensor *x, const sb_tensor *gamma,
+                                const sb_tensor *beta, sb_tensor *running_mean,
+                                sb_tensor *running_var, bool training, float momentum,
+                                float eps, sb_tensor *y, sb_tensor *save_mean,
+                                sb_tensor *save_rstd);
+
+/* Gradients of sb_batch_norm_forward given dy (shape of x).
+ *   gamma            as passed to the forward (NULL: no scale).
+ *   save_mean,       required, (C): as written by the forward in the same
+ *   save_rstd        mode.
+ *   training         true: batch statistics (gradient flows through mean and
+ *                    variance); false: fixed (running) statistics.
+ *   dx (x's shape), dgamma (C), dbeta (C): outputs, each optional. */
+sb_status sb_batch_norm_backward(const sb_tensor *dy, const sb_tensor *x,
+                                 const sb_tensor *gamma, const sb_tensor *save_mean,
+                                 const sb_tensor *save_rstd, bool training, sb_tensor *dx,
+                                 sb_tensor *dgamma, sb_tensor *dbeta);
+
+/* Layer norm of x over its last normalized_ndim dimensions (1..x->ndim):
+ * rows are the leading dims (R = their product, 1 if none), each row has
+ * D = prod(trailing dims) >= 1 elements.
+ *   w, b             shape = the trailing dims of x, or NULL (independently).
+ *   eps              finite and > 0.
+ *   y                same shape as x.
+ *   save_mean,       shape = the leading dims of x (a 0-d scalar when
+ *   save_rstd        normalized_ndim == x->ndim), or NULL. */
+sb_status sb_layer_norm_forward(const sb_tensor *x, int normalized_ndim, const sb_tensor *w,
+                                const sb_tensor *b, float eps, sb_tensor *y,
+                                sb_tensor *save_mean, sb_tensor *save_rstd);
+
+/* Gradients of sb_layer_norm_forward given dy (shape of x). save_mean and
+ * save_rstd are required; dx (x's shape), dw and db (the trailing dims) are
+ * each optional. */
+sb_status sb_layer_norm_backward(const sb_tensor *dy, const sb_tensor *x, int normalized_ndim,
+                                 const sb_tensor *w, const sb_tensor *save_mean,
+                                 const sb_tensor *save_rstd, sb_tensor *dx, sb_tensor *dw,
+                                 sb_tensor *db);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

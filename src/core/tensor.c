@@ -126,6 +126,7 @@ int64_t sb_tensor_numel(const sb_tensor *t) {
 
 bool sb_tensor_is_contiguous(const sb_tensor *t) {
     if (!t) return false;
+    if (sb_tensor_numel(t) == 0) return true; /* no element has an address to disagree about */
     int64_t stride = 1;
     for (int i = t->ndim - 1; i >= 0; i--) {
         if (t->shape[i] != 1 && t->strides[i] != stride) return false;

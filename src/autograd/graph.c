@@ -1,0 +1,185 @@
+/* The tape, leaves, gradient routing and the backward walk. */
+#include <stdlib.h>
+#include "autograd/graph_internal.h"
+
+struct sb_graph {
+    sb_arena *arena;
+    sb_node **tape;
+    size_t n_nodes, cap_nodes;
+    uint64_t generation; /* changes at every reset: modules rebind parameters */
+};
+
+sb_status sb_graph_new(sb_graph **out) {
+    if (!out) return sb_fail(SB_ERR_NULL, "sb_graph_new: out is NULL");
+    *out = NULL;
+    sb_graph *g = sb_calloc("sb_graph_new", 1, sizeof *g);
+    if (!g) return SB_ERR_NOMEM;
+    sb_status s = sb_arena_new(&g->arena, (size_t)16 << 20);
+    if (s != SB_OK) { free(g); return s; }
+    *out = g;
+    return SB_OK;
+}
+
+void sb_graph_free(sb_graph *g) {
+    if (!g) return;
+    sb_arena_free(g->arena);
+    free(g->tape);
+    free(g);
+}
+
+void sb_graph_reset(sb_graph *g) {
+    if (!g) return;
+    sb_arena_reset(g->arena);
+    g->n_nodes = 0;
+    g->generation++;
+}
+
+sb_arena *sb_graph_arena(sb_graph *g) { return g ? g->arena : NULL; }
+size_t sb_graph_num_nodes(const sb_graph *g) { return g ? g->n_nodes : 0; }
+
+static sb_status new_var(sb_graph *g, const char *fn, sb_variable **out) {
+    sb_variable *v = sb_arena_alloc(g->arena, sizeof *v);
+    if (!v) return sb_fail(SB_ERR_NOMEM, "%s: out of memory", fn);
+    memset(v, 0, sizeof *v);
+    v->producer = -1;
+    *out = v;
+    return SB_OK;
+}
+
+sb_status sb_graph_input(sb_graph *g, sb_tensor *value, sb_variable **out) {
+    const char *fn = "sb_graph_input";
+    if (!out) return sb_fail(SB_ERR_NULL, "%s: out is NULL", fn);
+    *out = NULL;
+    if (!g) return sb_fail(SB_ERR_NULL, "%s: graph is NULL", fn);
+    if (!value) return sb_fail(SB_ERR_NULL, "%s: value is NULL", fn);
+    SB_TRY(new_var(g, fn, out));
+    (*out)->value = value;
+    return SB_OK;
+}
+
+sb_status sb_graph_param(sb_graph *g, sb_tensor *value, sb_tensor *grad, sb_variable **out) {
+    const char *fn = "sb_graph_param";
+    if (!out) return sb_fail(SB_ERR_NULL, "%s: out is NULL", fn);
+    *out = NULL;
+    if (!g) return sb_fail(SB_ERR_NULL, "%s: graph is NULL", fn);
+    SB_TRY(sb_check_tensor(fn, "value", value, SB_F32, -1));
+    SB_TRY(sb_check_tensor(fn, "grad", grad, SB_F32, -1));
+    SB_TRY(sb_check_same_shape(fn, "value", value, "grad", grad));
+    SB_TRY(sb_check_contiguous(fn, "grad", grad));
+    SB_TRY(new_var(g, fn, out));
+    /* A parameter the loss does not reach gets a zero gradient, not a stale one. */
+    memset(grad->data, 0, (size_t)sb_tensor_numel(grad) * sizeof(float));
+    (*out)->value = value;
+    (*out)->grad = grad;
+    (*out)->requires_grad = true;
+    return SB_OK;
+}
+
+sb_status sb_ag_check_var(const char *fn, const char *name, const sb_variable *v) {
+    if (!v) return sb_fail(SB_ERR_NULL, "%s: %s is NULL", fn, name);
+    if (!v->value) return sb_fail(SB_ERR_NULL, "%s: %s has no value", fn, name);
+    return SB_OK;
+}
+
+sb_status sb_ag_output(sb_graph *g, int ndim, const int64_t *shape, sb_variable *const *inputs,
+                       int n_inputs, sb_variable **out) {
+    SB_TRY(new_var(g, "sb_ag_output", out));
+    sb_variable *v = *out;
+    SB_TRY(sb_tensor_new_in(&v->value, g->arena, SB_F32, ndim, shape));
+    for (int i = 0; i < n_inputs; i++)
+        if (inputs[i] && inputs[i]->requires_grad) v->requires_grad = true;
+    return SB_OK;
+}
+
+sb_status sb_ag_record(sb_graph *g, const char *name, sb_backward_fn backward,
+                       sb_variable *const *inputs, int n_inputs, sb_variable *out, sb_node **node) {
+    *node = NULL;
+    if (!out->requires_grad) return SB_OK;
+    if (g->n_nodes == g->cap_nodes) {
+        size_t cap = g->cap_nodes ? 2 * g->cap_nodes : 64;
+        sb_node **tape = realloc(g->tape, cap * sizeof *tape);
+        if (!tape) return sb_fail(SB_ERR_NOMEM, "%s: cannot grow the tape", name);
+        g->tape = tape;
+        g->cap_nodes = cap;
+    }
+    sb_node *n = sb_arena_alloc(g->arena, sizeof *n);
+    if (!n) return SB_ERR_NOMEM;
+    memset(n, 0, sizeof *n);
+    n->name = name;
+    n->backward = backward;
+    for (int i = 0; i < n_inputs && i < SB_NODE_MAX_INPUTS; i++) n->in[i] = inputs[i];
+    n->out = out;
+    out->producer = (int32_t)g->n_nodes;
+    g->tape[g->n_nodes++] = n;
+    *node = n;
+    return SB_OK;
+}
+
+sb_status sb_ag_temp(sb_graph *g, const sb_tensor *like, sb_tensor **out) {
+    return sb_tensor_new_in(out, g->arena, like->dtype, like->ndim, like->shape);
+}
+
+sb_status sb_ag_grad_target(sb_graph *g, sb_variable *v, sb_tensor **target) {
+    *target = NULL;
+    if (!v || !v->requires_grad) return SB_OK;
+    if (v->grad_written) return sb_ag_temp(g, v->value, target);
+    if (!v->grad) SB_TRY(sb_ag_temp(g, v->value, &v->grad));
+    *target = v->grad;
+    return SB_OK;
+}
+
+sb_status sb_ag_grad_commit(sb_graph *g, sb_variable *v, sb_tensor *target) {
+    (void)g;
+    if (!target) return SB_OK;
+    if (target != v->grad) { /* a later contribution: grad = grad + contribution */
+        float *acc = v->grad->data;
+        const float *c = target->data;
+        int64_t n = sb_tensor_numel(target);
+        for (int64_t i = 0; i < n; i++) acc[i] = acc[i] + c[i];
+    }
+    v->grad_written = true;
+    return SB_OK;
+}
+
+sb_status sb_graph_backward(sb_graph *g, sb_variable *loss) {
+    const char *fn = "sb_graph_backward";
+    if (!g) return sb_fail(SB_ERR_NULL, "%s: graph is NULL", fn);
+    SB_TRY(sb_ag_check_var(fn, "loss", loss));
+    if (sb_tensor_numel(loss->value) != 1)
+        return sb_fail(SB_ERR_SHAPE, "%s: loss must have exactly one element, got %lld", fn,
+                       (long long)sb_tensor_numel(loss->value));
+    if (!loss->requires_grad)
+        return sb_fail(SB_ERR_ARG, "%s: loss does not depend on any parameter", fn);
+    sb_tensor *seed;
+    SB_TRY(sb_ag_grad_target(g, loss, &seed));
+    SB_TRY(sb_tensor_fill(seed, 1.0f));
+    SB_TRY(sb_ag_grad_commit(g, loss, seed));
+    for (size_t i = g->n_nodes; i-- > 0;) {
+        sb_node *n = g->tape[i];
+        if (!n->out->grad_written) continue; /* does not reach the loss */
+        sb_status s = n->backward(g, n);
+        if (s != SB_OK) return s;
+    }
+    return SB_OK;
+}
+
+sb_status sb_ag_targets(sb_graph *g, sb_node *node, sb_tensor *targets[SB_NODE_MAX_INPUTS]) {
+    for (int i = 0; i < SB_NODE_MAX_INPUTS; i++) SB_TRY(sb_ag_grad_target(g, node->in[i], &targets[i]));
+    return SB_OK;
+}
+
+sb_status sb_ag_commit(sb_graph *g, sb_node *node, sb_tensor *targets[SB_NODE_MAX_INPUTS]) {
+    for (int i = 0; i < SB_NODE_MAX_INPUTS; i++) SB_TRY(sb_ag_grad_commit(g, node->in[i], targets[i]));
+    return SB_OK;
+}
+
+sb_status sb_ag_finish(sb_graph *g, const char *name, sb_backward_fn backward,
+                       sb_variable *const *inputs, int n_inputs, sb_variable *out, sb_variable **y,
+                       sb_node **node) {
+    sb_node *unused;
+    SB_TRY(sb_ag_record(g, name, backward, inputs, n_inputs, out, node ? node : &unused));
+    *y = out;
+    return SB_OK;
+}
+
+uint64_t sb_graph_generation(const sb_graph *g) { return g ? g->generation : 0; }

@@ -1,0 +1,62 @@
+/* Autograd for the GEMM family: linear and conv2d. */
+#include "autograd/graph_internal.h"
+#include "samebits/conv.h"
+#include "samebits/linalg.h"
+
+static sb_status linear_backward(sb_graph *g, sb_node *n) {
+    sb_tensor *d[SB_NODE_MAX_INPUTS];
+    SB_TRY(sb_ag_targets(g, n, d));
+    SB_TRY(sb_linear_backward(n->out->grad, n->in[0]->value, n->in[1]->value, d[0], d[1], d[2]));
+    return sb_ag_commit(g, n, d);
+}
+
+sb_status sb_ag_linear(sb_graph *g, sb_variable *x, sb_variable *w, sb_variable *b, sb_variable **y) {
+    const char *fn = "sb_ag_linear";
+    if (!y) return sb_fail(SB_ERR_NULL, "%s: y is NULL", fn);
+    *y = NULL;
+    if (!g) return sb_fail(SB_ERR_NULL, "%s: graph is NULL", fn);
+    SB_TRY(sb_ag_check_var(fn, "x", x));
+    SB_TRY(sb_ag_check_var(fn, "w", w));
+    if (b) SB_TRY(sb_ag_check_var(fn, "b", b));
+    if (x->value->ndim < 1 || w->value->ndim != 2)
+        return sb_fail(SB_ERR_SHAPE, "%s: x needs >= 1 dims and w exactly 2", fn);
+    int64_t shape[SB_MAX_DIMS];
+    memcpy(shape, x->value->shape, sizeof shape);
+    shape[x->value->ndim - 1] = w->value->shape[0];
+    sb_variable *in[3] = {x, w, b}, *out;
+    SB_TRY(sb_ag_output(g, x->value->ndim, shape, in, 3, &out));
+    SB_TRY(sb_linear_forward(x->value, w->value, b ? b->value : NULL, out->value));
+    return sb_ag_finish(g, "linear", linear_backward, in, 3, out, y, NULL);
+}
+
+static sb_status conv2d_backward(sb_graph *g, sb_node *n) {
+    sb_tensor *d[SB_NODE_MAX_INPUTS];
+    SB_TRY(sb_ag_targets(g, n, d));
+    SB_TRY(sb_conv2d_backward(n->out->grad, n->in[0]->value, n->in[1]->value, &n->p.conv, d[0], d[1],
+                              d[2]));
+    return sb_ag_commit(g, n, d);
+}
+
+sb_status sb_ag_conv2d(sb_graph *g, sb_variable *x, sb_variable *w, sb_variable *b, const sb_conv2d_params *p,
+                       sb_variable **y) {
+    const char *fn = "sb_ag_conv2d";
+    if (!y) return sb_fail(SB_ERR_NULL, "%s: y is NULL", fn);
+    *y = NULL;
+    if (!g) return sb_fail(SB_ERR_NULL, "%s: graph is NULL", fn);
+    if (!p) return sb_fail(SB_ERR_NULL, "%s: params is NULL", fn);
+    SB_TRY(sb_ag_check_var(fn, "x", x));
+    SB_TRY(sb_ag_check_var(fn, "w", w));
+    if (b) SB_TRY(sb_ag_check_var(fn, "b", b));
+    if (x->value->ndim != 4 || w->value->ndim != 4)
+        return sb_fail(SB_ERR_SHAPE, "%s: x (N,C,H,W) and w (O,C/groups,KH,KW) need 4 dims", fn);
+    int64_t shape[4] = {x->value->shape[0], w->value->shape[0], 0, 0};
+    SB_TRY(sb_conv2d_output_size(x->value->shape[2], x->value->shape[3], w->value->shape[2],
+                                 w->value->shape[3], p, &shape[2], &shape[3]));
+    sb_variable *in[3] = {x, w, b}, *out;
+    SB_TRY(sb_ag_output(g, 4, shape, in, 3, &out));
+    SB_TRY(sb_conv2d_forward(x->value, w->value, b ? b->value : NULL, p, out->value));
+    sb_node *node;
+    SB_TRY(sb_ag_finish(g, "conv2d", conv2d_backward, in, 3, out, y, &node));
+    if (node) node->p.conv = *p;
+    return SB_OK;
+}

@@ -1,0 +1,76 @@
+/* Autograd for batch norm and layer norm: the forward saves mean and rstd
+ * so the backward rule reuses exactly the forward's statistics. */
+#include "autograd/graph_internal.h"
+#include "samebits/norm.h"
+
+static sb_status batch_norm_backward(sb_graph *g, sb_node *n) {
+    sb_tensor *d[SB_NODE_MAX_INPUTS];
+    SB_TRY(sb_ag_targets(g, n, d));
+    SB_TRY(sb_batch_norm_backward(n->out->grad, n->in[0]->value, n->in[1] ? n->in[1]->value : NULL,
+                                  n->saved[0], n->saved[1], n->p.s.b0, d[0], d[1], d[2]));
+    return sb_ag_commit(g, n, d);
+}
+
+sb_status sb_ag_batch_norm(sb_graph *g, sb_variable *x, sb_variable *gamma, sb_variable *beta,
+                           sb_tensor *running_mean, sb_tensor *running_var, bool training,
+                           float momentum, float eps, sb_variable **y) {
+    const char *fn = "sb_ag_batch_norm";
+    if (!y) return sb_fail(SB_ERR_NULL, "%s: y is NULL", fn);
+    *y = NULL;
+    if (!g) return sb_fail(SB_ERR_NULL, "%s: graph is NULL", fn);
+    SB_TRY(sb_ag_check_var(fn, "x", x));
+    if (x->value->ndim < 2) return sb_fail(SB_ERR_SHAPE, "%s: x needs at least 2 dims (N, C, ...)", fn);
+    sb_variable *in[3] = {x, gamma, beta}, *out;
+    SB_TRY(sb_ag_output(g, x->value->ndim, x->value->shape, in, 3, &out));
+    sb_tensor *mean, *rstd;
+    SB_TRY(sb_tensor_new_in(&mean, sb_graph_arena(g), SB_F32, 1, &x->value->shape[1]));
+    SB_TRY(sb_tensor_new_in(&rstd, sb_graph_arena(g), SB_F32, 1, &x->value->shape[1]));
+    SB_TRY(sb_batch_norm_forward(x->value, gamma ? gamma->value : NULL, beta ? beta->value : NULL,
+                                 running_mean, running_var, training, momentum, eps, out->value,
+                                 mean, rstd));
+    sb_node *node;
+    SB_TRY(sb_ag_finish(g, "batch_norm", batch_norm_backward, in, 3, out, y, &node));
+    if (node) {
+        node->saved[0] = mean;
+        node->saved[1] = rstd;
+        node->p.s.b0 = training;
+    }
+    return SB_OK;
+}
+
+static sb_status layer_norm_backward(sb_graph *g, sb_node *n) {
+    sb_tensor *d[SB_NODE_MAX_INPUTS];
+    SB_TRY(sb_ag_targets(g, n, d));
+    SB_TRY(sb_layer_norm_backward(n->out->grad, n->in[0]->value, (int)n->p.s.i0,
+                                  n->in[1] ? n->in[1]->value : NULL, n->saved[0], n->saved[1],
+                                  d[0], d[1], d[2]));
+    return sb_ag_commit(g, n, d);
+}
+
+sb_status sb_ag_layer_norm(sb_graph *g, sb_variable *x, int normalized_ndim, sb_variable *w, sb_variable *b,
+                           float eps, sb_variable **y) {
+    const char *fn = "sb_ag_layer_norm";
+    if (!y) return sb_fail(SB_ERR_NULL, "%s: y is NULL", fn);
+    *y = NULL;
+    if (!g) return sb_fail(SB_ERR_NULL, "%s: graph is NULL", fn);
+    SB_TRY(sb_ag_check_var(fn, "x", x));
+    if (normalized_ndim < 1 || normalized_ndim > x->value->ndim)
+        return sb_fail(SB_ERR_ARG, "%s: normalized_ndim %d is outside 1..%d", fn, normalized_ndim,
+                       x->value->ndim);
+    int rows_ndim = x->value->ndim - normalized_ndim;
+    sb_variable *in[3] = {x, w, b}, *out;
+    SB_TRY(sb_ag_output(g, x->value->ndim, x->value->shape, in, 3, &out));
+    sb_tensor *mean, *rstd;
+    SB_TRY(sb_tensor_new_in(&mean, sb_graph_arena(g), SB_F32, rows_ndim, x->value->shape));
+    SB_TRY(sb_tensor_new_in(&rstd, sb_graph_arena(g), SB_F32, rows_ndim, x->value->shape));
+    SB_TRY(sb_layer_norm_forward(x->value, normalized_ndim, w ? w->value : NULL, b ? b->value : NULL,
+                                 eps, out->value, mean, rstd));
+    sb_node *node;
+    SB_TRY(sb_ag_finish(g, "layer_norm", layer_norm_backward, in, 3, out, y, &node));
+    if (node) {
+        node->saved[0] = mean;
+        node->saved[1] = rstd;
+        node->p.s.i0 = normalized_ndim;
+    }
+    return SB_OK;
+}

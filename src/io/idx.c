@@ -1,0 +1,311 @@
+/* IDX reader (the MNIST format) and the MNIST / Fashion-MNIST loader.
+ *
+ * Input is untrusted: the header is validated and the element count bounded
+ * before anything is allocated, and data is read in growing chunks so a
+ * header that promises gigabytes costs memory only for bytes actually
+ * present. gzip is read through zlib, which passes plain files through. */
+#include <errno.h>
+#include <stdlib.h>
+#include <zlib.h>
+#include "io/io_internal.h"
+
+enum { IDX_HEADER_MAX = 4 + 4 * SB_IDX_MAX_DIMS };
+
+static size_t idx_type_size(int type) {
+    switch (type) {
+    case SB_IDX_U8: case SB_IDX_I8: return 1;
+    case SB_IDX_I16: return 2;
+    case SB_IDX_I32: case SB_IDX_F32: return 4;
+    case SB_IDX_F64: return 8;
+    }
+    return 0;
+}
+
+static uint32_t be32(const unsigned char *p) {
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+
+/* Validates the 4-byte magic; *header_len is how many bytes the dims need. */
+static sb_status parse_magic(const char *fn, const char *name, const unsigned char *m,
+                             size_t *header_len) {
+    if (m[0] != 0 || m[1] != 0)
+        return sb_fail(SB_ERR_FORMAT,
+                       "%s: '%s' is not an IDX file: magic 0x%02x%02x%02x%02x does not start with two zero bytes",
+                       fn, name, m[0], m[1], m[2], m[3]);
+    if (!idx_type_size(m[2]))
+        return sb_fail(SB_ERR_FORMAT,
+                       "%s: '%s': unknown IDX element type 0x%02x (magic 0x%02x%02x%02x%02x)", fn,
+                       name, m[2], m[0], m[1], m[2], m[3]);
+    if (m[3] < 1 || m[3] > SB_IDX_MAX_DIMS)
+        return sb_fail(SB_ERR_FORMAT, "%s: '%s': IDX header has %d dimensions, supported 1..%d",
+                       fn, name, m[3], SB_IDX_MAX_DIMS);
+    *header_len = 4 + 4 * (size_t)m[3];
+    return SB_OK;
+}
+
+/* Fills everything but data from a complete header. */
+static sb_status parse_header(const char *fn, const char *name, const unsigned char *h,
+                              sb_idx *idx) {
+    memset(idx, 0, sizeof *idx);
+    idx->type = (sb_idx_type)h[2];
+    idx->ndim = h[3];
+    idx->elem_size = idx_type_size(h[2]);
+    int64_t count = 1;
+    for (int i = 0; i < idx->ndim; i++) {
+        uint32_t d = be32(h + 4 + 4 * i);
+        if (d == 0)
+            return sb_fail(SB_ERR_FORMAT, "%s: '%s': dimension %d is 0", fn, name, i);
+        idx->dims[i] = d;
+        /* d < 2^32 and count <= 2^31 before the multiply: no overflow. */
+        count *= d;
+        if (count > SB_IDX_MAX_ELEMENTS)
+            return sb_fail(SB_ERR_FORMAT,
+                           "%s: '%s': header declares more than %lld elements (dimension %d is %u); refusing",
+                           fn, name, (long long)SB_IDX_MAX_ELEMENTS, i, d);
+    }
+    idx->count = count;
+    return SB_OK;
+}
+
+/* Big-endian file order to host order, in place, for any host. */
+static void to_host_order(sb_idx *idx) {
+    unsigned char *p = idx->data;
+    size_t es = idx->elem_size, n = (size_t)idx->count;
+    for (size_t i = 0; i < n && es > 1; i++, p += es) {
+        if (es == 2) {
+            uint16_t v = (uint16_t)(p[0] << 8 | p[1]);
+            memcpy(p, &v, 2);
+        } else if (es == 4) {
+            uint32_t v = be32(p);
+            memcpy(p, &v, 4);
+        } else {
+            uint64_t v = (uint64_t)be32(p) << 32 | be32(p + 4);
+            memcpy(p, &v, 8);
+        }
+    }
+}
+
+void sb_idx_free(sb_idx *idx) {
+    if (!idx) return;
+    free(idx->data);
+    free(idx);
+}
+
+sb_status sb_idx_parse_buffer(const void *buf, size_t len, const char *name, sb_idx **out) {
+    const char *fn = "sb_idx_parse_buffer";
+    if (!out) return sb_fail(SB_ERR_NULL, "%s: out is NULL", fn);
+    *out = NULL;
+    if (!buf && len) return sb_fail(SB_ERR_NULL, "%s: buf is NULL", fn);
+    if (!name) name = "<buffer>";
+    const unsigned char *p = buf;
+    size_t hlen;
+    if (len < 4)
+        return sb_fail(SB_ERR_FORMAT, "%s: '%s': truncated: %zu bytes, shorter than the 4-byte IDX magic",
+                       fn, name, len);
+    SB_TRY(parse_magic(fn, name, p, &hlen));
+    if (len < hlen)
+        return sb_fail(SB_ERR_FORMAT, "%s: '%s': truncated: header needs %zu bytes, got %zu", fn,
+                       name, hlen, len);
+    sb_idx h;
+    SB_TRY(parse_header(fn, name, p, &h));
+    size_t want = (size_t)h.count * h.elem_size, got = len - hlen;
+    if (got < want)
+        return sb_fail(SB_ERR_FORMAT, "%s: '%s': truncated: expected %zu bytes of data, got %zu", fn,
+                       name, want, got);
+    if (got > want)
+        return sb_fail(SB_ERR_FORMAT, "%s: '%s': %zu trailing bytes after the %zu bytes of data", fn,
+                       name, got - want, want);
+    sb_idx *idx = sb_malloc(fn, sizeof *idx);
+    if (!idx) return SB_ERR_NOMEM;
+    *idx = h;
+    idx->data = sb_malloc(fn, want);
+    if (!idx->data) { free(idx); return SB_ERR_NOMEM; }
+    memcpy(idx->data, p + hlen, want);
+    to_host_order(idx);
+    *out = idx;
+    return SB_OK;
+}
+
+/* gzread of up to n bytes, looping over zlib's unsigned-int length. Returns
+ * the number of bytes read (short only at end of stream) or -1. */
+static int64_t gz_read_all(gzFile gz, void *dst, size_t n) {
+    size_t done = 0;
+    while (done < n) {
+        size_t step = n - done > (1u << 30) ? (1u << 30) : n - done;
+        int r = gzread(gz, (char *)dst + done, (unsigned)step);
+        if (r < 0) return -1;
+        if (r == 0) break;
+        done += (size_t)r;
+    }
+    return (int64_t)done;
+}
+
+static sb_status gz_failure(const char *fn, const char *path, gzFile gz) {
+    int code = 0;
+    const char *msg = gzerror(gz, &code);
+    if (code == Z_ERRNO)
+        return sb_fail(SB_ERR_IO, "%s: reading '%s' failed: %s", fn, path, strerror(errno));
+    return sb_fail(SB_ERR_FORMAT, "%s: '%s': corrupt gzip stream (zlib: %s)", fn, path,
+                   msg ? msg : "unknown error");
+}
+
+sb_status sb_idx_read(const char *path, sb_idx **out) {
+    const char *fn = "sb_idx_read";
+    if (!out) return sb_fail(SB_ERR_NULL, "%s: out is NULL", fn);
+    *out = NULL;
+    if (!path) return sb_fail(SB_ERR_NULL, "%s: path is NULL", fn);
+    gzFile gz = gzopen(path, "rb");
+    if (!gz) return sb_fail(SB_ERR_IO, "%s: cannot open '%s': %s", fn, path, strerror(errno));
+    unsigned char head[IDX_HEADER_MAX];
+    size_t hlen = 0;
+    sb_idx *idx = NULL;
+    sb_status s = SB_OK;
+    int64_t r = gz_read_all(gz, head, 4);
+    if (r < 0) { s = gz_failure(fn, path, gz); goto done; }
+    if (r < 4) {
+        s = sb_fail(SB_ERR_FORMAT, "%s: '%s': truncated: %lld bytes, shorter than the 4-byte IDX magic",
+                    fn, path, (long long)r);
+        goto done;
+    }
+    if ((s = parse_magic(fn, path, head, &hlen)) != SB_OK) goto done;
+    r = gz_read_all(gz, head + 4, hlen - 4);
+    if (r < 0) { s = gz_failure(fn, path, gz); goto done; }
+    if ((size_t)r < hlen - 4) {
+        s = sb_fail(SB_ERR_FORMAT, "%s: '%s': truncated: header needs %zu bytes, got %lld", fn, path,
+                    hlen, (long long)(4 + r));
+        goto done;
+    }
+    idx = sb_malloc(fn, sizeof *idx);
+    if (!idx) { s = SB_ERR_NOMEM; goto done; }
+    if ((s = parse_header(fn, path, head, idx)) != SB_OK) goto done;
+    /* Grow the buffer as bytes arrive: a lying header cannot make us
+     * allocate more than about twice what the file really holds. */
+    size_t want = (size_t)idx->count * idx->elem_size, have = 0, cap = 0;
+    while (have < want) {
+        size_t next = cap ? cap * 2 : (size_t)1 << 20;
+        if (next > want) next = want;
+        void *grown = realloc(idx->data, next);
+        if (!grown) { s = sb_fail(SB_ERR_NOMEM, "%s: cannot allocate %zu bytes for '%s'", fn, next, path); goto done; }
+        idx->data = grown;
+        cap = next;
+        r = gz_read_all(gz, (char *)idx->data + have, cap - have);
+        if (r < 0) { s = gz_failure(fn, path, gz); goto done; }
+        have += (size_t)r;
+        if (have < cap) break;
+    }
+    if (have < want) {
+        int code = 0;
+        const char *zmsg = gzerror(gz, &code);
+        s = sb_fail(SB_ERR_FORMAT, "%s: '%s': truncated: expected %zu bytes of data, got %zu%s%s%s", fn,
+                    path, want, have, code ? " (zlib: " : "", code && zmsg ? zmsg : "", code ? ")" : "");
+        goto done;
+    }
+    /* One more byte must hit the end; reading to the end also makes zlib
+     * check the gzip CRC and length trailer. */
+    unsigned char extra[256];
+    r = gz_read_all(gz, extra, sizeof extra);
+    if (r < 0) { s = gz_failure(fn, path, gz); goto done; }
+    if (r > 0) {
+        s = sb_fail(SB_ERR_FORMAT, "%s: '%s': trailing bytes after the %zu bytes of data (%s%lld more)",
+                    fn, path, want, r == (int64_t)sizeof extra ? "at least " : "", (long long)r);
+        goto done;
+    }
+    to_host_order(idx);
+done:
+    gzclose(gz);
+    if (s != SB_OK) { sb_idx_free(idx); return s; }
+    *out = idx;
+    return SB_OK;
+}
+
+/* ---- MNIST ---- */
+
+void sb_dataset_free(sb_dataset *ds) {
+    if (!ds) return;
+    sb_tensor_free(ds->images);
+    sb_tensor_free(ds->labels);
+    memset(ds, 0, sizeof *ds);
+}
+
+/* Finds "<dir>/<split>-<kind>-idx<n>-ubyte[.gz]" or the ".idx<n>-ubyte"
+ * spelling; *found is a heap string. */
+static sb_status find_file(const char *fn, const char *dir, const char *split, const char *kind,
+                           int n, char **found) {
+    static const char *const patterns[] = {"%s/%s-%s-idx%d-ubyte", "%s/%s-%s-idx%d-ubyte.gz",
+                                           "%s/%s-%s.idx%d-ubyte", "%s/%s-%s.idx%d-ubyte.gz"};
+    size_t cap = strlen(dir) + 64;
+    *found = NULL;
+    for (size_t i = 0; i < sizeof patterns / sizeof *patterns; i++) {
+        char *p = sb_malloc(fn, cap);
+        if (!p) return SB_ERR_NOMEM;
+        snprintf(p, cap, patterns[i], dir, split, kind, n);
+        FILE *f = fopen(p, "rb");
+        if (f) { fclose(f); *found = p; return SB_OK; }
+        free(p);
+    }
+    return sb_fail(SB_ERR_IO, "%s: no %s-%s-idx%d-ubyte or %s-%s-idx%d-ubyte.gz in '%s'", fn, split,
+                   kind, n, split, kind, n, dir);
+}
+
+/* The pixel definition of the contract: one binary32 division, rounded to
+ * nearest even, so every implementation gets the same 256 values. */
+static float pixel_to_f32(unsigned char b) { return (float)b / 255.0f; }
+
+sb_status sb_mnist_load(const char *dir, bool train, sb_dataset *out) {
+    const char *fn = "sb_mnist_load";
+    if (!out) return sb_fail(SB_ERR_NULL, "%s: out is NULL", fn);
+    memset(out, 0, sizeof *out);
+    if (!dir) return sb_fail(SB_ERR_NULL, "%s: dir is NULL", fn);
+    const char *split = train ? "train" : "t10k";
+    char *img_path = NULL, *lab_path = NULL;
+    sb_idx *img = NULL, *lab = NULL;
+    sb_tensor *images = NULL, *labels = NULL;
+    sb_status s;
+    if ((s = find_file(fn, dir, split, "images", 3, &img_path)) != SB_OK) goto done;
+    if ((s = find_file(fn, dir, split, "labels", 1, &lab_path)) != SB_OK) goto done;
+    if ((s = sb_idx_read(img_path, &img)) != SB_OK) goto done;
+    if ((s = sb_idx_read(lab_path, &lab)) != SB_OK) goto done;
+    if (img->type != SB_IDX_U8 || img->ndim != 3) {
+        s = sb_fail(SB_ERR_FORMAT, "%s: '%s': images must be u8 with 3 dimensions (N, H, W), got type 0x%02x with %d",
+                    fn, img_path, (unsigned)img->type, img->ndim);
+        goto done;
+    }
+    if (lab->type != SB_IDX_U8 || lab->ndim != 1) {
+        s = sb_fail(SB_ERR_FORMAT, "%s: '%s': labels must be u8 with 1 dimension (N), got type 0x%02x with %d",
+                    fn, lab_path, (unsigned)lab->type, lab->ndim);
+        goto done;
+    }
+    int64_t n = img->dims[0], h = img->dims[1], w = img->dims[2];
+    if (lab->dims[0] != n) {
+        s = sb_fail(SB_ERR_FORMAT, "%s: count mismatch: '%s' has %lld images but '%s' has %lld labels",
+                    fn, img_path, (long long)n, lab_path, (long long)lab->dims[0]);
+        goto done;
+    }
+    const unsigned char *lb = lab->data, *px = img->data;
+    for (int64_t i = 0; i < n; i++) {
+        if (lb[i] >= 10) {
+            s = sb_fail(SB_ERR_FORMAT, "%s: '%s': label %lld is %u, outside 0..9", fn, lab_path,
+                        (long long)i, lb[i]);
+            goto done;
+        }
+    }
+    int64_t ishape[4] = {n, 1, h, w}, lshape[1] = {n};
+    if ((s = sb_tensor_new(&images, SB_F32, 4, ishape)) != SB_OK) goto done;
+    if ((s = sb_tensor_new(&labels, SB_I64, 1, lshape)) != SB_OK) goto done;
+    float *x = images->data;
+    int64_t *y = labels->data;
+    for (int64_t i = 0; i < img->count; i++) x[i] = pixel_to_f32(px[i]);
+    for (int64_t i = 0; i < n; i++) y[i] = lb[i];
+    out->images = images;
+    out->labels = labels;
+    out->count = n;
+    images = labels = NULL;
+done:
+    sb_tensor_free(images);
+    sb_tensor_free(labels);
+    sb_idx_free(img);
+    sb_idx_free(lab);
+    free(img_path);
+    free(lab_path);
+    return s;
+}

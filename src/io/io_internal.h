@@ -1,0 +1,47 @@
+/* src/io/io_internal.h - internals of the file-format readers and writers:
+ * in-memory parsers (what the fuzz targets drive), atomic file writing and
+ * a fault-injection hook for the atomicity tests. Not installed. */
+#ifndef SAMEBITS_IO_INTERNAL_H
+#define SAMEBITS_IO_INTERNAL_H
+
+#include <stdio.h>
+#include "core/internal.h"
+#include "samebits/io.h"
+
+/* Parse a whole IDX file already in memory (uncompressed). `name` is used in
+ * error messages in place of a path. Same checks as sb_idx_read. */
+sb_status sb_idx_parse_buffer(const void *buf, size_t len, const char *name, sb_idx **out);
+
+/* Parse a whole safetensors file already in memory. Same checks as
+ * sb_safetensors_read, including the checksum. */
+sb_status sb_safetensors_parse_buffer(const void *buf, size_t len, const char *name,
+                                      sb_safetensors **out);
+
+/* ---- atomic files ----
+ * open creates "<path>.tmp.<pid>"; writes go there; commit flushes, fsyncs,
+ * closes, renames over path and fsyncs the directory; abort (and commit on
+ * failure) removes the temp file. After open succeeds exactly one of commit
+ * or abort must be called. */
+typedef struct sb_atomic_file {
+    FILE *fp;
+    char *path;
+    char *tmp_path;
+} sb_atomic_file;
+
+sb_status sb_atomic_open(sb_atomic_file *af, const char *fn, const char *path);
+sb_status sb_atomic_write(sb_atomic_file *af, const char *fn, const void *buf, size_t n);
+/* Overwrite n bytes at absolute offset `at` (already written), then return
+ * to the end of the file. */
+sb_status sb_atomic_rewrite(sb_atomic_file *af, const char *fn, uint64_t at, const void *buf,
+                            size_t n);
+sb_status sb_atomic_commit(sb_atomic_file *af, const char *fn);
+void sb_atomic_abort(sb_atomic_file *af);
+
+/* Test hook: make the n-th I/O step from now (open, each write, flush,
+ * fsync, close, rename, directory fsync; 1-based) fail as if the system
+ * call returned EIO. 0 disables. Not thread-safe; tests only. */
+void sb_io_set_fault(int n);
+/* True (and disarms) when the armed step is reached. */
+int sb_io_fault_hit(void);
+
+#endif

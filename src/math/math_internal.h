@@ -1,0 +1,326 @@
+/* src/math/math_internal.h - the shared kernel of samebits' correctly rounded
+ * binary32 functions (sb_expf ... sb_erff, include/samebits/math.h).
+ *
+ * Every function follows the same two-step plan:
+ *
+ *  1. Fast path: evaluate f(x) in binary64 with a relative error below a
+ *     proven bound (about 2^-50 for every function here).  Call the computed
+ *     value y.  The true f(x) lies in [y - |y|eps, y + |y|eps] with
+ *     eps = SB_FAST_EPS = 2^-44.  Rounding to binary32 is monotone, so if both
+ *     ends of that interval round to the same float, f(x) rounds to it too and
+ *     that float is the correctly rounded result.  sb_round_check() performs
+ *     exactly that test with the IEEE double->float conversion, so the
+ *     subnormal grid, the overflow threshold and ties-to-even are the real
+ *     ones; no separate boundary formula can disagree with it.
+ *  2. Slow path (about 1 input in 2^19 reaches it): evaluate f(x) in
+ *     double-double (~2^-95 relative or better) and round the double-double
+ *     to binary32 exactly (sb_dd_to_float: round-to-odd to 53 bits, then RN to
+ *     24 bits, which is exact because 53 >= 2*24 + 2).
+ *
+ * Whether the slow path is accurate enough for every input is not argued
+ * here: it is checked on all 2^32 inputs against MPFR by tools/verify_math.c
+ * (docs/MATH-VERIFICATION.md).
+ *
+ * Portability rules (the same source must compile as CUDA device code and
+ * give the same bits everywhere): binary64 arithmetic only, no FMA (the build
+ * uses -ffp-contract=off; Dekker's product replaces fma), no long double,
+ * no libm, no global mutable state, bit casts through memcpy.
+ * NaN results are built from bits (hardware default NaNs differ: x86 makes
+ * 0xffc00000, CUDA 0x7fffffff): a NaN input comes back with its quiet bit
+ * set and everything else kept; an invalid operation returns 0x7fc00000.
+ */
+#ifndef SB_MATH_INTERNAL_H
+#define SB_MATH_INTERNAL_H
+
+#include <stdint.h>
+#include <string.h>
+#include "samebits/math.h"
+
+#ifdef __CUDACC__
+#define SB_MATH_FN __host__ __device__ static inline
+#define SB_MATH_TABLE __device__
+#else
+#define SB_MATH_FN static inline
+#define SB_MATH_TABLE
+#endif
+
+#include "math/math_tables.h"
+
+/* Relative enclosure radius used by every fast path (see above). */
+#define SB_FAST_EPS 0x1p-44
+/* The NaN produced by invalid operations (log of a negative number). */
+#define SB_NAN_BITS 0x7fc00000u
+#define SB_INF_BITS 0x7f800000u
+
+/* ---- bit casts ---------------------------------------------------------- */
+
+SB_MATH_FN uint32_t sb_m_f2u(float x) { uint32_t u; memcpy(&u, &x, 4); return u; }
+SB_MATH_FN float sb_m_u2f(uint32_t u) { float x; memcpy(&x, &u, 4); return x; }
+SB_MATH_FN uint64_t sb_m_d2u(double x) { uint64_t u; memcpy(&u, &x, 8); return u; }
+SB_MATH_FN double sb_m_u2d(uint64_t u) { double x; memcpy(&x, &u, 8); return x; }
+
+/* NaN in, NaN out: the same NaN, made quiet, on every platform. */
+SB_MATH_FN float sb_m_quiet(float x) { return sb_m_u2f(sb_m_f2u(x) | 0x00400000u); }
+
+/* 2^e for -1022 <= e <= 1023, exactly. */
+SB_MATH_FN double sb_m_pow2(int e) { return sb_m_u2d((uint64_t)(e + 1023) << 52); }
+
+/* ---- rounding to binary32 ---------------------------------------------- */
+
+/* Fast-path test: y approximates f(x) with relative error < eps - 2^-53 (the
+ * 2^-53 pays for rounding y +- y*eps).  Returns 1 and the correctly rounded
+ * float when the whole enclosure rounds to one float, 0 otherwise. */
+SB_MATH_FN int sb_round_check(double y, double eps, float *out) {
+    double d = y * eps;
+    float a = (float)(y - d), b = (float)(y + d);
+    if (sb_m_f2u(a) != sb_m_f2u(b)) return 0;
+    *out = a;
+    return 1;
+}
+
+typedef struct { double hi, lo; } sb_dd; /* value hi + lo, |lo| <= ulp(hi)/2 */
+
+/* RN_binary32(hi + lo) exactly: make hi the round-to-odd value of hi + lo
+ * (lo only matters for its sign when hi's last bit is even), then convert. */
+SB_MATH_FN float sb_dd_to_float(sb_dd v) {
+    uint64_t u = sb_m_d2u(v.hi);
+    if (v.lo != 0.0 && v.hi != 0.0 && (u & 1) == 0) {
+        if ((v.lo > 0) == (v.hi > 0)) u++; /* away from zero */
+        else u--;                          /* toward zero */
+    }
+    return (float)sb_m_u2d(u);
+}
+
+/* ---- double-double arithmetic (error-free transforms, no FMA) ------------ */
+
+SB_MATH_FN sb_dd sb_two_sum(double a, double b) {
+    sb_dd r;
+    r.hi = a + b;
+    double bb = r.hi - a;
+    r.lo = (a - (r.hi - bb)) + (b - bb);
+    return r;
+}
+
+/* Requires |a| >= |b| or a == 0. */
+SB_MATH_FN sb_dd sb_fast_two_sum(double a, double b) {
+    sb_dd r;
+    r.hi = a + b;
+    r.lo = b - (r.hi - a);
+    return r;
+}
+
+/* Veltkamp split into two 26-bit halves (|a| < 2^995). */
+SB_MATH_FN void sb_split(double a, double *hi, double *lo) {
+    double t = 134217729.0 * a; /* 2^27 + 1 */
+    *hi = t - (t - a);
+    *lo = a - *hi;
+}
+
+/* Dekker: a*b = hi + lo exactly (barring underflow). */
+SB_MATH_FN sb_dd sb_two_prod(double a, double b) {
+    double ah, al, bh, bl;
+    sb_dd r;
+    r.hi = a * b;
+    sb_split(a, &ah, &al);
+    sb_split(b, &bh, &bl);
+    r.lo = ((ah * bh - r.hi) + ah * bl + al * bh) + al * bl;
+    return r;
+}
+
+SB_MATH_FN sb_dd sb_dd_make(double hi, double lo) {
+    sb_dd r;
+    r.hi = hi;
+    r.lo = lo;
+    return r;
+}
+
+/* Accurate sum (handles cancellation): relative error ~2^-104. */
+SB_MATH_FN sb_dd sb_dd_add(sb_dd a, sb_dd b) {
+    sb_dd s = sb_two_sum(a.hi, b.hi);
+    sb_dd t = sb_two_sum(a.lo, b.lo);
+    s.lo += t.hi;
+    s = sb_fast_two_sum(s.hi, s.lo);
+    s.lo += t.lo;
+    return sb_fast_two_sum(s.hi, s.lo);
+}
+
+SB_MATH_FN sb_dd sb_dd_add_d(sb_dd a, double b) {
+    sb_dd s = sb_two_sum(a.hi, b);
+    s.lo += a.lo;
+    return sb_fast_two_sum(s.hi, s.lo);
+}
+
+SB_MATH_FN sb_dd sb_dd_mul(sb_dd a, sb_dd b) {
+    sb_dd p = sb_two_prod(a.hi, b.hi);
+    p.lo += a.hi * b.lo + a.lo * b.hi;
+    return sb_fast_two_sum(p.hi, p.lo);
+}
+
+SB_MATH_FN sb_dd sb_dd_mul_d(sb_dd a, double b) {
+    sb_dd p = sb_two_prod(a.hi, b);
+    p.lo += a.lo * b;
+    return sb_fast_two_sum(p.hi, p.lo);
+}
+
+/* a / b by three correction steps: relative error ~2^-104. */
+SB_MATH_FN sb_dd sb_dd_div(sb_dd a, sb_dd b) {
+    double q1 = a.hi / b.hi;
+    sb_dd r = sb_dd_add(a, sb_dd_mul_d(b, -q1));
+    double q2 = r.hi / b.hi;
+    r = sb_dd_add(r, sb_dd_mul_d(b, -q2));
+    double q3 = r.hi / b.hi;
+    sb_dd q = sb_fast_two_sum(q1, q2);
+    return sb_dd_add_d(q, q3);
+}
+
+/* r * (c[1] + r*(c[2] + ... + r*c[n])) in double-double (Horner). */
+SB_MATH_FN sb_dd sb_dd_poly(const double (*c)[2], int n, sb_dd r) {
+    sb_dd p = sb_dd_make(c[n][0], c[n][1]);
+    for (int i = n - 1; i >= 1; i--)
+        p = sb_dd_add(sb_dd_mul(p, r), sb_dd_make(c[i][0], c[i][1]));
+    return sb_dd_mul(p, r);
+}
+
+/* ---- exp kernel ---------------------------------------------------------
+ * a = k*ln2/64 + r, |r| <= ln2/128 (+ tiny), k = 64*e + j, 0 <= j < 64, so
+ * e^a = 2^e * 2^(j/64) * e^r.  Requires |a| < 2^14 * ln2/64 (about 177). */
+
+/* k = nearest integer to a*64/ln2 (ties by the current rounding mode,
+ * which only moves r by one step; both choices are valid reductions). */
+SB_MATH_FN double sb_exp_k(double a) {
+    const double shifter = 0x1.8p52;
+    return (a * SB_EXP_INVL + shifter) - shifter;
+}
+
+typedef struct {
+    double s;    /* 2^e */
+    double t;    /* 2^(j/64) rounded to double */
+    double tail; /* so that e^a = s * (t + tail) * (1 + err) */
+} sb_exp_fast_parts;
+
+/* Fast kernel for a with at most 24 significant bits (a float, or 2*float).
+ * Then a - k*L1 is exact (Sterbenz for k != 0) and k*L1, k*L2 are exact, so
+ * |r - r_true| < 2^-100; the degree-6 Taylor polynomial of e^r - 1 errs by
+ * < |r|^7/5040 < 2^-64 relatively; its evaluation and t*p + tlo add < 2^-52
+ * relative to e^r - 1 and to e^a. */
+SB_MATH_FN sb_exp_fast_parts sb_exp_fast(double a) {
+    double kd = sb_exp_k(a);
+    int k = (int)kd;
+    int j = k & 63;
+    int e = (k - j) / 64;
+    double r = (a - kd * SB_EXP_L1) - kd * SB_EXP_L2;
+    double p = 1.0 / 720;
+    p = p * r + sb_exp_coef[5][0];
+    p = p * r + sb_exp_coef[4][0];
+    p = p * r + sb_exp_coef[3][0];
+    p = p * r + 0.5;
+    p = r + (r * r) * p; /* e^r - 1 */
+    sb_exp_fast_parts f;
+    f.s = sb_m_pow2(e);
+    f.t = sb_exp_tab[j][0];
+    f.tail = f.t * p + sb_exp_tab[j][1];
+    return f;
+}
+
+typedef struct {
+    int e;   /* e^a = 2^e * t * (1 + q) */
+    sb_dd t; /* 2^(j/64) */
+    sb_dd q; /* e^r - 1 */
+} sb_exp_dd_parts;
+
+/* Accurate kernel for any double a (|a| < 177): the reduction is done in
+ * double-double (|r error| < 2^-120), e^r - 1 by its degree-13 Taylor
+ * polynomial (truncation < |r|^14/14! < 2^-140) in double-double. */
+SB_MATH_FN sb_exp_dd_parts sb_exp_dd(double a) {
+    double kd = sb_exp_k(a);
+    int k = (int)kd;
+    int j = k & 63;
+    sb_dd r = sb_two_sum(a, -(kd * SB_EXP_L1));
+    r = sb_dd_add_d(r, -(kd * SB_EXP_L2));
+    r = sb_dd_add_d(r, -(kd * SB_EXP_L3));
+    sb_exp_dd_parts p;
+    p.e = (k - j) / 64;
+    p.t = sb_dd_make(sb_exp_tab[j][0], sb_exp_tab[j][1]);
+    p.q = sb_dd_poly(sb_exp_coef, 13, r);
+    return p;
+}
+
+/* e^a - 1 in double-double from the accurate kernel; no cancellation is
+ * lost because 2^e*t - 1 is formed exactly. */
+SB_MATH_FN sb_dd sb_expm1_dd(double a) {
+    sb_exp_dd_parts p = sb_exp_dd(a);
+    double s = sb_m_pow2(p.e);
+    sb_dd st = sb_dd_make(s * p.t.hi, s * p.t.lo);
+    sb_dd v = sb_two_sum(st.hi, -1.0);
+    v = sb_dd_add_d(v, st.lo);
+    return sb_dd_add(v, sb_dd_mul(st, p.q));
+}
+
+/* ---- log kernel ---------------------------------------------------------
+ * a = 2^e * m with m in [1, 1.5) or [0.75, 1) (bins >= 64 use m/2, so that
+ * inputs just below 1 get e = 0 and no cancellation), c ~ 1/m from the
+ * table with 21 significant bits, r = m*c - 1 (|r| < 2^-7), and
+ * log(a) = e*ln2 - log(c) + log1p(r). */
+
+typedef struct {
+    int e, i;
+    double m;
+} sb_log_parts;
+
+/* a: a positive, finite, normal double. */
+SB_MATH_FN sb_log_parts sb_log_reduce(double a) {
+    uint64_t u = sb_m_d2u(a);
+    sb_log_parts p;
+    p.e = (int)(u >> 52) - 1023;
+    p.i = (int)((u >> 45) & 127);
+    uint64_t mant = u & 0x000fffffffffffffull;
+    if (p.i >= 64) {
+        p.e += 1;
+        p.m = sb_m_u2d(mant | ((uint64_t)1022 << 52));
+    } else {
+        p.m = sb_m_u2d(mant | ((uint64_t)1023 << 52));
+    }
+    return p;
+}
+
+/* log1p(r) for |r| < 2^-7 by its degree-8 Taylor polynomial: truncation
+ * < |r|^9/9 < 2^-59 |r|; evaluation adds < 2^-52 |r|. */
+SB_MATH_FN double sb_log1p_poly(double r) {
+    double p = sb_log1p_coef[8][0];
+    for (int n = 7; n >= 2; n--) p = p * r + sb_log1p_coef[n][0];
+    return r + (r * r) * p;
+}
+
+/* Fast log(a_hi + a_lo) with a_lo <= 2^-53 a_hi.  m*c is exact when a_hi has
+ * at most 32 significant bits (always, except log1p of x >= 2^29, where the
+ * result is > 20 and a rounding of r by 2^-53 is negligible).  The sum
+ * (e*ln2_hi + L_hi) + (small terms) loses at most a factor ~2.5 to
+ * cancellation (the bins around 1 have L = 0 and e = 0), so the total
+ * relative error stays below 2^-50. */
+SB_MATH_FN double sb_log_fast(double a_hi, double a_lo) {
+    sb_log_parts p = sb_log_reduce(a_hi);
+    const double *t = sb_log_tab[p.i];
+    double r = p.m * t[0] - 1.0;
+    double e = (double)p.e;
+    double small = (e * SB_LN2_LO + t[2]) + a_lo / a_hi;
+    return (e * SB_LN2_HI + t[1]) + (small + sb_log1p_poly(r));
+}
+
+/* Accurate log(a_hi + a_lo): r exact as a double-double (Dekker product),
+ * log1p(r) by its degree-18 Taylor polynomial (truncation < 2^-133 |r|),
+ * e*ln2 exact to 2^-106, log1p(a_lo/a_hi) ~ a_lo/a_hi (error < 2^-107). */
+SB_MATH_FN sb_dd sb_log_dd(double a_hi, double a_lo) {
+    sb_log_parts p = sb_log_reduce(a_hi);
+    const double *t = sb_log_tab[p.i];
+    sb_dd r = sb_two_prod(p.m, t[0]);
+    r = sb_two_sum(r.hi - 1.0, r.lo); /* r.hi - 1 is exact (Sterbenz) */
+    sb_dd l = sb_dd_poly(sb_log1p_coef, 18, r);
+    double e = (double)p.e;
+    sb_dd el = sb_two_prod(e, SB_LN2_HI);
+    el = sb_dd_add_d(el, e * SB_LN2_LO);
+    sb_dd v = sb_dd_add(el, sb_dd_make(t[1], t[2]));
+    v = sb_dd_add(v, l);
+    return sb_dd_add_d(v, a_lo / a_hi);
+}
+
+#endif

@@ -1,0 +1,267 @@
+/* Tensor-level conv2d and 2-D pooling (include/samebits/conv.h): argument
+ * checks, then the reference kernels of src/ref/conv2d.c and pool2d.c. */
+#include <stdio.h>
+#include "core/internal.h"
+#include "ref/ref_linalg.h"
+
+/* Geometry parameters are capped so that every index computation of the
+ * kernels fits easily in int64 (tensor sizes are capped by sb_tensor_new). */
+#define PARAM_MAX INT32_MAX
+
+static sb_status check_param(const char *fn, const char *name, int64_t v, int64_t min) {
+    if (v < min || v > PARAM_MAX)
+        return sb_fail(SB_ERR_ARG, "%s: %s = %lld must be in %lld..%lld", fn, name, (long long)v,
+                       (long long)min, (long long)PARAM_MAX);
+    return SB_OK;
+}
+
+/* A dense 4-D tensor of `dtype`, of exactly `shape` when shape is not NULL. */
+static sb_status check4(const char *fn, const char *name, const sb_tensor *t, sb_dtype dtype,
+                        const int64_t *shape) {
+    SB_TRY(sb_check_tensor(fn, name, t, dtype, 4));
+    if (shape) SB_TRY(sb_ref_expect_shape(fn, name, t, 4, shape));
+    return sb_ref_check_contig(fn, name, t);
+}
+
+/* ---- conv2d ---- */
+
+static sb_status check_conv_params(const char *fn, const sb_conv2d_params *p) {
+    SB_TRY(check_param(fn, "params->stride_h", p->stride_h, 1));
+    SB_TRY(check_param(fn, "params->stride_w", p->stride_w, 1));
+    SB_TRY(check_param(fn, "params->pad_h", p->pad_h, 0));
+    SB_TRY(check_param(fn, "params->pad_w", p->pad_w, 0));
+    SB_TRY(check_param(fn, "params->dilation_h", p->dilation_h, 1));
+    SB_TRY(check_param(fn, "params->dilation_w", p->dilation_w, 1));
+    return check_param(fn, "params->groups", p->groups, 1);
+}
+
+/* One axis: floor((in + 2*pad - dilation*(k-1) - 1) / stride) + 1. */
+static sb_status conv_axis(const char *fn, const char *axis, int64_t in, int64_t k, int64_t stride,
+                           int64_t pad, int64_t dilation, int64_t *out) {
+    int64_t span = dilation * (k - 1) + 1, padded = in + 2 * pad;
+    if (span > padded)
+        return sb_fail(SB_ERR_SHAPE,
+                       "%s: the dilated kernel %s (%lld) is larger than the padded input %s (%lld)",
+                       fn, axis, (long long)span, axis, (long long)padded);
+    *out = (padded - span) / stride + 1;
+    return SB_OK;
+}
+
+static sb_status conv_output_size(const char *fn, int64_t in_h, int64_t in_w, int64_t kh,
+                                  int64_t kw, const sb_conv2d_params *p, int64_t *oh, int64_t *ow) {
+    SB_TRY(check_conv_params(fn, p));
+    if (in_h < 0 || in_w < 0)
+        return sb_fail(SB_ERR_ARG, "%s: input size %lld x %lld is negative", fn, (long long)in_h,
+                       (long long)in_w);
+    SB_TRY(check_param(fn, "kernel_h", kh, 1));
+    SB_TRY(check_param(fn, "kernel_w", kw, 1));
+    SB_TRY(conv_axis(fn, "height", in_h, kh, p->stride_h, p->pad_h, p->dilation_h, oh));
+    return conv_axis(fn, "width", in_w, kw, p->stride_w, p->pad_w, p->dilation_w, ow);
+}
+
+sb_status sb_conv2d_output_size(int64_t in_h, int64_t in_w, int64_t kernel_h, int64_t kernel_w,
+                                const sb_conv2d_params *params, int64_t *out_h, int64_t *out_w) {
+    const char *fn = "sb_conv2d_output_size";
+    if (!out_h || !out_w) return sb_fail(SB_ERR_NULL, "%s: out_h or out_w is NULL", fn);
+    sb_conv2d_params def = SB_CONV2D_PARAMS_DEFAULT;
+    int64_t oh, ow;
+    SB_TRY(conv_output_size(fn, in_h, in_w, kernel_h, kernel_w, params ? params : &def, &oh, &ow));
+    *out_h = oh;
+    *out_w = ow;
+    return SB_OK;
+}
+
+/* Checks x, w and params and fills the geometry (output size included). */
+static sb_status plan_conv(const char *fn, const sb_tensor *x, const sb_tensor *w,
+                           const sb_conv2d_params *params, sb_conv2d_geom *g) {
+    sb_conv2d_params p = params ? *params : SB_CONV2D_PARAMS_DEFAULT;
+    SB_TRY(check4(fn, "x", x, SB_F32, NULL));
+    SB_TRY(check4(fn, "w", w, SB_F32, NULL));
+    SB_TRY(check_conv_params(fn, &p));
+    *g = (sb_conv2d_geom){.n = x->shape[0], .c_in = x->shape[1], .h = x->shape[2],
+                          .w = x->shape[3], .c_out = w->shape[0], .kh = w->shape[2],
+                          .kw = w->shape[3], .stride_h = p.stride_h, .stride_w = p.stride_w,
+                          .pad_h = p.pad_h, .pad_w = p.pad_w, .dilation_h = p.dilation_h,
+                          .dilation_w = p.dilation_w, .groups = p.groups};
+    if (g->c_in % g->groups != 0)
+        return sb_fail(SB_ERR_SHAPE, "%s: x has %lld channels, not divisible by groups = %lld", fn,
+                       (long long)g->c_in, (long long)g->groups);
+    if (g->c_out % g->groups != 0)
+        return sb_fail(SB_ERR_SHAPE, "%s: w has %lld output channels, not divisible by groups = %lld",
+                       fn, (long long)g->c_out, (long long)g->groups);
+    int64_t wshape[4] = {g->c_out, g->c_in / g->groups, g->kh, g->kw};
+    if (g->kh < 1 || g->kw < 1 || w->shape[1] != wshape[1]) {
+        char buf[160];
+        return sb_fail(SB_ERR_SHAPE,
+                       "%s: w has shape %s, expected [out, in/groups = %lld, kh >= 1, kw >= 1]", fn,
+                       sb_shape_str(w, buf, sizeof buf), (long long)wshape[1]);
+    }
+    return conv_output_size(fn, g->h, g->w, g->kh, g->kw, &p, &g->oh, &g->ow);
+}
+
+static sb_status check_bias(const char *fn, const char *name, const sb_tensor *b, int64_t c_out) {
+    SB_TRY(sb_check_tensor(fn, name, b, SB_F32, -1));
+    SB_TRY(sb_ref_expect_shape(fn, name, b, 1, &c_out));
+    return sb_ref_check_contig(fn, name, b);
+}
+
+sb_status sb_conv2d_forward(const sb_tensor *x, const sb_tensor *w, const sb_tensor *bias,
+                            const sb_conv2d_params *params, sb_tensor *y) {
+    const char *fn = "sb_conv2d_forward";
+    sb_conv2d_geom g;
+    SB_TRY(plan_conv(fn, x, w, params, &g));
+    if (bias) SB_TRY(check_bias(fn, "bias", bias, g.c_out));
+    int64_t yshape[4] = {g.n, g.c_out, g.oh, g.ow};
+    SB_TRY(check4(fn, "y", y, SB_F32, yshape));
+    SB_TRY(sb_ref_check_no_alias(fn, "y", y, "x", x));
+    SB_TRY(sb_ref_check_no_alias(fn, "y", y, "w", w));
+    SB_TRY(sb_ref_check_no_alias(fn, "y", y, "bias", bias));
+    sb_ref_conv2d_forward(&g, x->data, w->data, bias ? bias->data : NULL, y->data);
+    return SB_OK;
+}
+
+sb_status sb_conv2d_backward(const sb_tensor *dy, const sb_tensor *x, const sb_tensor *w,
+                             const sb_conv2d_params *params, sb_tensor *dx, sb_tensor *dw,
+                             sb_tensor *db) {
+    const char *fn = "sb_conv2d_backward";
+    sb_conv2d_geom g;
+    SB_TRY(plan_conv(fn, x, w, params, &g));
+    int64_t yshape[4] = {g.n, g.c_out, g.oh, g.ow};
+    SB_TRY(check4(fn, "dy", dy, SB_F32, yshape));
+    if (dx) SB_TRY(check4(fn, "dx", dx, SB_F32, x->shape));
+    if (dw) SB_TRY(check4(fn, "dw", dw, SB_F32, w->shape));
+    if (db) SB_TRY(check_bias(fn, "db", db, g.c_out));
+    const sb_tensor *ins[3] = {dy, x, w}, *outs[3] = {dx, dw, db};
+    const char *in_names[3] = {"dy", "x", "w"}, *out_names[3] = {"dx", "dw", "db"};
+    for (int o = 0; o < 3; o++) {
+        for (int i = 0; i < 3; i++)
+            SB_TRY(sb_ref_check_no_alias(fn, out_names[o], outs[o], in_names[i], ins[i]));
+        for (int o2 = o + 1; o2 < 3; o2++)
+            SB_TRY(sb_ref_check_no_alias(fn, out_names[o], outs[o], out_names[o2], outs[o2]));
+    }
+    if (dx) sb_ref_conv2d_backward_input(&g, dy->data, w->data, dx->data);
+    if (dw) sb_ref_conv2d_backward_weight(&g, dy->data, x->data, dw->data);
+    if (db) sb_ref_conv2d_backward_bias(&g, dy->data, db->data);
+    return SB_OK;
+}
+
+/* ---- pooling ---- */
+
+/* One axis of the pooling output size (PyTorch's rule, without dilation). */
+static sb_status pool_axis(const char *fn, const char *axis, int64_t in, int64_t k, int64_t stride,
+                           int64_t pad, bool ceil_mode, int64_t *out) {
+    if (in < 1)
+        return sb_fail(SB_ERR_SHAPE, "%s: input %s is %lld, must be >= 1", fn, axis, (long long)in);
+    int64_t span = in + 2 * pad - k;
+    if (span < 0)
+        return sb_fail(SB_ERR_SHAPE, "%s: kernel %s (%lld) is larger than the padded input %s (%lld)",
+                       fn, axis, (long long)k, axis, (long long)(in + 2 * pad));
+    int64_t o = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+    /* The last window must start inside the input or its left padding. */
+    if (ceil_mode && (o - 1) * stride >= in + pad) o--;
+    *out = o;
+    return SB_OK;
+}
+
+/* Checks params, resolves stride 0 and computes the geometry for an input of
+ * planes x in_h x in_w. */
+static sb_status plan_pool(const char *fn, const sb_pool2d_params *params, int64_t planes,
+                           int64_t in_h, int64_t in_w, sb_pool2d_geom *g) {
+    if (!params) return sb_fail(SB_ERR_NULL, "%s: params is NULL", fn);
+    const sb_pool2d_params *p = params;
+    SB_TRY(check_param(fn, "params->kernel_h", p->kernel_h, 1));
+    SB_TRY(check_param(fn, "params->kernel_w", p->kernel_w, 1));
+    SB_TRY(check_param(fn, "params->stride_h", p->stride_h, 0));
+    SB_TRY(check_param(fn, "params->stride_w", p->stride_w, 0));
+    SB_TRY(check_param(fn, "params->pad_h", p->pad_h, 0));
+    SB_TRY(check_param(fn, "params->pad_w", p->pad_w, 0));
+    if (p->pad_h > p->kernel_h / 2 || p->pad_w > p->kernel_w / 2)
+        return sb_fail(SB_ERR_ARG, "%s: padding (%lld, %lld) must be at most half the kernel (%lld, %lld)",
+                       fn, (long long)p->pad_h, (long long)p->pad_w, (long long)p->kernel_h,
+                       (long long)p->kernel_w);
+    *g = (sb_pool2d_geom){.planes = planes, .h = in_h, .w = in_w, .kh = p->kernel_h,
+                          .kw = p->kernel_w, .stride_h = p->stride_h ? p->stride_h : p->kernel_h,
+                          .stride_w = p->stride_w ? p->stride_w : p->kernel_w, .pad_h = p->pad_h,
+                          .pad_w = p->pad_w, .count_include_pad = p->count_include_pad};
+    SB_TRY(pool_axis(fn, "height", in_h, g->kh, g->stride_h, g->pad_h, p->ceil_mode, &g->oh));
+    return pool_axis(fn, "width", in_w, g->kw, g->stride_w, g->pad_w, p->ceil_mode, &g->ow);
+}
+
+sb_status sb_pool2d_output_size(int64_t in_h, int64_t in_w, const sb_pool2d_params *params,
+                                int64_t *out_h, int64_t *out_w) {
+    const char *fn = "sb_pool2d_output_size";
+    if (!out_h || !out_w) return sb_fail(SB_ERR_NULL, "%s: out_h or out_w is NULL", fn);
+    sb_pool2d_geom g;
+    SB_TRY(plan_pool(fn, params, 0, in_h, in_w, &g));
+    *out_h = g.oh;
+    *out_w = g.ow;
+    return SB_OK;
+}
+
+/* x-side tensor `xname` (N, C, H, W) and output-side `yname` (N, C, OH, OW):
+ * validates both and the geometry linking them. */
+static sb_status plan_pool_pair(const char *fn, const sb_pool2d_params *params, const char *xname,
+                                const sb_tensor *x, const char *yname, const sb_tensor *y,
+                                sb_pool2d_geom *g) {
+    SB_TRY(check4(fn, xname, x, SB_F32, NULL));
+    SB_TRY(plan_pool(fn, params, x->shape[0] * x->shape[1], x->shape[2], x->shape[3], g));
+    int64_t yshape[4] = {x->shape[0], x->shape[1], g->oh, g->ow};
+    SB_TRY(check4(fn, yname, y, SB_F32, yshape));
+    return sb_ref_check_no_alias(fn, yname, y, xname, x);
+}
+
+sb_status sb_max_pool2d_forward(const sb_tensor *x, const sb_pool2d_params *params, sb_tensor *y,
+                                sb_tensor *indices) {
+    const char *fn = "sb_max_pool2d_forward";
+    sb_pool2d_geom g;
+    SB_TRY(plan_pool_pair(fn, params, "x", x, "y", y, &g));
+    if (indices) {
+        SB_TRY(check4(fn, "indices", indices, SB_I64, y->shape));
+        SB_TRY(sb_ref_check_no_alias(fn, "indices", indices, "x", x));
+        SB_TRY(sb_ref_check_no_alias(fn, "indices", indices, "y", y));
+    }
+    sb_ref_max_pool2d_forward(&g, x->data, y->data, indices ? indices->data : NULL);
+    return SB_OK;
+}
+
+sb_status sb_max_pool2d_backward(const sb_tensor *dy, const sb_tensor *indices,
+                                 const sb_pool2d_params *params, sb_tensor *dx) {
+    const char *fn = "sb_max_pool2d_backward";
+    sb_pool2d_geom g;
+    SB_TRY(plan_pool_pair(fn, params, "dx", dx, "dy", dy, &g));
+    SB_TRY(check4(fn, "indices", indices, SB_I64, dy->shape));
+    SB_TRY(sb_ref_check_no_alias(fn, "dx", dx, "indices", indices));
+    /* An index outside its window could not have come from the forward pass,
+     * and the gather would silently drop its gradient. */
+    const int64_t *idx = indices->data;
+    for (int64_t p = 0; p < g.planes; p++)
+        for (int64_t r = 0; r < g.oh; r++)
+            for (int64_t s = 0; s < g.ow; s++) {
+                int64_t v = idx[(p * g.oh + r) * g.ow + s], ih = v >= 0 ? v / g.w : -1,
+                        iw = v >= 0 ? v % g.w : -1;
+                int64_t h0 = r * g.stride_h - g.pad_h, w0 = s * g.stride_w - g.pad_w;
+                if (v < 0 || ih >= g.h || ih < h0 || ih >= h0 + g.kh || iw < w0 || iw >= w0 + g.kw)
+                    return sb_fail(SB_ERR_RANGE,
+                                   "%s: indices[plane %lld][%lld][%lld] = %lld is outside its window",
+                                   fn, (long long)p, (long long)r, (long long)s, (long long)v);
+            }
+    sb_ref_max_pool2d_backward(&g, dy->data, idx, dx->data);
+    return SB_OK;
+}
+
+sb_status sb_avg_pool2d_forward(const sb_tensor *x, const sb_pool2d_params *params, sb_tensor *y) {
+    const char *fn = "sb_avg_pool2d_forward";
+    sb_pool2d_geom g;
+    SB_TRY(plan_pool_pair(fn, params, "x", x, "y", y, &g));
+    sb_ref_avg_pool2d_forward(&g, x->data, y->data);
+    return SB_OK;
+}
+
+sb_status sb_avg_pool2d_backward(const sb_tensor *dy, const sb_pool2d_params *params,
+                                 sb_tensor *dx) {
+    const char *fn = "sb_avg_pool2d_backward";
+    sb_pool2d_geom g;
+    SB_TRY(plan_pool_pair(fn, params, "dx", dx, "dy", dy, &g));
+    sb_ref_avg_pool2d_backward(&g, dy->data, dx->data);
+    return SB_OK;
+}

@@ -1,0 +1,81 @@
+/* Tensor-level dropout: argument checks around src/ref/dropout.c. Dropout
+ * is elementwise, so every tensor may have any strides (element i is the
+ * i-th in row-major logical order, whatever the memory layout). */
+#include <math.h>
+#include "core/internal.h"
+#include "ref/ref_loss.h"
+
+static sb_status check_p(const char *fn, float p) {
+    if (!(p >= 0.0f && p <= 1.0f))
+        return sb_fail(SB_ERR_ARG, "%s: p = %g is outside [0, 1]", fn, (double)p);
+    return SB_OK;
+}
+
+sb_status sb_dropout_forward(const sb_tensor *x, float p, bool train, uint64_t seed,
+                             uint64_t stream, uint64_t offset, sb_tensor *y, sb_tensor *mask) {
+    const char *fn = "sb_dropout_forward";
+    SB_TRY(sb_check_tensor(fn, "x", x, SB_F32, -1));
+    SB_TRY(sb_check_tensor(fn, "y", y, SB_F32, -1));
+    SB_TRY(sb_check_same_shape(fn, "y", y, "x", x));
+    if (mask) {
+        SB_TRY(sb_check_tensor(fn, "mask", mask, SB_F32, -1));
+        SB_TRY(sb_check_same_shape(fn, "mask", mask, "x", x));
+    }
+    SB_TRY(check_p(fn, p));
+    uint64_t n = (uint64_t)sb_tensor_numel(x);
+    if (offset > SB_RNG_INDEX_LIMIT || n > SB_RNG_INDEX_LIMIT - offset)
+        return sb_fail(SB_ERR_RANGE, "%s: offset %llu + %llu elements passes the index limit 2^56",
+                       fn, (unsigned long long)offset, (unsigned long long)n);
+
+    sb_tensor *x_copy = NULL, *y_scratch = NULL, *m_scratch = NULL;
+    const float *xd = NULL;
+    float *yd = NULL, *md = NULL;
+    sb_status st = sb_loss_input(x, &x_copy, &xd);
+    if (st == SB_OK) st = sb_loss_output(y, &y_scratch, &yd);
+    if (st == SB_OK && mask) st = sb_loss_output(mask, &m_scratch, &md);
+    if (st == SB_OK) sb_ref_dropout_forward(xd, (int64_t)n, p, train, seed, stream, offset, yd, md);
+    sb_tensor_free(x_copy);
+    if (st != SB_OK) {
+        sb_tensor_free(y_scratch);
+        sb_tensor_free(m_scratch);
+        return st;
+    }
+    st = sb_loss_output_done(y, y_scratch);
+    if (mask) {
+        sb_status st2 = sb_loss_output_done(mask, m_scratch);
+        if (st == SB_OK) st = st2;
+    }
+    return st;
+}
+
+sb_status sb_dropout_backward(const sb_tensor *dy, const sb_tensor *mask, float p, bool train,
+                              sb_tensor *dx) {
+    const char *fn = "sb_dropout_backward";
+    SB_TRY(sb_check_tensor(fn, "dy", dy, SB_F32, -1));
+    SB_TRY(sb_check_tensor(fn, "dx", dx, SB_F32, -1));
+    SB_TRY(sb_check_same_shape(fn, "dx", dx, "dy", dy));
+    SB_TRY(check_p(fn, p));
+    if (train) {
+        if (!mask) return sb_fail(SB_ERR_NULL, "%s: mask is NULL (required when train is true)", fn);
+        SB_TRY(sb_check_tensor(fn, "mask", mask, SB_F32, -1));
+        SB_TRY(sb_check_same_shape(fn, "mask", mask, "dy", dy));
+    }
+    sb_tensor *dy_copy = NULL, *m_copy = NULL, *dx_scratch = NULL;
+    const float *dyd = NULL, *md = NULL;
+    float *dxd = NULL;
+    sb_status st = sb_loss_input(dy, &dy_copy, &dyd);
+    if (st == SB_OK && train) st = sb_loss_input(mask, &m_copy, &md);
+    int64_t n = sb_tensor_numel(dy);
+    /* A mask value other than 0 or 1 is not a dropout mask: reject it
+     * before writing anything. */
+    for (int64_t i = 0; st == SB_OK && train && i < n; i++)
+        if (md[i] != 0.0f && md[i] != 1.0f)
+            st = sb_fail(SB_ERR_ARG, "%s: mask element %lld is %g, expected 0 or 1", fn,
+                         (long long)i, (double)md[i]);
+    if (st == SB_OK) st = sb_loss_output(dx, &dx_scratch, &dxd);
+    if (st == SB_OK) sb_ref_dropout_backward(dyd, md, n, p, train, dxd);
+    sb_tensor_free(dy_copy);
+    sb_tensor_free(m_copy);
+    if (st != SB_OK) { sb_tensor_free(dx_scratch); return st; }
+    return sb_loss_output_done(dx, dx_scratch);
+}

@@ -1,0 +1,350 @@
+/* Tensor-level softmax, log-softmax and losses: argument checks around the
+ * reference kernels of src/ref/softmax.c and src/ref/loss.c.
+ *
+ * Inputs may have any strides (non-contiguous ones are copied first);
+ * outputs must have exactly the documented shape and may be strided. Every
+ * check runs before any output is written. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "core/internal.h"
+#include "ref/ref_loss.h"
+
+/* ---- contiguity helpers (also used by src/ops/dropout.c) ---- */
+
+static sb_status new_like(const sb_tensor *t, sb_tensor **out) {
+    return sb_tensor_new(out, SB_F32, t->ndim, t->shape);
+}
+
+sb_status sb_loss_input(const sb_tensor *t, sb_tensor **copy, const float **data) {
+    *copy = NULL;
+    if (sb_tensor_is_contiguous(t)) { *data = t->data; return SB_OK; }
+    SB_TRY(new_like(t, copy));
+    sb_status st = sb_tensor_copy(*copy, t);
+    if (st != SB_OK) { sb_tensor_free(*copy); *copy = NULL; return st; }
+    *data = (*copy)->data;
+    return SB_OK;
+}
+
+sb_status sb_loss_output(sb_tensor *t, sb_tensor **scratch, float **data) {
+    *scratch = NULL;
+    if (sb_tensor_is_contiguous(t)) { *data = t->data; return SB_OK; }
+    SB_TRY(new_like(t, scratch));
+    *data = (*scratch)->data;
+    return SB_OK;
+}
+
+sb_status sb_loss_output_done(sb_tensor *t, sb_tensor *scratch) {
+    if (!scratch) return SB_OK;
+    sb_status st = sb_tensor_copy(t, scratch);
+    sb_tensor_free(scratch);
+    return st;
+}
+
+/* Up to three inputs and one output as contiguous buffers, released
+ * together; unused slots stay NULL. */
+typedef struct buffers {
+    sb_tensor *copies[3], *scratch;
+    const float *in[3];
+    float *out;
+} buffers;
+
+static sb_status buffers_get(buffers *b, const sb_tensor *a0, const sb_tensor *a1,
+                             const sb_tensor *a2, sb_tensor *out) {
+    memset(b, 0, sizeof *b);
+    const sb_tensor *ins[3] = {a0, a1, a2};
+    for (int i = 0; i < 3; i++)
+        if (ins[i]) SB_TRY(sb_loss_input(ins[i], &b->copies[i], &b->in[i]));
+    return sb_loss_output(out, &b->scratch, &b->out);
+}
+
+static sb_status buffers_done(buffers *b, sb_tensor *out, sb_status st) {
+    for (int i = 0; i < 3; i++) sb_tensor_free(b->copies[i]);
+    if (st != SB_OK) { sb_tensor_free(b->scratch); return st; }
+    return sb_loss_output_done(out, b->scratch);
+}
+
+/* ---- softmax family ---- */
+
+/* Splits x's shape around dim into (outer, n, inner); a 0-d tensor is one
+ * row of one element (dim 0 or -1), as in PyTorch. */
+static sb_status split_dim(const char *fn, const sb_tensor *x, int dim, int64_t *outer,
+                           int64_t *n, int64_t *inner) {
+    int nd = x->ndim > 0 ? x->ndim : 1;
+    if (dim < -nd || dim >= nd)
+        return sb_fail(SB_ERR_ARG, "%s: dim %d is out of range for a %d-dimensional tensor", fn,
+                       dim, x->ndim);
+    if (dim < 0) dim += nd;
+    *outer = 1; *n = 1; *inner = 1;
+    for (int i = 0; i < x->ndim; i++) {
+        if (i < dim) *outer *= x->shape[i];
+        else if (i == dim) *n = x->shape[i];
+        else *inner *= x->shape[i];
+    }
+    return SB_OK;
+}
+
+static sb_status softmax_fwd(const char *fn, const sb_tensor *x, int dim, sb_tensor *y, bool log) {
+    SB_TRY(sb_check_tensor(fn, "x", x, SB_F32, -1));
+    SB_TRY(sb_check_tensor(fn, "y", y, SB_F32, -1));
+    SB_TRY(sb_check_same_shape(fn, "y", y, "x", x));
+    int64_t outer, n, inner;
+    SB_TRY(split_dim(fn, x, dim, &outer, &n, &inner));
+    buffers b;
+    sb_status st = buffers_get(&b, x, NULL, NULL, y);
+    if (st == SB_OK) {
+        if (log) sb_ref_log_softmax_forward(b.in[0], outer, n, inner, b.out);
+        else sb_ref_softmax_forward(b.in[0], outer, n, inner, b.out);
+    }
+    return buffers_done(&b, y, st);
+}
+
+static sb_status softmax_bwd(const char *fn, const sb_tensor *y, const sb_tensor *dy, int dim,
+                             sb_tensor *dx, bool log) {
+    SB_TRY(sb_check_tensor(fn, "y", y, SB_F32, -1));
+    SB_TRY(sb_check_tensor(fn, "dy", dy, SB_F32, -1));
+    SB_TRY(sb_check_tensor(fn, "dx", dx, SB_F32, -1));
+    SB_TRY(sb_check_same_shape(fn, "dy", dy, "y", y));
+    SB_TRY(sb_check_same_shape(fn, "dx", dx, "y", y));
+    int64_t outer, n, inner;
+    SB_TRY(split_dim(fn, y, dim, &outer, &n, &inner));
+    buffers b;
+    sb_status st = buffers_get(&b, y, dy, NULL, dx);
+    if (st == SB_OK) {
+        if (log) sb_ref_log_softmax_backward(b.in[0], b.in[1], outer, n, inner, b.out);
+        else sb_ref_softmax_backward(b.in[0], b.in[1], outer, n, inner, b.out);
+    }
+    return buffers_done(&b, dx, st);
+}
+
+sb_status sb_softmax_forward(const sb_tensor *x, int dim, sb_tensor *y) {
+    return softmax_fwd("sb_softmax_forward", x, dim, y, false);
+}
+
+sb_status sb_log_softmax_forward(const sb_tensor *x, int dim, sb_tensor *y) {
+    return softmax_fwd("sb_log_softmax_forward", x, dim, y, true);
+}
+
+sb_status sb_softmax_backward(const sb_tensor *y, const sb_tensor *dy, int dim, sb_tensor *dx) {
+    return softmax_bwd("sb_softmax_backward", y, dy, dim, dx, false);
+}
+
+sb_status sb_log_softmax_backward(const sb_tensor *y, const sb_tensor *dy, int dim,
+                                  sb_tensor *dx) {
+    return softmax_bwd("sb_log_softmax_backward", y, dy, dim, dx, true);
+}
+
+/* ---- shared loss checks ---- */
+
+static sb_status check_reduction(const char *fn, sb_loss_reduction reduction) {
+    if (reduction != SB_LOSS_NONE && reduction != SB_LOSS_MEAN && reduction != SB_LOSS_SUM)
+        return sb_fail(SB_ERR_ARG, "%s: reduction %d is not SB_LOSS_NONE, SB_LOSS_MEAN or SB_LOSS_SUM",
+                       fn, (int)reduction);
+    return SB_OK;
+}
+
+/* A float32 tensor whose shape must be `like`'s (NONE) or 0-d (MEAN/SUM). */
+static sb_status check_loss_shape(const char *fn, const char *name, const sb_tensor *t,
+                                  sb_loss_reduction reduction, const sb_tensor *like) {
+    SB_TRY(sb_check_tensor(fn, name, t, SB_F32, -1));
+    if (reduction == SB_LOSS_NONE) {
+        int same = t->ndim == like->ndim;
+        for (int i = 0; same && i < t->ndim; i++) same = t->shape[i] == like->shape[i];
+        if (!same) {
+            char a[128], b[128];
+            return sb_fail(SB_ERR_SHAPE, "%s: %s has shape %s, expected %s for reduction NONE", fn,
+                           name, sb_shape_str(t, a, sizeof a), sb_shape_str(like, b, sizeof b));
+        }
+    } else if (t->ndim != 0) {
+        char a[128];
+        return sb_fail(SB_ERR_SHAPE, "%s: %s has shape %s, expected a 0-d tensor for reduction %s",
+                       fn, name, sb_shape_str(t, a, sizeof a),
+                       reduction == SB_LOSS_MEAN ? "MEAN" : "SUM");
+    }
+    return SB_OK;
+}
+
+/* (N, C) float32 scores with N, C >= 1, plus targets (N) of int32/int64. */
+static sb_status check_class_inputs(const char *fn, const char *name, const sb_tensor *a,
+                                    const sb_tensor *targets, sb_loss_reduction reduction) {
+    SB_TRY(check_reduction(fn, reduction));
+    SB_TRY(sb_check_tensor(fn, name, a, SB_F32, 2));
+    if (a->shape[0] < 1 || a->shape[1] < 1) {
+        char s[128];
+        return sb_fail(SB_ERR_SHAPE, "%s: %s has shape %s; need N >= 1 rows and C >= 1 classes",
+                       fn, name, sb_shape_str(a, s, sizeof s));
+    }
+    if (!targets) return sb_fail(SB_ERR_NULL, "%s: targets is NULL", fn);
+    if (targets->dtype != SB_I32 && targets->dtype != SB_I64)
+        return sb_fail(SB_ERR_DTYPE, "%s: targets has dtype %s, expected int32 or int64", fn,
+                       sb_dtype_name(targets->dtype));
+    SB_TRY(sb_check_tensor(fn, "targets", targets, targets->dtype, 1));
+    if (targets->shape[0] != a->shape[0])
+        return sb_fail(SB_ERR_SHAPE, "%s: targets has %lld entries but %s has %lld rows", fn,
+                       (long long)targets->shape[0], name, (long long)a->shape[0]);
+    return SB_OK;
+}
+
+/* Reads targets into int64 and checks each is ignore_index or in [0, C). */
+static sb_status read_targets(const char *fn, const sb_tensor *targets, int64_t C,
+                              int64_t ignore_index, int64_t **out) {
+    int64_t N = targets->shape[0], stride = targets->strides[0];
+    int64_t *t = sb_malloc(fn, (size_t)N * sizeof *t);
+    if (!t) return SB_ERR_NOMEM;
+    for (int64_t r = 0; r < N; r++) {
+        t[r] = targets->dtype == SB_I64 ? ((const int64_t *)targets->data)[r * stride]
+                                        : ((const int32_t *)targets->data)[r * stride];
+        if (t[r] != ignore_index && (t[r] < 0 || t[r] >= C)) {
+            sb_status st = sb_fail(SB_ERR_RANGE,
+                                   "%s: targets[%lld] = %lld is outside [0, %lld) and is not "
+                                   "ignore_index (%lld)",
+                                   fn, (long long)r, (long long)t[r], (long long)C,
+                                   (long long)ignore_index);
+            free(t);
+            return st;
+        }
+    }
+    *out = t;
+    return SB_OK;
+}
+
+static sb_status check_smoothing(const char *fn, float eps) {
+    if (!(eps >= 0.0f && eps <= 1.0f))
+        return sb_fail(SB_ERR_ARG, "%s: label_smoothing = %g is outside [0, 1]", fn, (double)eps);
+    return SB_OK;
+}
+
+/* The per-row shape (N) a NONE loss or dloss must have. */
+static sb_tensor rows_like(const sb_tensor *a) {
+    sb_tensor t;
+    memset(&t, 0, sizeof t);
+    t.ndim = 1;
+    t.shape[0] = a->shape[0];
+    return t;
+}
+
+/* ---- cross-entropy and NLL ---- */
+
+static sb_status class_forward(const char *fn, const sb_tensor *a, const sb_tensor *targets,
+                               sb_loss_reduction reduction, bool logits, float eps,
+                               int64_t ignore_index, sb_tensor *loss) {
+    SB_TRY(check_class_inputs(fn, logits ? "logits" : "logp", a, targets, reduction));
+    SB_TRY(check_smoothing(fn, eps));
+    sb_tensor rows = rows_like(a);
+    SB_TRY(check_loss_shape(fn, "loss", loss, reduction, &rows));
+    int64_t N = a->shape[0], C = a->shape[1], *t;
+    SB_TRY(read_targets(fn, targets, C, ignore_index, &t));
+    buffers b;
+    sb_status st = buffers_get(&b, a, NULL, NULL, loss);
+    if (st == SB_OK) {
+        if (logits) sb_ref_cross_entropy_forward(b.in[0], t, N, C, reduction, eps, ignore_index, b.out);
+        else sb_ref_nll_loss_forward(b.in[0], t, N, C, reduction, ignore_index, b.out);
+    }
+    free(t);
+    return buffers_done(&b, loss, st);
+}
+
+static sb_status class_backward(const char *fn, const sb_tensor *a, const sb_tensor *targets,
+                                sb_loss_reduction reduction, bool logits, float eps,
+                                int64_t ignore_index, const sb_tensor *dloss, sb_tensor *da) {
+    const char *name = logits ? "logits" : "logp";
+    SB_TRY(check_class_inputs(fn, name, a, targets, reduction));
+    SB_TRY(check_smoothing(fn, eps));
+    sb_tensor rows = rows_like(a);
+    SB_TRY(check_loss_shape(fn, "dloss", dloss, reduction, &rows));
+    SB_TRY(sb_check_tensor(fn, logits ? "dlogits" : "dlogp", da, SB_F32, -1));
+    SB_TRY(sb_check_same_shape(fn, logits ? "dlogits" : "dlogp", da, name, a));
+    int64_t N = a->shape[0], C = a->shape[1], *t;
+    SB_TRY(read_targets(fn, targets, C, ignore_index, &t));
+    buffers b;
+    sb_status st = buffers_get(&b, a, dloss, NULL, da);
+    if (st == SB_OK) {
+        if (logits)
+            sb_ref_cross_entropy_backward(b.in[0], t, N, C, reduction, eps, ignore_index, b.in[1], b.out);
+        else
+            sb_ref_nll_loss_backward(b.in[0], t, N, C, reduction, ignore_index, b.in[1], b.out);
+    }
+    free(t);
+    return buffers_done(&b, da, st);
+}
+
+sb_status sb_cross_entropy_forward(const sb_tensor *logits, const sb_tensor *targets,
+                                   sb_loss_reduction reduction, float label_smoothing,
+                                   int64_t ignore_index, sb_tensor *loss) {
+    return class_forward("sb_cross_entropy_forward", logits, targets, reduction, true,
+                         label_smoothing, ignore_index, loss);
+}
+
+sb_status sb_cross_entropy_backward(const sb_tensor *logits, const sb_tensor *targets,
+                                    sb_loss_reduction reduction, float label_smoothing,
+                                    int64_t ignore_index, const sb_tensor *dloss,
+                                    sb_tensor *dlogits) {
+    return class_backward("sb_cross_entropy_backward", logits, targets, reduction, true,
+                          label_smoothing, ignore_index, dloss, dlogits);
+}
+
+sb_status sb_nll_loss_forward(const sb_tensor *logp, const sb_tensor *targets,
+                              sb_loss_reduction reduction, int64_t ignore_index, sb_tensor *loss) {
+    return class_forward("sb_nll_loss_forward", logp, targets, reduction, false, 0.0f,
+                         ignore_index, loss);
+}
+
+sb_status sb_nll_loss_backward(const sb_tensor *logp, const sb_tensor *targets,
+                               sb_loss_reduction reduction, int64_t ignore_index,
+                               const sb_tensor *dloss, sb_tensor *dlogp) {
+    return class_backward("sb_nll_loss_backward", logp, targets, reduction, false, 0.0f,
+                          ignore_index, dloss, dlogp);
+}
+
+/* ---- MSE ---- */
+
+static sb_status check_mse_inputs(const char *fn, const sb_tensor *x, const sb_tensor *y,
+                                  sb_loss_reduction reduction) {
+    SB_TRY(check_reduction(fn, reduction));
+    SB_TRY(sb_check_tensor(fn, "x", x, SB_F32, -1));
+    SB_TRY(sb_check_tensor(fn, "y", y, SB_F32, -1));
+    SB_TRY(sb_check_same_shape(fn, "y", y, "x", x));
+    if (sb_tensor_numel(x) < 1) {
+        char s[128];
+        return sb_fail(SB_ERR_SHAPE, "%s: x has shape %s with no elements", fn,
+                       sb_shape_str(x, s, sizeof s));
+    }
+    return SB_OK;
+}
+
+sb_status sb_mse_forward(const sb_tensor *x, const sb_tensor *y, sb_loss_reduction reduction,
+                         sb_tensor *loss) {
+    const char *fn = "sb_mse_forward";
+    SB_TRY(check_mse_inputs(fn, x, y, reduction));
+    SB_TRY(check_loss_shape(fn, "loss", loss, reduction, x));
+    buffers b;
+    sb_status st = buffers_get(&b, x, y, NULL, loss);
+    if (st == SB_OK) sb_ref_mse_forward(b.in[0], b.in[1], sb_tensor_numel(x), reduction, b.out);
+    return buffers_done(&b, loss, st);
+}
+
+sb_status sb_mse_backward(const sb_tensor *x, const sb_tensor *y, sb_loss_reduction reduction,
+                          const sb_tensor *dloss, sb_tensor *dx, sb_tensor *dy) {
+    const char *fn = "sb_mse_backward";
+    SB_TRY(check_mse_inputs(fn, x, y, reduction));
+    SB_TRY(check_loss_shape(fn, "dloss", dloss, reduction, x));
+    SB_TRY(sb_check_tensor(fn, "dx", dx, SB_F32, -1));
+    SB_TRY(sb_check_same_shape(fn, "dx", dx, "x", x));
+    if (dy) {
+        SB_TRY(sb_check_tensor(fn, "dy", dy, SB_F32, -1));
+        SB_TRY(sb_check_same_shape(fn, "dy", dy, "x", x));
+    }
+    buffers b;
+    sb_status st = buffers_get(&b, x, y, dloss, dx);
+    sb_tensor *dy_scratch = NULL;
+    float *dy_data = NULL;
+    if (st == SB_OK && dy) st = sb_loss_output(dy, &dy_scratch, &dy_data);
+    if (st == SB_OK)
+        sb_ref_mse_backward(b.in[0], b.in[1], sb_tensor_numel(x), reduction, b.in[2], b.out, dy_data);
+    st = buffers_done(&b, dx, st);
+    if (dy) {
+        if (st == SB_OK) st = sb_loss_output_done(dy, dy_scratch);
+        else sb_tensor_free(dy_scratch);
+    }
+    return st;
+}

@@ -1,0 +1,133 @@
+/* Reference kernels for activations, forward and backward (contract
+ * "Activations"). Every sequence follows PyTorch's CPU formula in its
+ * evaluation order so that results agree with it whenever the elementary
+ * functions do; the elementary functions are samebits' correctly rounded
+ * ones, never libm. No FMA anywhere (-ffp-contract=off). */
+#include <math.h>
+#include "ref/ref_pointwise.h"
+
+// x, y are (n,)
+void sb_ref_relu_forward(int64_t n, const float *x, float *y) {
+    for (int64_t i = 0; i < n; i++) {
+        float v = x[i];
+        /* NaN is returned as is (a comparison alone would turn it into 0 and
+         * hide it); -0 maps to +0 like max(x, 0) in PyTorch. */
+        y[i] = isnan(v) ? v : (v > 0.0f ? v : 0.0f);
+    }
+}
+
+// x, dy, dx are (n,)
+void sb_ref_relu_backward(int64_t n, const float *x, const float *dy, float *dx) {
+    /* PyTorch's threshold_backward: 0 where x <= 0 (the subgradient at 0 is
+     * taken as 0), dy elsewhere, which includes NaN x. */
+    for (int64_t i = 0; i < n; i++) dx[i] = x[i] <= 0.0f ? 0.0f : dy[i];
+}
+
+void sb_ref_leaky_relu_forward(int64_t n, const float *x, float slope, float *y) {
+    for (int64_t i = 0; i < n; i++) {
+        float v = x[i];
+        y[i] = isnan(v) ? v : (v > 0.0f ? v : v * slope);
+    }
+}
+
+void sb_ref_leaky_relu_backward(int64_t n, const float *x, const float *dy, float slope,
+                                float *dx) {
+    for (int64_t i = 0; i < n; i++) dx[i] = x[i] > 0.0f ? dy[i] : dy[i] * slope;
+}
+
+void sb_ref_tanh_forward(int64_t n, const float *x, float *y) {
+    for (int64_t i = 0; i < n; i++) y[i] = sb_tanhf(x[i]);
+}
+
+// y is the forward output
+void sb_ref_tanh_backward(int64_t n, const float *y, const float *dy, float *dx) {
+    for (int64_t i = 0; i < n; i++) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+}
+
+void sb_ref_sigmoid_forward(int64_t n, const float *x, float *y) {
+    /* 1/(1+e^-x): for x -> -inf, e^-x overflows to inf and y is +0, never
+     * NaN; for x -> +inf, y is exactly 1. */
+    for (int64_t i = 0; i < n; i++) y[i] = 1.0f / (1.0f + sb_expf(-x[i]));
+}
+
+// y is the forward output
+void sb_ref_sigmoid_backward(int64_t n, const float *y, const float *dy, float *dx) {
+    for (int64_t i = 0; i < n; i++) dx[i] = (dy[i] * (1.0f - y[i])) * y[i];
+}
+
+void sb_ref_silu_forward(int64_t n, const float *x, float *y) {
+    /* x / (1 + e^-x) rather than x * sigmoid(x): one rounding fewer. */
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] / (1.0f + sb_expf(-x[i]));
+}
+
+void sb_ref_silu_backward(int64_t n, const float *x, const float *dy, float *dx) {
+    for (int64_t i = 0; i < n; i++) {
+        float s = 1.0f / (1.0f + sb_expf(-x[i]));
+        dx[i] = (dy[i] * s) * (1.0f + x[i] * (1.0f - s));
+    }
+}
+
+/* Exact GELU: y = (0.5 x)(1 + erf(x / sqrt 2)); tanh GELU:
+ * y = (0.5 x)(1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). */
+void sb_ref_gelu_forward(int64_t n, const float *x, bool approximate, float *y) {
+    for (int64_t i = 0; i < n; i++) {
+        float v = x[i], t;
+        if (approximate) {
+            float cube = (v * v) * v;
+            float inner = SB_GELU_SQRT_2_PI * (v + SB_GELU_KAPPA * cube);
+            t = sb_tanhf(inner);
+        } else {
+            t = sb_erff(v * SB_GELU_SQRT1_2);
+        }
+        y[i] = (v * 0.5f) * (1.0f + t);
+    }
+}
+
+void sb_ref_gelu_backward(int64_t n, const float *x, const float *dy, bool approximate,
+                          float *dx) {
+    for (int64_t i = 0; i < n; i++) {
+        float v = x[i], d;
+        if (approximate) {
+            float sq = v * v;
+            float cube = sq * v;
+            float inner = SB_GELU_SQRT_2_PI * (v + SB_GELU_KAPPA * cube);
+            float th = sb_tanhf(inner);
+            float left = 0.5f * v;
+            float right = 1.0f + th;
+            float left_d = 0.5f * right;
+            float tanh_d = 1.0f - th * th;
+            float inner_d = SB_GELU_SQRT_2_PI * (1.0f + SB_GELU_KAPPA3 * sq);
+            float right_d = (left * tanh_d) * inner_d;
+            d = left_d + right_d;
+        } else {
+            /* cdf + x * pdf with pdf = e^(-x^2/2) / sqrt(2 pi); x*x*-0.5 is
+             * exact scaling of the rounded square. */
+            float cdf = 0.5f * (1.0f + sb_erff(v * SB_GELU_SQRT1_2));
+            float pdf = SB_GELU_INV_SQRT_2PI * sb_expf((v * v) * -0.5f);
+            d = cdf + v * pdf;
+        }
+        dx[i] = dy[i] * d;
+    }
+}
+
+/* Above the threshold softplus is the identity to float precision, and
+ * log1p(exp(z)) would overflow; PyTorch switches at the same point. */
+void sb_ref_softplus_forward(int64_t n, const float *x, float beta, float threshold, float *y) {
+    for (int64_t i = 0; i < n; i++) {
+        float z = x[i] * beta;
+        y[i] = z > threshold ? x[i] : sb_log1pf(sb_expf(z)) / beta;
+    }
+}
+
+void sb_ref_softplus_backward(int64_t n, const float *x, const float *dy, float beta,
+                              float threshold, float *dx) {
+    for (int64_t i = 0; i < n; i++) {
+        float z = x[i] * beta;
+        if (z > threshold) {
+            dx[i] = dy[i];
+        } else {
+            float e = sb_expf(z);
+            dx[i] = (dy[i] * e) / (e + 1.0f);
+        }
+    }
+}

@@ -1,0 +1,125 @@
+/* Reference 2-D max and average pooling, forward and backward (contract
+ * section "Pooling").
+ *
+ * x is (planes, h, w) with planes = N*C, y / dy (planes, oh, ow). Window
+ * (r, s) covers rows r*stride_h - pad_h + 0..kh-1 and columns
+ * s*stride_w - pad_w + 0..kw-1; the caller guarantees each window holds at
+ * least one in-bounds element. Backward passes gather: each input element
+ * sums its own contributions in window order, so the result never depends on
+ * the order in which windows are visited (scatter races on a GPU would). */
+#include <math.h>
+#include "core/canonical_sum.h"
+#include "ref/ref_linalg.h"
+
+/* The in-bounds part [*lo, *hi) of a window starting at `start`. */
+static void clip(int64_t start, int64_t k, int64_t size, int64_t *lo, int64_t *hi) {
+    *lo = start < 0 ? 0 : start;
+    *hi = start + k < size ? start + k : size;
+}
+
+/* The windows along one axis that contain input position `pos`: [*lo, *hi). */
+static void windows_of(int64_t pos, int64_t k, int64_t stride, int64_t pad, int64_t out_size,
+                       int64_t *lo, int64_t *hi) {
+    /* r*stride - pad <= pos  and  pos <= r*stride - pad + k - 1 */
+    int64_t first = pos + pad - k + 1; /* smallest r*stride */
+    *lo = first <= 0 ? 0 : (first + stride - 1) / stride;
+    int64_t last = (pos + pad) / stride;
+    *hi = last + 1 < out_size ? last + 1 : out_size;
+}
+
+void sb_ref_max_pool2d_forward(const sb_pool2d_geom *g, const float *x, float *y, int64_t *indices) {
+    for (int64_t p = 0; p < g->planes; p++) {
+        const float *xp = x + p * g->h * g->w;
+        for (int64_t r = 0; r < g->oh; r++)
+            for (int64_t s = 0; s < g->ow; s++) {
+                int64_t h0, h1, w0, w1;
+                clip(r * g->stride_h - g->pad_h, g->kh, g->h, &h0, &h1);
+                clip(s * g->stride_w - g->pad_w, g->kw, g->w, &w0, &w1);
+                /* Padding is -inf in spirit: it never wins, so only
+                 * in-bounds elements are candidates. A candidate replaces
+                 * the best only when it is NaN (and the best is not) or
+                 * compares strictly greater: the first NaN, else the first
+                 * maximum, wins; +0 and -0 tie, so the first of them wins. */
+                int64_t best = h0 * g->w + w0;
+                for (int64_t ih = h0; ih < h1; ih++)
+                    for (int64_t iw = w0; iw < w1; iw++) {
+                        float v = xp[ih * g->w + iw], b = xp[best];
+                        if (!isnan(b) && (isnan(v) || v > b)) best = ih * g->w + iw;
+                    }
+                int64_t q = (p * g->oh + r) * g->ow + s;
+                y[q] = xp[best];
+                if (indices) indices[q] = best;
+            }
+    }
+}
+
+void sb_ref_max_pool2d_backward(const sb_pool2d_geom *g, const float *dy, const int64_t *indices,
+                                float *dx) {
+    for (int64_t p = 0; p < g->planes; p++) {
+        const float *dyp = dy + p * g->oh * g->ow;
+        const int64_t *ip = indices + p * g->oh * g->ow;
+        for (int64_t ih = 0; ih < g->h; ih++)
+            for (int64_t iw = 0; iw < g->w; iw++) {
+                int64_t r0, r1, s0, s1, me = ih * g->w + iw;
+                windows_of(ih, g->kh, g->stride_h, g->pad_h, g->oh, &r0, &r1);
+                windows_of(iw, g->kw, g->stride_w, g->pad_w, g->ow, &s0, &s1);
+                sb_sum_acc acc;
+                sb_sum_init(&acc);
+                for (int64_t r = r0; r < r1; r++)
+                    for (int64_t s = s0; s < s1; s++)
+                        if (ip[r * g->ow + s] == me) sb_sum_add(&acc, dyp[r * g->ow + s]);
+                dx[p * g->h * g->w + me] = sb_sum_result(&acc);
+            }
+    }
+}
+
+float sb_ref_avg_pool2d_divisor(const sb_pool2d_geom *g, int64_t r, int64_t s) {
+    int64_t h0, h1, w0, w1;
+    int64_t sh = r * g->stride_h - g->pad_h, sw = s * g->stride_w - g->pad_w;
+    if (g->count_include_pad) {
+        /* Positions inside the padded input; in ceil mode the last window
+         * may hang past the right padding, and those positions do not count. */
+        clip(sh + g->pad_h, g->kh, g->h + 2 * g->pad_h, &h0, &h1);
+        clip(sw + g->pad_w, g->kw, g->w + 2 * g->pad_w, &w0, &w1);
+    } else {
+        clip(sh, g->kh, g->h, &h0, &h1);
+        clip(sw, g->kw, g->w, &w0, &w1);
+    }
+    return (float)((h1 - h0) * (w1 - w0));
+}
+
+void sb_ref_avg_pool2d_forward(const sb_pool2d_geom *g, const float *x, float *y) {
+    for (int64_t p = 0; p < g->planes; p++) {
+        const float *xp = x + p * g->h * g->w;
+        for (int64_t r = 0; r < g->oh; r++)
+            for (int64_t s = 0; s < g->ow; s++) {
+                int64_t h0, h1, w0, w1;
+                clip(r * g->stride_h - g->pad_h, g->kh, g->h, &h0, &h1);
+                clip(s * g->stride_w - g->pad_w, g->kw, g->w, &w0, &w1);
+                sb_sum_acc acc;
+                sb_sum_init(&acc);
+                for (int64_t ih = h0; ih < h1; ih++)
+                    for (int64_t iw = w0; iw < w1; iw++) sb_sum_add(&acc, xp[ih * g->w + iw]);
+                y[(p * g->oh + r) * g->ow + s] =
+                    sb_sum_result(&acc) / sb_ref_avg_pool2d_divisor(g, r, s);
+            }
+    }
+}
+
+void sb_ref_avg_pool2d_backward(const sb_pool2d_geom *g, const float *dy, float *dx) {
+    for (int64_t p = 0; p < g->planes; p++) {
+        const float *dyp = dy + p * g->oh * g->ow;
+        for (int64_t ih = 0; ih < g->h; ih++)
+            for (int64_t iw = 0; iw < g->w; iw++) {
+                int64_t r0, r1, s0, s1;
+                windows_of(ih, g->kh, g->stride_h, g->pad_h, g->oh, &r0, &r1);
+                windows_of(iw, g->kw, g->stride_w, g->pad_w, g->ow, &s0, &s1);
+                sb_sum_acc acc;
+                sb_sum_init(&acc);
+                for (int64_t r = r0; r < r1; r++)
+                    for (int64_t s = s0; s < s1; s++)
+                        sb_sum_add(&acc, dyp[r * g->ow + s] / sb_ref_avg_pool2d_divisor(g, r, s));
+                dx[(p * g->h + ih) * g->w + iw] = sb_sum_result(&acc);
+            }
+    }
+}

@@ -1,0 +1,99 @@
+/* src/ref/ref_linalg.h - raw reference kernels of the GEMM family (matmul,
+ * linear, conv2d) and of 2-D pooling. Not installed.
+ *
+ * These kernels ARE the contract (docs/CONTRACT.md, sections "GEMM family"
+ * and "Pooling"): plain loops in the exact order the contract states. They do
+ * not validate: the public wrappers (sb_sgemm, src/ops/linalg.c,
+ * src/ops/conv.c) check every argument first, so a kernel is only ever called
+ * with consistent shapes, non-NULL buffers and non-overlapping outputs.
+ * All buffers are dense row-major (NCHW / OIHW for images and filters).
+ */
+#ifndef SAMEBITS_REF_LINALG_H
+#define SAMEBITS_REF_LINALG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "samebits/tensor.h"
+
+/* ---- the one GEMM-family chain ------------------------------------------
+ * Every output element of the GEMM family is
+ *     acc = start;  for p = 0..k-1:  acc = fmaf(a[p*inca], b[p*incb], acc)
+ * with start = +0.0f for a fresh chain. Passing a previous result as `start`
+ * continues that chain, which is how a chain that runs over several batches
+ * (matmul backward with a broadcast operand) is expressed. */
+float sb_ref_dot_chain(int64_t k, const float *a, int64_t inca, const float *b, int64_t incb,
+                       float start);
+
+/* C = op(A) . op(B) as chains; op(A) is m x k, op(B) is k x n, C is m x n.
+ * transa/transb are 'N' or 'T' (already validated, either case). With
+ * `continue_chain` false each C[i][j] starts from +0.0f; with true it starts
+ * from the C[i][j] already stored (the same chain, longer by k terms). */
+void sb_ref_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, const float *a,
+                  int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc,
+                  bool continue_chain);
+
+/* True when byte ranges [p, p+pbytes) and [q, q+qbytes) share a byte. */
+bool sb_ref_ranges_overlap(const void *p, size_t pbytes, const void *q, size_t qbytes);
+
+/* True when two dense tensors (either may be NULL) share memory. */
+bool sb_ref_tensors_overlap(const sb_tensor *a, const sb_tensor *b);
+
+/* Validation helpers of the tensor-level wrappers (src/ops/linalg.c); each
+ * names `fn` and the argument in its message. */
+sb_status sb_ref_expect_shape(const char *fn, const char *name, const sb_tensor *t, int ndim,
+                              const int64_t *shape);
+/* sb_check_contiguous, except that empty tensors always pass. */
+sb_status sb_ref_check_contig(const char *fn, const char *name, const sb_tensor *t);
+/* float32, on the CPU, rank in [min_nd, max_nd], contiguous. */
+sb_status sb_ref_check_dense(const char *fn, const char *name, const sb_tensor *t, int min_nd,
+                             int max_nd);
+/* Fails when `out` (may be NULL) shares memory with `t` (may be NULL). */
+sb_status sb_ref_check_no_alias(const char *fn, const char *oname, const sb_tensor *out,
+                                const char *name, const sb_tensor *t);
+
+/* ---- conv2d ---------------------------------------------------------------
+ * x is (n, c_in, h, w), weight is (c_out, c_in/groups, kh, kw), y is
+ * (n, c_out, oh, ow). Input row of output row r, tap i: r*stride_h - pad_h +
+ * i*dilation_h (likewise for columns); positions outside [0,h) x [0,w) are
+ * zero padding. */
+typedef struct sb_conv2d_geom {
+    int64_t n, c_in, h, w;
+    int64_t c_out, kh, kw;
+    int64_t oh, ow;
+    int64_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups;
+} sb_conv2d_geom;
+
+/* y = conv(x, weight) (+ bias, NULL for none). */
+void sb_ref_conv2d_forward(const sb_conv2d_geom *g, const float *x, const float *weight,
+                           const float *bias, float *y);
+/* dx from dy: dx is (n, c_in, h, w), dy is (n, c_out, oh, ow). */
+void sb_ref_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, const float *weight,
+                                  float *dx);
+/* dweight from dy and x: dweight is (c_out, c_in/groups, kh, kw). */
+void sb_ref_conv2d_backward_weight(const sb_conv2d_geom *g, const float *dy, const float *x,
+                                   float *dweight);
+/* dbias[c_out] from dy. */
+void sb_ref_conv2d_backward_bias(const sb_conv2d_geom *g, const float *dy, float *dbias);
+
+/* ---- 2-D pooling ----------------------------------------------------------
+ * x is (planes, h, w) where planes = N*C; y is (planes, oh, ow). Window
+ * (r, s) covers input rows r*stride_h - pad_h + 0..kh-1 and columns
+ * s*stride_w - pad_w + 0..kw-1. */
+typedef struct sb_pool2d_geom {
+    int64_t planes, h, w;
+    int64_t oh, ow;
+    int64_t kh, kw, stride_h, stride_w, pad_h, pad_w;
+    bool count_include_pad; /* avg only */
+} sb_pool2d_geom;
+
+/* indices may be NULL; each index is ih*w + iw within its plane. */
+void sb_ref_max_pool2d_forward(const sb_pool2d_geom *g, const float *x, float *y, int64_t *indices);
+/* indices must be valid: each inside its own window and in bounds. */
+void sb_ref_max_pool2d_backward(const sb_pool2d_geom *g, const float *dy, const int64_t *indices,
+                                float *dx);
+void sb_ref_avg_pool2d_forward(const sb_pool2d_geom *g, const float *x, float *y);
+void sb_ref_avg_pool2d_backward(const sb_pool2d_geom *g, const float *dy, float *dx);
+/* The divisor of window (r, s): see the contract. */
+float sb_ref_avg_pool2d_divisor(const sb_pool2d_geom *g, int64_t r, int64_t s);
+
+#endif

@@ -1,0 +1,67 @@
+/* src/ref/ref_loss.h - raw-buffer reference kernels for softmax,
+ * log-softmax, the losses and dropout (internal; the public API is
+ * samebits/loss.h and samebits/dropout.h). These kernels ARE the contract of
+ * docs/contract/loss.md. They take contiguous buffers, validate nothing
+ * and never fail; the tensor-level wrappers in src/ops/ check arguments. */
+#ifndef SAMEBITS_REF_LOSS_H
+#define SAMEBITS_REF_LOSS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "samebits/loss.h"
+#include "samebits/dropout.h"
+
+/* ---- softmax family: src/ref/softmax.c ----
+ * x, y, dy, dx are (outer, n, inner) contiguous; a row is the n elements
+ * x[(o * n + j) * inner + k], j = 0..n-1, for fixed (o, k). */
+void sb_ref_softmax_forward(const float *x, int64_t outer, int64_t n, int64_t inner, float *y);
+void sb_ref_softmax_backward(const float *y, const float *dy, int64_t outer, int64_t n,
+                             int64_t inner, float *dx);
+void sb_ref_log_softmax_forward(const float *x, int64_t outer, int64_t n, int64_t inner,
+                                float *y);
+void sb_ref_log_softmax_backward(const float *y, const float *dy, int64_t outer, int64_t n,
+                                 int64_t inner, float *dx);
+
+/* The two row statistics every softmax-based op shares: m = max (first
+ * NaN wins, NaN propagates) and s = canonical sum of sb_expf(x_j - m). */
+void sb_ref_softmax_row_stats(const float *x, int64_t n, int64_t stride, float *m, float *s);
+
+/* ---- losses: src/ref/loss.c ----
+ * logits / logp / dlogits are (N, C) contiguous; targets (N) are already
+ * range-checked (each is ignore_index or in [0, C)). loss and dloss hold N
+ * values for SB_LOSS_NONE and one value otherwise. */
+void sb_ref_cross_entropy_forward(const float *logits, const int64_t *targets, int64_t N,
+                                  int64_t C, sb_loss_reduction reduction, float label_smoothing,
+                                  int64_t ignore_index, float *loss);
+void sb_ref_cross_entropy_backward(const float *logits, const int64_t *targets, int64_t N,
+                                   int64_t C, sb_loss_reduction reduction, float label_smoothing,
+                                   int64_t ignore_index, const float *dloss, float *dlogits);
+void sb_ref_nll_loss_forward(const float *logp, const int64_t *targets, int64_t N, int64_t C,
+                             sb_loss_reduction reduction, int64_t ignore_index, float *loss);
+void sb_ref_nll_loss_backward(const float *logp, const int64_t *targets, int64_t N, int64_t C,
+                              sb_loss_reduction reduction, int64_t ignore_index,
+                              const float *dloss, float *dlogp);
+/* x, y, dx, dy hold n contiguous elements; dy may be NULL. */
+void sb_ref_mse_forward(const float *x, const float *y, int64_t n, sb_loss_reduction reduction,
+                        float *loss);
+void sb_ref_mse_backward(const float *x, const float *y, int64_t n, sb_loss_reduction reduction,
+                         const float *dloss, float *dx, float *dy);
+
+/* ---- dropout: src/ref/dropout.c ---- (n contiguous elements; mask may
+ * be NULL in the forward pass and in the eval-mode backward pass) */
+float sb_dropout_scale(float p);
+void sb_ref_dropout_forward(const float *x, int64_t n, float p, bool train, uint64_t seed,
+                            uint64_t stream, uint64_t offset, float *y, float *mask);
+void sb_ref_dropout_backward(const float *dy, const float *mask, int64_t n, float p, bool train,
+                             float *dx);
+
+/* ---- wrapper helpers: src/ops/loss.c ----
+ * A float32 input as a contiguous buffer: its own data, or a fresh copy in
+ * *copy (free with sb_tensor_free; NULL when not needed). */
+sb_status sb_loss_input(const sb_tensor *t, sb_tensor **copy, const float **data);
+/* A float32 output as a contiguous buffer: its own data, or scratch that
+ * sb_loss_output_done copies back (and frees). */
+sb_status sb_loss_output(sb_tensor *t, sb_tensor **scratch, float **data);
+sb_status sb_loss_output_done(sb_tensor *t, sb_tensor *scratch);
+
+#endif

@@ -1,0 +1,345 @@
+/* Tests for activations, forward and backward: exact bits against the
+ * contract's sequences restated here in terms of sb_expf/sb_tanhf/sb_erff/
+ * sb_log1pf, closeness to float64 formulas (libm double), float64 central
+ * differences for every backward, special values, strides, in-place use and
+ * bad inputs. */
+#include <float.h>
+#include <math.h>
+#include "harness.h"
+
+static uint64_t rng_state = 0x243f6a8885a308d3ull;
+static uint32_t rnd(void) {
+    rng_state ^= rng_state << 13; rng_state ^= rng_state >> 7; rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state >> 16);
+}
+static float frand(float lo, float hi) { return lo + (hi - lo) * (float)(rnd() % 1000000) / 1e6f; }
+static float bits_f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+
+static sb_tensor *tnew(int nd, const int64_t *shape) {
+    sb_tensor *t = NULL;
+    if (sb_tensor_new(&t, SB_F32, nd, shape) != SB_OK) { fprintf(stderr, "%s\n", sb_last_error()); exit(2); }
+    return t;
+}
+
+enum { RELU, LEAKY, TANH, SIGMOID, SILU, GELU, GELU_TANH, SOFTPLUS, NACT };
+static const char *names[NACT] = { "relu", "leaky_relu", "tanh", "sigmoid", "silu", "gelu", "gelu_tanh", "softplus" };
+static const float SLOPE = 0.01f, BETA = 1.5f, THRESH = 20.0f;
+
+/* The constants, from their decimal definitions (checked against the
+ * contract's bit patterns in test_constants). */
+#define C_SQRT1_2 ((float)0.70710678118654752440)
+#define C_INV_SQRT_2PI ((float)0.39894228040143267794)
+#define C_SQRT_2_PI ((float)0.79788456080286535588)
+#define C_KAPPA ((float)0.044715)
+
+/* The contract's forward sequences. */
+static float want_fwd(int k, float x) {
+    switch (k) {
+    case RELU: return x != x ? x : (x > 0.0f ? x : 0.0f);
+    case LEAKY: return x != x ? x : (x > 0.0f ? x : x * SLOPE);
+    case TANH: return sb_tanhf(x);
+    case SIGMOID: { float e = sb_expf(-x); float d = 1.0f + e; return 1.0f / d; }
+    case SILU: { float e = sb_expf(-x); float d = 1.0f + e; return x / d; }
+    case GELU: { float t = sb_erff(x * C_SQRT1_2); float h = x * 0.5f; return h * (1.0f + t); }
+    case GELU_TANH: {
+        float c = x * x; c = c * x;
+        float in = C_KAPPA * c; in = x + in; in = C_SQRT_2_PI * in;
+        float t = sb_tanhf(in);
+        float h = x * 0.5f;
+        return h * (1.0f + t);
+    }
+    case SOFTPLUS: { float z = x * BETA; if (z > THRESH) return x; float l = sb_log1pf(sb_expf(z)); return l / BETA; }
+    }
+    return 0.0f;
+}
+
+/* The contract's backward sequences; s is x, or y for tanh/sigmoid. */
+static float want_bwd(int k, float s, float g) {
+    switch (k) {
+    case RELU: return s <= 0.0f ? 0.0f : g;
+    case LEAKY: return s > 0.0f ? g : g * SLOPE;
+    case TANH: { float yy = s * s; return g * (1.0f - yy); }
+    case SIGMOID: { float t = g * (1.0f - s); return t * s; }
+    case SILU: {
+        float sg = 1.0f / (1.0f + sb_expf(-s));
+        float a = g * sg, b = 1.0f - sg;
+        b = s * b;
+        return a * (1.0f + b);
+    }
+    case GELU: {
+        float cdf = 1.0f + sb_erff(s * C_SQRT1_2); cdf = 0.5f * cdf;
+        float q = s * s; q = q * -0.5f;
+        float pdf = C_INV_SQRT_2PI * sb_expf(q);
+        float d = s * pdf; d = cdf + d;
+        return g * d;
+    }
+    case GELU_TANH: {
+        float sq = s * s, cube = sq * s;
+        float in = C_SQRT_2_PI * (s + C_KAPPA * cube);
+        float th = sb_tanhf(in);
+        float kappa3 = 3.0f * C_KAPPA;
+        float ld = 0.5f * (1.0f + th);
+        float td = 1.0f - th * th;
+        float id = C_SQRT_2_PI * (1.0f + kappa3 * sq);
+        float rd = ((0.5f * s) * td) * id;
+        return g * (ld + rd);
+    }
+    case SOFTPLUS: {
+        float z = s * BETA;
+        if (z > THRESH) return g;
+        float e = sb_expf(z);
+        return (g * e) / (e + 1.0f);
+    }
+    }
+    return 0.0f;
+}
+
+/* float64 definitions for closeness and finite differences. */
+static double f64(int k, double x) {
+    switch (k) {
+    case RELU: return x > 0 ? x : 0;
+    case LEAKY: return x > 0 ? x : x * (double)SLOPE;
+    case TANH: return tanh(x);
+    case SIGMOID: return 1.0 / (1.0 + exp(-x));
+    case SILU: return x / (1.0 + exp(-x));
+    case GELU: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+    case GELU_TANH: return 0.5 * x * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
+    case SOFTPLUS: return x * BETA > THRESH ? x : log1p(exp(x * (double)BETA)) / BETA;
+    }
+    return 0;
+}
+
+static sb_status run_fwd(int k, const sb_tensor *x, sb_tensor *y) {
+    switch (k) {
+    case RELU: return sb_relu_forward(x, y);
+    case LEAKY: return sb_leaky_relu_forward(x, SLOPE, y);
+    case TANH: return sb_tanh_forward(x, y);
+    case SIGMOID: return sb_sigmoid_forward(x, y);
+    case SILU: return sb_silu_forward(x, y);
+    case GELU: return sb_gelu_forward(x, false, y);
+    case GELU_TANH: return sb_gelu_forward(x, true, y);
+    default: return sb_softplus_forward(x, BETA, THRESH, y);
+    }
+}
+
+/* s is x, or y for tanh/sigmoid */
+static sb_status run_bwd(int k, const sb_tensor *s, const sb_tensor *dy, sb_tensor *dx) {
+    switch (k) {
+    case RELU: return sb_relu_backward(s, dy, dx);
+    case LEAKY: return sb_leaky_relu_backward(s, dy, SLOPE, dx);
+    case TANH: return sb_tanh_backward(s, dy, dx);
+    case SIGMOID: return sb_sigmoid_backward(s, dy, dx);
+    case SILU: return sb_silu_backward(s, dy, dx);
+    case GELU: return sb_gelu_backward(s, dy, false, dx);
+    case GELU_TANH: return sb_gelu_backward(s, dy, true, dx);
+    default: return sb_softplus_backward(s, dy, BETA, THRESH, dx);
+    }
+}
+static int uses_y(int k) { return k == TANH || k == SIGMOID; }
+
+static int same(float a, float b) { return sb_test_bits(a) == sb_test_bits(b) || (a != a && b != b); }
+
+static void test_constants(void) {
+    CHECK(sb_test_bits(C_SQRT1_2) == 0x3f3504f3u, "1/sqrt2 bits");
+    CHECK(sb_test_bits(C_INV_SQRT_2PI) == 0x3ecc422au, "1/sqrt(2pi) bits");
+    CHECK(sb_test_bits(C_SQRT_2_PI) == 0x3f4c422au, "sqrt(2/pi) bits");
+    CHECK(sb_test_bits(C_KAPPA) == 0x3d372713u, "kappa bits");
+    CHECK(sb_test_bits(3.0f * C_KAPPA) == 0x3e095d4eu, "3*kappa bits");
+}
+
+static void test_values(void) {
+    static const float sp[] = { 0.0f, -0.0f, 1.0f, -1.0f, INFINITY, -INFINITY, 1e-45f, -1e-45f, 1e-40f,
+                                -1e-40f, FLT_MIN, 88.0f, -88.0f, 89.0f, -104.0f, 13.3f, -9.5f, 20.0f,
+                                13.333333f, 14.0f, 1e10f, -1e10f, 3.0e38f, -3.0e38f, 0.5f, -5.5f };
+    int nsp = (int)(sizeof sp / sizeof sp[0]);
+    int64_t n = nsp + (sb_test_quick() ? 2000 : 20000);
+    sb_tensor *x = tnew(1, &n), *y = tnew(1, &n), *dy = tnew(1, &n), *dx = tnew(1, &n);
+    float *xv = x->data, *yv = y->data, *dyv = dy->data, *dxv = dx->data;
+    memcpy(xv, sp, sizeof sp);
+    for (int64_t i = nsp; i < n; i++) xv[i] = i % 3 ? frand(-8.0f, 8.0f) : frand(-40.0f, 40.0f);
+    for (int64_t i = 0; i < n; i++) dyv[i] = frand(-2.0f, 2.0f);
+    for (int k = 0; k < NACT; k++) {
+        int bad = 0;
+        CHECK_OK(run_fwd(k, x, y));
+        for (int64_t i = 0; i < n && bad < 5; i++) {
+            float w = want_fwd(k, xv[i]);
+            int ok = same(yv[i], w);
+            double t = f64(k, xv[i]);
+            /* absolute error scaled by |x| for the cancelling tails of
+             * gelu/silu, relative elsewhere */
+            double tol = 2e-7 * fabs(t) + 1e-6 * fmin(fabs((double)xv[i]), 1e3) * (k == GELU || k == GELU_TANH || k == SILU) + 1e-38;
+            /* softplus: rounding z = x * beta moves e^z by |z| ulps */
+            if (k == SOFTPLUS) tol += 1.2e-7 * fabs((double)xv[i] * BETA) * fabs(t);
+            if (isfinite(t) && fabs(xv[i]) < 1e6) ok = ok && fabs(yv[i] - t) <= tol;
+            if (!ok) bad++;
+            CHECK(ok, "%s(%a) = %a, sequence %a, float64 %.9g", names[k], xv[i], yv[i], w, t);
+        }
+        /* backward: bits against the sequence, float64 central differences */
+        const sb_tensor *s = uses_y(k) ? y : x;
+        CHECK_OK(run_bwd(k, s, dy, dx));
+        for (int64_t i = 0; i < n && bad < 10; i++) {
+            float sv = uses_y(k) ? yv[i] : xv[i];
+            float w = want_bwd(k, sv, dyv[i]);
+            int ok = same(dxv[i], w);
+            double xd = xv[i];
+            if (isfinite(xd) && fabs(xd) < 30 && fabs(xd) > 1e-3 && (k != SOFTPLUS || fabs(xd * BETA - THRESH) > 0.1)) {
+                double h = 1e-5 * fmax(1.0, fabs(xd));
+                double fd = dyv[i] * (f64(k, xd + h) - f64(k, xd - h)) / (2 * h);
+                ok = ok && fabs(dxv[i] - fd) <= 2e-5 * (1 + fabs(fd));
+                if (!ok) fprintf(stderr, "  fd %.9g\n", fd);
+            }
+            if (!ok) bad++;
+            CHECK(ok, "%s backward at x=%a dy=%a: %a, sequence %a", names[k], xv[i], dyv[i], dxv[i], w);
+        }
+    }
+    sb_tensor_free(x); sb_tensor_free(y); sb_tensor_free(dy); sb_tensor_free(dx);
+}
+
+static void test_conventions(void) {
+    int64_t n = 8;
+    sb_tensor *x = tnew(1, &n), *y = tnew(1, &n), *dy = tnew(1, &n), *dx = tnew(1, &n);
+    float *xv = x->data, *yv = y->data, *dyv = dy->data, *dxv = dx->data;
+    float nan1 = bits_f(0x7fc12345u), nan2 = bits_f(0xffc00abcu);
+    float in[8] = { -0.0f, 0.0f, nan1, nan2, -INFINITY, INFINITY, 1e-45f, -1e-45f };
+    memcpy(xv, in, sizeof in);
+    for (int i = 0; i < 8; i++) dyv[i] = 2.0f;
+    CHECK_OK(sb_relu_forward(x, y));
+    CHECK_BITS(yv[0], 0.0f, "relu(-0) is +0");
+    CHECK_BITS(yv[1], 0.0f, "relu(+0)");
+    CHECK_BITS(yv[2], nan1, "relu(NaN) returns the NaN bits");
+    CHECK_BITS(yv[3], nan2, "relu(-NaN) returns the NaN bits");
+    CHECK_BITS(yv[4], 0.0f, "relu(-inf)");
+    CHECK_BITS(yv[5], INFINITY, "relu(inf)");
+    CHECK_BITS(yv[6], 1e-45f, "relu(subnormal)");
+    CHECK_BITS(yv[7], 0.0f, "relu(-subnormal)");
+    CHECK_OK(sb_relu_backward(x, dy, dx));
+    CHECK_BITS(dxv[0], 0.0f, "relu grad at -0 is 0");
+    CHECK_BITS(dxv[1], 0.0f, "relu grad at +0 is 0");
+    CHECK_BITS(dxv[2], 2.0f, "relu grad at NaN passes dy");
+    CHECK_BITS(dxv[6], 2.0f, "relu grad at +subnormal");
+    dyv[0] = NAN;
+    CHECK_OK(sb_relu_backward(x, dy, dx));
+    CHECK_BITS(dxv[0], 0.0f, "relu grad where x <= 0 is +0 even for NaN dy");
+    CHECK_OK(sb_leaky_relu_forward(x, 0.5f, y));
+    CHECK_BITS(yv[0], -0.0f, "leaky(-0) = -0 * slope");
+    CHECK_BITS(yv[2], nan1, "leaky(NaN) keeps the NaN");
+    CHECK_BITS(yv[4], -INFINITY, "leaky(-inf)");
+    CHECK_OK(sb_sigmoid_forward(x, y));
+    CHECK_BITS(yv[4], 0.0f, "sigmoid(-inf) = +0");
+    CHECK_BITS(yv[5], 1.0f, "sigmoid(inf) = 1");
+    CHECK_BITS(yv[0], 0.5f, "sigmoid(-0) = 0.5");
+    CHECK(yv[2] != yv[2], "sigmoid(NaN) is NaN");
+    CHECK_OK(sb_tanh_forward(x, y));
+    CHECK_BITS(yv[0], -0.0f, "tanh(-0)");
+    CHECK_BITS(yv[4], -1.0f, "tanh(-inf)");
+    CHECK_OK(sb_gelu_forward(x, false, y));
+    CHECK_BITS(yv[0], -0.0f, "gelu(-0)");
+    CHECK_BITS(yv[5], INFINITY, "gelu(inf)");
+    CHECK(yv[4] != yv[4], "gelu(-inf) = -inf * 0 is NaN, as in the float sequence");
+    CHECK_OK(sb_silu_forward(x, y));
+    CHECK(yv[4] != yv[4], "silu(-inf) = -inf / (1 + inf) is NaN, as in the float sequence");
+    CHECK_BITS(yv[5], INFINITY, "silu(inf)");
+    sb_tensor_free(x); sb_tensor_free(y); sb_tensor_free(dy); sb_tensor_free(dx);
+}
+
+/* Strided inputs and outputs, and in-place use, give the contiguous bits. */
+static void test_layouts(void) {
+    int64_t s[2] = { 13, 37 }, st[2] = { 37, 13 };
+    sb_tensor *x = tnew(2, s), *y = tnew(2, s), *dy = tnew(2, s), *dx = tnew(2, s);
+    sb_tensor *xc = tnew(2, st), *yc = tnew(2, st), *dyc = tnew(2, st), *dxc = tnew(2, st);
+    sb_tensor *xt, *yt, *dyt, *dxt;
+    CHECK_OK(sb_tensor_transpose(&xt, xc, 0, 1));
+    CHECK_OK(sb_tensor_transpose(&yt, yc, 0, 1));
+    CHECK_OK(sb_tensor_transpose(&dyt, dyc, 0, 1));
+    CHECK_OK(sb_tensor_transpose(&dxt, dxc, 0, 1));
+    float *xv = x->data, *dyv = dy->data;
+    for (int i = 0; i < 13 * 37; i++) { xv[i] = frand(-6.0f, 6.0f); dyv[i] = frand(-1.0f, 1.0f); }
+    CHECK_OK(sb_tensor_copy(xt, x));
+    CHECK_OK(sb_tensor_copy(dyt, dy));
+    sb_tensor *back = tnew(2, s);
+    for (int k = 0; k < NACT; k++) {
+        CHECK_OK(run_fwd(k, x, y));
+        CHECK_OK(run_fwd(k, xt, yt));
+        CHECK_OK(sb_tensor_copy(back, yt));
+        CHECK(memcmp(back->data, y->data, 13 * 37 * 4) == 0, "%s strided forward differs", names[k]);
+        CHECK_OK(run_bwd(k, uses_y(k) ? y : x, dy, dx));
+        CHECK_OK(run_bwd(k, uses_y(k) ? yt : xt, dyt, dxt));
+        CHECK_OK(sb_tensor_copy(back, dxt));
+        CHECK(memcmp(back->data, dx->data, 13 * 37 * 4) == 0, "%s strided backward differs", names[k]);
+        /* in place: y over x, dx over dy */
+        CHECK_OK(sb_tensor_copy(back, x));
+        CHECK_OK(run_fwd(k, back, back));
+        CHECK(memcmp(back->data, y->data, 13 * 37 * 4) == 0, "%s in-place forward differs", names[k]);
+        CHECK_OK(sb_tensor_copy(back, dy));
+        CHECK_OK(run_bwd(k, uses_y(k) ? y : x, back, back));
+        CHECK(memcmp(back->data, dx->data, 13 * 37 * 4) == 0, "%s in-place backward differs", names[k]);
+    }
+    /* 0-dim and empty tensors */
+    sb_tensor *z0 = tnew(0, NULL), *z1 = tnew(0, NULL);
+    ((float *)z0->data)[0] = 1.0f;
+    CHECK_OK(sb_sigmoid_forward(z0, z1));
+    CHECK_BITS(((float *)z1->data)[0], want_fwd(SIGMOID, 1.0f), "0-dim sigmoid");
+    int64_t e[2] = { 0, 5 };
+    sb_tensor *ea = tnew(2, e), *eb = tnew(2, e);
+    CHECK_OK(sb_gelu_forward(ea, true, eb));
+    sb_tensor_free(z0); sb_tensor_free(z1); sb_tensor_free(ea); sb_tensor_free(eb);
+    sb_tensor_free(back);
+    sb_tensor_free(xt); sb_tensor_free(yt); sb_tensor_free(dyt); sb_tensor_free(dxt);
+    sb_tensor_free(x); sb_tensor_free(y); sb_tensor_free(dy); sb_tensor_free(dx);
+    sb_tensor_free(xc); sb_tensor_free(yc); sb_tensor_free(dyc); sb_tensor_free(dxc);
+}
+
+static void test_bad_inputs(void) {
+    int64_t s[2] = { 2, 3 }, w[2] = { 3, 2 };
+    sb_tensor *a = tnew(2, s), *b = tnew(2, s), *c = tnew(2, w), *ii = NULL, *at;
+    CHECK_OK(sb_tensor_new(&ii, SB_I64, 2, s));
+    CHECK_OK(sb_tensor_transpose(&at, a, 0, 1));
+    int64_t s33[2] = { 3, 3 };
+    sb_tensor *q = tnew(2, s33), *b3 = tnew(2, s33), *qt;
+    CHECK_OK(sb_tensor_transpose(&qt, q, 0, 1));
+    static const char *fwd_names[NACT] = { "sb_relu_forward", "sb_leaky_relu_forward", "sb_tanh_forward",
+                                           "sb_sigmoid_forward", "sb_silu_forward", "sb_gelu_forward",
+                                           "sb_gelu_forward", "sb_softplus_forward" };
+    static const char *bwd_names[NACT] = { "sb_relu_backward", "sb_leaky_relu_backward", "sb_tanh_backward",
+                                           "sb_sigmoid_backward", "sb_silu_backward", "sb_gelu_backward",
+                                           "sb_gelu_backward", "sb_softplus_backward" };
+    for (int k = 0; k < NACT; k++) {
+        char m[96];
+        const char *src = uses_y(k) ? "y" : "x";
+        snprintf(m, sizeof m, "%s: x is NULL", fwd_names[k]);
+        CHECK_ERROR(run_fwd(k, NULL, b), SB_ERR_NULL, m);
+        snprintf(m, sizeof m, "%s: y is NULL", fwd_names[k]);
+        CHECK_ERROR(run_fwd(k, a, NULL), SB_ERR_NULL, m);
+        snprintf(m, sizeof m, "%s: y has shape [3, 2] but x has shape [2, 3]", fwd_names[k]);
+        CHECK_ERROR(run_fwd(k, a, c), SB_ERR_SHAPE, m);
+        CHECK_ERROR(run_fwd(k, ii, b), SB_ERR_DTYPE, "x has dtype int64");
+        CHECK_ERROR(run_fwd(k, a, at), SB_ERR_SHAPE, "y has shape [3, 2]");
+        CHECK_ERROR(run_fwd(k, q, qt), SB_ERR_ARG, "y overlaps x without the identical layout");
+        CHECK_ERROR(run_bwd(k, q, b3, qt), SB_ERR_ARG, "dx overlaps");
+        snprintf(m, sizeof m, "%s: %s is NULL", bwd_names[k], src);
+        CHECK_ERROR(run_bwd(k, NULL, a, b), SB_ERR_NULL, m);
+        snprintf(m, sizeof m, "%s: dy is NULL", bwd_names[k]);
+        CHECK_ERROR(run_bwd(k, a, NULL, b), SB_ERR_NULL, m);
+        snprintf(m, sizeof m, "%s: dx is NULL", bwd_names[k]);
+        CHECK_ERROR(run_bwd(k, a, b, NULL), SB_ERR_NULL, m);
+        CHECK_ERROR(run_bwd(k, a, c, b), SB_ERR_SHAPE, "dx has shape [2, 3] but dy has shape [3, 2]");
+        CHECK_ERROR(run_bwd(k, a, ii, b), SB_ERR_DTYPE, "dy has dtype int64");
+    }
+    CHECK_ERROR(sb_leaky_relu_forward(a, NAN, b), SB_ERR_ARG, "negative_slope");
+    CHECK_ERROR(sb_leaky_relu_backward(a, a, INFINITY, b), SB_ERR_ARG, "must be finite");
+    CHECK_ERROR(sb_softplus_forward(a, 0.0f, 20.0f, b), SB_ERR_ARG, "beta = 0");
+    CHECK_ERROR(sb_softplus_backward(a, a, 1.0f, NAN, b), SB_ERR_ARG, "threshold is NaN");
+    sb_tensor_free(at); sb_tensor_free(qt); sb_tensor_free(q); sb_tensor_free(b3);
+    sb_tensor_free(a); sb_tensor_free(b); sb_tensor_free(c); sb_tensor_free(ii);
+}
+
+int main(int argc, char **argv) {
+    (void)argc;
+    SB_TEST_MAIN_NAME(argv[0]);
+    test_constants();
+    test_values();
+    test_conventions();
+    test_layouts();
+    test_bad_inputs();
+    return sb_test_finish();
+}

@@ -1,0 +1,424 @@
+/* Tests of 2-D max and average pooling, forward and backward.
+ *
+ * The oracle restates the contract differently from src/ref/pool2d.c: max
+ * finds the window's first NaN, else its maximum value and then the first
+ * position equal to it; the backward passes scatter each output's gradient
+ * into per-input lists in (r, s) order and sum each list with the canonical
+ * sum restated from its definition; divisors are counted position by
+ * position. Output sizes are checked against values PyTorch documents. */
+#include <float.h>
+#include <math.h>
+#include "harness.h"
+
+static float canon_sum(const float *x, int64_t n) {
+    if (n == 0) return 0.0f;
+    float lane[32];
+    for (int j = 0; j < 32; j++) lane[j] = -0.0f;
+    for (int64_t i = 0; i < n; i++) lane[i % 32] += x[i];
+    for (int s = 16; s >= 1; s /= 2)
+        for (int j = 0; j < s; j++) lane[j] += lane[j + s];
+    return lane[0];
+}
+
+static int same(float a, float b) {
+    return sb_test_bits(a) == sb_test_bits(b) || (isnan(a) && isnan(b));
+}
+
+static uint64_t rng_state = 0xd1b54a32d192ed03ull;
+static uint64_t rnd(void) {
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+static float rnd_float(void) {
+    float m = 1.0f + (float)(rnd() % 0x800000) / 8388608.0f;
+    float v = ldexpf(m, (int)(rnd() % 17) - 8);
+    return rnd() & 1 ? -v : v;
+}
+
+static sb_tensor *tnew(sb_dtype dt, int nd, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
+    int64_t shape[4] = {d0, d1, d2, d3};
+    sb_tensor *t = NULL;
+    if (sb_tensor_new(&t, dt, nd, shape) != SB_OK) {
+        fprintf(stderr, "tensor allocation failed: %s\n", sb_last_error());
+        exit(2);
+    }
+    return t;
+}
+static float *F(const sb_tensor *t) { return (float *)t->data; }
+static int64_t *I(const sb_tensor *t) { return (int64_t *)t->data; }
+
+/* Scatter lists: for each input position, the terms in arrival order. */
+typedef struct lists {
+    int64_t count, cap;
+    int64_t *len;
+    float **item;
+} lists;
+static lists lists_new(int64_t count) {
+    lists l = {count, 0, calloc((size_t)count + 1, 8), calloc((size_t)count + 1, sizeof(float *))};
+    return l;
+}
+static void lists_push(lists *l, int64_t at, float v) {
+    l->item[at] = realloc(l->item[at], (size_t)(l->len[at] + 1) * 4);
+    l->item[at][l->len[at]++] = v;
+}
+static void lists_free(lists *l) {
+    for (int64_t i = 0; i < l->count; i++) free(l->item[i]);
+    free(l->len); free(l->item);
+}
+
+typedef struct pcase {
+    int64_t n, c, h, w;
+    sb_pool2d_params p;
+} pcase;
+
+/* Output size from PyTorch's rule, written out; 0 if invalid. */
+static int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t pad, bool ceil_mode) {
+    if (s == 0) s = k;
+    double q = (double)(in + 2 * pad - k) / (double)s;
+    int64_t o = (int64_t)(ceil_mode ? ceil(q) : floor(q)) + 1;
+    if (ceil_mode && (o - 1) * s >= in + pad) o--;
+    return o;
+}
+
+static void check_pool(const pcase *pc, bool quiet_values) {
+    const sb_pool2d_params *p = &pc->p;
+    int64_t sh = p->stride_h ? p->stride_h : p->kernel_h, sw = p->stride_w ? p->stride_w : p->kernel_w;
+    int64_t OH = out_size(pc->h, p->kernel_h, p->stride_h, p->pad_h, p->ceil_mode);
+    int64_t OW = out_size(pc->w, p->kernel_w, p->stride_w, p->pad_w, p->ceil_mode);
+    int64_t oh = -1, ow = -1;
+    CHECK_OK(sb_pool2d_output_size(pc->h, pc->w, p, &oh, &ow));
+    CHECK(oh == OH && ow == OW, "pool output %lldx%lld, expected %lldx%lld", (long long)oh,
+          (long long)ow, (long long)OH, (long long)OW);
+    int64_t P = pc->n * pc->c, H = pc->h, W = pc->w;
+    sb_tensor *x = tnew(SB_F32, 4, pc->n, pc->c, H, W), *dx = tnew(SB_F32, 4, pc->n, pc->c, H, W);
+    sb_tensor *y = tnew(SB_F32, 4, pc->n, pc->c, OH, OW), *dy = tnew(SB_F32, 4, pc->n, pc->c, OH, OW);
+    sb_tensor *ix = tnew(SB_I64, 4, pc->n, pc->c, OH, OW);
+    for (int64_t i = 0; i < P * H * W; i++) {
+        /* Few distinct values make ties (and +-0 pairs) common. */
+        F(x)[i] = quiet_values ? (float)((int64_t)(rnd() % 5) - 2) : rnd_float();
+        if (quiet_values && F(x)[i] == 0.0f && (rnd() & 1)) F(x)[i] = -0.0f;
+    }
+    for (int64_t i = 0; i < P * OH * OW; i++) F(dy)[i] = rnd_float();
+    sb_tensor_fill(dx, NAN);
+
+    long bad = 0;
+    /* ---- max forward ---- */
+    CHECK_OK(sb_max_pool2d_forward(x, p, y, ix));
+    for (int64_t q = 0; q < P; q++)
+        for (int64_t r = 0; r < OH; r++)
+            for (int64_t s = 0; s < OW; s++) {
+                const float *xq = F(x) + q * H * W;
+                int64_t want = -1;
+                float best = -INFINITY;
+                for (int64_t i = 0; i < p->kernel_h && want < 0; i++)
+                    for (int64_t j = 0; j < p->kernel_w; j++) {
+                        int64_t hh = r * sh - p->pad_h + i, ww = s * sw - p->pad_w + j;
+                        if (hh >= 0 && hh < H && ww >= 0 && ww < W && isnan(xq[hh * W + ww])) {
+                            want = hh * W + ww;
+                            break;
+                        }
+                    }
+                if (want < 0) {
+                    for (int64_t i = 0; i < p->kernel_h; i++)
+                        for (int64_t j = 0; j < p->kernel_w; j++) {
+                            int64_t hh = r * sh - p->pad_h + i, ww = s * sw - p->pad_w + j;
+                            if (hh >= 0 && hh < H && ww >= 0 && ww < W) best = fmaxf(best, xq[hh * W + ww]);
+                        }
+                    for (int64_t i = 0; i < p->kernel_h && want < 0; i++)
+                        for (int64_t j = 0; j < p->kernel_w; j++) {
+                            int64_t hh = r * sh - p->pad_h + i, ww = s * sw - p->pad_w + j;
+                            if (hh >= 0 && hh < H && ww >= 0 && ww < W && xq[hh * W + ww] == best) {
+                                want = hh * W + ww;
+                                break;
+                            }
+                        }
+                }
+                int64_t o = (q * OH + r) * OW + s;
+                bad += I(ix)[o] != want || sb_test_bits(F(y)[o]) != sb_test_bits(xq[want]);
+            }
+    CHECK(bad == 0, "max forward: %ld windows differ", bad);
+
+    /* ---- max backward: scatter in (r, s) order, canonical sum per input ---- */
+    CHECK_OK(sb_max_pool2d_backward(dy, ix, p, dx));
+    lists L = lists_new(P * H * W);
+    for (int64_t q = 0; q < P; q++)
+        for (int64_t r = 0; r < OH; r++)
+            for (int64_t s = 0; s < OW; s++) {
+                int64_t o = (q * OH + r) * OW + s;
+                lists_push(&L, q * H * W + I(ix)[o], F(dy)[o]);
+            }
+    bad = 0;
+    long far = 0;
+    for (int64_t i = 0; i < P * H * W; i++) {
+        bad += !same(F(dx)[i], canon_sum(L.item[i], L.len[i]));
+        double s64 = 0, mag = 0;
+        for (int64_t k = 0; k < L.len[i]; k++) { s64 += L.item[i][k]; mag += fabs(L.item[i][k]); }
+        far += fabs(F(dx)[i] - s64) > 8 * FLT_EPSILON * mag;
+    }
+    lists_free(&L);
+    CHECK(bad == 0 && far == 0, "max backward: %ld inputs differ, %ld far from float64", bad, far);
+
+    /* ---- avg forward ---- */
+    sb_pool2d_params pa = *p;
+    for (int cip = 0; cip < 2; cip++) {
+        pa.count_include_pad = cip;
+        sb_tensor_fill(y, NAN);
+        sb_tensor_fill(dx, NAN);
+        CHECK_OK(sb_avg_pool2d_forward(x, &pa, y));
+        CHECK_OK(sb_avg_pool2d_backward(dy, &pa, dx));
+        float *div = malloc((size_t)(OH * OW + 1) * 4);
+        for (int64_t r = 0; r < OH; r++)
+            for (int64_t s = 0; s < OW; s++) {
+                int64_t cnt = 0;
+                for (int64_t i = 0; i < p->kernel_h; i++)
+                    for (int64_t j = 0; j < p->kernel_w; j++) {
+                        int64_t hh = r * sh - p->pad_h + i, ww = s * sw - p->pad_w + j;
+                        bool inb = hh >= 0 && hh < H && ww >= 0 && ww < W;
+                        bool inpad = hh >= -p->pad_h && hh < H + p->pad_h && ww >= -p->pad_w &&
+                                     ww < W + p->pad_w;
+                        cnt += cip ? inpad : inb;
+                    }
+                div[r * OW + s] = (float)cnt;
+            }
+        bad = 0;
+        far = 0;
+        float *buf = malloc((size_t)(p->kernel_h * p->kernel_w + 1) * 4);
+        for (int64_t q = 0; q < P; q++)
+            for (int64_t r = 0; r < OH; r++)
+                for (int64_t s = 0; s < OW; s++) {
+                    int64_t len = 0;
+                    double s64 = 0;
+                    for (int64_t i = 0; i < p->kernel_h; i++)
+                        for (int64_t j = 0; j < p->kernel_w; j++) {
+                            int64_t hh = r * sh - p->pad_h + i, ww = s * sw - p->pad_w + j;
+                            if (hh >= 0 && hh < H && ww >= 0 && ww < W) {
+                                buf[len++] = F(x)[(q * H + hh) * W + ww];
+                                s64 += buf[len - 1];
+                            }
+                        }
+                    float got = F(y)[(q * OH + r) * OW + s];
+                    bad += !same(got, canon_sum(buf, len) / div[r * OW + s]);
+                    far += fabs(got - s64 / div[r * OW + s]) > 1e-5 * (fabs(s64) + 1e-3);
+                }
+        CHECK(bad == 0, "avg forward (count_include_pad %d): %ld outputs differ", cip, bad);
+        /* avg backward: scatter dy/div to every in-bounds position in order. */
+        lists A = lists_new(P * H * W);
+        for (int64_t q = 0; q < P; q++)
+            for (int64_t r = 0; r < OH; r++)
+                for (int64_t s = 0; s < OW; s++)
+                    for (int64_t i = 0; i < p->kernel_h; i++)
+                        for (int64_t j = 0; j < p->kernel_w; j++) {
+                            int64_t hh = r * sh - p->pad_h + i, ww = s * sw - p->pad_w + j;
+                            if (hh >= 0 && hh < H && ww >= 0 && ww < W)
+                                lists_push(&A, (q * H + hh) * W + ww,
+                                           F(dy)[(q * OH + r) * OW + s] / div[r * OW + s]);
+                        }
+        /* The scatter above visits (r, s) in order for each input, so each
+         * list is already in the contract's order. */
+        bad = 0;
+        for (int64_t i = 0; i < P * H * W; i++) {
+            bad += !same(F(dx)[i], canon_sum(A.item[i], A.len[i]));
+            double s64 = 0, mag = 0;
+            for (int64_t k = 0; k < A.len[i]; k++) { s64 += A.item[i][k]; mag += fabs(A.item[i][k]); }
+            far += fabs(F(dx)[i] - s64) > 8 * FLT_EPSILON * mag;
+        }
+        lists_free(&A);
+        CHECK(bad == 0 && far == 0, "avg backward (count_include_pad %d): %ld differ, %ld far", cip,
+              bad, far);
+        free(div);
+        free(buf);
+    }
+    sb_tensor *list[] = {x, dx, y, dy, ix};
+    for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) sb_tensor_free(list[i]);
+}
+
+static void test_pool_shapes(void) {
+    static const pcase cases[] = {
+        {2, 3, 7, 9, {3, 3, 2, 2, 1, 1, false, true}},
+        {1, 2, 8, 8, {2, 2, 0, 0, 0, 0, false, true}},   /* stride 0 = kernel */
+        {1, 1, 9, 7, {3, 2, 1, 1, 1, 1, false, true}},   /* heavy overlap */
+        {2, 2, 5, 5, {2, 2, 2, 2, 0, 0, true, true}},    /* ceil: windows past the edge */
+        {1, 3, 6, 7, {3, 3, 2, 2, 1, 1, true, false}},
+        {1, 1, 5, 5, {3, 3, 3, 3, 1, 1, true, true}},    /* ceil, last window dropped */
+        {3, 1, 1, 1, {1, 1, 1, 1, 0, 0, false, true}},   /* 1x1 */
+        {1, 2, 4, 11, {4, 5, 1, 3, 2, 2, false, true}},  /* pad = kernel/2 */
+        {1, 1, 40, 40, {7, 7, 1, 1, 3, 3, false, true}}, /* 49 overlapping windows: > 32 terms */
+        {0, 2, 4, 4, {2, 2, 0, 0, 0, 0, false, true}},   /* empty batch */
+    };
+    int n = (int)(sizeof cases / sizeof cases[0]);
+    for (int i = 0; i < n; i++) {
+        check_pool(&cases[i], false);
+        check_pool(&cases[i], true);
+    }
+}
+
+static void test_pool_specials(void) {
+    sb_pool2d_params p = SB_POOL2D_PARAMS(2, 2);
+    sb_tensor *x = tnew(SB_F32, 4, 1, 1, 2, 2), *y = tnew(SB_F32, 4, 1, 1, 1, 1);
+    sb_tensor *ix = tnew(SB_I64, 4, 1, 1, 1, 1);
+    /* +0 and -0 tie: the first in (i, j) order wins. */
+    float a[4] = {-0.0f, 0.0f, -1.0f, -2.0f};
+    memcpy(F(x), a, 16);
+    CHECK_OK(sb_max_pool2d_forward(x, &p, y, ix));
+    CHECK_BITS(F(y)[0], -0.0f, "-0 before +0 wins");
+    CHECK(I(ix)[0] == 0, "index of -0 is 0, got %lld", (long long)I(ix)[0]);
+    F(x)[0] = 0.0f; F(x)[1] = -0.0f;
+    CHECK_OK(sb_max_pool2d_forward(x, &p, y, ix));
+    CHECK_BITS(F(y)[0], 0.0f, "+0 before -0 wins");
+    /* Equal maxima: the first wins. */
+    float b[4] = {1.0f, 3.0f, 3.0f, 2.0f};
+    memcpy(F(x), b, 16);
+    CHECK_OK(sb_max_pool2d_forward(x, &p, y, ix));
+    CHECK(I(ix)[0] == 1, "first maximum wins, got index %lld", (long long)I(ix)[0]);
+    /* NaN wins, and the first NaN is recorded. */
+    float c[4] = {5.0f, NAN, INFINITY, -NAN};
+    memcpy(F(x), c, 16);
+    CHECK_OK(sb_max_pool2d_forward(x, &p, y, ix));
+    CHECK(isnan(F(y)[0]) && I(ix)[0] == 1, "first NaN wins, index %lld", (long long)I(ix)[0]);
+    CHECK(sb_test_bits(F(y)[0]) == sb_test_bits(c[1]), "y copies the NaN's bits");
+    float d[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    memcpy(F(x), d, 16);
+    CHECK_OK(sb_max_pool2d_forward(x, &p, y, ix));
+    CHECK(F(y)[0] == -INFINITY && I(ix)[0] == 0, "all -inf: first element");
+    /* Padding never wins: all inputs -5 with padding 1. */
+    sb_pool2d_params pp = {3, 3, 1, 1, 1, 1, false, true};
+    sb_tensor *x3 = tnew(SB_F32, 4, 1, 1, 3, 3), *y3 = tnew(SB_F32, 4, 1, 1, 3, 3);
+    sb_tensor_fill(x3, -5.0f);
+    CHECK_OK(sb_max_pool2d_forward(x3, &pp, y3, NULL));
+    CHECK_BITS(F(y3)[0], -5.0f, "padding is not a zero candidate");
+    /* Avg with padding: corner window holds 4 in-bounds elements of 9. */
+    for (int i = 0; i < 9; i++) F(x3)[i] = (float)(i + 1);
+    CHECK_OK(sb_avg_pool2d_forward(x3, &pp, y3));
+    CHECK_BITS(F(y3)[0], (1.0f + 2.0f + 4.0f + 5.0f) / 9.0f, "count_include_pad divides by 9");
+    pp.count_include_pad = false;
+    CHECK_OK(sb_avg_pool2d_forward(x3, &pp, y3));
+    CHECK_BITS(F(y3)[0], 12.0f / 4.0f, "excluding pad divides by 4");
+    /* All -0 window: the canonical sum keeps -0, and -0 / 4 = -0. */
+    sb_tensor_fill(x, -0.0f);
+    CHECK_OK(sb_avg_pool2d_forward(x, &p, y));
+    CHECK_BITS(F(y)[0], -0.0f, "avg of -0 is -0");
+    /* ceil mode: 5x5, k2 s2: 3x3 outputs, the last window holds one row and
+     * column, and its divisor counts only positions inside the input. */
+    sb_pool2d_params pc = {2, 2, 2, 2, 0, 0, true, true};
+    sb_tensor *x5 = tnew(SB_F32, 4, 1, 1, 5, 5), *y5 = tnew(SB_F32, 4, 1, 1, 3, 3);
+    for (int i = 0; i < 25; i++) F(x5)[i] = (float)i;
+    CHECK_OK(sb_avg_pool2d_forward(x5, &pc, y5));
+    CHECK_BITS(F(y5)[8], 24.0f, "ceil-mode corner: x[4][4] / 1");
+    CHECK_BITS(F(y5)[2], (4.0f + 9.0f) / 2.0f, "ceil-mode right edge: 2 positions");
+    int64_t oh, ow;
+    CHECK_OK(sb_pool2d_output_size(5, 5, &pc, &oh, &ow));
+    CHECK(oh == 3 && ow == 3, "ceil 5/2");
+    sb_pool2d_params pd = {3, 3, 3, 3, 1, 1, true, true};
+    CHECK_OK(sb_pool2d_output_size(5, 5, &pd, &oh, &ow));
+    CHECK(oh == 2 && ow == 2, "ceil mode drops a window starting in the right padding: %lld", (long long)oh);
+    sb_pool2d_params pe = {3, 3, 2, 2, 1, 1, true, true};
+    CHECK_OK(sb_pool2d_output_size(6, 6, &pe, &oh, &ow));
+    CHECK(oh == 4 && ow == 4, "ceil(5/2)+1 = 4");
+    pe.ceil_mode = false;
+    CHECK_OK(sb_pool2d_output_size(6, 6, &pe, &oh, &ow));
+    CHECK(oh == 3, "floor(5/2)+1 = 3");
+
+    /* Max backward order: one element is the max of 9 overlapping windows
+     * (k3 s1 p1 on 3x3 with a dominant centre); its dx is the canonical sum
+     * of the 9 grads in (r, s) order, which differs from a sequential sum. */
+    sb_pool2d_params po = {3, 3, 1, 1, 1, 1, false, true};
+    sb_tensor *xo = tnew(SB_F32, 4, 1, 1, 3, 3), *yo = tnew(SB_F32, 4, 1, 1, 3, 3);
+    sb_tensor *io = tnew(SB_I64, 4, 1, 1, 3, 3), *dyo = tnew(SB_F32, 4, 1, 1, 3, 3);
+    sb_tensor *dxo = tnew(SB_F32, 4, 1, 1, 3, 3);
+    F(xo)[4] = 10.0f;
+    float g[9] = {1e8f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, -1e8f};
+    memcpy(F(dyo), g, sizeof g);
+    CHECK_OK(sb_max_pool2d_forward(xo, &po, yo, io));
+    CHECK_OK(sb_max_pool2d_backward(dyo, io, &po, dxo));
+    float seq = 0.0f;
+    for (int i = 0; i < 9; i++) seq += g[i];
+    /* Lanes 0..8; fold 8: lane0 = 1e8 + -1e8 = 0; the seven ones add to 7. */
+    CHECK_BITS(F(dxo)[4], 7.0f, "max backward uses the canonical sum");
+    CHECK(seq != 7.0f, "example is order-sensitive (sequential: %g)", seq);
+    CHECK_BITS(F(dxo)[0], 0.0f, "non-argmax inputs get +0");
+    /* A single -0 gradient keeps its sign (canonical sum of one element). */
+    sb_tensor_fill(dyo, -0.0f);
+    F(xo)[4] = 0.0f;
+    F(xo)[0] = 1.0f; /* max of window (0,0), (0,1), (1,0), (1,1) */
+    CHECK_OK(sb_max_pool2d_forward(xo, &po, yo, io));
+    CHECK_OK(sb_max_pool2d_backward(dyo, io, &po, dxo));
+    CHECK_BITS(F(dxo)[0], -0.0f, "sum of -0 grads is -0");
+    /* Avg backward over 49 windows (> 32 lanes) was covered by the shapes;
+     * here an order-sensitive avg case: k1 windows pass dy through. */
+    sb_tensor *list[] = {x, y, ix, x3, y3, x5, y5, xo, yo, io, dyo, dxo};
+    for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) sb_tensor_free(list[i]);
+}
+
+static void test_pool_errors(void) {
+    sb_pool2d_params p = {3, 3, 2, 2, 1, 1, false, true};
+    sb_tensor *x = tnew(SB_F32, 4, 2, 3, 7, 7), *y = tnew(SB_F32, 4, 2, 3, 4, 4);
+    sb_tensor *ix = tnew(SB_I64, 4, 2, 3, 4, 4), *dx = tnew(SB_F32, 4, 2, 3, 7, 7);
+    sb_tensor *ybad = tnew(SB_F32, 4, 2, 3, 3, 3), *x3 = tnew(SB_F32, 3, 3, 7, 7, 0);
+    sb_tensor *xi = tnew(SB_I32, 4, 2, 3, 7, 7), *ixf = tnew(SB_F32, 4, 2, 3, 4, 4);
+    sb_tensor *x0 = tnew(SB_F32, 4, 1, 1, 0, 4), *y0 = tnew(SB_F32, 4, 1, 1, 1, 1);
+    CHECK_OK(sb_max_pool2d_forward(x, &p, y, ix));
+    CHECK_OK(sb_max_pool2d_backward(y, ix, &p, dx));
+    CHECK_OK(sb_avg_pool2d_forward(x, &p, y));
+    CHECK_OK(sb_avg_pool2d_backward(y, &p, dx));
+    CHECK_ERROR(sb_max_pool2d_forward(NULL, &p, y, ix), SB_ERR_NULL, "sb_max_pool2d_forward: x is NULL");
+    CHECK_ERROR(sb_max_pool2d_forward(x, NULL, y, ix), SB_ERR_NULL, "params is NULL");
+    CHECK_ERROR(sb_max_pool2d_forward(x, &p, NULL, ix), SB_ERR_NULL, "y is NULL");
+    CHECK_ERROR(sb_max_pool2d_forward(x, &p, ybad, ix), SB_ERR_SHAPE, "y has shape [2, 3, 3, 3], expected [2, 3, 4, 4]");
+    CHECK_ERROR(sb_max_pool2d_forward(x3, &p, y, ix), SB_ERR_SHAPE, "x must have 4 dimensions");
+    CHECK_ERROR(sb_max_pool2d_forward(xi, &p, y, ix), SB_ERR_DTYPE, "x has dtype int32");
+    CHECK_ERROR(sb_max_pool2d_forward(x, &p, y, ixf), SB_ERR_DTYPE, "indices has dtype float32");
+    CHECK_ERROR(sb_max_pool2d_forward(x, &p, y, ybad), SB_ERR_DTYPE, "indices");
+    CHECK_ERROR(sb_max_pool2d_forward(x0, &p, y0, NULL), SB_ERR_SHAPE, "input height is 0");
+    sb_pool2d_params q = p;
+    q.kernel_h = 0;
+    CHECK_ERROR(sb_max_pool2d_forward(x, &q, y, ix), SB_ERR_ARG, "params->kernel_h = 0");
+    q = p; q.stride_w = -1;
+    CHECK_ERROR(sb_avg_pool2d_forward(x, &q, y), SB_ERR_ARG, "params->stride_w = -1");
+    q = p; q.pad_h = 2;
+    CHECK_ERROR(sb_avg_pool2d_forward(x, &q, y), SB_ERR_ARG, "at most half the kernel");
+    q = p; q.pad_w = -1;
+    CHECK_ERROR(sb_avg_pool2d_forward(x, &q, y), SB_ERR_ARG, "params->pad_w = -1");
+    q = p; q.kernel_w = 10;
+    CHECK_ERROR(sb_avg_pool2d_forward(x, &q, y), SB_ERR_SHAPE, "kernel width (10) is larger");
+    sb_tensor *xt = NULL;
+    CHECK_OK(sb_tensor_transpose(&xt, x, 2, 3));
+    CHECK_ERROR(sb_avg_pool2d_forward(xt, &p, y), SB_ERR_ARG, "x must be contiguous");
+    sb_tensor *ya = NULL;
+    int64_t ys[4] = {2, 3, 4, 4};
+    CHECK_OK(sb_tensor_wrap(&ya, F(x) + 5, SB_F32, 4, ys, NULL));
+    CHECK_ERROR(sb_avg_pool2d_forward(x, &p, ya), SB_ERR_ARG, "y shares memory with x");
+    CHECK_ERROR(sb_avg_pool2d_backward(NULL, &p, dx), SB_ERR_NULL, "dy is NULL");
+    CHECK_ERROR(sb_avg_pool2d_backward(y, &p, NULL), SB_ERR_NULL, "dx is NULL");
+    CHECK_ERROR(sb_avg_pool2d_backward(ybad, &p, dx), SB_ERR_SHAPE, "dy has shape");
+    CHECK_ERROR(sb_max_pool2d_backward(y, NULL, &p, dx), SB_ERR_NULL, "indices is NULL");
+    CHECK_ERROR(sb_max_pool2d_backward(y, ixf, &p, dx), SB_ERR_DTYPE, "indices has dtype float32");
+    CHECK_ERROR(sb_max_pool2d_backward(y, ix, NULL, dx), SB_ERR_NULL, "params is NULL");
+    /* Indices outside their window are rejected before anything is written. */
+    F(dx)[0] = 42.0f;
+    int64_t keep = I(ix)[5];
+    I(ix)[5] = 0; /* window (1, 1) covers rows/cols 1..3 */
+    CHECK_ERROR(sb_max_pool2d_backward(y, ix, &p, dx), SB_ERR_RANGE, "outside its window");
+    I(ix)[5] = -1;
+    CHECK_ERROR(sb_max_pool2d_backward(y, ix, &p, dx), SB_ERR_RANGE, "= -1 is outside");
+    I(ix)[5] = 49;
+    CHECK_ERROR(sb_max_pool2d_backward(y, ix, &p, dx), SB_ERR_RANGE, "= 49 is outside");
+    CHECK_BITS(F(dx)[0], 42.0f, "dx untouched after a range error");
+    I(ix)[5] = keep;
+    int64_t oh, ow;
+    CHECK_ERROR(sb_pool2d_output_size(5, 5, NULL, &oh, &ow), SB_ERR_NULL, "params is NULL");
+    CHECK_ERROR(sb_pool2d_output_size(5, 5, &p, &oh, NULL), SB_ERR_NULL, "out_h or out_w");
+    CHECK_ERROR(sb_pool2d_output_size(0, 5, &p, &oh, &ow), SB_ERR_SHAPE, "input height is 0");
+    sb_tensor *list[] = {x, y, ix, dx, ybad, x3, xi, ixf, x0, y0, xt, ya};
+    for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) sb_tensor_free(list[i]);
+}
+
+int main(int argc, char **argv) {
+    (void)argc;
+    SB_TEST_MAIN_NAME(argv[0]);
+    test_pool_shapes();
+    test_pool_specials();
+    test_pool_errors();
+    return sb_test_finish();
+}
