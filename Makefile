@@ -32,7 +32,7 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_SUPPORT := $(sort $(wildcard tests/support/*.c))
 TEST_SUPPORT_OBJ := $(TEST_SUPPORT:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all lib cli tests test test-plain test-asan verify-math deps install clean
+.PHONY: all lib cli tests test test-plain test-asan verify-math deps install clean demo
 
 all: lib cli
 
@@ -41,7 +41,8 @@ cli: $(BUILD)/samebits
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+	@echo "  CC      $<"
+	@$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 $(BUILD)/libsamebits.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -85,6 +86,18 @@ verify-math: $(BUILD)/tools/verify_math
 $(BUILD)/tools/%: tools/%.c $(BUILD)/libsamebits.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -O3 -o $@ $< $(BUILD)/libsamebits.a -lmpfr -lgmp $(LDLIBS_ALL)
+
+# The main job: train LeNet-5 on Fashion-MNIST with the default settings and
+# compare the four printed lines with the recorded golden run.
+demo: deps all
+	@echo "training LeNet-5 (2 epochs of Fashion-MNIST; a few minutes)..."
+	@$(BUILD)/samebits train | tee $(BUILD)/demo.out
+	@if cmp -s $(BUILD)/demo.out tests/golden/lenet5-default.txt; then \
+	  echo "MATCH: identical to the recorded golden run (tests/golden/lenet5-default.txt)"; \
+	else \
+	  echo "MISMATCH against tests/golden/lenet5-default.txt:"; \
+	  diff tests/golden/lenet5-default.txt $(BUILD)/demo.out; exit 1; \
+	fi
 
 # Installs the Debian packages the build and tests need when they are
 # missing (as root), or says exactly what to install.

@@ -3,11 +3,14 @@
 #   libmpfr-dev, libgmp-dev  - exact reference values for the math tests and
 #                              the exhaustive `make verify-math` proof
 #   zlib1g-dev               - reading gzip-compressed IDX data files
+#   dataset-fashion-mnist    - the Fashion-MNIST IDX files that `make demo`
+#                              trains on and the end-to-end tests use
 set -e
 missing=""
 [ -f /usr/include/mpfr.h ] || missing="$missing libmpfr-dev"
 [ -f /usr/include/gmp.h ] || [ -f /usr/include/x86_64-linux-gnu/gmp.h ] || missing="$missing libgmp-dev"
 [ -f /usr/include/zlib.h ] || missing="$missing zlib1g-dev"
+[ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || missing="$missing dataset-fashion-mnist"
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing:$missing"

@@ -26,9 +26,18 @@ static float mp_chain(int64_t k, const float *a, const float *b) {
     return r;
 }
 
-/* Canonical sum from its definition (n <= 8192 is all these tests need). */
+/* Canonical sum restated from its definition. */
 static float canon_sum(const float *x, int64_t n) {
     if (n == 0) return 0.0f;
+    if (n > 8192) { /* blocks of 8192, their sums summed by the same rule */
+        int64_t nb = (n + 8191) / 8192;
+        float *blocks = malloc((size_t)nb * sizeof *blocks);
+        for (int64_t b = 0; b < nb; b++)
+            blocks[b] = canon_sum(x + b * 8192, n - b * 8192 < 8192 ? n - b * 8192 : 8192);
+        float r = canon_sum(blocks, nb);
+        free(blocks);
+        return r;
+    }
     float lane[32];
     for (int j = 0; j < 32; j++) lane[j] = -0.0f;
     for (int64_t i = 0; i < n; i++) lane[i % 32] += x[i];
@@ -314,6 +323,19 @@ static void test_conv_specials(void) {
     F(b2)[0] = -0.0f;
     CHECK_OK(sb_conv2d_forward(x2, w2, b2, NULL, y2));
     CHECK_BITS(F(y2)[0], 0.0f, "+0 from -0 products");
+    /* Padded taps are terms even for finite weights: they can turn an
+     * underflowed -0 into +0. x = [-2^-75], w = [2^-76, 2^-76], pad_w = 1:
+     * y[0] = chain(pad, x) = -0, y[1] = chain(x, pad) = +0 (skipping the
+     * padded term would leave -0). */
+    sb_tensor *x5 = tnew(SB_F32, 4, 1, 1, 1, 1), *w5 = tnew(SB_F32, 4, 1, 1, 1, 2);
+    sb_tensor *y5 = tnew(SB_F32, 4, 1, 1, 1, 2);
+    F(x5)[0] = -ldexpf(1.0f, -75);
+    F(w5)[0] = F(w5)[1] = ldexpf(1.0f, -76);
+    sb_conv2d_params p5 = {1, 1, 0, 1, 1, 1, 1};
+    CHECK_OK(sb_conv2d_forward(x5, w5, NULL, &p5, y5));
+    CHECK_BITS(F(y5)[0], -0.0f, "padded term first, then the underflowing product");
+    CHECK_BITS(F(y5)[1], 0.0f, "padded term after an underflowed -0 gives +0");
+    sb_tensor_free(x5); sb_tensor_free(w5); sb_tensor_free(y5);
     /* Subnormal products, exact through the fused chain. */
     for (int i = 0; i < 4; i++) { F(x2)[i] = ldexpf(1.0f + i, -75); F(w2)[i] = ldexpf(1.5f, -70); }
     float u[4], v[4];
@@ -327,7 +349,18 @@ static void test_conv_specials(void) {
     F(dy3)[0] = 1e8f; F(dy3)[32] = -1e8f;
     CHECK_OK(sb_conv2d_backward(dy3, x3, w3, NULL, NULL, NULL, db3));
     CHECK_BITS(F(db3)[0], 31.0f, "conv db is the canonical sum");
-    sb_tensor *list[] = {x, w, y, dy, dw, dx, x2, w2, y2, b2, x3, w3, dy3, db3};
+    /* db over 2 x 1 x 4700 = 9400 > 8192 positions: two levels of blocks. */
+    sb_tensor *x4 = tnew(SB_F32, 4, 2, 1, 1, 4700), *w4 = tnew(SB_F32, 4, 3, 1, 1, 1);
+    sb_tensor *dy4 = tnew(SB_F32, 4, 2, 3, 1, 4700), *db4 = tnew(SB_F32, 1, 3, 0, 0, 0);
+    for (int64_t i = 0; i < sb_tensor_numel(dy4); i++) F(dy4)[i] = rnd_float();
+    CHECK_OK(sb_conv2d_backward(dy4, x4, w4, NULL, NULL, NULL, db4));
+    for (int64_t oc = 0; oc < 3; oc++) {
+        float *buf = malloc(9400 * 4);
+        for (int64_t n = 0; n < 2; n++) memcpy(buf + n * 4700, F(dy4) + (n * 3 + oc) * 4700, 4700 * 4);
+        CHECK_BITS(F(db4)[oc], canon_sum(buf, 9400), "conv db over 9400 positions, channel %lld", (long long)oc);
+        free(buf);
+    }
+    sb_tensor *list[] = {x, w, y, dy, dw, dx, x2, w2, y2, b2, x3, w3, dy3, db3, x4, w4, dy4, db4};
     for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) sb_tensor_free(list[i]);
 }
 

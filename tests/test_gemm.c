@@ -134,7 +134,7 @@ static void check_sgemm_case(char ta, char tb, int64_t m, int64_t n, int64_t k, 
 static void test_sgemm_random(void) {
     static const int64_t shapes[][3] = {
         {1, 1, 1}, {7, 33, 65}, {130, 7, 33}, {33, 130, 7}, {65, 65, 130}, {1, 130, 1},
-        {5, 3, 0}, {3, 1, 300}, {2, 2, 1}, {0, 4, 3}, {4, 0, 3},
+        {5, 3, 0}, {3, 1, 300}, {2, 2, 1}, {0, 4, 3}, {4, 0, 3}, {130, 65, 257},
     };
     const char *tr = "NTnt";
     int nshapes = sb_test_quick() ? 8 : (int)(sizeof shapes / sizeof shapes[0]);
@@ -174,6 +174,11 @@ static void test_sgemm_order_and_specials(void) {
     float c0 = -0.0f;
     CHECK_OK(sb_sgemm('T', 'T', 1, 1, 0, NULL, 1, NULL, 1, &c0, 1));
     CHECK_BITS(c0, 0.0f, "k = 0 gives +0");
+    /* A negative product that underflows leaves -0; a later +0 term makes +0. */
+    float u1[2] = {-ldexpf(1.0f, -75), 0.0f}, u2[2] = {ldexpf(1.0f, -76), 3.0f};
+    CHECK_BITS(dot1(1, u1, u2), -0.0f, "underflow to -0");
+    CHECK_BITS(mp_chain(1, u1, u2), -0.0f, "MPFR oracle: underflow to -0");
+    CHECK_BITS(dot1(2, u1, u2), 0.0f, "-0 + (+0 * 3) = +0");
     /* Exact cancellation gives +0 under round-to-nearest. */
     float cx[2] = {3.0f, -3.0f}, cy[2] = {-0.5f, -0.5f};
     CHECK_BITS(dot1(2, cx, cy), 0.0f, "exact cancellation");

@@ -12,6 +12,15 @@
 
 static float canon_sum(const float *x, int64_t n) {
     if (n == 0) return 0.0f;
+    if (n > 8192) { /* blocks of 8192, their sums summed by the same rule */
+        int64_t nb = (n + 8191) / 8192;
+        float *blocks = malloc((size_t)nb * sizeof *blocks);
+        for (int64_t b = 0; b < nb; b++)
+            blocks[b] = canon_sum(x + b * 8192, n - b * 8192 < 8192 ? n - b * 8192 : 8192);
+        float r = canon_sum(blocks, nb);
+        free(blocks);
+        return r;
+    }
     float lane[32];
     for (int j = 0; j < 32; j++) lane[j] = -0.0f;
     for (int64_t i = 0; i < n; i++) lane[i % 32] += x[i];
@@ -345,9 +354,13 @@ static void test_pool_specials(void) {
     CHECK_OK(sb_max_pool2d_forward(xo, &po, yo, io));
     CHECK_OK(sb_max_pool2d_backward(dyo, io, &po, dxo));
     CHECK_BITS(F(dxo)[0], -0.0f, "sum of -0 grads is -0");
-    /* Avg backward over 49 windows (> 32 lanes) was covered by the shapes;
-     * here an order-sensitive avg case: k1 windows pass dy through. */
-    sb_tensor *list[] = {x, y, ix, x3, y3, x5, y5, xo, yo, io, dyo, dxo};
+    /* One 91x91 window: the avg sum has 8281 > 8192 terms (two levels). */
+    sb_pool2d_params pb = SB_POOL2D_PARAMS(91, 91);
+    sb_tensor *xb = tnew(SB_F32, 4, 1, 1, 91, 91), *yb = tnew(SB_F32, 4, 1, 1, 1, 1);
+    for (int i = 0; i < 91 * 91; i++) F(xb)[i] = rnd_float();
+    CHECK_OK(sb_avg_pool2d_forward(xb, &pb, yb));
+    CHECK_BITS(F(yb)[0], canon_sum(F(xb), 91 * 91) / 8281.0f, "avg over 8281 elements");
+    sb_tensor *list[] = {x, y, ix, x3, y3, x5, y5, xo, yo, io, dyo, dxo, xb, yb};
     for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) sb_tensor_free(list[i]);
 }
 

@@ -1,4 +1,5 @@
 /* The tape, leaves, gradient routing and the backward walk. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include "autograd/graph_internal.h"
 
@@ -7,7 +8,12 @@ struct sb_graph {
     sb_node **tape;
     size_t n_nodes, cap_nodes;
     uint64_t generation; /* changes at every reset: modules rebind parameters */
+    bool backward_done;  /* this step's tape was already walked */
 };
+
+/* Generations are unique across all graphs, so a module never mistakes a new
+ * graph that happens to reuse a freed graph's address for the old one. */
+static _Atomic uint64_t next_generation = 1;
 
 sb_status sb_graph_new(sb_graph **out) {
     if (!out) return sb_fail(SB_ERR_NULL, "sb_graph_new: out is NULL");
@@ -16,6 +22,7 @@ sb_status sb_graph_new(sb_graph **out) {
     if (!g) return SB_ERR_NOMEM;
     sb_status s = sb_arena_new(&g->arena, (size_t)16 << 20);
     if (s != SB_OK) { free(g); return s; }
+    g->generation = atomic_fetch_add(&next_generation, 1);
     *out = g;
     return SB_OK;
 }
@@ -31,7 +38,8 @@ void sb_graph_reset(sb_graph *g) {
     if (!g) return;
     sb_arena_reset(g->arena);
     g->n_nodes = 0;
-    g->generation++;
+    g->generation = atomic_fetch_add(&next_generation, 1);
+    g->backward_done = false;
 }
 
 sb_arena *sb_graph_arena(sb_graph *g) { return g ? g->arena : NULL; }
@@ -150,6 +158,12 @@ sb_status sb_graph_backward(sb_graph *g, sb_variable *loss) {
                        (long long)sb_tensor_numel(loss->value));
     if (!loss->requires_grad)
         return sb_fail(SB_ERR_ARG, "%s: loss does not depend on any parameter", fn);
+    /* The tape's variables already hold this step's gradients; walking it
+     * again would add to them. */
+    if (g->backward_done)
+        return sb_fail(SB_ERR_ARG, "%s: this tape was already walked; call sb_graph_reset and run "
+                       "the forward again before another backward", fn);
+    g->backward_done = true;
     sb_tensor *seed;
     SB_TRY(sb_ag_grad_target(g, loss, &seed));
     SB_TRY(sb_tensor_fill(seed, 1.0f));
@@ -164,7 +178,13 @@ sb_status sb_graph_backward(sb_graph *g, sb_variable *loss) {
 }
 
 sb_status sb_ag_targets(sb_graph *g, sb_node *node, sb_tensor *targets[SB_NODE_MAX_INPUTS]) {
-    for (int i = 0; i < SB_NODE_MAX_INPUTS; i++) SB_TRY(sb_ag_grad_target(g, node->in[i], &targets[i]));
+    for (int i = 0; i < SB_NODE_MAX_INPUTS; i++) {
+        sb_variable *v = node->in[i];
+        bool repeated = false; /* e.g. add(x, x): the second use is a later contribution */
+        for (int j = 0; j < i; j++) repeated = repeated || (v && node->in[j] == v);
+        if (repeated && v->requires_grad) SB_TRY(sb_ag_temp(g, v->value, &targets[i]));
+        else SB_TRY(sb_ag_grad_target(g, v, &targets[i]));
+    }
     return SB_OK;
 }
 

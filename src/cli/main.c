@@ -1,12 +1,16 @@
 /* build/samebits - the command-line tool. */
 #include <stdio.h>
 #include <string.h>
+#include "cli/cli.h"
 #include "samebits.h"
 
 static int usage(FILE *f) {
     fprintf(f,
             "usage: samebits <command> [options]\n"
             "commands:\n"
+            "  train [opts]   train LeNet-5 reproducibly and print the four hash lines\n"
+            "                 --data DIR --epochs N --batch-size N --lr X --seed N\n"
+            "                 --threads N --limit-batches N --save PATH --resume PATH\n"
             "  version        print the version\n"
             "  hash-file F    SHA-256 of a file's bytes\n");
     return f == stderr ? 2 : 0;
@@ -38,6 +42,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help")) return usage(stdout);
+    if (!strcmp(argv[1], "train")) return sb_cli_train(argc - 2, argv + 2);
     if (!strcmp(argv[1], "hash-file") && argc == 3) return cmd_hash_file(argv[2]);
     fprintf(stderr, "samebits: unknown command '%s'\n", argv[1]);
     return usage(stderr);

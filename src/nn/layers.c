@@ -139,9 +139,11 @@ static sb_status batch_norm_forward(sb_module *m, sb_graph *g, sb_variable *x, s
     sb_variable *gamma, *beta;
     SB_TRY(param_or_null(m, g, 0, &gamma));
     SB_TRY(param_or_null(m, g, 1, &beta));
+    SB_TRY(sb_ag_batch_norm(g, x, gamma, beta, m->buffers[0].value, m->buffers[1].value,
+                            m->training, m->cfg.bn.momentum, m->cfg.bn.eps, y));
+    /* counted only after a successful forward: a rejected input changes nothing */
     if (m->training) ((int64_t *)m->buffers[2].value->data)[0] += 1; /* num_batches_tracked */
-    return sb_ag_batch_norm(g, x, gamma, beta, m->buffers[0].value, m->buffers[1].value,
-                            m->training, m->cfg.bn.momentum, m->cfg.bn.eps, y);
+    return SB_OK;
 }
 
 sb_status sb_nn_batch_norm(sb_module **out, int64_t num_features, float eps, float momentum,
@@ -203,10 +205,11 @@ sb_status sb_nn_layer_norm(sb_module **out, int normalized_ndim, const int64_t *
 
 /* ---- Dropout ---- */
 static sb_status dropout_forward(sb_module *m, sb_graph *g, sb_variable *x, sb_variable **y) {
-    uint64_t offset = m->cfg.dropout.offset;
+    SB_TRY(sb_ag_dropout(g, x, m->cfg.dropout.p, m->training, m->cfg.dropout.seed,
+                         m->cfg.dropout.stream, m->cfg.dropout.offset, y));
+    /* advanced only after a successful forward: a rejected input draws nothing */
     if (m->training) m->cfg.dropout.offset += (uint64_t)sb_tensor_numel(x->value);
-    return sb_ag_dropout(g, x, m->cfg.dropout.p, m->training, m->cfg.dropout.seed,
-                         m->cfg.dropout.stream, offset, y);
+    return SB_OK;
 }
 
 sb_status sb_nn_dropout(sb_module **out, float p, uint64_t seed, uint64_t stream) {

@@ -1,0 +1,33 @@
+#!/bin/sh
+# Builds the libFuzzer targets with clang (-fsanitize=fuzzer,address,undefined)
+# and runs each for SECONDS (default 60) from a seed corpus this script
+# generates with samebits' own writer.
+#
+#   fuzz/run.sh [SECONDS] [TARGET...]      e.g. fuzz/run.sh 120 fuzz_idx
+#
+# Needs clang with its libFuzzer runtime (Debian: clang-14 ships
+# libclang_rt.fuzzer in libclang-common-14-dev). Output, corpora and any
+# crash-* reproducers go to build-fuzz/ (override with FUZZ_BUILD=dir).
+set -eu
+cd "$(dirname "$0")/.."
+secs=${1:-60}
+[ $# -gt 0 ] && shift
+targets=${*:-"fuzz_idx fuzz_safetensors"}
+out=${FUZZ_BUILD:-build-fuzz}
+cc=${CLANG:-clang}
+mkdir -p "$out/corpus/fuzz_idx" "$out/corpus/fuzz_safetensors"
+lib="src/io/idx.c src/io/safetensors.c src/io/atomic_file.c src/core/status.c src/core/tensor.c src/core/arena.c src/hash/sha256.c"
+flags="-std=c11 -g -O1 -ffp-contract=off -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc -fno-omit-frame-pointer"
+san="-fsanitize=address,undefined -fno-sanitize-recover=all"
+
+$cc $flags $san -o "$out/make_seeds" fuzz/make_seeds.c $lib -lz -lm -pthread
+"$out/make_seeds" "$out/corpus/fuzz_idx" "$out/corpus/fuzz_safetensors"
+
+for t in $targets; do
+    $cc $flags $san -fsanitize=fuzzer -o "$out/$t" "fuzz/$t.c" $lib -lz -lm -pthread
+    echo "== $t: ${secs}s"
+    # Crashes stop the run with a non-zero status and leave crash-* files.
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    "$out/$t" -max_total_time="$secs" -max_len=8192 -rss_limit_mb=4096 \
+        -artifact_prefix="$out/$t-" -print_final_stats=1 "$out/corpus/$t"
+done

@@ -1,0 +1,196 @@
+/* `samebits train` and `samebits eval`: the reproducible LeNet-5 run. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli/cli.h"
+#include "samebits.h"
+#include "samebits/train.h"
+
+typedef struct {
+    const char *data, *save, *resume;
+    int64_t epochs, batch_size, limit_batches, threads;
+    double lr;
+    uint64_t seed;
+} train_options;
+
+static int parse_int(const char *flag, const char *v, int64_t min, int64_t *out) {
+    char *end;
+    long long x = v ? strtoll(v, &end, 10) : 0;
+    if (!v || !*v || *end || x < min) {
+        fprintf(stderr, "samebits: %s needs an integer >= %lld\n", flag, (long long)min);
+        return 0;
+    }
+    *out = x;
+    return 1;
+}
+
+static int parse_options(int argc, char **argv, train_options *o) {
+    *o = (train_options){"/usr/share/datasets/fashion-mnist", NULL, NULL, 2, 100, 0, 1, 0.01, 0};
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int64_t x;
+        if (!strcmp(a, "--data") && v) o->data = argv[++i];
+        else if (!strcmp(a, "--save") && v) o->save = argv[++i];
+        else if (!strcmp(a, "--resume") && v) o->resume = argv[++i];
+        else if (!strcmp(a, "--epochs")) { if (!parse_int(a, v, 1, &o->epochs)) return 0; i++; }
+        else if (!strcmp(a, "--batch-size")) { if (!parse_int(a, v, 1, &o->batch_size)) return 0; i++; }
+        else if (!strcmp(a, "--limit-batches")) { if (!parse_int(a, v, 1, &o->limit_batches)) return 0; i++; }
+        else if (!strcmp(a, "--threads")) { if (!parse_int(a, v, 1, &o->threads)) return 0; i++; }
+        else if (!strcmp(a, "--seed")) { if (!parse_int(a, v, 0, &x)) return 0; o->seed = (uint64_t)x; i++; }
+        else if (!strcmp(a, "--lr")) {
+            char *end;
+            o->lr = v ? strtod(v, &end) : -1;
+            if (!v || *end || !(o->lr > 0)) { fprintf(stderr, "samebits: --lr needs a positive number\n"); return 0; }
+            i++;
+        } else {
+            fprintf(stderr, "samebits: unknown or incomplete option '%s'\n", a);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int fail(const char *what) {
+    fprintf(stderr, "samebits: %s: %s\n", what, sb_last_error());
+    return 1;
+}
+
+static void print_hash(const char *label, const unsigned char d[32]) {
+    char hex[65];
+    sb_hex_digest(d, hex);
+    printf("%s: %s\n", label, hex);
+}
+
+/* Logits of the whole test set in eval mode (1000 rows at a time: rows are
+ * independent under the contract, so the batch size does not change bits). */
+static int evaluate(sb_module *model, const sb_dataset *test, sb_graph *g) {
+    int64_t classes = 10, n = test->count, correct = 0;
+    sb_tensor *logits;
+    int64_t shape[2] = {n, classes};
+    if (sb_tensor_new(&logits, SB_F32, 2, shape) != SB_OK) return fail("eval");
+    sb_loader *loader;
+    if (sb_loader_new(&loader, test, 1000, false, 0) != SB_OK) return fail("eval");
+    sb_module_train(model, false);
+    int rc = 0;
+    for (int64_t b = 0, row = 0; b < sb_loader_num_batches(loader) && !rc; b++) {
+        sb_graph_reset(g);
+        sb_tensor *x, *y;
+        sb_variable *in, *out;
+        if (sb_loader_batch(loader, b, sb_graph_arena(g), &x, &y) != SB_OK ||
+            sb_graph_input(g, x, &in) != SB_OK || sb_module_forward(model, g, in, &out) != SB_OK) {
+            rc = fail("eval");
+            break;
+        }
+        int64_t rows = x->shape[0];
+        const float *z = out->value->data;
+        memcpy((float *)logits->data + row * classes, z, (size_t)(rows * classes) * sizeof *z);
+        for (int64_t r = 0; r < rows; r++) {
+            int64_t best = 0;
+            for (int64_t c = 1; c < classes; c++)
+                if (z[r * classes + c] > z[r * classes + best]) best = c;
+            correct += best == ((int64_t *)y->data)[r];
+        }
+        row += rows;
+    }
+    if (!rc) {
+        printf("Test accuracy of the model on the %" PRId64 " test images: %.4f\n", n, (double)correct / (double)n);
+        unsigned char d[32];
+        const sb_tensor *list[1] = {logits};
+        sb_hash_tensors(list, 1, d);
+        print_hash("Hash of the logits", d);
+    }
+    sb_loader_free(loader);
+    sb_tensor_free(logits);
+    return rc;
+}
+
+int sb_cli_train(int argc, char **argv) {
+    train_options o;
+    if (!parse_options(argc, argv, &o)) return 2;
+    int progress_tty = isatty(STDERR_FILENO);
+    sb_dataset train = {0}, test = {0};
+    sb_module *model = NULL;
+    sb_optimizer *opt = NULL;
+    sb_graph *g = NULL;
+    sb_loader *loader = NULL;
+    int rc = 0;
+    if (sb_mnist_load(o.data, true, &train) != SB_OK || sb_mnist_load(o.data, false, &test) != SB_OK) {
+        rc = fail("loading data");
+        goto done;
+    }
+    sb_adam_config adam = sb_adam_default_config(o.lr);
+    if (sb_model_lenet5(&model) != SB_OK || sb_module_init(model, o.seed) != SB_OK ||
+        sb_optimizer_adam(&opt, model, &adam) != SB_OK || sb_graph_new(&g) != SB_OK ||
+        sb_loader_new(&loader, &train, o.batch_size, true, o.seed) != SB_OK) {
+        rc = fail("setting up");
+        goto done;
+    }
+    unsigned char d[32];
+    sb_module_hash(model, d);
+    print_hash("Hash of the initial model", d);
+    sb_train_state state = {o.seed, 0, o.batch_size, "lenet5"};
+    if (o.resume) {
+        sb_train_state saved = state;
+        if (sb_checkpoint_load(o.resume, model, opt, &saved) != SB_OK) { rc = fail("resuming"); goto done; }
+        if (saved.seed != o.seed || saved.batch_size != o.batch_size) {
+            fprintf(stderr, "samebits: %s was trained with seed %" PRIu64 " and batch size %" PRId64
+                    "; pass the same --seed and --batch-size to resume exactly\n",
+                    o.resume, saved.seed, saved.batch_size);
+            rc = 1;
+            goto done;
+        }
+        state = saved;
+    }
+    int64_t batches = sb_loader_num_batches(loader);
+    if (o.limit_batches && o.limit_batches < batches) batches = o.limit_batches;
+    for (int64_t epoch = state.epoch; epoch < o.epochs && !rc; epoch++) {
+        sb_module_train(model, true);
+        if (sb_loader_set_epoch(loader, epoch) != SB_OK) { rc = fail("shuffling"); break; }
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (int64_t b = 0; b < batches; b++) {
+            sb_graph_reset(g);
+            sb_tensor *x, *y;
+            sb_variable *in, *logits, *loss;
+            if (sb_loader_batch(loader, b, sb_graph_arena(g), &x, &y) != SB_OK ||
+                sb_graph_input(g, x, &in) != SB_OK || sb_module_forward(model, g, in, &logits) != SB_OK ||
+                sb_ag_cross_entropy(g, logits, y, SB_LOSS_MEAN, 0.0f, &loss) != SB_OK ||
+                sb_graph_backward(g, loss) != SB_OK || sb_optimizer_step(opt) != SB_OK) {
+                rc = fail("training");
+                break;
+            }
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+            double rate = (double)((b + 1) * o.batch_size) / (secs > 0 ? secs : 1e-9);
+            float lv = ((float *)loss->value->data)[0];
+            if (progress_tty) {
+                int width = 30, filled = (int)(width * (b + 1) / batches);
+                fprintf(stderr, "\repoch %" PRId64 "/%" PRId64 " [%.*s%*s] %" PRId64 "/%" PRId64
+                        " loss %.4f  %.0f img/s", epoch + 1, o.epochs, filled,
+                        "##############################", width - filled, "", b + 1, batches,
+                        (double)lv, rate);
+                if (b + 1 == batches) fputc('\n', stderr);
+            } else if ((b + 1) % 100 == 0 || b + 1 == batches) {
+                fprintf(stderr, "epoch %" PRId64 " batch %" PRId64 "/%" PRId64 " loss %.4f %.0f img/s\n",
+                        epoch + 1, b + 1, batches, (double)lv, rate);
+            }
+        }
+        state.epoch = epoch + 1;
+    }
+    if (rc) goto done;
+    if (o.save && sb_checkpoint_save(o.save, model, opt, &state) != SB_OK) { rc = fail("saving"); goto done; }
+    sb_module_hash(model, d);
+    print_hash("Hash of the trained model", d);
+    rc = evaluate(model, &test, g);
+done:
+    sb_loader_free(loader);
+    sb_graph_free(g);
+    sb_optimizer_free(opt);
+    sb_module_free(model);
+    sb_dataset_free(&train);
+    sb_dataset_free(&test);
+    return rc;
+}

@@ -1,0 +1,133 @@
+/* Checkpoints: a safetensors file holding parameters (plain state_dict
+ * names, so other tools can read the weights), "buffer.<name>" and
+ * "optimizer.<name>" tensors, and the counters/settings as metadata. The
+ * file is written atomically by sb_safetensors_write and carries a SHA-256
+ * of its data that the reader verifies. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "core/internal.h"
+#include "train/train_internal.h"
+
+#define FORMAT "samebits-checkpoint-1"
+
+typedef struct {
+    sb_named *items;
+    const char **prefixes;
+    size_t count;
+} entries;
+
+/* Every tensor a checkpoint holds, in a fixed order, with its file name. */
+static sb_status collect(const char *fn, sb_module *model, sb_optimizer *opt, entries *e,
+                         char (**names)[160]) {
+    size_t np, nb, ns;
+    SB_TRY(sb_module_parameters(model, NULL, 0, &np));
+    SB_TRY(sb_module_buffers(model, NULL, 0, &nb));
+    SB_TRY(sb_optimizer_state(opt, NULL, 0, &ns));
+    e->count = np + nb + ns;
+    e->items = sb_calloc(fn, e->count, sizeof *e->items);
+    *names = sb_calloc(fn, e->count, sizeof **names);
+    if (!e->items || !*names) { free(e->items); free(*names); return SB_ERR_NOMEM; }
+    SB_TRY(sb_module_parameters(model, e->items, np, &np));
+    SB_TRY(sb_module_buffers(model, e->items + np, nb, &nb));
+    SB_TRY(sb_optimizer_state(opt, e->items + np + nb, ns, &ns));
+    for (size_t i = 0; i < e->count; i++)
+        snprintf((*names)[i], sizeof (*names)[i], "%s%s",
+                 i < np ? "" : i < np + nb ? "buffer." : "optimizer.", e->items[i].name);
+    return SB_OK;
+}
+
+sb_status sb_checkpoint_save(const char *path, sb_module *model, sb_optimizer *opt,
+                             const sb_train_state *state) {
+    const char *fn = "sb_checkpoint_save";
+    if (!path || !model || !opt || !state) return sb_fail(SB_ERR_NULL, "%s: NULL argument", fn);
+    entries e = {0};
+    char (*names)[160] = NULL;
+    SB_TRY(collect(fn, model, opt, &e, &names));
+    sb_named_tensor *list = sb_calloc(fn, e.count, sizeof *list);
+    sb_status s = list ? SB_OK : SB_ERR_NOMEM;
+    for (size_t i = 0; s == SB_OK && i < e.count; i++) {
+        list[i].name = names[i];
+        list[i].tensor = e.items[i].value;
+    }
+    char seed[32], epoch[32], batch[32], steps[32];
+    snprintf(seed, sizeof seed, "%" PRIu64, state->seed);
+    snprintf(epoch, sizeof epoch, "%" PRId64, state->epoch);
+    snprintf(batch, sizeof batch, "%" PRId64, state->batch_size);
+    snprintf(steps, sizeof steps, "%" PRId64, sb_optimizer_steps(opt));
+    sb_kv meta[] = {{"format", FORMAT}, {"model", state->model}, {"optimizer", sb_optimizer_kind(opt)},
+                    {"seed", seed}, {"epoch", epoch}, {"batch_size", batch}, {"optimizer_steps", steps}};
+    if (s == SB_OK) s = sb_safetensors_write(path, list, e.count, meta, sizeof meta / sizeof *meta);
+    free(list);
+    free(names);
+    free(e.items);
+    return s;
+}
+
+static sb_status meta_int(const char *fn, const char *path, const sb_safetensors *st, const char *key,
+                          int64_t *out) {
+    const char *v;
+    if (sb_safetensors_get_meta(st, key, &v) != SB_OK)
+        return sb_fail(SB_ERR_FORMAT, "%s: %s is not a samebits checkpoint (no \"%s\")", fn, path, key);
+    char *end;
+    long long x = strtoll(v, &end, 10);
+    if (!*v || *end || x < 0) return sb_fail(SB_ERR_FORMAT, "%s: %s: bad \"%s\" value \"%s\"", fn, path, key, v);
+    *out = x;
+    return SB_OK;
+}
+
+static sb_status load_all(const char *fn, const char *path, const sb_safetensors *st,
+                          sb_module *model, sb_optimizer *opt, sb_train_state *state) {
+    const char *v;
+    if (sb_safetensors_get_meta(st, "format", &v) != SB_OK || strcmp(v, FORMAT))
+        return sb_fail(SB_ERR_FORMAT, "%s: %s is not a samebits checkpoint", fn, path);
+    if (sb_safetensors_get_meta(st, "model", &v) != SB_OK || strcmp(v, state->model))
+        return sb_fail(SB_ERR_ARG, "%s: %s holds model \"%s\", expected \"%s\"", fn, path,
+                       sb_safetensors_get_meta(st, "model", &v) == SB_OK ? v : "?", state->model);
+    if (sb_safetensors_get_meta(st, "optimizer", &v) != SB_OK || strcmp(v, sb_optimizer_kind(opt)))
+        return sb_fail(SB_ERR_ARG, "%s: %s was saved with another optimizer than %s", fn, path,
+                       sb_optimizer_kind(opt));
+    int64_t seed, epoch, batch, steps;
+    SB_TRY(meta_int(fn, path, st, "seed", &seed));
+    SB_TRY(meta_int(fn, path, st, "epoch", &epoch));
+    SB_TRY(meta_int(fn, path, st, "batch_size", &batch));
+    SB_TRY(meta_int(fn, path, st, "optimizer_steps", &steps));
+    entries e = {0};
+    char (*names)[160] = NULL;
+    SB_TRY(collect(fn, model, opt, &e, &names));
+    sb_status s = SB_OK;
+    /* Check everything before changing anything: a refused file leaves the
+     * model and optimizer as they were. */
+    for (size_t pass = 0; pass < 2 && s == SB_OK; pass++)
+        for (size_t i = 0; s == SB_OK && i < e.count; i++) {
+            const sb_tensor *t;
+            if (sb_safetensors_get(st, names[i], &t) != SB_OK) {
+                s = sb_fail(SB_ERR_FORMAT, "%s: %s has no tensor \"%s\" (different model?)", fn, path, names[i]);
+            } else if (t->dtype != e.items[i].value->dtype ||
+                       sb_check_same_shape(fn, names[i], t, "model tensor", e.items[i].value) != SB_OK) {
+                s = sb_fail(SB_ERR_SHAPE, "%s: %s: tensor \"%s\" has another dtype or shape than the model's",
+                            fn, path, names[i]);
+            } else if (pass == 1) {
+                s = sb_tensor_copy(e.items[i].value, t);
+            }
+        }
+    free(names);
+    free(e.items);
+    if (s != SB_OK) return s;
+    sb_optimizer_set_steps(opt, steps);
+    state->seed = (uint64_t)seed;
+    state->epoch = epoch;
+    state->batch_size = batch;
+    return SB_OK;
+}
+
+sb_status sb_checkpoint_load(const char *path, sb_module *model, sb_optimizer *opt,
+                             sb_train_state *state) {
+    const char *fn = "sb_checkpoint_load";
+    if (!path || !model || !opt || !state) return sb_fail(SB_ERR_NULL, "%s: NULL argument", fn);
+    sb_safetensors *st;
+    SB_TRY(sb_safetensors_read(path, &st));
+    sb_status s = load_all(fn, path, st, model, opt, state);
+    sb_safetensors_free(st);
+    return s;
+}

@@ -1,0 +1,68 @@
+#!/bin/sh
+# End-to-end checks of `samebits train`: the short golden run, bitwise-exact
+# resume from a checkpoint, and clean refusals of bad data, checkpoints and
+# options. Needs the Fashion-MNIST IDX files (Debian: dataset-fashion-mnist).
+# Prints "check_train: N passed, N failed".
+build=${1:-build}
+bin="$build/samebits"
+data=${SB_TEST_DATA:-/usr/share/datasets/fashion-mnist}
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d); trap 'chmod -R u+w "$tmp"; rm -rf "$tmp"' EXIT
+pass=0; fail=0
+ok()  { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "check_train: FAILED: $*" >&2; }
+check() { if eval "$2"; then ok; else bad "$1"; fi; }
+
+if [ ! -f "$data/train-images-idx3-ubyte.gz" ] && [ ! -f "$data/train-images-idx3-ubyte" ]; then
+    echo "check_train: no data at $data (install dataset-fashion-mnist); failing" >&2
+    echo "check_train: 0 passed, 1 failed"; exit 1
+fi
+# Quick (sanitizer) runs train 2 batches per epoch and skip the golden.
+if [ -n "$SB_TEST_QUICK" ] && [ "$SB_TEST_QUICK" != 0 ]; then limit=2; else limit=20; fi
+
+# 1. the short golden run
+"$bin" train --data "$data" --limit-batches $limit > "$tmp/straight.out" 2> "$tmp/err" || bad "train exited non-zero: $(cat "$tmp/err")"
+check "four lines" '[ "$(wc -l < "$tmp/straight.out")" -eq 4 ]'
+if [ $limit = 20 ]; then
+    check "short golden run matches tests/golden/lenet5-limit20.txt" \
+        'cmp -s "$tmp/straight.out" "$here/golden/lenet5-limit20.txt" || { diff "$here/golden/lenet5-limit20.txt" "$tmp/straight.out" >&2; false; }'
+fi
+
+# 2. resume: 1 epoch + save, a new process resumes and trains epoch 2
+"$bin" train --data "$data" --limit-batches $limit --epochs 1 --save "$tmp/ck.safetensors" > /dev/null 2>&1 || bad "train --save failed"
+check "checkpoint written" '[ -s "$tmp/ck.safetensors" ]'
+check "no temp file left behind" '[ -z "$(ls "$tmp" | grep tmp)" ]'
+"$bin" train --data "$data" --limit-batches $limit --epochs 2 --resume "$tmp/ck.safetensors" > "$tmp/resumed.out" 2> "$tmp/err" || bad "resume failed: $(cat "$tmp/err")"
+check "resumed run is bitwise identical to the straight run" 'cmp -s "$tmp/straight.out" "$tmp/resumed.out"'
+
+# 3. corrupted and truncated checkpoints are refused, clearly
+cp "$tmp/ck.safetensors" "$tmp/corrupt.safetensors"
+size=$(wc -c < "$tmp/corrupt.safetensors")
+printf '\377' | dd of="$tmp/corrupt.safetensors" bs=1 seek=$((size - 100)) conv=notrunc 2>/dev/null
+check "corrupted checkpoint refused" '! "$bin" train --data "$data" --limit-batches 1 --epochs 2 --resume "$tmp/corrupt.safetensors" > /dev/null 2> "$tmp/err"'
+check "corruption message" 'grep -q "checksum" "$tmp/err"'
+head -c $((size / 2)) "$tmp/ck.safetensors" > "$tmp/trunc.safetensors"
+check "truncated checkpoint refused" '! "$bin" train --data "$data" --limit-batches 1 --epochs 2 --resume "$tmp/trunc.safetensors" > /dev/null 2> "$tmp/err"'
+check "truncation message names the file" 'grep -q "trunc.safetensors" "$tmp/err"'
+check "mismatched settings refused" '! "$bin" train --data "$data" --limit-batches 1 --epochs 2 --seed 5 --resume "$tmp/ck.safetensors" > /dev/null 2> "$tmp/err" && grep -q "seed" "$tmp/err"'
+
+# 4. a failed save leaves the previous checkpoint untouched
+mkdir "$tmp/ro"; cp "$tmp/ck.safetensors" "$tmp/ro/ck.safetensors"; chmod a-w "$tmp/ro"
+if [ "$(id -u)" != 0 ]; then
+    check "save into a read-only directory fails" '! "$bin" train --data "$data" --limit-batches 1 --epochs 1 --save "$tmp/ro/ck.safetensors" > /dev/null 2>&1'
+    check "previous checkpoint unchanged" 'cmp -s "$tmp/ck.safetensors" "$tmp/ro/ck.safetensors"'
+fi
+
+# 5. bad data and options
+mkdir "$tmp/data"
+check "missing data refused" '! "$bin" train --data "$tmp/data" > /dev/null 2> "$tmp/err" && grep -q "$tmp/data" "$tmp/err"'
+for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
+    gzip -dc "$data/$f.gz" > "$tmp/data/$f"
+done
+head -c 5000 "$tmp/data/t10k-images-idx3-ubyte" > "$tmp/data/t" && mv "$tmp/data/t" "$tmp/data/t10k-images-idx3-ubyte"
+check "truncated data refused" '! "$bin" train --data "$tmp/data" > /dev/null 2> "$tmp/err" && grep -q "truncated" "$tmp/err"'
+check "bad option refused" '! "$bin" train --batch-size 0 > /dev/null 2> "$tmp/err" && grep -q "batch-size" "$tmp/err"'
+check "unknown option refused" '! "$bin" train --bogus > /dev/null 2>&1'
+
+echo "check_train: $pass passed, $fail failed"
+[ $fail -eq 0 ]
