@@ -2,7 +2,7 @@
  * smoothing and ignore_index), NLL and MSE, forward and backward.
  *
  * Expected bits come from an independent restatement of
- * docs/contract/loss.md built on a test-local, recursive statement of the
+ * docs/CONTRACT.md built on a test-local, recursive statement of the
  * canonical sum; closeness comes from float64 with libm's double functions,
  * and gradients are also checked against central finite differences of
  * the float64 losses. */

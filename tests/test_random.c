@@ -1,6 +1,6 @@
 /* Tests for samebits/random.h: Philox4x32-10 known answers, the block
  * layout, and every mapping (uniform, range, normal, bounded, permutation)
- * against independent restatements of docs/contract/random.md, plus
+ * against independent restatements of docs/CONTRACT.md, plus
  * statistical sanity and argument errors. */
 #include <math.h>
 #include "harness.h"

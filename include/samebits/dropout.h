@@ -8,7 +8,7 @@
  * which is PyTorch's x * (bernoulli(1-p) / (1-p)): a dropped inf or NaN
  * gives NaN, a dropped negative x gives -0.0f. p = 0 gives y = x * 1;
  * eval mode (train == false) copies x unchanged and fills mask with 1.0f.
- * Contract: docs/contract/loss.md, section "Dropout".
+ * Contract: docs/CONTRACT.md, section "Dropout".
  */
 #ifndef SAMEBITS_DROPOUT_H
 #define SAMEBITS_DROPOUT_H

@@ -53,7 +53,7 @@ void sb_idx_free(sb_idx *idx); /* NULL is ignored */
 
 /* ---- MNIST-style datasets ----------------------------------------------
  * images: F32 (N, 1, H, W), pixel x = (float)byte / 255.0f (one IEEE
- * binary32 division, round to nearest even: docs/contract/io.md).
+ * binary32 division, round to nearest even: docs/CONTRACT.md).
  * labels: I64 (N), each in 0..9. */
 typedef struct sb_dataset {
     sb_tensor *images;

@@ -1,6 +1,6 @@
 /* samebits/loss.h - softmax, log-softmax and the losses, forward and backward.
  *
- * Every result is fixed bit for bit by docs/contract/loss.md: row maxima,
+ * Every result is fixed bit for bit by docs/CONTRACT.md: row maxima,
  * sb_expf / sb_logf (correctly rounded), the canonical sum in row index
  * order, and the exact sequence of roundings written there. Inputs may
  * have any strides; outputs must have exactly the documented shape.

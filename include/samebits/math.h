@@ -12,7 +12,7 @@
  * payload kept; an invalid operation (log of x < 0, log1p of x < -1)
  * returns 0x7fc00000. Signed zeros follow C99 Annex F: expm1, log1p, tanh
  * and erf return -0 for -0; log(+-0) = -inf; exp(-inf) = +0.
- * Full contract: docs/contract/math.md.
+ * Full contract: docs/CONTRACT.md.
  */
 #ifndef SAMEBITS_MATH_H
 #define SAMEBITS_MATH_H

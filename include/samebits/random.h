@@ -4,7 +4,7 @@
  * (seed, stream, index): there is no hidden generator state, so element i
  * can be computed without computing elements 0..i-1, and any number of
  * threads, in any order, produce the same bits (contract section "Random
- * numbers", docs/contract/random.md).
+ * numbers", docs/CONTRACT.md).
  *
  * Block layout. The 128-bit Philox counter and 64-bit key of the block
  * (seed, stream, index, domain) are

@@ -50,6 +50,13 @@ sb_status sb_nn_conv2d(sb_module **out, int64_t in_channels, int64_t out_channel
     if (p.dilation_h == 0) p.dilation_h = 1;
     if (p.dilation_w == 0) p.dilation_w = 1;
     if (p.groups == 0) p.groups = 1;
+    if (p.stride_h < 1 || p.stride_w < 1 || p.pad_h < 0 || p.pad_w < 0 || p.dilation_h < 1 ||
+        p.dilation_w < 1 || p.groups < 1) {
+        if (out) *out = NULL;
+        return sb_fail(SB_ERR_ARG,
+                       "sb_nn_conv2d: need stride >= 1, pad >= 0, dilation >= 1, groups >= 1 "
+                       "(0 means the default)");
+    }
     if (in_channels <= 0 || out_channels <= 0 || kernel_h <= 0 || kernel_w <= 0 ||
         in_channels % p.groups || out_channels % p.groups) {
         if (out) *out = NULL;
@@ -184,10 +191,14 @@ static sb_status layer_norm_forward(sb_module *m, sb_graph *g, sb_variable *x, s
 
 sb_status sb_nn_layer_norm(sb_module **out, int normalized_ndim, const int64_t *normalized_shape,
                            float eps, bool elementwise_affine) {
-    if (normalized_ndim < 1 || normalized_ndim > SB_MAX_DIMS || !normalized_shape || !(eps > 0.0f)) {
+    bool shape_ok = normalized_shape != NULL;
+    for (int i = 0; shape_ok && i < normalized_ndim && i < SB_MAX_DIMS; i++)
+        shape_ok = normalized_shape[i] > 0;
+    if (normalized_ndim < 1 || normalized_ndim > SB_MAX_DIMS || !shape_ok || !(eps > 0.0f)) {
         if (out) *out = NULL;
-        return sb_fail(SB_ERR_ARG, "sb_nn_layer_norm: need 1..%d normalized dims, a shape and eps > 0",
-                       SB_MAX_DIMS);
+        return sb_fail(SB_ERR_ARG,
+                       "sb_nn_layer_norm: need 1..%d normalized dims, a shape of positive sizes "
+                       "and eps > 0", SB_MAX_DIMS);
     }
     SB_TRY(sb_module_alloc("layer_norm", layer_norm_forward, out));
     sb_module *m = *out;

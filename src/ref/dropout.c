@@ -1,4 +1,4 @@
-/* Reference dropout (contract: docs/contract/loss.md, "Dropout").
+/* Reference dropout (contract: docs/CONTRACT.md, "Dropout").
  *
  * Element i's fate is a function of (seed, stream, offset + i) alone, so
  * any tiling of the tensor over threads drops the same elements. */

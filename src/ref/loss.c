@@ -1,5 +1,5 @@
 /* Reference cross-entropy, NLL and MSE losses, forward and backward
- * (contract: docs/contract/loss.md).
+ * (contract: docs/CONTRACT.md).
  *
  * Reductions: the per-row (per-element for MSE) losses, ignored rows as
  * +0.0f in their own positions, are summed by the canonical sum in index

@@ -1,7 +1,7 @@
 /* src/ref/ref_loss.h - raw-buffer reference kernels for softmax,
  * log-softmax, the losses and dropout (internal; the public API is
  * samebits/loss.h and samebits/dropout.h). These kernels ARE the contract of
- * docs/contract/loss.md. They take contiguous buffers, validate nothing
+ * docs/CONTRACT.md. They take contiguous buffers, validate nothing
  * and never fail; the tensor-level wrappers in src/ops/ check arguments. */
 #ifndef SAMEBITS_REF_LOSS_H
 #define SAMEBITS_REF_LOSS_H

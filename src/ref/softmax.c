@@ -1,5 +1,5 @@
 /* Reference softmax and log-softmax, forward and backward (contract:
- * docs/contract/loss.md, "Softmax" and "Log-softmax").
+ * docs/CONTRACT.md, "Softmax" and "Log-softmax").
  *
  * Every row reduction is the canonical sum in increasing row index, and
  * every elementary function is sb_expf / sb_logf, so a row's bits depend

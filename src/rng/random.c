@@ -1,5 +1,5 @@
 /* samebits' random mappings: Philox words -> uniform, normal, bounded
- * integers and permutations (contract: docs/contract/random.md).
+ * integers and permutations (contract: docs/CONTRACT.md).
  *
  * Each element is a pure function of (seed, stream, index), so the array
  * functions below are loops of the *_at functions and any split of the
