@@ -32,7 +32,7 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_SUPPORT := $(sort $(wildcard tests/support/*.c))
 TEST_SUPPORT_OBJ := $(TEST_SUPPORT:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all lib cli tests test test-plain test-asan verify-math deps install clean demo
+.PHONY: all lib cli examples tests test test-plain test-asan verify-math deps install clean demo
 
 all: lib cli
 
@@ -59,7 +59,14 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libsamebits.a $(TEST_SUPPORT_OBJ) tests/har
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(TEST_SUPPORT_OBJ) $(BUILD)/libsamebits.a -lmpfr -lgmp $(LDLIBS_ALL)
 
-tests: $(TEST_BIN) cli
+tests: $(TEST_BIN) cli examples
+
+EXAMPLE_BIN := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+examples: $(EXAMPLE_BIN)
+
+$(BUILD)/examples/%: examples/%.c $(BUILD)/libsamebits.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/libsamebits.a $(LDLIBS_ALL)
 
 # The suite: every tests/test_* binary, then the same under ASan+UBSan.
 test: deps

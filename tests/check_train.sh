@@ -29,11 +29,16 @@ if [ $limit = 20 ]; then
 fi
 
 # 2. resume: 1 epoch + save, a new process resumes and trains epoch 2
-"$bin" train --data "$data" --limit-batches $limit --epochs 1 --save "$tmp/ck.safetensors" > /dev/null 2>&1 || bad "train --save failed"
+"$bin" train --data "$data" --limit-batches $limit --epochs 1 --save "$tmp/ck.safetensors" > "$tmp/epoch1.out" 2>&1 || bad "train --save failed"
 check "checkpoint written" '[ -s "$tmp/ck.safetensors" ]'
 check "no temp file left behind" '[ -z "$(ls "$tmp" | grep tmp)" ]'
 "$bin" train --data "$data" --limit-batches $limit --epochs 2 --resume "$tmp/ck.safetensors" > "$tmp/resumed.out" 2> "$tmp/err" || bad "resume failed: $(cat "$tmp/err")"
 check "resumed run is bitwise identical to the straight run" 'cmp -s "$tmp/straight.out" "$tmp/resumed.out"'
+
+# hash and eval read the checkpoint back
+want=$(sed -n 's/^Hash of the trained model: //p' "$tmp/epoch1.out")
+check "samebits hash prints the trained model's hash" '[ -n "$want" ] && "$bin" hash "$tmp/ck.safetensors" | grep -q "^Hash of the model: $want$"'
+check "samebits eval scores the checkpoint" '"$bin" eval "$tmp/ck.safetensors" --data "$data" > "$tmp/eval.out" && grep -q "^Test accuracy of the model on the 10000 test images: 0\.[0-9]*$" "$tmp/eval.out" && grep -q "$(grep "accuracy" "$tmp/epoch1.out")" "$tmp/eval.out"'
 
 # 3. corrupted and truncated checkpoints are refused, clearly
 cp "$tmp/ck.safetensors" "$tmp/corrupt.safetensors"

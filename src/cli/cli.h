@@ -2,4 +2,6 @@
 #ifndef SAMEBITS_CLI_H
 #define SAMEBITS_CLI_H
 int sb_cli_train(int argc, char **argv);
+int sb_cli_eval(int argc, char **argv);
+int sb_cli_hash(int argc, char **argv);
 #endif

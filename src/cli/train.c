@@ -194,3 +194,48 @@ done:
     sb_dataset_free(&test);
     return rc;
 }
+
+/* `samebits eval CHECKPOINT [--data DIR]` and `samebits hash CHECKPOINT`:
+ * load a LeNet-5 checkpoint; hash prints its model hash (the same line as
+ * training's "Hash of the trained model"), eval also scores the test set. */
+static int with_checkpoint(int argc, char **argv, bool run_eval) {
+    const char *cmd = run_eval ? "eval" : "hash";
+    if (argc < 1) {
+        fprintf(stderr, "usage: samebits %s CHECKPOINT%s\n", cmd, run_eval ? " [--data DIR]" : "");
+        return 2;
+    }
+    const char *path = argv[0], *data = "/usr/share/datasets/fashion-mnist";
+    for (int i = 1; i < argc; i++) {
+        if (run_eval && !strcmp(argv[i], "--data") && i + 1 < argc) data = argv[++i];
+        else { fprintf(stderr, "samebits: unknown or incomplete option '%s'\n", argv[i]); return 2; }
+    }
+    sb_module *model = NULL;
+    sb_optimizer *opt = NULL;
+    sb_graph *g = NULL;
+    sb_dataset test = {0};
+    sb_adam_config adam = sb_adam_default_config(0.01);
+    sb_train_state state = {0, 0, 0, "lenet5"};
+    int rc = 0;
+    if (sb_model_lenet5(&model) != SB_OK || sb_optimizer_adam(&opt, model, &adam) != SB_OK ||
+        sb_graph_new(&g) != SB_OK) {
+        rc = fail(cmd);
+    } else if (sb_checkpoint_load(path, model, opt, &state) != SB_OK) {
+        rc = fail("loading checkpoint");
+    } else {
+        unsigned char d[32];
+        sb_module_hash(model, d);
+        print_hash("Hash of the model", d);
+        if (run_eval) {
+            if (sb_mnist_load(data, false, &test) != SB_OK) rc = fail("loading data");
+            else rc = evaluate(model, &test, g);
+        }
+    }
+    sb_dataset_free(&test);
+    sb_graph_free(g);
+    sb_optimizer_free(opt);
+    sb_module_free(model);
+    return rc;
+}
+
+int sb_cli_eval(int argc, char **argv) { return with_checkpoint(argc, argv, true); }
+int sb_cli_hash(int argc, char **argv) { return with_checkpoint(argc, argv, false); }

@@ -182,7 +182,7 @@ sb_status sb_idx_read(const char *path, sb_idx **out) {
      * allocate more than about twice what the file really holds. */
     size_t want = (size_t)idx->count * idx->elem_size, have = 0, cap = 0;
     while (have < want) {
-        size_t next = cap ? cap * 2 : (size_t)1 << 20;
+        size_t next = cap ? cap * 2 : (size_t)1 << 16;
         if (next > want) next = want;
         void *grown = realloc(idx->data, next);
         if (!grown) { s = sb_fail(SB_ERR_NOMEM, "%s: cannot allocate %zu bytes for '%s'", fn, next, path); goto done; }
