@@ -10,6 +10,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char tmp_path[64];
 
+static void remove_tmp(void) { unlink(tmp_path); }
+
 static void check(sb_status s, sb_idx *idx, size_t size_if_plain) {
     if (s != SB_OK) {
         /* Failures are clean: no result, a message naming the input. */
@@ -33,7 +35,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     sb_clear_error();
     check(sb_idx_parse_buffer(data, size, "fuzz", &idx), idx, size);
     if (size >= 2 && data[0] == 0x1f && data[1] == 0x8b) {
-        if (!tmp_path[0]) snprintf(tmp_path, sizeof tmp_path, "/tmp/sb_fuzz_idx_%ld.gz", (long)getpid());
+        if (!tmp_path[0]) {
+            snprintf(tmp_path, sizeof tmp_path, "/tmp/sb_fuzz_idx_%ld.gz", (long)getpid());
+            atexit(remove_tmp);
+        }
         FILE *f = fopen(tmp_path, "wb");
         if (!f) return 0;
         fwrite(data, 1, size, f);

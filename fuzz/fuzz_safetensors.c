@@ -11,6 +11,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char tmp_path[64];
 
+static void remove_tmp(void) { unlink(tmp_path); }
+
 static void round_trip(const sb_safetensors *st) {
     size_t n = sb_safetensors_count(st), nm = sb_safetensors_meta_count(st);
     sb_named_tensor *nt = calloc(n + 1, sizeof *nt);
@@ -22,7 +24,10 @@ static void round_trip(const sb_safetensors *st) {
         if (sb_safetensors_meta_at(st, i, &kv[k].key, &kv[k].value) != SB_OK) abort();
         if (strcmp(kv[k].key, SB_SAFETENSORS_SHA256_KEY)) k++;
     }
-    if (!tmp_path[0]) snprintf(tmp_path, sizeof tmp_path, "/tmp/sb_fuzz_st_%ld.safetensors", (long)getpid());
+    if (!tmp_path[0]) {
+        snprintf(tmp_path, sizeof tmp_path, "/tmp/sb_fuzz_st_%ld.safetensors", (long)getpid());
+        atexit(remove_tmp);
+    }
     if (sb_safetensors_write(tmp_path, nt, n, kv, k) != SB_OK) {
         fprintf(stderr, "rewrite failed: %s\n", sb_last_error());
         abort();
