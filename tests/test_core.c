@@ -125,7 +125,9 @@ static void test_tensors(void) {
     CHECK_OK(sb_hash_tensors(one, 1, d1));
     CHECK_OK(sb_hash_tensors(two, 1, d2));
     CHECK(memcmp(d1, d2, 32) == 0, "hash of strided view equals hash of its contiguous copy");
-    CHECK_ERROR(sb_tensor_reshape(&v, v, 1, flat + 1), SB_ERR_ARG, "contiguous");
+    sb_tensor *refused = NULL;
+    CHECK_ERROR(sb_tensor_reshape(&refused, v, 1, flat + 1), SB_ERR_ARG, "contiguous");
+    CHECK(refused == NULL, "a refused reshape leaves NULL");
     sb_tensor_free(v);
     sb_tensor_free(w);
 
