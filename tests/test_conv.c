@@ -10,72 +10,9 @@
 #include <math.h>
 #include <mpfr.h>
 #include "harness.h"
+#include "support/oracle.h"
 
-static float mp_chain(int64_t k, const float *a, const float *b) {
-    mpfr_t acc, x, y;
-    mpfr_inits2(24, acc, x, y, (mpfr_ptr)0);
-    mpfr_set_zero(acc, +1);
-    for (int64_t p = 0; p < k; p++) {
-        mpfr_set_flt(x, a[p], MPFR_RNDN);
-        mpfr_set_flt(y, b[p], MPFR_RNDN);
-        int t = mpfr_fma(acc, x, y, acc, MPFR_RNDN);
-        mpfr_subnormalize(acc, t, MPFR_RNDN);
-    }
-    float r = mpfr_get_flt(acc, MPFR_RNDN);
-    mpfr_clears(acc, x, y, (mpfr_ptr)0);
-    return r;
-}
-
-/* Canonical sum restated from its definition. */
-static float canon_sum(const float *x, int64_t n) {
-    if (n == 0) return 0.0f;
-    if (n > 8192) { /* blocks of 8192, their sums summed by the same rule */
-        int64_t nb = (n + 8191) / 8192;
-        float *blocks = malloc((size_t)nb * sizeof *blocks);
-        for (int64_t b = 0; b < nb; b++)
-            blocks[b] = canon_sum(x + b * 8192, n - b * 8192 < 8192 ? n - b * 8192 : 8192);
-        float r = canon_sum(blocks, nb);
-        free(blocks);
-        return r;
-    }
-    float lane[32];
-    for (int j = 0; j < 32; j++) lane[j] = -0.0f;
-    for (int64_t i = 0; i < n; i++) lane[i % 32] += x[i];
-    for (int s = 16; s >= 1; s /= 2)
-        for (int j = 0; j < s; j++) lane[j] += lane[j + s];
-    return lane[0];
-}
-
-static int same(float a, float b) {
-    return sb_test_bits(a) == sb_test_bits(b) || (isnan(a) && isnan(b));
-}
-
-static uint64_t rng_state = 0x2545f4914f6cdd1dull;
-static uint64_t rnd(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
-static float rnd_float(void) {
-    float m = 1.0f + (float)(rnd() % 0x800000) / 8388608.0f;
-    float v = ldexpf(m, (int)(rnd() % 17) - 8);
-    return rnd() & 1 ? -v : v;
-}
-
-static sb_tensor *tnew(sb_dtype dt, int nd, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
-    int64_t shape[4] = {d0, d1, d2, d3};
-    sb_tensor *t = NULL;
-    if (sb_tensor_new(&t, dt, nd, shape) != SB_OK) {
-        fprintf(stderr, "tensor allocation failed: %s\n", sb_last_error());
-        exit(2);
-    }
-    return t;
-}
 static float *F(const sb_tensor *t) { return (float *)t->data; }
-static void fill_rand(sb_tensor *t) {
-    for (int64_t i = 0; i < sb_tensor_numel(t); i++) F(t)[i] = rnd_float();
-}
 
 typedef struct cfg {
     int64_t n, c, h, w, o, kh, kw;
@@ -110,11 +47,11 @@ static void check_conv(const cfg *q, bool with_bias, bool grad_check) {
     CHECK_OK(sb_conv2d_output_size(q->h, q->w, q->kh, q->kw, p, &oh, &ow));
     CHECK(oh == OH && ow == OW, "output size %lldx%lld, expected %lldx%lld", (long long)oh,
           (long long)ow, (long long)OH, (long long)OW);
-    sb_tensor *x = tnew(SB_F32, 4, q->n, q->c, q->h, q->w), *dx = tnew(SB_F32, 4, q->n, q->c, q->h, q->w);
-    sb_tensor *w = tnew(SB_F32, 4, q->o, icg, q->kh, q->kw), *dw = tnew(SB_F32, 4, q->o, icg, q->kh, q->kw);
-    sb_tensor *b = tnew(SB_F32, 1, q->o, 0, 0, 0), *db = tnew(SB_F32, 1, q->o, 0, 0, 0);
-    sb_tensor *y = tnew(SB_F32, 4, q->n, q->o, OH, OW), *dy = tnew(SB_F32, 4, q->n, q->o, OH, OW);
-    fill_rand(x); fill_rand(w); fill_rand(b); fill_rand(dy);
+    sb_tensor *x = oracle_tensor(SB_F32, 4, q->n, q->c, q->h, q->w), *dx = oracle_tensor(SB_F32, 4, q->n, q->c, q->h, q->w);
+    sb_tensor *w = oracle_tensor(SB_F32, 4, q->o, icg, q->kh, q->kw), *dw = oracle_tensor(SB_F32, 4, q->o, icg, q->kh, q->kw);
+    sb_tensor *b = oracle_tensor(SB_F32, 1, q->o, 0, 0, 0), *db = oracle_tensor(SB_F32, 1, q->o, 0, 0, 0);
+    sb_tensor *y = oracle_tensor(SB_F32, 4, q->n, q->o, OH, OW), *dy = oracle_tensor(SB_F32, 4, q->n, q->o, OH, OW);
+    oracle_fill_rand(x); oracle_fill_rand(w); oracle_fill_rand(b); oracle_fill_rand(dy);
     sb_tensor_fill(y, NAN); sb_tensor_fill(dx, NAN); sb_tensor_fill(dw, NAN); sb_tensor_fill(db, NAN);
     CHECK_OK(sb_conv2d_forward(x, w, with_bias ? b : NULL, p, y));
     CHECK_OK(sb_conv2d_backward(dy, x, w, p, dx, dw, db));
@@ -138,9 +75,9 @@ static void check_conv(const cfg *q, bool with_bias, bool grad_check) {
                                             s * p->stride_w + j * p->dilation_w];
                                 v[len++] = Wt[((oc * icg + c) * q->kh + i) * q->kw + j];
                             }
-                    float want = mp_chain(len, u, v);
+                    float want = oracle_fma_chain(len, u, v);
                     if (with_bias) want = want + F(b)[oc];
-                    bad_y += !same(F(y)[((n * q->o + oc) * OH + r) * OW + s], want);
+                    bad_y += !oracle_same(F(y)[((n * q->o + oc) * OH + r) * OW + s], want);
                 }
     /* grad_input: terms (o, i, j) for which some output (r, s) reads this
      * input position, found by searching all (r, s). */
@@ -159,7 +96,7 @@ static void check_conv(const cfg *q, bool with_bias, bool grad_check) {
                                             u[len] = DY[((n * q->o + g * ocg + o) * OH + r) * OW + s];
                                             v[len++] = Wt[(((g * ocg + o) * icg + ch % icg) * q->kh + i) * q->kw + j];
                                         }
-                    bad_dx += !same(F(dx)[((n * q->c + ch) * q->h + hh) * q->w + ww], mp_chain(len, u, v));
+                    bad_dx += !oracle_same(F(dx)[((n * q->c + ch) * q->h + hh) * q->w + ww], oracle_fma_chain(len, u, v));
                 }
     /* grad_weight: terms (n, r, s), padding included. */
     for (int64_t oc = 0; oc < q->o; oc++)
@@ -174,13 +111,13 @@ static void check_conv(const cfg *q, bool with_bias, bool grad_check) {
                                 v[len++] = xp[((n * q->c + ch) * PH + r * p->stride_h + i * p->dilation_h) * PW +
                                               s * p->stride_w + j * p->dilation_w];
                             }
-                    bad_dw += !same(F(dw)[((oc * icg + c) * q->kh + i) * q->kw + j], mp_chain(len, u, v));
+                    bad_dw += !oracle_same(F(dw)[((oc * icg + c) * q->kh + i) * q->kw + j], oracle_fma_chain(len, u, v));
                 }
     for (int64_t oc = 0; oc < q->o; oc++) {
         int64_t len = 0;
         for (int64_t n = 0; n < q->n; n++)
             for (int64_t r = 0; r < OH * OW; r++) u[len++] = DY[(n * q->o + oc) * OH * OW + r];
-        bad_db += !same(F(db)[oc], canon_sum(u, len));
+        bad_db += !oracle_same(F(db)[oc], oracle_canonical_sum(u, len));
     }
     CHECK(bad_y + bad_dx + bad_dw + bad_db == 0,
           "conv n%lld c%lld %lldx%lld o%lld k%lldx%lld s%lld,%lld p%lld,%lld d%lld,%lld g%lld: "
@@ -202,7 +139,7 @@ static void check_conv(const cfg *q, bool with_bias, bool grad_check) {
         int probes = 12;
         for (int t = 0; t < 2 * probes; t++) {
             bool on_x = t < probes;
-            int64_t idx = (int64_t)(rnd() % (uint64_t)(on_x ? nx : nw));
+            int64_t idx = (int64_t)(oracle_rand() % (uint64_t)(on_x ? nx : nw));
             double *arr = on_x ? x64 : w64, save = arr[idx], hstep = 0.5, Lp = 0, Lm = 0, gmag = 0;
             for (int side = 0; side < 2; side++) {
                 arr[idx] = save + (side ? -hstep : hstep);
@@ -280,8 +217,8 @@ static void test_conv_specials(void) {
      * Output (0, 0) reads padding with that tap: fmaf(0, inf) = NaN. Output
      * (1, 1) reads x[0][0] = 1 with it: inf. Skipping padded taps would give
      * 0 at (0, 0). */
-    sb_tensor *x = tnew(SB_F32, 4, 1, 1, 3, 3), *w = tnew(SB_F32, 4, 1, 1, 3, 3);
-    sb_tensor *y = tnew(SB_F32, 4, 1, 1, 3, 3);
+    sb_tensor *x = oracle_tensor(SB_F32, 4, 1, 1, 3, 3), *w = oracle_tensor(SB_F32, 4, 1, 1, 3, 3);
+    sb_tensor *y = oracle_tensor(SB_F32, 4, 1, 1, 3, 3);
     sb_tensor_fill(x, 1.0f);
     F(w)[0] = INFINITY;
     sb_conv2d_params p = {1, 1, 1, 1, 1, 1, 1};
@@ -290,8 +227,8 @@ static void test_conv_specials(void) {
     CHECK_BITS(F(y)[4], INFINITY, "inf weight on a real input");
     /* Those padded outputs stay NaN in dw too: dw's chain has padded terms,
      * so an inf gradient facing padding makes NaN. */
-    sb_tensor *dy = tnew(SB_F32, 4, 1, 1, 3, 3), *dw = tnew(SB_F32, 4, 1, 1, 3, 3);
-    sb_tensor *dx = tnew(SB_F32, 4, 1, 1, 3, 3);
+    sb_tensor *dy = oracle_tensor(SB_F32, 4, 1, 1, 3, 3), *dw = oracle_tensor(SB_F32, 4, 1, 1, 3, 3);
+    sb_tensor *dx = oracle_tensor(SB_F32, 4, 1, 1, 3, 3);
     F(dy)[0] = INFINITY; /* output (0,0): its tap (0,0) faces padding */
     CHECK_OK(sb_conv2d_backward(dy, x, w, &p, dx, dw, NULL));
     CHECK(isnan(F(dw)[0]), "dw[0][0]: inf dy times padded zero is NaN");
@@ -308,8 +245,8 @@ static void test_conv_specials(void) {
 
     /* Order of the forward chain: channels first, then rows, then columns.
      * Terms 1e8, 1, -1e8, 1 in (c, i, j) order give 1 (see test_gemm). */
-    sb_tensor *x2 = tnew(SB_F32, 4, 1, 2, 1, 2), *w2 = tnew(SB_F32, 4, 1, 2, 1, 2);
-    sb_tensor *y2 = tnew(SB_F32, 4, 1, 1, 1, 1), *b2 = tnew(SB_F32, 1, 1, 0, 0, 0);
+    sb_tensor *x2 = oracle_tensor(SB_F32, 4, 1, 2, 1, 2), *w2 = oracle_tensor(SB_F32, 4, 1, 2, 1, 2);
+    sb_tensor *y2 = oracle_tensor(SB_F32, 4, 1, 1, 1, 1), *b2 = oracle_tensor(SB_F32, 1, 1, 0, 0, 0);
     float xv[4] = {1e8f, 1.0f, -1e8f, 1.0f};
     for (int i = 0; i < 4; i++) { F(x2)[i] = xv[i]; F(w2)[i] = 1.0f; }
     CHECK_OK(sb_conv2d_forward(x2, w2, NULL, NULL, y2));
@@ -327,8 +264,8 @@ static void test_conv_specials(void) {
      * underflowed -0 into +0. x = [-2^-75], w = [2^-76, 2^-76], pad_w = 1:
      * y[0] = chain(pad, x) = -0, y[1] = chain(x, pad) = +0 (skipping the
      * padded term would leave -0). */
-    sb_tensor *x5 = tnew(SB_F32, 4, 1, 1, 1, 1), *w5 = tnew(SB_F32, 4, 1, 1, 1, 2);
-    sb_tensor *y5 = tnew(SB_F32, 4, 1, 1, 1, 2);
+    sb_tensor *x5 = oracle_tensor(SB_F32, 4, 1, 1, 1, 1), *w5 = oracle_tensor(SB_F32, 4, 1, 1, 1, 2);
+    sb_tensor *y5 = oracle_tensor(SB_F32, 4, 1, 1, 1, 2);
     F(x5)[0] = -ldexpf(1.0f, -75);
     F(w5)[0] = F(w5)[1] = ldexpf(1.0f, -76);
     sb_conv2d_params p5 = {1, 1, 0, 1, 1, 1, 1};
@@ -341,23 +278,23 @@ static void test_conv_specials(void) {
     float u[4], v[4];
     for (int i = 0; i < 4; i++) { u[i] = F(x2)[i]; v[i] = F(w2)[i]; }
     CHECK_OK(sb_conv2d_forward(x2, w2, NULL, NULL, y2));
-    CHECK_BITS(F(y2)[0], mp_chain(4, u, v), "subnormal conv chain");
+    CHECK_BITS(F(y2)[0], oracle_fma_chain(4, u, v), "subnormal conv chain");
     /* db: the canonical sum over (n, r, s), order-sensitive example. */
-    sb_tensor *x3 = tnew(SB_F32, 4, 1, 1, 1, 33), *w3 = tnew(SB_F32, 4, 1, 1, 1, 1);
-    sb_tensor *dy3 = tnew(SB_F32, 4, 1, 1, 1, 33), *db3 = tnew(SB_F32, 1, 1, 0, 0, 0);
+    sb_tensor *x3 = oracle_tensor(SB_F32, 4, 1, 1, 1, 33), *w3 = oracle_tensor(SB_F32, 4, 1, 1, 1, 1);
+    sb_tensor *dy3 = oracle_tensor(SB_F32, 4, 1, 1, 1, 33), *db3 = oracle_tensor(SB_F32, 1, 1, 0, 0, 0);
     for (int i = 0; i < 33; i++) F(dy3)[i] = 1.0f;
     F(dy3)[0] = 1e8f; F(dy3)[32] = -1e8f;
     CHECK_OK(sb_conv2d_backward(dy3, x3, w3, NULL, NULL, NULL, db3));
     CHECK_BITS(F(db3)[0], 31.0f, "conv db is the canonical sum");
     /* db over 2 x 1 x 4700 = 9400 > 8192 positions: two levels of blocks. */
-    sb_tensor *x4 = tnew(SB_F32, 4, 2, 1, 1, 4700), *w4 = tnew(SB_F32, 4, 3, 1, 1, 1);
-    sb_tensor *dy4 = tnew(SB_F32, 4, 2, 3, 1, 4700), *db4 = tnew(SB_F32, 1, 3, 0, 0, 0);
-    for (int64_t i = 0; i < sb_tensor_numel(dy4); i++) F(dy4)[i] = rnd_float();
+    sb_tensor *x4 = oracle_tensor(SB_F32, 4, 2, 1, 1, 4700), *w4 = oracle_tensor(SB_F32, 4, 3, 1, 1, 1);
+    sb_tensor *dy4 = oracle_tensor(SB_F32, 4, 2, 3, 1, 4700), *db4 = oracle_tensor(SB_F32, 1, 3, 0, 0, 0);
+    for (int64_t i = 0; i < sb_tensor_numel(dy4); i++) F(dy4)[i] = oracle_rand_float();
     CHECK_OK(sb_conv2d_backward(dy4, x4, w4, NULL, NULL, NULL, db4));
     for (int64_t oc = 0; oc < 3; oc++) {
         float *buf = malloc(9400 * 4);
         for (int64_t n = 0; n < 2; n++) memcpy(buf + n * 4700, F(dy4) + (n * 3 + oc) * 4700, 4700 * 4);
-        CHECK_BITS(F(db4)[oc], canon_sum(buf, 9400), "conv db over 9400 positions, channel %lld", (long long)oc);
+        CHECK_BITS(F(db4)[oc], oracle_canonical_sum(buf, 9400), "conv db over 9400 positions, channel %lld", (long long)oc);
         free(buf);
     }
     sb_tensor *list[] = {x, w, y, dy, dw, dx, x2, w2, y2, b2, x3, w3, dy3, db3, x4, w4, dy4, db4};
@@ -365,13 +302,13 @@ static void test_conv_specials(void) {
 }
 
 static void test_conv_errors(void) {
-    sb_tensor *x = tnew(SB_F32, 4, 2, 4, 5, 5), *w = tnew(SB_F32, 4, 6, 2, 3, 3);
-    sb_tensor *b = tnew(SB_F32, 1, 6, 0, 0, 0), *y = tnew(SB_F32, 4, 2, 6, 5, 5);
-    sb_tensor *dx = tnew(SB_F32, 4, 2, 4, 5, 5), *dw = tnew(SB_F32, 4, 6, 2, 3, 3);
-    sb_tensor *db = tnew(SB_F32, 1, 6, 0, 0, 0), *ybad = tnew(SB_F32, 4, 2, 6, 3, 3);
-    sb_tensor *x3 = tnew(SB_F32, 3, 4, 5, 5, 0), *xi = tnew(SB_I32, 4, 2, 4, 5, 5);
-    sb_tensor *w1 = tnew(SB_F32, 4, 6, 4, 3, 3), *w5 = tnew(SB_F32, 4, 5, 2, 3, 3);
-    sb_tensor *b5 = tnew(SB_F32, 1, 5, 0, 0, 0), *big = tnew(SB_F32, 4, 6, 2, 9, 9);
+    sb_tensor *x = oracle_tensor(SB_F32, 4, 2, 4, 5, 5), *w = oracle_tensor(SB_F32, 4, 6, 2, 3, 3);
+    sb_tensor *b = oracle_tensor(SB_F32, 1, 6, 0, 0, 0), *y = oracle_tensor(SB_F32, 4, 2, 6, 5, 5);
+    sb_tensor *dx = oracle_tensor(SB_F32, 4, 2, 4, 5, 5), *dw = oracle_tensor(SB_F32, 4, 6, 2, 3, 3);
+    sb_tensor *db = oracle_tensor(SB_F32, 1, 6, 0, 0, 0), *ybad = oracle_tensor(SB_F32, 4, 2, 6, 3, 3);
+    sb_tensor *x3 = oracle_tensor(SB_F32, 3, 4, 5, 5, 0), *xi = oracle_tensor(SB_I32, 4, 2, 4, 5, 5);
+    sb_tensor *w1 = oracle_tensor(SB_F32, 4, 6, 4, 3, 3), *w5 = oracle_tensor(SB_F32, 4, 5, 2, 3, 3);
+    sb_tensor *b5 = oracle_tensor(SB_F32, 1, 5, 0, 0, 0), *big = oracle_tensor(SB_F32, 4, 6, 2, 9, 9);
     sb_conv2d_params p = {1, 1, 1, 1, 1, 1, 2};
     CHECK_OK(sb_conv2d_forward(x, w, b, &p, y));
     CHECK_OK(sb_conv2d_backward(y, x, w, &p, dx, dw, db));
@@ -438,6 +375,7 @@ static void test_conv_errors(void) {
 }
 
 int main(int argc, char **argv) {
+    oracle_seed(0x2545f4914f6cdd1dull);
     (void)argc;
     SB_TEST_MAIN_NAME(argv[0]);
     mpfr_set_emin(-148);

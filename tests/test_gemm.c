@@ -7,77 +7,11 @@
 #include <math.h>
 #include <mpfr.h>
 #include "harness.h"
+#include "support/oracle.h"
 
 /* ---- oracles ---- */
 
-/* acc = +0; acc = fma(a[p], b[p], acc) for p ascending, in exact binary32. */
-static float mp_chain(int64_t k, const float *a, const float *b) {
-    mpfr_t acc, x, y;
-    mpfr_inits2(24, acc, x, y, (mpfr_ptr)0);
-    mpfr_set_zero(acc, +1);
-    for (int64_t p = 0; p < k; p++) {
-        mpfr_set_flt(x, a[p], MPFR_RNDN);
-        mpfr_set_flt(y, b[p], MPFR_RNDN);
-        int t = mpfr_fma(acc, x, y, acc, MPFR_RNDN);
-        mpfr_subnormalize(acc, t, MPFR_RNDN);
-    }
-    float r = mpfr_get_flt(acc, MPFR_RNDN);
-    mpfr_clears(acc, x, y, (mpfr_ptr)0);
-    return r;
-}
-
-/* The canonical sum restated from its definition (32 lanes from -0, element
- * i into lane i mod 32, tree fold 16..1; blocks of 8192 summed again). */
-static float canon_sum(const float *x, int64_t n) {
-    if (n == 0) return 0.0f;
-    if (n > 8192) {
-        int64_t nb = (n + 8191) / 8192;
-        float *blocks = malloc((size_t)nb * sizeof *blocks);
-        for (int64_t b = 0; b < nb; b++)
-            blocks[b] = canon_sum(x + b * 8192, n - b * 8192 < 8192 ? n - b * 8192 : 8192);
-        float r = canon_sum(blocks, nb);
-        free(blocks);
-        return r;
-    }
-    float lane[32];
-    for (int j = 0; j < 32; j++) lane[j] = -0.0f;
-    for (int64_t i = 0; i < n; i++) lane[i % 32] += x[i];
-    for (int s = 16; s >= 1; s /= 2)
-        for (int j = 0; j < s; j++) lane[j] += lane[j + s];
-    return lane[0];
-}
-
-static int same(float a, float b) {
-    return sb_test_bits(a) == sb_test_bits(b) || (isnan(a) && isnan(b));
-}
-
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
-/* Values spread over 2^-8..2^8 with both signs, so rounding depends on order. */
-static float rnd_float(void) {
-    float m = 1.0f + (float)(rnd() % 0x800000) / 8388608.0f;
-    float v = ldexpf(m, (int)(rnd() % 17) - 8);
-    return rnd() & 1 ? -v : v;
-}
-
-static sb_tensor *tnew(sb_dtype dt, int nd, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
-    int64_t shape[4] = {d0, d1, d2, d3};
-    sb_tensor *t = NULL;
-    if (sb_tensor_new(&t, dt, nd, shape) != SB_OK) {
-        fprintf(stderr, "tensor allocation failed: %s\n", sb_last_error());
-        exit(2);
-    }
-    return t;
-}
 static float *F(const sb_tensor *t) { return (float *)t->data; }
-static void fill_rand(sb_tensor *t) {
-    for (int64_t i = 0; i < sb_tensor_numel(t); i++) F(t)[i] = rnd_float();
-}
 
 /* ---- sb_sgemm ---- */
 
@@ -94,8 +28,8 @@ static void check_sgemm_case(char ta, char tb, int64_t m, int64_t n, int64_t k, 
             ldc = (n > 1 ? n : 1) + extra;
     float *a = malloc((size_t)(ar * lda + 1) * 4), *b = malloc((size_t)(br * ldb + 1) * 4);
     float *c = malloc((size_t)(m * ldc + 1) * 4);
-    for (int64_t i = 0; i < ar * lda; i++) a[i] = rnd_float();
-    for (int64_t i = 0; i < br * ldb; i++) b[i] = rnd_float();
+    for (int64_t i = 0; i < ar * lda; i++) a[i] = oracle_rand_float();
+    for (int64_t i = 0; i < br * ldb; i++) b[i] = oracle_rand_float();
     float sentinel = -1234.5f;
     for (int64_t i = 0; i < m * ldc; i++) c[i] = sentinel;
     CHECK_OK(sb_sgemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc));
@@ -110,8 +44,8 @@ static void check_sgemm_case(char ta, char tb, int64_t m, int64_t n, int64_t k, 
                 ref += (double)av[p] * bv[p];
                 mag += fabs((double)av[p] * bv[p]);
             }
-            float want = mp_chain(k, av, bv), got = c[i * ldc + j];
-            if (!same(got, want)) {
+            float want = oracle_fma_chain(k, av, bv), got = c[i * ldc + j];
+            if (!oracle_same(got, want)) {
                 if (bad++ < 3)
                     fprintf(stderr, "sgemm %c%c %lldx%lldx%lld [%lld,%lld]: got %a want %a\n", ta, tb,
                             (long long)m, (long long)n, (long long)k, (long long)i, (long long)j,
@@ -159,7 +93,7 @@ static void test_sgemm_order_and_specials(void) {
      * or descending order gives 0, float64 gives 2. */
     float row[4] = {1e8f, 1.0f, -1e8f, 1.0f}, ones[4] = {1, 1, 1, 1};
     CHECK_BITS(dot1(4, row, ones), 1.0f, "[1e8, 1, -1e8, 1] . ones");
-    CHECK_BITS(mp_chain(4, row, ones), 1.0f, "the MPFR oracle agrees on the order example");
+    CHECK_BITS(oracle_fma_chain(4, row, ones), 1.0f, "the MPFR oracle agrees on the order example");
 
     /* Fused: (1+2^-12)^2 - 1 = 2^-11 + 2^-24 exactly; a separately rounded
      * product would lose the 2^-24. */
@@ -177,7 +111,7 @@ static void test_sgemm_order_and_specials(void) {
     /* A negative product that underflows leaves -0; a later +0 term makes +0. */
     float u1[2] = {-ldexpf(1.0f, -75), 0.0f}, u2[2] = {ldexpf(1.0f, -76), 3.0f};
     CHECK_BITS(dot1(1, u1, u2), -0.0f, "underflow to -0");
-    CHECK_BITS(mp_chain(1, u1, u2), -0.0f, "MPFR oracle: underflow to -0");
+    CHECK_BITS(oracle_fma_chain(1, u1, u2), -0.0f, "MPFR oracle: underflow to -0");
     CHECK_BITS(dot1(2, u1, u2), 0.0f, "-0 + (+0 * 3) = +0");
     /* Exact cancellation gives +0 under round-to-nearest. */
     float cx[2] = {3.0f, -3.0f}, cy[2] = {-0.5f, -0.5f};
@@ -186,7 +120,7 @@ static void test_sgemm_order_and_specials(void) {
     /* Subnormals: products below 2^-126 and a gradual-underflow result. */
     float s1[3] = {ldexpf(1.0f, -70), ldexpf(1.5f, -75), -ldexpf(1.0f, -140)};
     float s2[3] = {ldexpf(1.25f, -72), ldexpf(1.0f, -70), 1.0f};
-    CHECK(same(dot1(3, s1, s2), mp_chain(3, s1, s2)), "subnormal chain matches MPFR");
+    CHECK(oracle_same(dot1(3, s1, s2), oracle_fma_chain(3, s1, s2)), "subnormal chain matches MPFR");
     CHECK(dot1(3, s1, s2) != 0.0f && fabsf(dot1(3, s1, s2)) < FLT_MIN, "subnormal result kept");
     float tiny[2] = {ldexpf(1.0f, -149), ldexpf(1.0f, -149)}, half[2] = {0.5f, 0.5f};
     /* 2^-150 rounds to even (0), then 0 + 2^-150 rounds to 0 again. */
@@ -245,17 +179,17 @@ static void check_matmul_case(int64_t batch_a, int64_t batch_b, int64_t m, int64
     /* batch_x == 0 means "2-D operand". */
     int64_t B = batch_a ? batch_a : (batch_b ? batch_b : 1);
     bool out3 = batch_a || batch_b;
-    sb_tensor *a = batch_a ? tnew(SB_F32, 3, batch_a, ta ? k : m, ta ? m : k, 0)
-                           : tnew(SB_F32, 2, ta ? k : m, ta ? m : k, 0, 0);
-    sb_tensor *b = batch_b ? tnew(SB_F32, 3, batch_b, tb ? n : k, tb ? k : n, 0)
-                           : tnew(SB_F32, 2, tb ? n : k, tb ? k : n, 0, 0);
-    sb_tensor *out = out3 ? tnew(SB_F32, 3, B, m, n, 0) : tnew(SB_F32, 2, m, n, 0, 0);
-    sb_tensor *dout = out3 ? tnew(SB_F32, 3, B, m, n, 0) : tnew(SB_F32, 2, m, n, 0, 0);
-    sb_tensor *da = batch_a ? tnew(SB_F32, 3, batch_a, ta ? k : m, ta ? m : k, 0)
-                            : tnew(SB_F32, 2, ta ? k : m, ta ? m : k, 0, 0);
-    sb_tensor *db = batch_b ? tnew(SB_F32, 3, batch_b, tb ? n : k, tb ? k : n, 0)
-                            : tnew(SB_F32, 2, tb ? n : k, tb ? k : n, 0, 0);
-    fill_rand(a); fill_rand(b); fill_rand(dout);
+    sb_tensor *a = batch_a ? oracle_tensor(SB_F32, 3, batch_a, ta ? k : m, ta ? m : k, 0)
+                           : oracle_tensor(SB_F32, 2, ta ? k : m, ta ? m : k, 0, 0);
+    sb_tensor *b = batch_b ? oracle_tensor(SB_F32, 3, batch_b, tb ? n : k, tb ? k : n, 0)
+                           : oracle_tensor(SB_F32, 2, tb ? n : k, tb ? k : n, 0, 0);
+    sb_tensor *out = out3 ? oracle_tensor(SB_F32, 3, B, m, n, 0) : oracle_tensor(SB_F32, 2, m, n, 0, 0);
+    sb_tensor *dout = out3 ? oracle_tensor(SB_F32, 3, B, m, n, 0) : oracle_tensor(SB_F32, 2, m, n, 0, 0);
+    sb_tensor *da = batch_a ? oracle_tensor(SB_F32, 3, batch_a, ta ? k : m, ta ? m : k, 0)
+                            : oracle_tensor(SB_F32, 2, ta ? k : m, ta ? m : k, 0, 0);
+    sb_tensor *db = batch_b ? oracle_tensor(SB_F32, 3, batch_b, tb ? n : k, tb ? k : n, 0)
+                            : oracle_tensor(SB_F32, 2, tb ? n : k, tb ? k : n, 0, 0);
+    oracle_fill_rand(a); oracle_fill_rand(b); oracle_fill_rand(dout);
     CHECK_OK(sb_matmul(a, b, ta, tb, out));
     CHECK_OK(sb_matmul_backward(dout, a, b, ta, tb, da, db));
     /* OA[t][i][p], OB[t][p][j] as explicit dense arrays. */
@@ -274,7 +208,7 @@ static void check_matmul_case(int64_t batch_a, int64_t batch_b, int64_t m, int64
         for (int64_t i = 0; i < m; i++)
             for (int64_t j = 0; j < n; j++) {
                 for (int64_t p = 0; p < k; p++) { u[p] = OA[(t * m + i) * k + p]; v[p] = OB[(t * k + p) * n + j]; }
-                bad_f += !same(F(out)[(t * m + i) * n + j], mp_chain(k, u, v));
+                bad_f += !oracle_same(F(out)[(t * m + i) * n + j], oracle_fma_chain(k, u, v));
             }
     /* d op(a)[t][i][p]: terms j (and t first when a is shared). */
     for (int64_t ta_ = 0; ta_ < (batch_a ? B : 1); ta_++)
@@ -286,9 +220,9 @@ static void check_matmul_case(int64_t batch_a, int64_t batch_b, int64_t m, int64
                         u[len] = F(dout)[(t * m + i) * n + j];
                         v[len++] = OB[(t * k + p) * n + j];
                     }
-                float want = mp_chain(len, u, v);
+                float want = oracle_fma_chain(len, u, v);
                 const float *g = F(da) + ta_ * m * k;
-                bad_a += !same(ta ? g[p * m + i] : g[i * k + p], want);
+                bad_a += !oracle_same(ta ? g[p * m + i] : g[i * k + p], want);
             }
     for (int64_t tb_ = 0; tb_ < (batch_b ? B : 1); tb_++)
         for (int64_t p = 0; p < k; p++)
@@ -299,9 +233,9 @@ static void check_matmul_case(int64_t batch_a, int64_t batch_b, int64_t m, int64
                         u[len] = OA[(t * m + i) * k + p];
                         v[len++] = F(dout)[(t * m + i) * n + j];
                     }
-                float want = mp_chain(len, u, v);
+                float want = oracle_fma_chain(len, u, v);
                 const float *g = F(db) + tb_ * k * n;
-                bad_b += !same(tb ? g[j * k + p] : g[p * n + j], want);
+                bad_b += !oracle_same(tb ? g[j * k + p] : g[p * n + j], want);
             }
     CHECK(bad_f == 0 && bad_a == 0 && bad_b == 0,
           "matmul a%lld b%lld m=%lld n=%lld k=%lld ta=%d tb=%d: %ld out, %ld da, %ld db differ",
@@ -327,8 +261,8 @@ static void test_matmul(void) {
 
     /* The shared-operand gradient is ONE chain over (batch, row): with rows
      * [1e8], [1], [-1e8], [1] in four batches db is 1, not 0 or 2. */
-    sb_tensor *a = tnew(SB_F32, 3, 4, 1, 1, 0), *b = tnew(SB_F32, 2, 1, 1, 0, 0);
-    sb_tensor *d = tnew(SB_F32, 3, 4, 1, 1, 0), *db = tnew(SB_F32, 2, 1, 1, 0, 0);
+    sb_tensor *a = oracle_tensor(SB_F32, 3, 4, 1, 1, 0), *b = oracle_tensor(SB_F32, 2, 1, 1, 0, 0);
+    sb_tensor *d = oracle_tensor(SB_F32, 3, 4, 1, 1, 0), *db = oracle_tensor(SB_F32, 2, 1, 1, 0, 0);
     float av[4] = {1e8f, 1.0f, -1e8f, 1.0f};
     for (int i = 0; i < 4; i++) { F(a)[i] = av[i]; F(d)[i] = 1.0f; }
     F(b)[0] = 2.0f;
@@ -337,10 +271,10 @@ static void test_matmul(void) {
     CHECK_BITS(F(db)[0], 1.0f, "shared db chains over batches in order");
 
     /* Errors. */
-    sb_tensor *m23 = tnew(SB_F32, 2, 2, 3, 0, 0), *m34 = tnew(SB_F32, 2, 3, 4, 0, 0);
-    sb_tensor *m24 = tnew(SB_F32, 2, 2, 4, 0, 0), *m44 = tnew(SB_F32, 2, 4, 4, 0, 0);
-    sb_tensor *i24 = tnew(SB_I32, 2, 2, 4, 0, 0), *v3 = tnew(SB_F32, 1, 3, 0, 0, 0);
-    sb_tensor *b23 = tnew(SB_F32, 3, 2, 2, 3, 0), *b334 = tnew(SB_F32, 3, 3, 3, 4, 0);
+    sb_tensor *m23 = oracle_tensor(SB_F32, 2, 2, 3, 0, 0), *m34 = oracle_tensor(SB_F32, 2, 3, 4, 0, 0);
+    sb_tensor *m24 = oracle_tensor(SB_F32, 2, 2, 4, 0, 0), *m44 = oracle_tensor(SB_F32, 2, 4, 4, 0, 0);
+    sb_tensor *i24 = oracle_tensor(SB_I32, 2, 2, 4, 0, 0), *v3 = oracle_tensor(SB_F32, 1, 3, 0, 0, 0);
+    sb_tensor *b23 = oracle_tensor(SB_F32, 3, 2, 2, 3, 0), *b334 = oracle_tensor(SB_F32, 3, 3, 3, 4, 0);
     CHECK_OK(sb_matmul(m23, m34, false, false, m24));
     CHECK_ERROR(sb_matmul(NULL, m34, false, false, m24), SB_ERR_NULL, "sb_matmul: a is NULL");
     CHECK_ERROR(sb_matmul(m23, NULL, false, false, m24), SB_ERR_NULL, "b is NULL");
@@ -377,11 +311,11 @@ static void check_linear_case(int nd, const int64_t *lead, int64_t in, int64_t o
     int64_t xs[4], ys[4], rows = 1;
     for (int i = 0; i < nd - 1; i++) { xs[i] = ys[i] = lead[i]; rows *= lead[i]; }
     xs[nd - 1] = in; ys[nd - 1] = out;
-    sb_tensor *x, *y, *dy, *dx, *w = tnew(SB_F32, 2, out, in, 0, 0), *dw = tnew(SB_F32, 2, out, in, 0, 0);
-    sb_tensor *b = tnew(SB_F32, 1, out, 0, 0, 0), *db = tnew(SB_F32, 1, out, 0, 0, 0);
+    sb_tensor *x, *y, *dy, *dx, *w = oracle_tensor(SB_F32, 2, out, in, 0, 0), *dw = oracle_tensor(SB_F32, 2, out, in, 0, 0);
+    sb_tensor *b = oracle_tensor(SB_F32, 1, out, 0, 0, 0), *db = oracle_tensor(SB_F32, 1, out, 0, 0, 0);
     sb_tensor_new(&x, SB_F32, nd, xs); sb_tensor_new(&dx, SB_F32, nd, xs);
     sb_tensor_new(&y, SB_F32, nd, ys); sb_tensor_new(&dy, SB_F32, nd, ys);
-    fill_rand(x); fill_rand(w); fill_rand(b); fill_rand(dy);
+    oracle_fill_rand(x); oracle_fill_rand(w); oracle_fill_rand(b); oracle_fill_rand(dy);
     sb_tensor_fill(dx, NAN); sb_tensor_fill(dw, NAN); sb_tensor_fill(db, NAN);
     CHECK_OK(sb_linear_forward(x, w, bias ? b : NULL, y));
     CHECK_OK(sb_linear_backward(dy, x, w, dx, dw, db));
@@ -391,9 +325,9 @@ static void check_linear_case(int nd, const int64_t *lead, int64_t in, int64_t o
     for (int64_t r = 0; r < rows; r++)
         for (int64_t o = 0; o < out; o++) {
             for (int64_t i = 0; i < in; i++) { u[i] = F(x)[r * in + i]; v[i] = F(w)[o * in + i]; }
-            float want = mp_chain(in, u, v);
+            float want = oracle_fma_chain(in, u, v);
             if (bias) want = want + F(b)[o];
-            bad_y += !same(F(y)[r * out + o], want);
+            bad_y += !oracle_same(F(y)[r * out + o], want);
         }
     for (int64_t r = 0; r < rows; r++)
         for (int64_t i = 0; i < in; i++) {
@@ -403,17 +337,17 @@ static void check_linear_case(int nd, const int64_t *lead, int64_t in, int64_t o
                 ref += (double)u[o] * v[o]; mag += fabs((double)u[o] * v[o]);
             }
             float got = F(dx)[r * in + i];
-            bad_dx += !same(got, mp_chain(out, u, v));
+            bad_dx += !oracle_same(got, oracle_fma_chain(out, u, v));
             far += fabs(got - ref) > (out + 1) * FLT_EPSILON * mag + 1e-30;
         }
     for (int64_t o = 0; o < out; o++) {
         for (int64_t i = 0; i < in; i++) {
             for (int64_t r = 0; r < rows; r++) { u[r] = F(dy)[r * out + o]; v[r] = F(x)[r * in + i]; }
-            bad_dw += !same(F(dw)[o * in + i], mp_chain(rows, u, v));
+            bad_dw += !oracle_same(F(dw)[o * in + i], oracle_fma_chain(rows, u, v));
         }
         double ref = 0, mag = 0;
         for (int64_t r = 0; r < rows; r++) { u[r] = F(dy)[r * out + o]; ref += u[r]; mag += fabs(u[r]); }
-        bad_db += !same(F(db)[o], canon_sum(u, rows));
+        bad_db += !oracle_same(F(db)[o], oracle_canonical_sum(u, rows));
         far += fabs(F(db)[o] - ref) > 4 * FLT_EPSILON * mag * (1 + log2((double)rows + 1)) + 1e-30;
     }
     CHECK(bad_y + bad_dx + bad_dw + bad_db == 0 && far == 0,
@@ -437,8 +371,8 @@ static void test_linear(void) {
 
     /* db is the canonical sum, not a sequential one: with 33 rows the 33rd
      * element shares lane 0 with the first. */
-    sb_tensor *x = tnew(SB_F32, 2, 33, 1, 0, 0), *w = tnew(SB_F32, 2, 1, 1, 0, 0);
-    sb_tensor *dy = tnew(SB_F32, 2, 33, 1, 0, 0), *db = tnew(SB_F32, 1, 1, 0, 0, 0);
+    sb_tensor *x = oracle_tensor(SB_F32, 2, 33, 1, 0, 0), *w = oracle_tensor(SB_F32, 2, 1, 1, 0, 0);
+    sb_tensor *dy = oracle_tensor(SB_F32, 2, 33, 1, 0, 0), *db = oracle_tensor(SB_F32, 1, 1, 0, 0, 0);
     for (int i = 0; i < 33; i++) F(dy)[i] = 1.0f;
     F(dy)[0] = 1e8f; F(dy)[32] = -1e8f;
     CHECK_OK(sb_linear_backward(dy, x, w, NULL, NULL, db));
@@ -449,8 +383,8 @@ static void test_linear(void) {
 
     /* Bias is added after the chain: x.w = 1e8 + 1 (chain rounds to 1e8) and
      * bias -1e8 gives 0; folding the bias in first would give 1. */
-    sb_tensor *x2 = tnew(SB_F32, 2, 1, 2, 0, 0), *w2 = tnew(SB_F32, 2, 1, 2, 0, 0);
-    sb_tensor *b2 = tnew(SB_F32, 1, 1, 0, 0, 0), *y2 = tnew(SB_F32, 2, 1, 1, 0, 0);
+    sb_tensor *x2 = oracle_tensor(SB_F32, 2, 1, 2, 0, 0), *w2 = oracle_tensor(SB_F32, 2, 1, 2, 0, 0);
+    sb_tensor *b2 = oracle_tensor(SB_F32, 1, 1, 0, 0, 0), *y2 = oracle_tensor(SB_F32, 2, 1, 1, 0, 0);
     F(x2)[0] = 1e8f; F(x2)[1] = 1.0f; F(w2)[0] = 1.0f; F(w2)[1] = 1.0f; F(b2)[0] = -1e8f;
     CHECK_OK(sb_linear_forward(x2, w2, b2, y2));
     CHECK_BITS(F(y2)[0], 0.0f, "bias added after the chain");
@@ -460,12 +394,12 @@ static void test_linear(void) {
     CHECK_BITS(F(y2)[0], 0.0f, "+0 chain + (-0) bias");
 
     /* Errors. */
-    sb_tensor *x3 = tnew(SB_F32, 2, 4, 3, 0, 0), *w3 = tnew(SB_F32, 2, 5, 3, 0, 0);
-    sb_tensor *b3 = tnew(SB_F32, 1, 5, 0, 0, 0), *y3 = tnew(SB_F32, 2, 4, 5, 0, 0);
-    sb_tensor *bad_b = tnew(SB_F32, 1, 4, 0, 0, 0), *bad_y = tnew(SB_F32, 2, 5, 4, 0, 0);
-    sb_tensor *i3 = tnew(SB_I64, 2, 4, 3, 0, 0), *s0 = tnew(SB_F32, 0, 0, 0, 0, 0);
-    sb_tensor *dx3 = tnew(SB_F32, 2, 4, 3, 0, 0), *dw3 = tnew(SB_F32, 2, 5, 3, 0, 0);
-    sb_tensor *w4 = tnew(SB_F32, 2, 5, 4, 0, 0), *w3d = tnew(SB_F32, 3, 5, 3, 1, 0);
+    sb_tensor *x3 = oracle_tensor(SB_F32, 2, 4, 3, 0, 0), *w3 = oracle_tensor(SB_F32, 2, 5, 3, 0, 0);
+    sb_tensor *b3 = oracle_tensor(SB_F32, 1, 5, 0, 0, 0), *y3 = oracle_tensor(SB_F32, 2, 4, 5, 0, 0);
+    sb_tensor *bad_b = oracle_tensor(SB_F32, 1, 4, 0, 0, 0), *bad_y = oracle_tensor(SB_F32, 2, 5, 4, 0, 0);
+    sb_tensor *i3 = oracle_tensor(SB_I64, 2, 4, 3, 0, 0), *s0 = oracle_tensor(SB_F32, 0, 0, 0, 0, 0);
+    sb_tensor *dx3 = oracle_tensor(SB_F32, 2, 4, 3, 0, 0), *dw3 = oracle_tensor(SB_F32, 2, 5, 3, 0, 0);
+    sb_tensor *w4 = oracle_tensor(SB_F32, 2, 5, 4, 0, 0), *w3d = oracle_tensor(SB_F32, 3, 5, 3, 1, 0);
     CHECK_OK(sb_linear_forward(x3, w3, b3, y3));
     CHECK_ERROR(sb_linear_forward(NULL, w3, b3, y3), SB_ERR_NULL, "sb_linear_forward: x is NULL");
     CHECK_ERROR(sb_linear_forward(x3, NULL, b3, y3), SB_ERR_NULL, "w is NULL");
@@ -506,6 +440,7 @@ static void test_linear(void) {
 }
 
 int main(int argc, char **argv) {
+    oracle_seed(0x9e3779b97f4a7c15ull);
     (void)argc;
     SB_TEST_MAIN_NAME(argv[0]);
     mpfr_set_emin(-148);

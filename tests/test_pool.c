@@ -9,52 +9,8 @@
 #include <float.h>
 #include <math.h>
 #include "harness.h"
+#include "support/oracle.h"
 
-static float canon_sum(const float *x, int64_t n) {
-    if (n == 0) return 0.0f;
-    if (n > 8192) { /* blocks of 8192, their sums summed by the same rule */
-        int64_t nb = (n + 8191) / 8192;
-        float *blocks = malloc((size_t)nb * sizeof *blocks);
-        for (int64_t b = 0; b < nb; b++)
-            blocks[b] = canon_sum(x + b * 8192, n - b * 8192 < 8192 ? n - b * 8192 : 8192);
-        float r = canon_sum(blocks, nb);
-        free(blocks);
-        return r;
-    }
-    float lane[32];
-    for (int j = 0; j < 32; j++) lane[j] = -0.0f;
-    for (int64_t i = 0; i < n; i++) lane[i % 32] += x[i];
-    for (int s = 16; s >= 1; s /= 2)
-        for (int j = 0; j < s; j++) lane[j] += lane[j + s];
-    return lane[0];
-}
-
-static int same(float a, float b) {
-    return sb_test_bits(a) == sb_test_bits(b) || (isnan(a) && isnan(b));
-}
-
-static uint64_t rng_state = 0xd1b54a32d192ed03ull;
-static uint64_t rnd(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
-static float rnd_float(void) {
-    float m = 1.0f + (float)(rnd() % 0x800000) / 8388608.0f;
-    float v = ldexpf(m, (int)(rnd() % 17) - 8);
-    return rnd() & 1 ? -v : v;
-}
-
-static sb_tensor *tnew(sb_dtype dt, int nd, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
-    int64_t shape[4] = {d0, d1, d2, d3};
-    sb_tensor *t = NULL;
-    if (sb_tensor_new(&t, dt, nd, shape) != SB_OK) {
-        fprintf(stderr, "tensor allocation failed: %s\n", sb_last_error());
-        exit(2);
-    }
-    return t;
-}
 static float *F(const sb_tensor *t) { return (float *)t->data; }
 static int64_t *I(const sb_tensor *t) { return (int64_t *)t->data; }
 
@@ -101,15 +57,15 @@ static void check_pool(const pcase *pc, bool quiet_values) {
     CHECK(oh == OH && ow == OW, "pool output %lldx%lld, expected %lldx%lld", (long long)oh,
           (long long)ow, (long long)OH, (long long)OW);
     int64_t P = pc->n * pc->c, H = pc->h, W = pc->w;
-    sb_tensor *x = tnew(SB_F32, 4, pc->n, pc->c, H, W), *dx = tnew(SB_F32, 4, pc->n, pc->c, H, W);
-    sb_tensor *y = tnew(SB_F32, 4, pc->n, pc->c, OH, OW), *dy = tnew(SB_F32, 4, pc->n, pc->c, OH, OW);
-    sb_tensor *ix = tnew(SB_I64, 4, pc->n, pc->c, OH, OW);
+    sb_tensor *x = oracle_tensor(SB_F32, 4, pc->n, pc->c, H, W), *dx = oracle_tensor(SB_F32, 4, pc->n, pc->c, H, W);
+    sb_tensor *y = oracle_tensor(SB_F32, 4, pc->n, pc->c, OH, OW), *dy = oracle_tensor(SB_F32, 4, pc->n, pc->c, OH, OW);
+    sb_tensor *ix = oracle_tensor(SB_I64, 4, pc->n, pc->c, OH, OW);
     for (int64_t i = 0; i < P * H * W; i++) {
         /* Few distinct values make ties (and +-0 pairs) common. */
-        F(x)[i] = quiet_values ? (float)((int64_t)(rnd() % 5) - 2) : rnd_float();
-        if (quiet_values && F(x)[i] == 0.0f && (rnd() & 1)) F(x)[i] = -0.0f;
+        F(x)[i] = quiet_values ? (float)((int64_t)(oracle_rand() % 5) - 2) : oracle_rand_float();
+        if (quiet_values && F(x)[i] == 0.0f && (oracle_rand() & 1)) F(x)[i] = -0.0f;
     }
-    for (int64_t i = 0; i < P * OH * OW; i++) F(dy)[i] = rnd_float();
+    for (int64_t i = 0; i < P * OH * OW; i++) F(dy)[i] = oracle_rand_float();
     sb_tensor_fill(dx, NAN);
 
     long bad = 0;
@@ -161,7 +117,7 @@ static void check_pool(const pcase *pc, bool quiet_values) {
     bad = 0;
     long far = 0;
     for (int64_t i = 0; i < P * H * W; i++) {
-        bad += !same(F(dx)[i], canon_sum(L.item[i], L.len[i]));
+        bad += !oracle_same(F(dx)[i], oracle_canonical_sum(L.item[i], L.len[i]));
         double s64 = 0, mag = 0;
         for (int64_t k = 0; k < L.len[i]; k++) { s64 += L.item[i][k]; mag += fabs(L.item[i][k]); }
         far += fabs(F(dx)[i] - s64) > 8 * FLT_EPSILON * mag;
@@ -208,7 +164,7 @@ static void check_pool(const pcase *pc, bool quiet_values) {
                             }
                         }
                     float got = F(y)[(q * OH + r) * OW + s];
-                    bad += !same(got, canon_sum(buf, len) / div[r * OW + s]);
+                    bad += !oracle_same(got, oracle_canonical_sum(buf, len) / div[r * OW + s]);
                     far += fabs(got - s64 / div[r * OW + s]) > 1e-5 * (fabs(s64) + 1e-3);
                 }
         CHECK(bad == 0, "avg forward (count_include_pad %d): %ld outputs differ", cip, bad);
@@ -228,7 +184,7 @@ static void check_pool(const pcase *pc, bool quiet_values) {
          * list is already in the contract's order. */
         bad = 0;
         for (int64_t i = 0; i < P * H * W; i++) {
-            bad += !same(F(dx)[i], canon_sum(A.item[i], A.len[i]));
+            bad += !oracle_same(F(dx)[i], oracle_canonical_sum(A.item[i], A.len[i]));
             double s64 = 0, mag = 0;
             for (int64_t k = 0; k < A.len[i]; k++) { s64 += A.item[i][k]; mag += fabs(A.item[i][k]); }
             far += fabs(F(dx)[i] - s64) > 8 * FLT_EPSILON * mag;
@@ -265,8 +221,8 @@ static void test_pool_shapes(void) {
 
 static void test_pool_specials(void) {
     sb_pool2d_params p = SB_POOL2D_PARAMS(2, 2);
-    sb_tensor *x = tnew(SB_F32, 4, 1, 1, 2, 2), *y = tnew(SB_F32, 4, 1, 1, 1, 1);
-    sb_tensor *ix = tnew(SB_I64, 4, 1, 1, 1, 1);
+    sb_tensor *x = oracle_tensor(SB_F32, 4, 1, 1, 2, 2), *y = oracle_tensor(SB_F32, 4, 1, 1, 1, 1);
+    sb_tensor *ix = oracle_tensor(SB_I64, 4, 1, 1, 1, 1);
     /* +0 and -0 tie: the first in (i, j) order wins. */
     float a[4] = {-0.0f, 0.0f, -1.0f, -2.0f};
     memcpy(F(x), a, 16);
@@ -293,7 +249,7 @@ static void test_pool_specials(void) {
     CHECK(F(y)[0] == -INFINITY && I(ix)[0] == 0, "all -inf: first element");
     /* Padding never wins: all inputs -5 with padding 1. */
     sb_pool2d_params pp = {3, 3, 1, 1, 1, 1, false, true};
-    sb_tensor *x3 = tnew(SB_F32, 4, 1, 1, 3, 3), *y3 = tnew(SB_F32, 4, 1, 1, 3, 3);
+    sb_tensor *x3 = oracle_tensor(SB_F32, 4, 1, 1, 3, 3), *y3 = oracle_tensor(SB_F32, 4, 1, 1, 3, 3);
     sb_tensor_fill(x3, -5.0f);
     CHECK_OK(sb_max_pool2d_forward(x3, &pp, y3, NULL));
     CHECK_BITS(F(y3)[0], -5.0f, "padding is not a zero candidate");
@@ -311,7 +267,7 @@ static void test_pool_specials(void) {
     /* ceil mode: 5x5, k2 s2: 3x3 outputs, the last window holds one row and
      * column, and its divisor counts only positions inside the input. */
     sb_pool2d_params pc = {2, 2, 2, 2, 0, 0, true, true};
-    sb_tensor *x5 = tnew(SB_F32, 4, 1, 1, 5, 5), *y5 = tnew(SB_F32, 4, 1, 1, 3, 3);
+    sb_tensor *x5 = oracle_tensor(SB_F32, 4, 1, 1, 5, 5), *y5 = oracle_tensor(SB_F32, 4, 1, 1, 3, 3);
     for (int i = 0; i < 25; i++) F(x5)[i] = (float)i;
     CHECK_OK(sb_avg_pool2d_forward(x5, &pc, y5));
     CHECK_BITS(F(y5)[8], 24.0f, "ceil-mode corner: x[4][4] / 1");
@@ -333,9 +289,9 @@ static void test_pool_specials(void) {
      * (k3 s1 p1 on 3x3 with a dominant centre); its dx is the canonical sum
      * of the 9 grads in (r, s) order, which differs from a sequential sum. */
     sb_pool2d_params po = {3, 3, 1, 1, 1, 1, false, true};
-    sb_tensor *xo = tnew(SB_F32, 4, 1, 1, 3, 3), *yo = tnew(SB_F32, 4, 1, 1, 3, 3);
-    sb_tensor *io = tnew(SB_I64, 4, 1, 1, 3, 3), *dyo = tnew(SB_F32, 4, 1, 1, 3, 3);
-    sb_tensor *dxo = tnew(SB_F32, 4, 1, 1, 3, 3);
+    sb_tensor *xo = oracle_tensor(SB_F32, 4, 1, 1, 3, 3), *yo = oracle_tensor(SB_F32, 4, 1, 1, 3, 3);
+    sb_tensor *io = oracle_tensor(SB_I64, 4, 1, 1, 3, 3), *dyo = oracle_tensor(SB_F32, 4, 1, 1, 3, 3);
+    sb_tensor *dxo = oracle_tensor(SB_F32, 4, 1, 1, 3, 3);
     F(xo)[4] = 10.0f;
     float g[9] = {1e8f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, -1e8f};
     memcpy(F(dyo), g, sizeof g);
@@ -356,21 +312,21 @@ static void test_pool_specials(void) {
     CHECK_BITS(F(dxo)[0], -0.0f, "sum of -0 grads is -0");
     /* One 91x91 window: the avg sum has 8281 > 8192 terms (two levels). */
     sb_pool2d_params pb = SB_POOL2D_PARAMS(91, 91);
-    sb_tensor *xb = tnew(SB_F32, 4, 1, 1, 91, 91), *yb = tnew(SB_F32, 4, 1, 1, 1, 1);
-    for (int i = 0; i < 91 * 91; i++) F(xb)[i] = rnd_float();
+    sb_tensor *xb = oracle_tensor(SB_F32, 4, 1, 1, 91, 91), *yb = oracle_tensor(SB_F32, 4, 1, 1, 1, 1);
+    for (int i = 0; i < 91 * 91; i++) F(xb)[i] = oracle_rand_float();
     CHECK_OK(sb_avg_pool2d_forward(xb, &pb, yb));
-    CHECK_BITS(F(yb)[0], canon_sum(F(xb), 91 * 91) / 8281.0f, "avg over 8281 elements");
+    CHECK_BITS(F(yb)[0], oracle_canonical_sum(F(xb), 91 * 91) / 8281.0f, "avg over 8281 elements");
     sb_tensor *list[] = {x, y, ix, x3, y3, x5, y5, xo, yo, io, dyo, dxo, xb, yb};
     for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) sb_tensor_free(list[i]);
 }
 
 static void test_pool_errors(void) {
     sb_pool2d_params p = {3, 3, 2, 2, 1, 1, false, true};
-    sb_tensor *x = tnew(SB_F32, 4, 2, 3, 7, 7), *y = tnew(SB_F32, 4, 2, 3, 4, 4);
-    sb_tensor *ix = tnew(SB_I64, 4, 2, 3, 4, 4), *dx = tnew(SB_F32, 4, 2, 3, 7, 7);
-    sb_tensor *ybad = tnew(SB_F32, 4, 2, 3, 3, 3), *x3 = tnew(SB_F32, 3, 3, 7, 7, 0);
-    sb_tensor *xi = tnew(SB_I32, 4, 2, 3, 7, 7), *ixf = tnew(SB_F32, 4, 2, 3, 4, 4);
-    sb_tensor *x0 = tnew(SB_F32, 4, 1, 1, 0, 4), *y0 = tnew(SB_F32, 4, 1, 1, 1, 1);
+    sb_tensor *x = oracle_tensor(SB_F32, 4, 2, 3, 7, 7), *y = oracle_tensor(SB_F32, 4, 2, 3, 4, 4);
+    sb_tensor *ix = oracle_tensor(SB_I64, 4, 2, 3, 4, 4), *dx = oracle_tensor(SB_F32, 4, 2, 3, 7, 7);
+    sb_tensor *ybad = oracle_tensor(SB_F32, 4, 2, 3, 3, 3), *x3 = oracle_tensor(SB_F32, 3, 3, 7, 7, 0);
+    sb_tensor *xi = oracle_tensor(SB_I32, 4, 2, 3, 7, 7), *ixf = oracle_tensor(SB_F32, 4, 2, 3, 4, 4);
+    sb_tensor *x0 = oracle_tensor(SB_F32, 4, 1, 1, 0, 4), *y0 = oracle_tensor(SB_F32, 4, 1, 1, 1, 1);
     CHECK_OK(sb_max_pool2d_forward(x, &p, y, ix));
     CHECK_OK(sb_max_pool2d_backward(y, ix, &p, dx));
     CHECK_OK(sb_avg_pool2d_forward(x, &p, y));
@@ -428,6 +384,7 @@ static void test_pool_errors(void) {
 }
 
 int main(int argc, char **argv) {
+    oracle_seed(0xd1b54a32d192ed03ull);
     (void)argc;
     SB_TEST_MAIN_NAME(argv[0]);
     test_pool_shapes();
