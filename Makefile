@@ -22,6 +22,20 @@ CFLAGS_ALL = -std=c11 $(OPT) -g $(FPFLAGS) $(WARN) -fPIC -pthread \
              -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc $(EXTRA_CFLAGS)
 LDLIBS_ALL = -lm -lz -pthread $(EXTRA_LDLIBS)
 
+# Per-ISA kernel files (src/cpu/*_avx2.c, ...) get their instruction set's
+# flags; on other architectures they compile to nothing (src/cpu/cpu.h).
+TARGET_ARCH_NAME := $(shell $(CC) -dumpmachine 2>/dev/null)
+ifneq ($(filter x86_64-%,$(TARGET_ARCH_NAME)),)
+  ISA_SSE2   := -msse2
+  ISA_AVX2   := -mavx2 -mfma
+  ISA_AVX512 := -mavx512f -mavx512dq -mavx2 -mfma
+endif
+# 32-bit x86: float arithmetic must be SSE2, never the x87 unit, whose excess
+# precision would change results (src/core/fpenv.c refuses to build otherwise).
+ifneq ($(filter i386-% i486-% i586-% i686-%,$(TARGET_ARCH_NAME)),)
+  FPFLAGS += -msse2 -mfpmath=sse
+endif
+
 LIB_SRC  := $(sort $(wildcard src/*/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 LIB_SRC  := $(filter-out $(CLI_SRC),$(LIB_SRC))
@@ -42,7 +56,11 @@ cli: $(BUILD)/samebits
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	@$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+	@$(CC) $(CFLAGS_ALL) $(ISA_FLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/%_sse2.o: ISA_FLAGS = $(ISA_SSE2)
+$(BUILD)/obj/%_avx2.o: ISA_FLAGS = $(ISA_AVX2)
+$(BUILD)/obj/%_avx512.o: ISA_FLAGS = $(ISA_AVX512)
 
 $(BUILD)/libsamebits.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -125,3 +143,7 @@ clean:
 	rm -rf build build-asan build-*
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+
+# Optional parts keep their rules in their own fragments: benchmarks,
+# the portability matrix, the CUDA backend.
+include $(sort $(wildcard mk/*.mk))

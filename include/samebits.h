@@ -11,6 +11,7 @@
 #include "samebits/status.h"
 #include "samebits/tensor.h"
 #include "samebits/kernels.h"
+#include "samebits/runtime.h"
 #include "samebits/math.h"
 #include "samebits/random.h"
 #include "samebits/hash.h"

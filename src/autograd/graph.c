@@ -1,6 +1,7 @@
 /* The tape, leaves, gradient routing and the backward walk. */
 #include <stdatomic.h>
 #include <stdlib.h>
+#include "core/fpenv.h"
 #include "autograd/graph_internal.h"
 
 struct sb_graph {
@@ -150,6 +151,7 @@ sb_status sb_ag_grad_commit(sb_graph *g, sb_variable *v, sb_tensor *target) {
 }
 
 sb_status sb_graph_backward(sb_graph *g, sb_variable *loss) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_graph_backward";
     if (!g) return sb_fail(SB_ERR_NULL, "%s: graph is NULL", fn);
     SB_TRY(sb_ag_check_var(fn, "loss", loss));

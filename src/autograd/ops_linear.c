@@ -1,4 +1,5 @@
 /* Autograd for the GEMM family: linear and conv2d. */
+#include "core/fpenv.h"
 #include "autograd/graph_internal.h"
 #include "samebits/conv.h"
 #include "samebits/linalg.h"
@@ -11,6 +12,7 @@ static sb_status linear_backward(sb_graph *g, sb_node *n) {
 }
 
 sb_status sb_ag_linear(sb_graph *g, sb_variable *x, sb_variable *w, sb_variable *b, sb_variable **y) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_ag_linear";
     if (!y) return sb_fail(SB_ERR_NULL, "%s: y is NULL", fn);
     *y = NULL;
@@ -39,6 +41,7 @@ static sb_status conv2d_backward(sb_graph *g, sb_node *n) {
 
 sb_status sb_ag_conv2d(sb_graph *g, sb_variable *x, sb_variable *w, sb_variable *b, const sb_conv2d_params *p,
                        sb_variable **y) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_ag_conv2d";
     if (!y) return sb_fail(SB_ERR_NULL, "%s: y is NULL", fn);
     *y = NULL;

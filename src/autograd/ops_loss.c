@@ -1,4 +1,5 @@
 /* Autograd for dropout and the losses. */
+#include "core/fpenv.h"
 #include "autograd/graph_internal.h"
 #include "samebits/dropout.h"
 #include "samebits/loss.h"
@@ -12,6 +13,7 @@ static sb_status dropout_backward(sb_graph *g, sb_node *n) {
 
 sb_status sb_ag_dropout(sb_graph *g, sb_variable *x, float p, bool training, uint64_t seed,
                         uint64_t stream, uint64_t offset, sb_variable **y) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_ag_dropout";
     if (!y) return sb_fail(SB_ERR_NULL, "%s: y is NULL", fn);
     *y = NULL;
@@ -51,6 +53,7 @@ static sb_status cross_entropy_backward(sb_graph *g, sb_node *n) {
 
 sb_status sb_ag_cross_entropy(sb_graph *g, sb_variable *logits, const sb_tensor *targets,
                               sb_loss_reduction reduction, float label_smoothing, sb_variable **loss) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_ag_cross_entropy";
     if (!loss) return sb_fail(SB_ERR_NULL, "%s: loss is NULL", fn);
     *loss = NULL;
@@ -84,6 +87,7 @@ static sb_status mse_backward(sb_graph *g, sb_node *n) {
 
 sb_status sb_ag_mse(sb_graph *g, sb_variable *x, const sb_tensor *target, sb_loss_reduction reduction,
                     sb_variable **loss) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_ag_mse";
     if (!loss) return sb_fail(SB_ERR_NULL, "%s: loss is NULL", fn);
     *loss = NULL;

@@ -1,5 +1,6 @@
 /* Autograd for batch norm and layer norm: the forward saves mean and rstd
  * so the backward rule reuses exactly the forward's statistics. */
+#include "core/fpenv.h"
 #include "autograd/graph_internal.h"
 #include "samebits/norm.h"
 
@@ -14,6 +15,7 @@ static sb_status batch_norm_backward(sb_graph *g, sb_node *n) {
 sb_status sb_ag_batch_norm(sb_graph *g, sb_variable *x, sb_variable *gamma, sb_variable *beta,
                            sb_tensor *running_mean, sb_tensor *running_var, bool training,
                            float momentum, float eps, sb_variable **y) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_ag_batch_norm";
     if (!y) return sb_fail(SB_ERR_NULL, "%s: y is NULL", fn);
     *y = NULL;
@@ -49,6 +51,7 @@ static sb_status layer_norm_backward(sb_graph *g, sb_node *n) {
 
 sb_status sb_ag_layer_norm(sb_graph *g, sb_variable *x, int normalized_ndim, sb_variable *w, sb_variable *b,
                            float eps, sb_variable **y) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_ag_layer_norm";
     if (!y) return sb_fail(SB_ERR_NULL, "%s: y is NULL", fn);
     *y = NULL;

@@ -1,4 +1,5 @@
 /* Autograd for activations, flatten and broadcasting add. */
+#include "core/fpenv.h"
 #include "autograd/graph_internal.h"
 #include "samebits/elementwise.h"
 
@@ -41,15 +42,19 @@ static sb_status activation_forward(const char *fn, sb_graph *g, sb_variable *x,
 }
 
 sb_status sb_ag_relu(sb_graph *g, sb_variable *x, sb_variable **y) {
+    SB_FPENV_GUARD();
     return activation_forward("sb_ag_relu", g, x, ACT_RELU, y);
 }
 sb_status sb_ag_tanh(sb_graph *g, sb_variable *x, sb_variable **y) {
+    SB_FPENV_GUARD();
     return activation_forward("sb_ag_tanh", g, x, ACT_TANH, y);
 }
 sb_status sb_ag_sigmoid(sb_graph *g, sb_variable *x, sb_variable **y) {
+    SB_FPENV_GUARD();
     return activation_forward("sb_ag_sigmoid", g, x, ACT_SIGMOID, y);
 }
 sb_status sb_ag_gelu(sb_graph *g, sb_variable *x, bool approximate_tanh, sb_variable **y) {
+    SB_FPENV_GUARD();
     return activation_forward("sb_ag_gelu", g, x, approximate_tanh ? ACT_GELU_TANH : ACT_GELU, y);
 }
 
@@ -63,6 +68,7 @@ static sb_status flatten_backward(sb_graph *g, sb_node *n) {
 }
 
 sb_status sb_ag_flatten(sb_graph *g, sb_variable *x, int start_dim, int end_dim, sb_variable **y) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_ag_flatten";
     if (!y) return sb_fail(SB_ERR_NULL, "%s: y is NULL", fn);
     *y = NULL;
@@ -89,6 +95,7 @@ static sb_status add_backward(sb_graph *g, sb_node *n) {
 }
 
 sb_status sb_ag_add(sb_graph *g, sb_variable *a, sb_variable *b, sb_variable **y) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_ag_add";
     if (!y) return sb_fail(SB_ERR_NULL, "%s: y is NULL", fn);
     *y = NULL;

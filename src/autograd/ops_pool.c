@@ -1,4 +1,5 @@
 /* Autograd for max and average pooling. */
+#include "core/fpenv.h"
 #include "autograd/graph_internal.h"
 #include "samebits/conv.h"
 
@@ -22,6 +23,7 @@ static sb_status max_pool2d_backward(sb_graph *g, sb_node *n) {
 }
 
 sb_status sb_ag_max_pool2d(sb_graph *g, sb_variable *x, const sb_pool2d_params *p, sb_variable **y) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_ag_max_pool2d";
     if (!y) return sb_fail(SB_ERR_NULL, "%s: y is NULL", fn);
     *y = NULL;
@@ -48,6 +50,7 @@ static sb_status avg_pool2d_backward(sb_graph *g, sb_node *n) {
 }
 
 sb_status sb_ag_avg_pool2d(sb_graph *g, sb_variable *x, const sb_pool2d_params *p, sb_variable **y) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_ag_avg_pool2d";
     if (!y) return sb_fail(SB_ERR_NULL, "%s: y is NULL", fn);
     *y = NULL;

@@ -47,6 +47,10 @@ static void push(sb_sum_acc *acc, int level, float x) {
 
 void sb_sum_add(sb_sum_acc *acc, float x) { push(acc, 0, x); }
 
+void sb_sum_add_n(sb_sum_acc *acc, const float *x, int64_t n) {
+    for (int64_t i = 0; i < n; i++) push(acc, 0, x[i]);
+}
+
 float sb_sum_result(const sb_sum_acc *acc_in) {
     sb_sum_acc acc = *acc_in; /* finishing must not disturb the caller's state */
     int top = -1;

@@ -25,6 +25,9 @@ typedef struct sb_sum_acc {
 void sb_sum_init(sb_sum_acc *acc);
 void sb_sum_add(sb_sum_acc *acc, float x);
 float sb_sum_result(const sb_sum_acc *acc);
+/* Adds x[0..n-1] in order: the same state as n calls of sb_sum_add, with
+ * a vectorised fast path for whole lane rows. */
+void sb_sum_add_n(sb_sum_acc *acc, const float *x, int64_t n);
 
 /* The whole rule over x[0], x[stride], ... (n >= 0, any stride). */
 float sb_sum_canonical(const float *x, int64_t n, int64_t stride);

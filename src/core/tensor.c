@@ -1,6 +1,7 @@
 /* Tensor creation, views, copies and the shared argument checks. */
 #include <stdio.h>
 #include <stdlib.h>
+#include "core/fpenv.h"
 #include "core/internal.h"
 
 enum { OWN_WRAP = 0, OWN_HEAP = 1, OWN_ARENA = 2 };
@@ -284,6 +285,7 @@ sb_status sb_tensor_copy(sb_tensor *dst, const sb_tensor *src) {
 }
 
 sb_status sb_tensor_fill(sb_tensor *t, float value) {
+    SB_FPENV_GUARD();
     SB_TRY(sb_check_tensor("sb_tensor_fill", "t", t, SB_F32, -1));
     int64_t n = sb_tensor_numel(t), idx[SB_MAX_DIMS] = {0};
     float *p = t->data;

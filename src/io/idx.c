@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <zlib.h>
+#include "core/fpenv.h"
 #include "io/io_internal.h"
 
 enum { IDX_HEADER_MAX = 4 + 4 * SB_IDX_MAX_DIMS };
@@ -150,6 +151,7 @@ static sb_status gz_failure(const char *fn, const char *path, gzFile gz) {
 }
 
 sb_status sb_idx_read(const char *path, sb_idx **out) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_idx_read";
     if (!out) return sb_fail(SB_ERR_NULL, "%s: out is NULL", fn);
     *out = NULL;
@@ -252,6 +254,7 @@ static sb_status find_file(const char *fn, const char *dir, const char *split, c
 static float pixel_to_f32(unsigned char b) { return (float)b / 255.0f; }
 
 sb_status sb_mnist_load(const char *dir, bool train, sb_dataset *out) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_mnist_load";
     if (!out) return sb_fail(SB_ERR_NULL, "%s: out is NULL", fn);
     memset(out, 0, sizeof *out);

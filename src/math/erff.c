@@ -18,6 +18,7 @@
  * -> +-1 (1 - erf(x) < 2^-25 from x = 3.9192 on).
  * Proven correctly rounded on all 2^32 inputs: docs/MATH-VERIFICATION.md.
  */
+#include "core/fpenv.h"
 #include "math/math_internal.h"
 
 static double sb_erf_fast(double a) {
@@ -56,6 +57,7 @@ static sb_dd sb_erf_dd(double a) {
 }
 
 float sb_erff(float x) {
+    SB_FPENV_GUARD();
     if (x != x) return sb_m_quiet(x);
     if (x == 0.0f) return x;
     float ax = sb_m_u2f(sb_m_f2u(x) & 0x7fffffffu);

@@ -14,9 +14,11 @@
  * results come out of the double->float conversion on the subnormal grid.
  * Proven correctly rounded on all 2^32 inputs: docs/MATH-VERIFICATION.md.
  */
+#include "core/fpenv.h"
 #include "math/math_internal.h"
 
 float sb_expf(float x) {
+    SB_FPENV_GUARD();
     if (x != x) return sb_m_quiet(x);
     if (x > 89.0f) return sb_m_u2f(SB_INF_BITS);
     if (x < -104.0f) return 0.0f;

@@ -14,9 +14,11 @@
  * below half an ulp of 1 - 2^-24).
  * Proven correctly rounded on all 2^32 inputs: docs/MATH-VERIFICATION.md.
  */
+#include "core/fpenv.h"
 #include "math/math_internal.h"
 
 float sb_expm1f(float x) {
+    SB_FPENV_GUARD();
     if (x != x) return sb_m_quiet(x);
     if (x == 0.0f) return x;
     if (x > 89.0f) return sb_m_u2f(SB_INF_BITS);

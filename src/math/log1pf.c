@@ -15,9 +15,11 @@
  * x < -1 (incl. -inf) -> NaN 0x7fc00000; +inf -> +inf.
  * Proven correctly rounded on all 2^32 inputs: docs/MATH-VERIFICATION.md.
  */
+#include "core/fpenv.h"
 #include "math/math_internal.h"
 
 float sb_log1pf(float x) {
+    SB_FPENV_GUARD();
     if (x != x) return sb_m_quiet(x);
     if (x == 0.0f) return x;
     if (x < -1.0f) return sb_m_u2f(SB_NAN_BITS);

@@ -14,9 +14,11 @@
  * 0x7fc00000; +-0 -> -inf; +inf -> +inf; log(1) = +0 (r = 0 exactly).
  * Proven correctly rounded on all 2^32 inputs: docs/MATH-VERIFICATION.md.
  */
+#include "core/fpenv.h"
 #include "math/math_internal.h"
 
 float sb_logf(float x) {
+    SB_FPENV_GUARD();
     if (x != x) return sb_m_quiet(x);
     if (x < 0.0f) return sb_m_u2f(SB_NAN_BITS);
     if (x == 0.0f) return sb_m_u2f(SB_INF_BITS | 0x80000000u);

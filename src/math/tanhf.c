@@ -13,6 +13,7 @@
  * +-inf) -> +-1 (1 - tanh(x) < 2^-25 from x = 9.0109 on).
  * Proven correctly rounded on all 2^32 inputs: docs/MATH-VERIFICATION.md.
  */
+#include "core/fpenv.h"
 #include "math/math_internal.h"
 
 static float sb_tanh_abs(double a) { /* tanh(a/2), 0 < a < 20 */
@@ -25,6 +26,7 @@ static float sb_tanh_abs(double a) { /* tanh(a/2), 0 < a < 20 */
 }
 
 float sb_tanhf(float x) {
+    SB_FPENV_GUARD();
     if (x != x) return sb_m_quiet(x);
     if (x == 0.0f) return x;
     float ax = sb_m_u2f(sb_m_f2u(x) & 0x7fffffffu);

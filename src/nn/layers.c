@@ -1,6 +1,7 @@
 /* The layers: each a constructor that declares parameters/buffers and a
  * forward that runs the matching autograd op. */
 #include <stdlib.h>
+#include "core/fpenv.h"
 #include "nn/nn_internal.h"
 
 /* Parameter leaf i, or NULL when the module has fewer parameters. */
@@ -18,6 +19,7 @@ static sb_status linear_forward(sb_module *m, sb_graph *g, sb_variable *x, sb_va
 }
 
 sb_status sb_nn_linear(sb_module **out, int64_t in_features, int64_t out_features, bool bias) {
+    SB_FPENV_GUARD();
     if (in_features <= 0 || out_features <= 0) {
         if (out) *out = NULL;
         return sb_fail(SB_ERR_ARG, "sb_nn_linear: features must be positive, got in %lld, out %lld",
@@ -44,6 +46,7 @@ static sb_status conv2d_forward(sb_module *m, sb_graph *g, sb_variable *x, sb_va
 sb_status sb_nn_conv2d(sb_module **out, int64_t in_channels, int64_t out_channels,
                        int64_t kernel_h, int64_t kernel_w, const sb_conv2d_params *params,
                        bool bias) {
+    SB_FPENV_GUARD();
     sb_conv2d_params p = params ? *params : (sb_conv2d_params){0};
     if (p.stride_h == 0) p.stride_h = 1;
     if (p.stride_w == 0) p.stride_w = 1;
@@ -155,6 +158,7 @@ static sb_status batch_norm_forward(sb_module *m, sb_graph *g, sb_variable *x, s
 
 sb_status sb_nn_batch_norm(sb_module **out, int64_t num_features, float eps, float momentum,
                            bool affine) {
+    SB_FPENV_GUARD();
     if (num_features <= 0 || !(eps > 0.0f) || !(momentum >= 0.0f && momentum <= 1.0f)) {
         if (out) *out = NULL;
         return sb_fail(SB_ERR_ARG,
@@ -191,6 +195,7 @@ static sb_status layer_norm_forward(sb_module *m, sb_graph *g, sb_variable *x, s
 
 sb_status sb_nn_layer_norm(sb_module **out, int normalized_ndim, const int64_t *normalized_shape,
                            float eps, bool elementwise_affine) {
+    SB_FPENV_GUARD();
     bool shape_ok = normalized_shape != NULL;
     for (int i = 0; shape_ok && i < normalized_ndim && i < SB_MAX_DIMS; i++)
         shape_ok = normalized_shape[i] > 0;

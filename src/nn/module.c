@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "core/fpenv.h"
 #include "nn/nn_internal.h"
 #include "samebits/hash.h"
 #include "samebits/random.h"
@@ -67,6 +68,7 @@ void sb_module_train(sb_module *m, bool training) {
 bool sb_module_is_training(const sb_module *m) { return m && m->training; }
 
 sb_status sb_module_forward(sb_module *m, sb_graph *g, sb_variable *x, sb_variable **y) {
+    SB_FPENV_GUARD();
     if (!y) return sb_fail(SB_ERR_NULL, "sb_module_forward: y is NULL");
     *y = NULL;
     if (!m) return sb_fail(SB_ERR_NULL, "sb_module_forward: module is NULL");
@@ -183,6 +185,7 @@ static sb_status init_one(void *vctx, const sb_named *e, const char *name, sb_in
 }
 
 sb_status sb_module_init(sb_module *m, uint64_t seed) {
+    SB_FPENV_GUARD();
     if (!m) return sb_fail(SB_ERR_NULL, "sb_module_init: module is NULL");
     init_ctx c = {seed, 0};
     SB_TRY(walk(m, "", true, init_one, &c));

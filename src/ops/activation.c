@@ -2,6 +2,7 @@
  * src/ref/activation.c through the strided pointwise engine. One table-
  * driven path serves every activation, forward and backward. */
 #include <math.h>
+#include "core/fpenv.h"
 #include "core/internal.h"
 #include "ref/ref_pointwise.h"
 
@@ -54,10 +55,12 @@ static sb_status act_run(const char *fn, const act_ctx *c, const sb_tensor *src,
 }
 
 sb_status sb_relu_forward(const sb_tensor *x, sb_tensor *y) {
+    SB_FPENV_GUARD();
     act_ctx c = { .kind = ACT_RELU };
     return act_run("sb_relu_forward", &c, x, "x", NULL, y);
 }
 sb_status sb_relu_backward(const sb_tensor *x, const sb_tensor *dy, sb_tensor *dx) {
+    SB_FPENV_GUARD();
     act_ctx c = { .kind = ACT_RELU, .backward = true };
     return act_run("sb_relu_backward", &c, x, "x", dy, dx);
 }
@@ -68,50 +71,60 @@ static sb_status check_slope(const char *fn, float slope) {
     return SB_OK;
 }
 sb_status sb_leaky_relu_forward(const sb_tensor *x, float negative_slope, sb_tensor *y) {
+    SB_FPENV_GUARD();
     SB_TRY(check_slope("sb_leaky_relu_forward", negative_slope));
     act_ctx c = { .kind = ACT_LEAKY, .p0 = negative_slope };
     return act_run("sb_leaky_relu_forward", &c, x, "x", NULL, y);
 }
 sb_status sb_leaky_relu_backward(const sb_tensor *x, const sb_tensor *dy, float negative_slope,
                                  sb_tensor *dx) {
+    SB_FPENV_GUARD();
     SB_TRY(check_slope("sb_leaky_relu_backward", negative_slope));
     act_ctx c = { .kind = ACT_LEAKY, .backward = true, .p0 = negative_slope };
     return act_run("sb_leaky_relu_backward", &c, x, "x", dy, dx);
 }
 
 sb_status sb_tanh_forward(const sb_tensor *x, sb_tensor *y) {
+    SB_FPENV_GUARD();
     act_ctx c = { .kind = ACT_TANH };
     return act_run("sb_tanh_forward", &c, x, "x", NULL, y);
 }
 sb_status sb_tanh_backward(const sb_tensor *y, const sb_tensor *dy, sb_tensor *dx) {
+    SB_FPENV_GUARD();
     act_ctx c = { .kind = ACT_TANH, .backward = true };
     return act_run("sb_tanh_backward", &c, y, "y", dy, dx);
 }
 
 sb_status sb_sigmoid_forward(const sb_tensor *x, sb_tensor *y) {
+    SB_FPENV_GUARD();
     act_ctx c = { .kind = ACT_SIGMOID };
     return act_run("sb_sigmoid_forward", &c, x, "x", NULL, y);
 }
 sb_status sb_sigmoid_backward(const sb_tensor *y, const sb_tensor *dy, sb_tensor *dx) {
+    SB_FPENV_GUARD();
     act_ctx c = { .kind = ACT_SIGMOID, .backward = true };
     return act_run("sb_sigmoid_backward", &c, y, "y", dy, dx);
 }
 
 sb_status sb_silu_forward(const sb_tensor *x, sb_tensor *y) {
+    SB_FPENV_GUARD();
     act_ctx c = { .kind = ACT_SILU };
     return act_run("sb_silu_forward", &c, x, "x", NULL, y);
 }
 sb_status sb_silu_backward(const sb_tensor *x, const sb_tensor *dy, sb_tensor *dx) {
+    SB_FPENV_GUARD();
     act_ctx c = { .kind = ACT_SILU, .backward = true };
     return act_run("sb_silu_backward", &c, x, "x", dy, dx);
 }
 
 sb_status sb_gelu_forward(const sb_tensor *x, bool approximate, sb_tensor *y) {
+    SB_FPENV_GUARD();
     act_ctx c = { .kind = ACT_GELU, .approximate = approximate };
     return act_run("sb_gelu_forward", &c, x, "x", NULL, y);
 }
 sb_status sb_gelu_backward(const sb_tensor *x, const sb_tensor *dy, bool approximate,
                            sb_tensor *dx) {
+    SB_FPENV_GUARD();
     act_ctx c = { .kind = ACT_GELU, .backward = true, .approximate = approximate };
     return act_run("sb_gelu_backward", &c, x, "x", dy, dx);
 }
@@ -123,12 +136,14 @@ static sb_status check_softplus(const char *fn, float beta, float threshold) {
     return SB_OK;
 }
 sb_status sb_softplus_forward(const sb_tensor *x, float beta, float threshold, sb_tensor *y) {
+    SB_FPENV_GUARD();
     SB_TRY(check_softplus("sb_softplus_forward", beta, threshold));
     act_ctx c = { .kind = ACT_SOFTPLUS, .p0 = beta, .p1 = threshold };
     return act_run("sb_softplus_forward", &c, x, "x", NULL, y);
 }
 sb_status sb_softplus_backward(const sb_tensor *x, const sb_tensor *dy, float beta,
                                float threshold, sb_tensor *dx) {
+    SB_FPENV_GUARD();
     SB_TRY(check_softplus("sb_softplus_backward", beta, threshold));
     act_ctx c = { .kind = ACT_SOFTPLUS, .backward = true, .p0 = beta, .p1 = threshold };
     return act_run("sb_softplus_backward", &c, x, "x", dy, dx);

@@ -1,6 +1,7 @@
 /* Tensor-level conv2d and 2-D pooling (include/samebits/conv.h): argument
  * checks, then the reference kernels of src/ref/conv2d.c and pool2d.c. */
 #include <stdio.h>
+#include "core/fpenv.h"
 #include "core/internal.h"
 #include "ref/ref_linalg.h"
 
@@ -107,6 +108,7 @@ static sb_status check_bias(const char *fn, const char *name, const sb_tensor *b
 
 sb_status sb_conv2d_forward(const sb_tensor *x, const sb_tensor *w, const sb_tensor *bias,
                             const sb_conv2d_params *params, sb_tensor *y) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_conv2d_forward";
     sb_conv2d_geom g;
     SB_TRY(plan_conv(fn, x, w, params, &g));
@@ -123,6 +125,7 @@ sb_status sb_conv2d_forward(const sb_tensor *x, const sb_tensor *w, const sb_ten
 sb_status sb_conv2d_backward(const sb_tensor *dy, const sb_tensor *x, const sb_tensor *w,
                              const sb_conv2d_params *params, sb_tensor *dx, sb_tensor *dw,
                              sb_tensor *db) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_conv2d_backward";
     sb_conv2d_geom g;
     SB_TRY(plan_conv(fn, x, w, params, &g));
@@ -212,6 +215,7 @@ static sb_status plan_pool_pair(const char *fn, const sb_pool2d_params *params, 
 
 sb_status sb_max_pool2d_forward(const sb_tensor *x, const sb_pool2d_params *params, sb_tensor *y,
                                 sb_tensor *indices) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_max_pool2d_forward";
     sb_pool2d_geom g;
     SB_TRY(plan_pool_pair(fn, params, "x", x, "y", y, &g));
@@ -226,6 +230,7 @@ sb_status sb_max_pool2d_forward(const sb_tensor *x, const sb_pool2d_params *para
 
 sb_status sb_max_pool2d_backward(const sb_tensor *dy, const sb_tensor *indices,
                                  const sb_pool2d_params *params, sb_tensor *dx) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_max_pool2d_backward";
     sb_pool2d_geom g;
     SB_TRY(plan_pool_pair(fn, params, "dx", dx, "dy", dy, &g));
@@ -250,6 +255,7 @@ sb_status sb_max_pool2d_backward(const sb_tensor *dy, const sb_tensor *indices,
 }
 
 sb_status sb_avg_pool2d_forward(const sb_tensor *x, const sb_pool2d_params *params, sb_tensor *y) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_avg_pool2d_forward";
     sb_pool2d_geom g;
     SB_TRY(plan_pool_pair(fn, params, "x", x, "y", y, &g));
@@ -259,6 +265,7 @@ sb_status sb_avg_pool2d_forward(const sb_tensor *x, const sb_pool2d_params *para
 
 sb_status sb_avg_pool2d_backward(const sb_tensor *dy, const sb_pool2d_params *params,
                                  sb_tensor *dx) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_avg_pool2d_backward";
     sb_pool2d_geom g;
     SB_TRY(plan_pool_pair(fn, params, "dx", dx, "dy", dy, &g));

@@ -2,6 +2,7 @@
  * is elementwise, so every tensor may have any strides (element i is the
  * i-th in row-major logical order, whatever the memory layout). */
 #include <math.h>
+#include "core/fpenv.h"
 #include "core/internal.h"
 #include "ref/ref_loss.h"
 
@@ -13,6 +14,7 @@ static sb_status check_p(const char *fn, float p) {
 
 sb_status sb_dropout_forward(const sb_tensor *x, float p, bool train, uint64_t seed,
                              uint64_t stream, uint64_t offset, sb_tensor *y, sb_tensor *mask) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_dropout_forward";
     SB_TRY(sb_check_tensor(fn, "x", x, SB_F32, -1));
     SB_TRY(sb_check_tensor(fn, "y", y, SB_F32, -1));
@@ -50,6 +52,7 @@ sb_status sb_dropout_forward(const sb_tensor *x, float p, bool train, uint64_t s
 
 sb_status sb_dropout_backward(const sb_tensor *dy, const sb_tensor *mask, float p, bool train,
                               sb_tensor *dx) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_dropout_backward";
     SB_TRY(sb_check_tensor(fn, "dy", dy, SB_F32, -1));
     SB_TRY(sb_check_tensor(fn, "dx", dx, SB_F32, -1));

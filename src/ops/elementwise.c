@@ -3,6 +3,7 @@
  * input's shape. The arithmetic itself lives in src/ref/elementwise.c. */
 #include <stdio.h>
 #include <stdlib.h>
+#include "core/fpenv.h"
 #include "core/internal.h"
 #include "ref/ref_pointwise.h"
 
@@ -218,24 +219,31 @@ static sb_status binary_impl(const char *fn, sb_binary_op op, const sb_tensor *a
 }
 
 sb_status sb_binary(sb_binary_op op, const sb_tensor *a, const sb_tensor *b, sb_tensor *out) {
+    SB_FPENV_GUARD();
     return binary_impl("sb_binary", op, a, b, out);
 }
 sb_status sb_add(const sb_tensor *a, const sb_tensor *b, sb_tensor *out) {
+    SB_FPENV_GUARD();
     return binary_impl("sb_add", SB_BINARY_ADD, a, b, out);
 }
 sb_status sb_sub(const sb_tensor *a, const sb_tensor *b, sb_tensor *out) {
+    SB_FPENV_GUARD();
     return binary_impl("sb_sub", SB_BINARY_SUB, a, b, out);
 }
 sb_status sb_mul(const sb_tensor *a, const sb_tensor *b, sb_tensor *out) {
+    SB_FPENV_GUARD();
     return binary_impl("sb_mul", SB_BINARY_MUL, a, b, out);
 }
 sb_status sb_div(const sb_tensor *a, const sb_tensor *b, sb_tensor *out) {
+    SB_FPENV_GUARD();
     return binary_impl("sb_div", SB_BINARY_DIV, a, b, out);
 }
 sb_status sb_maximum(const sb_tensor *a, const sb_tensor *b, sb_tensor *out) {
+    SB_FPENV_GUARD();
     return binary_impl("sb_maximum", SB_BINARY_MAXIMUM, a, b, out);
 }
 sb_status sb_minimum(const sb_tensor *a, const sb_tensor *b, sb_tensor *out) {
+    SB_FPENV_GUARD();
     return binary_impl("sb_minimum", SB_BINARY_MINIMUM, a, b, out);
 }
 
@@ -258,18 +266,23 @@ static sb_status scalar_impl(const char *fn, sb_binary_op op, const sb_tensor *x
 }
 
 sb_status sb_binary_scalar(sb_binary_op op, const sb_tensor *x, float s, sb_tensor *out) {
+    SB_FPENV_GUARD();
     return scalar_impl("sb_binary_scalar", op, x, s, out);
 }
 sb_status sb_add_scalar(const sb_tensor *x, float s, sb_tensor *out) {
+    SB_FPENV_GUARD();
     return scalar_impl("sb_add_scalar", SB_BINARY_ADD, x, s, out);
 }
 sb_status sb_sub_scalar(const sb_tensor *x, float s, sb_tensor *out) {
+    SB_FPENV_GUARD();
     return scalar_impl("sb_sub_scalar", SB_BINARY_SUB, x, s, out);
 }
 sb_status sb_mul_scalar(const sb_tensor *x, float s, sb_tensor *out) {
+    SB_FPENV_GUARD();
     return scalar_impl("sb_mul_scalar", SB_BINARY_MUL, x, s, out);
 }
 sb_status sb_div_scalar(const sb_tensor *x, float s, sb_tensor *out) {
+    SB_FPENV_GUARD();
     return scalar_impl("sb_div_scalar", SB_BINARY_DIV, x, s, out);
 }
 
@@ -313,6 +326,7 @@ static sb_status check_reduce_to(const char *fn, const char *gname, const sb_ten
 }
 
 sb_status sb_reduce_to_shape(const sb_tensor *grad, sb_tensor *out) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_reduce_to_shape";
     SB_TRY(sb_check_tensor(fn, "grad", grad, SB_F32, -1));
     SB_TRY(sb_check_tensor(fn, "out", out, SB_F32, -1));
@@ -335,6 +349,7 @@ static void binary_grad_kernel(const void *ctx, int64_t n, const float *const *i
 
 sb_status sb_binary_backward(sb_binary_op op, const sb_tensor *dy, const sb_tensor *a,
                              const sb_tensor *b, sb_tensor *da, sb_tensor *db) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_binary_backward";
     if (!valid_binary(op)) return sb_fail(SB_ERR_ARG, "%s: op = %d is not an sb_binary_op", fn, (int)op);
     SB_TRY(sb_check_tensor(fn, "dy", dy, SB_F32, -1));
@@ -405,11 +420,13 @@ sb_status sb_square(const sb_tensor *x, sb_tensor *out) { return unary_impl("sb_
 sb_status sb_reciprocal(const sb_tensor *x, sb_tensor *out) { return unary_impl("sb_reciprocal", SB_UNARY_RECIPROCAL, x, out); }
 
 static void unary_grad_kernel(const void *ctx, int64_t n, const float *const *in, float *out) {
+    SB_FPENV_GUARD();
     sb_ref_unary_backward(*(const sb_unary_op *)ctx, n, in[0], in[1], in[2], out);
 }
 
 sb_status sb_unary_backward(sb_unary_op op, const sb_tensor *x, const sb_tensor *y,
                             const sb_tensor *dy, sb_tensor *dx) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_unary_backward";
     if (!valid_unary(op)) return sb_fail(SB_ERR_ARG, "%s: op = %d is not an sb_unary_op", fn, (int)op);
     const sb_tensor *in[3] = { x, y, dy };

@@ -1,6 +1,7 @@
 /* Tensor-level matmul and linear layers (include/samebits/linalg.h): argument
  * checks, then the reference GEMM of src/ref/gemm.c. */
 #include <stdio.h>
+#include "core/fpenv.h"
 #include "core/canonical_sum.h"
 #include "core/internal.h"
 #include "ref/ref_linalg.h"
@@ -94,6 +95,7 @@ static sb_status check_out(const char *fn, const char *name, const sb_tensor *t,
 
 sb_status sb_matmul(const sb_tensor *a, const sb_tensor *b, bool trans_a, bool trans_b,
                     sb_tensor *out) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_matmul";
     mm_plan p;
     SB_TRY(plan_matmul(fn, a, b, trans_a, trans_b, &p));
@@ -119,6 +121,7 @@ static void start_chains(float *g, int64_t count) {
 
 sb_status sb_matmul_backward(const sb_tensor *dout, const sb_tensor *a, const sb_tensor *b,
                              bool trans_a, bool trans_b, sb_tensor *da, sb_tensor *db) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_matmul_backward";
     mm_plan p;
     SB_TRY(plan_matmul(fn, a, b, trans_a, trans_b, &p));
@@ -219,6 +222,7 @@ static sb_status check_vector(const char *fn, const char *name, const sb_tensor 
 
 sb_status sb_linear_forward(const sb_tensor *x, const sb_tensor *w, const sb_tensor *bias,
                             sb_tensor *y) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_linear_forward";
     lin_plan p;
     SB_TRY(plan_linear(fn, "x", x, w, &p));
@@ -241,6 +245,7 @@ sb_status sb_linear_forward(const sb_tensor *x, const sb_tensor *w, const sb_ten
 
 sb_status sb_linear_backward(const sb_tensor *dy, const sb_tensor *x, const sb_tensor *w,
                              sb_tensor *dx, sb_tensor *dw, sb_tensor *db) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_linear_backward";
     lin_plan p;
     SB_TRY(plan_linear(fn, "x", x, w, &p));

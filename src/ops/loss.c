@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "core/fpenv.h"
 #include "core/internal.h"
 #include "ref/ref_loss.h"
 
@@ -118,19 +119,23 @@ static sb_status softmax_bwd(const char *fn, const sb_tensor *y, const sb_tensor
 }
 
 sb_status sb_softmax_forward(const sb_tensor *x, int dim, sb_tensor *y) {
+    SB_FPENV_GUARD();
     return softmax_fwd("sb_softmax_forward", x, dim, y, false);
 }
 
 sb_status sb_log_softmax_forward(const sb_tensor *x, int dim, sb_tensor *y) {
+    SB_FPENV_GUARD();
     return softmax_fwd("sb_log_softmax_forward", x, dim, y, true);
 }
 
 sb_status sb_softmax_backward(const sb_tensor *y, const sb_tensor *dy, int dim, sb_tensor *dx) {
+    SB_FPENV_GUARD();
     return softmax_bwd("sb_softmax_backward", y, dy, dim, dx, false);
 }
 
 sb_status sb_log_softmax_backward(const sb_tensor *y, const sb_tensor *dy, int dim,
                                   sb_tensor *dx) {
+    SB_FPENV_GUARD();
     return softmax_bwd("sb_log_softmax_backward", y, dy, dim, dx, true);
 }
 
@@ -271,6 +276,7 @@ static sb_status class_backward(const char *fn, const sb_tensor *a, const sb_ten
 sb_status sb_cross_entropy_forward(const sb_tensor *logits, const sb_tensor *targets,
                                    sb_loss_reduction reduction, float label_smoothing,
                                    int64_t ignore_index, sb_tensor *loss) {
+    SB_FPENV_GUARD();
     return class_forward("sb_cross_entropy_forward", logits, targets, reduction, true,
                          label_smoothing, ignore_index, loss);
 }
@@ -279,12 +285,14 @@ sb_status sb_cross_entropy_backward(const sb_tensor *logits, const sb_tensor *ta
                                     sb_loss_reduction reduction, float label_smoothing,
                                     int64_t ignore_index, const sb_tensor *dloss,
                                     sb_tensor *dlogits) {
+    SB_FPENV_GUARD();
     return class_backward("sb_cross_entropy_backward", logits, targets, reduction, true,
                           label_smoothing, ignore_index, dloss, dlogits);
 }
 
 sb_status sb_nll_loss_forward(const sb_tensor *logp, const sb_tensor *targets,
                               sb_loss_reduction reduction, int64_t ignore_index, sb_tensor *loss) {
+    SB_FPENV_GUARD();
     return class_forward("sb_nll_loss_forward", logp, targets, reduction, false, 0.0f,
                          ignore_index, loss);
 }
@@ -292,6 +300,7 @@ sb_status sb_nll_loss_forward(const sb_tensor *logp, const sb_tensor *targets,
 sb_status sb_nll_loss_backward(const sb_tensor *logp, const sb_tensor *targets,
                                sb_loss_reduction reduction, int64_t ignore_index,
                                const sb_tensor *dloss, sb_tensor *dlogp) {
+    SB_FPENV_GUARD();
     return class_backward("sb_nll_loss_backward", logp, targets, reduction, false, 0.0f,
                           ignore_index, dloss, dlogp);
 }
@@ -314,6 +323,7 @@ static sb_status check_mse_inputs(const char *fn, const sb_tensor *x, const sb_t
 
 sb_status sb_mse_forward(const sb_tensor *x, const sb_tensor *y, sb_loss_reduction reduction,
                          sb_tensor *loss) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_mse_forward";
     SB_TRY(check_mse_inputs(fn, x, y, reduction));
     SB_TRY(check_loss_shape(fn, "loss", loss, reduction, x));
@@ -325,6 +335,7 @@ sb_status sb_mse_forward(const sb_tensor *x, const sb_tensor *y, sb_loss_reducti
 
 sb_status sb_mse_backward(const sb_tensor *x, const sb_tensor *y, sb_loss_reduction reduction,
                           const sb_tensor *dloss, sb_tensor *dx, sb_tensor *dy) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_mse_backward";
     SB_TRY(check_mse_inputs(fn, x, y, reduction));
     SB_TRY(check_loss_shape(fn, "dloss", dloss, reduction, x));

@@ -3,6 +3,7 @@
  * Every check runs before the first write, so a failing call leaves all
  * outputs and running statistics untouched. */
 #include <math.h>
+#include "core/fpenv.h"
 #include "core/internal.h"
 #include "ref/ref_norm.h"
 
@@ -70,6 +71,7 @@ sb_status sb_batch_norm_forward(const sb_tensor *x, const sb_tensor *gamma,
                                 sb_tensor *running_var, bool training, float momentum,
                                 float eps, sb_tensor *y, sb_tensor *save_mean,
                                 sb_tensor *save_rstd) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_batch_norm_forward";
     int64_t N, C, S;
     SB_TRY(bn_input(fn, "x", x, &N, &C, &S));
@@ -114,6 +116,7 @@ sb_status sb_batch_norm_backward(const sb_tensor *dy, const sb_tensor *x,
                                  const sb_tensor *gamma, const sb_tensor *save_mean,
                                  const sb_tensor *save_rstd, bool training, sb_tensor *dx,
                                  sb_tensor *dgamma, sb_tensor *dbeta) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_batch_norm_backward";
     int64_t N, C, S;
     SB_TRY(bn_input(fn, "x", x, &N, &C, &S));
@@ -168,6 +171,7 @@ static sb_status ln_input(const char *fn, const sb_tensor *x, int normalized_ndi
 sb_status sb_layer_norm_forward(const sb_tensor *x, int normalized_ndim, const sb_tensor *w,
                                 const sb_tensor *b, float eps, sb_tensor *y,
                                 sb_tensor *save_mean, sb_tensor *save_rstd) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_layer_norm_forward";
     int64_t R, D;
     int lead;
@@ -191,6 +195,7 @@ sb_status sb_layer_norm_backward(const sb_tensor *dy, const sb_tensor *x, int no
                                  const sb_tensor *w, const sb_tensor *save_mean,
                                  const sb_tensor *save_rstd, sb_tensor *dx, sb_tensor *dw,
                                  sb_tensor *db) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_layer_norm_backward";
     int64_t R, D;
     int lead;

@@ -1,5 +1,6 @@
 /* Tensor-level reductions over axes and their backward: validation and the
  * mapping from tensors to the reference kernels in src/ref/reduce.c. */
+#include "core/fpenv.h"
 #include "core/internal.h"
 #include "ref/ref_pointwise.h"
 
@@ -97,17 +98,21 @@ static sb_status moments(const char *fn, sb_ref_reduce_kind kind, const sb_tenso
 }
 
 sb_status sb_sum(const sb_tensor *x, const int *dims, int ndims, bool keepdim, sb_tensor *out) {
+    SB_FPENV_GUARD();
     return moments("sb_sum", SB_REF_REDUCE_SUM, x, dims, ndims, 0, keepdim, out);
 }
 sb_status sb_mean(const sb_tensor *x, const int *dims, int ndims, bool keepdim, sb_tensor *out) {
+    SB_FPENV_GUARD();
     return moments("sb_mean", SB_REF_REDUCE_MEAN, x, dims, ndims, 0, keepdim, out);
 }
 sb_status sb_var(const sb_tensor *x, const int *dims, int ndims, int64_t correction, bool keepdim,
                  sb_tensor *out) {
+    SB_FPENV_GUARD();
     return moments("sb_var", SB_REF_REDUCE_VAR, x, dims, ndims, correction, keepdim, out);
 }
 sb_status sb_std(const sb_tensor *x, const int *dims, int ndims, int64_t correction, bool keepdim,
                  sb_tensor *out) {
+    SB_FPENV_GUARD();
     return moments("sb_std", SB_REF_REDUCE_STD, x, dims, ndims, correction, keepdim, out);
 }
 
@@ -131,21 +136,25 @@ static sb_status extreme(const char *fn, bool is_max, const sb_tensor *x, const 
 
 sb_status sb_max(const sb_tensor *x, const int *dims, int ndims, bool keepdim, sb_tensor *out,
                  sb_tensor *indices) {
+    SB_FPENV_GUARD();
     if (!out) return sb_fail(SB_ERR_NULL, "sb_max: out is NULL");
     return extreme("sb_max", true, x, dims, ndims, keepdim, out, indices);
 }
 sb_status sb_min(const sb_tensor *x, const int *dims, int ndims, bool keepdim, sb_tensor *out,
                  sb_tensor *indices) {
+    SB_FPENV_GUARD();
     if (!out) return sb_fail(SB_ERR_NULL, "sb_min: out is NULL");
     return extreme("sb_min", false, x, dims, ndims, keepdim, out, indices);
 }
 sb_status sb_argmax(const sb_tensor *x, const int *dims, int ndims, bool keepdim,
                     sb_tensor *indices) {
+    SB_FPENV_GUARD();
     if (!indices) return sb_fail(SB_ERR_NULL, "sb_argmax: indices is NULL");
     return extreme("sb_argmax", true, x, dims, ndims, keepdim, NULL, indices);
 }
 sb_status sb_argmin(const sb_tensor *x, const int *dims, int ndims, bool keepdim,
                     sb_tensor *indices) {
+    SB_FPENV_GUARD();
     if (!indices) return sb_fail(SB_ERR_NULL, "sb_argmin: indices is NULL");
     return extreme("sb_argmin", false, x, dims, ndims, keepdim, NULL, indices);
 }
@@ -200,15 +209,18 @@ static sb_status spread(const char *fn, const sb_tensor *dy, const int *dims, in
 
 sb_status sb_sum_backward(const sb_tensor *dy, const int *dims, int ndims, bool keepdim,
                           sb_tensor *dx) {
+    SB_FPENV_GUARD();
     return spread("sb_sum_backward", dy, dims, ndims, keepdim, dx, false);
 }
 sb_status sb_mean_backward(const sb_tensor *dy, const int *dims, int ndims, bool keepdim,
                            sb_tensor *dx) {
+    SB_FPENV_GUARD();
     return spread("sb_mean_backward", dy, dims, ndims, keepdim, dx, true);
 }
 
 sb_status sb_max_backward(const sb_tensor *dy, const sb_tensor *indices, const int *dims,
                           int ndims, bool keepdim, sb_tensor *dx) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_max_backward";
     unsigned mask;
     SB_TRY(check_backward(fn, dy, dims, ndims, keepdim, dx, &mask));

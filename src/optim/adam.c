@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "core/fpenv.h"
 #include "core/internal.h"
 #include "optim/optim_internal.h"
 
@@ -91,6 +92,7 @@ static sb_status adam_check(const char *fn, const sb_adam_config *cfg) {
 }
 
 sb_status sb_adam_check_config(const sb_adam_config *cfg) {
+    SB_FPENV_GUARD();
     return adam_check("sb_adam_check_config", cfg);
 }
 
@@ -125,6 +127,7 @@ static sb_adam_factors adam_factors(const sb_adam_config *cfg, int64_t step) {
 }
 
 sb_status sb_adam_factors_for(const sb_adam_config *cfg, int64_t step, sb_adam_factors *out) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_adam_factors_for";
     SB_TRY(adam_check_step(fn, cfg, step));
     if (!out) return sb_fail(SB_ERR_NULL, "%s: out is NULL", fn);
@@ -179,6 +182,7 @@ static void adam_kernel(const sb_adam_factors *f, bool first, int64_t n, float *
 sb_status sb_adam_step(const sb_adam_config *cfg, int64_t step, int64_t n, float *param,
                        const float *grad, float *exp_avg, float *exp_avg_sq,
                        float *max_exp_avg_sq) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_adam_step";
     SB_TRY(adam_check_step(fn, cfg, step));
     if (!param) return sb_fail(SB_ERR_NULL, "%s: param is NULL", fn);
@@ -201,6 +205,7 @@ sb_status sb_adam_step(const sb_adam_config *cfg, int64_t step, int64_t n, float
 sb_status sb_adam_step_tensor(const sb_adam_config *cfg, int64_t step, sb_tensor *param,
                               const sb_tensor *grad, sb_tensor *exp_avg, sb_tensor *exp_avg_sq,
                               sb_tensor *max_exp_avg_sq) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_adam_step_tensor";
     SB_TRY(adam_check_step(fn, cfg, step));
     SB_TRY(sb_optim_check_state_tensor(fn, "param", param, param));

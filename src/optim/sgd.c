@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "core/fpenv.h"
 #include "core/internal.h"
 #include "optim/optim_internal.h"
 
@@ -79,6 +80,7 @@ static sb_status sgd_check(const char *fn, const sb_sgd_config *cfg) {
 }
 
 sb_status sb_sgd_check_config(const sb_sgd_config *cfg) {
+    SB_FPENV_GUARD();
     return sgd_check("sb_sgd_check_config", cfg);
 }
 
@@ -94,6 +96,7 @@ static sb_sgd_factors sgd_factors(const sb_sgd_config *cfg) {
 }
 
 sb_status sb_sgd_factors_for(const sb_sgd_config *cfg, sb_sgd_factors *out) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_sgd_factors_for";
     SB_TRY(sgd_check(fn, cfg));
     if (!out) return sb_fail(SB_ERR_NULL, "%s: out is NULL", fn);
@@ -130,6 +133,7 @@ static sb_status sgd_check_step(const char *fn, const sb_sgd_config *cfg, int64_
 
 sb_status sb_sgd_step(const sb_sgd_config *cfg, int64_t step, int64_t n, float *param,
                       const float *grad, float *momentum_buf) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_sgd_step";
     SB_TRY(sgd_check_step(fn, cfg, step));
     if (!param) return sb_fail(SB_ERR_NULL, "%s: param is NULL", fn);
@@ -146,6 +150,7 @@ sb_status sb_sgd_step(const sb_sgd_config *cfg, int64_t step, int64_t n, float *
 
 sb_status sb_sgd_step_tensor(const sb_sgd_config *cfg, int64_t step, sb_tensor *param,
                              const sb_tensor *grad, sb_tensor *momentum_buf) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_sgd_step_tensor";
     SB_TRY(sgd_check_step(fn, cfg, step));
     SB_TRY(sb_optim_check_state_tensor(fn, "param", param, param));

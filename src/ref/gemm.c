@@ -7,6 +7,7 @@
  * associate. A blocked/vectorised kernel may tile over i and j freely, but it
  * must run each element's k terms in this order. */
 #include <math.h>
+#include "core/fpenv.h"
 #include "core/internal.h"
 #include "ref/ref_linalg.h"
 
@@ -73,6 +74,7 @@ static sb_status check_operand(const char *name, const char *ldname, const float
 
 int sb_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, const float *a,
              int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc) {
+    SB_FPENV_GUARD();
     if (!is_trans(transa) && transa != 'N' && transa != 'n')
         return sb_fail(SB_ERR_ARG, "sb_sgemm: transa = 0x%02x must be 'N', 'n', 'T' or 't'",
                        (unsigned char)transa);

@@ -3,6 +3,7 @@
  *
  * Only 32x32->64 integer multiplies, xors and additions modulo 2^32: the
  * same bits on every machine and on the GPU, with no floating point. */
+#include "core/fpenv.h"
 #include "samebits/random.h"
 
 enum {
@@ -32,6 +33,7 @@ void sb_philox4x32_10(const uint32_t counter[4], const uint32_t key[2], uint32_t
 
 void sb_rng_block(uint64_t seed, uint64_t stream, uint64_t index, unsigned domain,
                   uint32_t out[4]) {
+    SB_FPENV_GUARD();
     const uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
     const uint32_t counter[4] = {
         (uint32_t)index,

@@ -5,18 +5,21 @@
  * functions below are loops of the *_at functions and any split of the
  * index range over threads gives the same bits. */
 #include <math.h>
+#include "core/fpenv.h"
 #include "core/internal.h"
 
 /* 24 bits: every value is a float exactly, and w >> 8 < 2^24 keeps it < 1. */
 static inline float word_to_unit(uint32_t w) { return (float)(w >> 8) * 0x1p-24f; }
 
 float sb_rng_uniform_at(uint64_t seed, uint64_t stream, uint64_t index) {
+    SB_FPENV_GUARD();
     uint32_t w[4];
     sb_rng_block(seed, stream, index, SB_RNG_DOMAIN_UNIFORM, w);
     return word_to_unit(w[0]);
 }
 
 float sb_rng_normal_at(uint64_t seed, uint64_t stream, uint64_t index) {
+    SB_FPENV_GUARD();
     /* Attempt a uses words 2(a mod 2), 2(a mod 2)+1 of normal block a / 2. */
     for (unsigned b = 0; b < SB_RNG_NORMAL_BLOCKS; b++) {
         uint32_t w[4];
@@ -38,6 +41,7 @@ float sb_rng_normal_at(uint64_t seed, uint64_t stream, uint64_t index) {
 }
 
 uint32_t sb_rng_bounded_at(uint64_t seed, uint64_t stream, uint64_t index, uint32_t bound) {
+    SB_FPENV_GUARD();
     if (bound == 0) return 0;
     /* Accept x iff lo32(x * bound) >= 2^32 mod bound: then every result
      * value has exactly floor(2^32 / bound) accepted preimages. */
@@ -54,6 +58,7 @@ uint32_t sb_rng_bounded_at(uint64_t seed, uint64_t stream, uint64_t index, uint3
 }
 
 sb_rng sb_rng_make(uint64_t seed, uint64_t stream) {
+    SB_FPENV_GUARD();
     sb_rng r = {seed, stream, 0};
     return r;
 }
@@ -71,6 +76,7 @@ static sb_status check_fill(const char *fn, const sb_rng *rng, uint64_t index, c
 }
 
 sb_status sb_rng_uniform(const sb_rng *rng, uint64_t index, float *out, int64_t n) {
+    SB_FPENV_GUARD();
     SB_TRY(check_fill("sb_rng_uniform", rng, index, out, n));
     for (int64_t j = 0; j < n; j++)
         out[j] = sb_rng_uniform_at(rng->seed, rng->stream, index + (uint64_t)j);
@@ -79,6 +85,7 @@ sb_status sb_rng_uniform(const sb_rng *rng, uint64_t index, float *out, int64_t 
 
 sb_status sb_rng_uniform_range(const sb_rng *rng, uint64_t index, float lo, float hi,
                                float *out, int64_t n) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_rng_uniform_range";
     SB_TRY(check_fill(fn, rng, index, out, n));
     if (!isfinite(lo) || !isfinite(hi) || !(lo <= hi))
@@ -97,6 +104,7 @@ sb_status sb_rng_uniform_range(const sb_rng *rng, uint64_t index, float lo, floa
 
 sb_status sb_rng_normal(const sb_rng *rng, uint64_t index, float mean, float std, float *out,
                         int64_t n) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_rng_normal";
     SB_TRY(check_fill(fn, rng, index, out, n));
     if (!isfinite(mean) || !isfinite(std) || std < 0.0f)
@@ -111,6 +119,7 @@ sb_status sb_rng_normal(const sb_rng *rng, uint64_t index, float mean, float std
 
 sb_status sb_rng_bounded(const sb_rng *rng, uint64_t index, uint32_t bound, uint32_t *out,
                          int64_t n) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_rng_bounded";
     SB_TRY(check_fill(fn, rng, index, out, n));
     if (bound == 0) return sb_fail(SB_ERR_ARG, "%s: bound is 0 (need >= 1)", fn);
@@ -120,6 +129,7 @@ sb_status sb_rng_bounded(const sb_rng *rng, uint64_t index, uint32_t bound, uint
 }
 
 sb_status sb_rng_next_uniform(sb_rng *rng, float *out, int64_t n) {
+    SB_FPENV_GUARD();
     if (!rng) return sb_fail(SB_ERR_NULL, "sb_rng_next_uniform: rng is NULL");
     SB_TRY(sb_rng_uniform(rng, rng->counter, out, n));
     rng->counter += (uint64_t)n;
@@ -127,6 +137,7 @@ sb_status sb_rng_next_uniform(sb_rng *rng, float *out, int64_t n) {
 }
 
 sb_status sb_rng_next_normal(sb_rng *rng, float mean, float std, float *out, int64_t n) {
+    SB_FPENV_GUARD();
     if (!rng) return sb_fail(SB_ERR_NULL, "sb_rng_next_normal: rng is NULL");
     SB_TRY(sb_rng_normal(rng, rng->counter, mean, std, out, n));
     rng->counter += (uint64_t)n;
@@ -134,6 +145,7 @@ sb_status sb_rng_next_normal(sb_rng *rng, float mean, float std, float *out, int
 }
 
 sb_status sb_rng_next_bounded(sb_rng *rng, uint32_t bound, uint32_t *out, int64_t n) {
+    SB_FPENV_GUARD();
     if (!rng) return sb_fail(SB_ERR_NULL, "sb_rng_next_bounded: rng is NULL");
     SB_TRY(sb_rng_bounded(rng, rng->counter, bound, out, n));
     rng->counter += (uint64_t)n;
@@ -141,6 +153,7 @@ sb_status sb_rng_next_bounded(sb_rng *rng, uint32_t bound, uint32_t *out, int64_
 }
 
 sb_status sb_rng_permutation(uint64_t seed, uint64_t stream, int64_t n, int64_t *perm) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_rng_permutation";
     if (n < 0 || n > (int64_t)UINT32_MAX)
         return sb_fail(SB_ERR_ARG, "%s: n = %lld is outside [0, 2^32 - 1]", fn, (long long)n);

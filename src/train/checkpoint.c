@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "core/fpenv.h"
 #include "core/internal.h"
 #include "train/train_internal.h"
 
@@ -123,6 +124,7 @@ static sb_status load_all(const char *fn, const char *path, const sb_safetensors
 
 sb_status sb_checkpoint_load(const char *path, sb_module *model, sb_optimizer *opt,
                              sb_train_state *state) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_checkpoint_load";
     if (!path || !model || !opt || !state) return sb_fail(SB_ERR_NULL, "%s: NULL argument", fn);
     sb_safetensors *st;

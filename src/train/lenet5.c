@@ -1,8 +1,10 @@
 /* The reference LeNet-5 of the reproducible-training literature. */
+#include "core/fpenv.h"
 #include "core/internal.h"
 #include "samebits/train.h"
 
 sb_status sb_model_lenet5(sb_module **out) {
+    SB_FPENV_GUARD();
     if (!out) return sb_fail(SB_ERR_NULL, "sb_model_lenet5: out is NULL");
     *out = NULL;
     sb_conv2d_params pad2 = SB_CONV2D_PARAMS_DEFAULT, plain = SB_CONV2D_PARAMS_DEFAULT;

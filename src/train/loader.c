@@ -1,5 +1,6 @@
 /* The batch loader: a per-epoch Philox permutation, batches gathered in it. */
 #include <stdlib.h>
+#include "core/fpenv.h"
 #include "core/internal.h"
 #include "samebits/random.h"
 #include "samebits/train.h"
@@ -14,6 +15,7 @@ struct sb_loader {
 
 sb_status sb_loader_new(sb_loader **out, const sb_dataset *data, int64_t batch_size, bool shuffle,
                         uint64_t seed) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_loader_new";
     if (!out) return sb_fail(SB_ERR_NULL, "%s: out is NULL", fn);
     *out = NULL;
@@ -55,6 +57,7 @@ int64_t sb_loader_num_batches(const sb_loader *l) {
 
 sb_status sb_loader_batch(sb_loader *l, int64_t b, sb_arena *arena, sb_tensor **images,
                           sb_tensor **labels) {
+    SB_FPENV_GUARD();
     const char *fn = "sb_loader_batch";
     if (!l || !arena || !images || !labels) return sb_fail(SB_ERR_NULL, "%s: NULL argument", fn);
     if (b < 0 || b >= sb_loader_num_batches(l))

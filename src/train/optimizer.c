@@ -3,6 +3,7 @@
  * the step counter, and visits parameters in declaration order. */
 #include <stdio.h>
 #include <stdlib.h>
+#include "core/fpenv.h"
 #include "core/internal.h"
 #include "train/train_internal.h"
 
@@ -47,6 +48,7 @@ static sb_status optimizer_new(sb_optimizer **out, sb_module *model, int kind, s
 }
 
 sb_status sb_optimizer_sgd(sb_optimizer **out, sb_module *model, const sb_sgd_config *cfg) {
+    SB_FPENV_GUARD();
     if (!out) return sb_fail(SB_ERR_NULL, "sb_optimizer_sgd: out is NULL");
     *out = NULL;
     if (!model) return sb_fail(SB_ERR_NULL, "sb_optimizer_sgd: model is NULL");
@@ -59,6 +61,7 @@ sb_status sb_optimizer_sgd(sb_optimizer **out, sb_module *model, const sb_sgd_co
 }
 
 sb_status sb_optimizer_adam(sb_optimizer **out, sb_module *model, const sb_adam_config *cfg) {
+    SB_FPENV_GUARD();
     if (!out) return sb_fail(SB_ERR_NULL, "sb_optimizer_adam: out is NULL");
     *out = NULL;
     if (!model) return sb_fail(SB_ERR_NULL, "sb_optimizer_adam: model is NULL");
@@ -85,6 +88,7 @@ const char *sb_optimizer_kind(const sb_optimizer *o) {
 int64_t sb_optimizer_steps(const sb_optimizer *o) { return o ? o->steps : 0; }
 
 sb_status sb_optimizer_step(sb_optimizer *o) {
+    SB_FPENV_GUARD();
     if (!o) return sb_fail(SB_ERR_NULL, "sb_optimizer_step: optimizer is NULL");
     int64_t step = o->steps + 1;
     for (size_t p = 0; p < o->n_params; p++) {

@@ -1,0 +1,60 @@
+/* src/cpu/cpu.h - the fast CPU backend's shared machinery: instruction-set
+ * dispatch and the thread pool. Not installed.
+ *
+ * Every fast kernel lives under src/cpu/, one op family per file, with its
+ * per-ISA inner loops in files named *_sse2.c, *_avx2.c, *_avx512.c and
+ * *_neon.c (compiled with that ISA's flags, and to nothing on other
+ * architectures). A family's entry point picks its inner loop with
+ * sb_isa() and splits independent outputs over threads with
+ * sb_parallel_for(); the reference kernels under src/ref/ stay the contract
+ * that every one of them must reproduce bit for bit (tests/test_fast_*.c).
+ */
+#ifndef SAMEBITS_CPU_H
+#define SAMEBITS_CPU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "samebits/runtime.h"
+
+/* Which per-ISA files this build compiles (see the Makefile). */
+#if defined(__x86_64__)
+#define SB_HAVE_X86_KERNELS 1
+#else
+#define SB_HAVE_X86_KERNELS 0
+#endif
+#if defined(__aarch64__)
+#define SB_HAVE_NEON_KERNELS 1
+#else
+#define SB_HAVE_NEON_KERNELS 0
+#endif
+
+/* ---- thread pool ---------------------------------------------------------
+ * fn(ctx, begin, end) is called on disjoint ranges that together cover
+ * [0, n), each at most `grain` items long (grain >= 1), from the calling
+ * thread and the pool's workers. Which thread runs which range is not fixed,
+ * so a range must write only outputs no other range writes, and compute
+ * them in an order that does not depend on the range bounds. Returns when
+ * every range has run. Calls from inside a range, or while another thread
+ * is using the pool, run inline on the caller. Every range runs with the
+ * contract's floating-point environment (round to nearest, no flush to
+ * zero). */
+typedef void (*sb_range_fn)(void *ctx, int64_t begin, int64_t end);
+void sb_parallel_for(int64_t n, int64_t grain, sb_range_fn fn, void *ctx);
+
+/* A grain that splits n items into about 4 ranges per thread, but never
+ * ranges smaller than min_grain (so small work stays on one thread). */
+int64_t sb_parallel_grain(int64_t n, int64_t min_grain);
+
+/* True on a pool worker (or inside a range run by the caller). */
+bool sb_in_parallel_region(void);
+
+/* ---- GEMM ------------------------------------------------------------------
+ * The fast GEMM family kernel with sb_ref_sgemm's exact semantics
+ * (src/ref/ref_linalg.h): every C[i][j] is the contract's fmaf chain over
+ * p = 0..k-1, started from +0.0f, or from the C[i][j] already stored when
+ * continue_chain is true. Arguments are already validated. */
+void sb_cpu_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, const float *a,
+                  int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc,
+                  bool continue_chain);
+
+#endif
