@@ -1,8 +1,8 @@
 /* Configurations of the fast-backend differential tests (fastpath.h). */
-#include "support/fastpath.h"
+#include "fastpath.h"
 #include <stdio.h>
 #include <stdlib.h>
-#include "harness.h"
+#include "../harness.h"
 #include "samebits.h"
 
 static const int full_threads[] = {1, 2, 3, 4, 7};
