@@ -1,10 +1,11 @@
 #!/bin/sh
-# Runs every test binary in BUILD/tests and every tests/check_*.sh, and prints the grand total as
+# Runs every test binary in BUILD/tests (and BUILD/tests/cuda, which skip
+# without a GPU) and every tests/check_*.sh, and prints the grand total as
 # "N passed, N failed". Exits non-zero if any check or binary failed.
 build=${1:-build}
 passed=0; failed=0; broken=""
 here=$(dirname "$0")
-for t in "$build"/tests/test_* "$here"/check_*.sh; do
+for t in "$build"/tests/test_* "$build"/tests/cuda/test_* "$here"/check_*.sh; do
     [ -x "$t" ] || continue
     case "$t" in *.sh) out=$("$t" "$build" 2>&1); rc=$? ;; *) out=$("$t" 2>&1); rc=$? ;; esac
     line=$(printf '%s\n' "$out" | grep -E '^[a-z0-9_]+: [0-9]+ passed, [0-9]+ failed$' | tail -n 1)
