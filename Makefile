@@ -20,7 +20,9 @@ WARN     := -Wall -Wextra -Werror -Wvla -Wstrict-prototypes -Wmissing-prototypes
 OPT      ?= -O2
 CFLAGS_ALL = -std=c11 $(OPT) -g $(FPFLAGS) $(WARN) -fPIC -pthread \
              -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc $(EXTRA_CFLAGS)
-LDLIBS_ALL = -lm -lz -pthread $(EXTRA_LDLIBS)
+# NO_ZLIB=1: no zlib (targets without one); gzip IDX files are then refused
+# with a message naming the option (src/io/idx.c, mk/portability.mk).
+LDLIBS_ALL = -lm $(if $(NO_ZLIB),,-lz) -pthread $(EXTRA_LDLIBS)
 
 # Per-ISA kernel files (src/cpu/*_avx2.c, ...) get their instruction set's
 # flags; on other architectures they compile to nothing (src/cpu/cpu.h).
@@ -34,6 +36,12 @@ endif
 # precision would change results (src/core/fpenv.c refuses to build otherwise).
 ifneq ($(filter i386-% i486-% i586-% i686-%,$(TARGET_ARCH_NAME)),)
   FPFLAGS += -msse2 -mfpmath=sse
+endif
+# GCC on s390x in ISO C mode evaluates float expressions in double
+# (FLT_EVAL_METHOD 1) although the hardware has binary32 arithmetic; this
+# makes every float operation round as written (src/core/fpenv.c checks).
+ifneq ($(filter s390x-% s390-%,$(TARGET_ARCH_NAME)),)
+  FPFLAGS += -fexcess-precision=fast
 endif
 
 LIB_SRC  := $(sort $(wildcard src/*/*.c))

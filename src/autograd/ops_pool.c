@@ -27,13 +27,13 @@ sb_status sb_ag_max_pool2d(sb_graph *g, sb_variable *x, const sb_pool2d_params *
     const char *fn = "sb_ag_max_pool2d";
     if (!y) return sb_fail(SB_ERR_NULL, "%s: y is NULL", fn);
     *y = NULL;
-    sb_variable *out;
+    sb_variable *out = NULL;
     SB_TRY(pool_output(fn, g, x, p, &out));
-    sb_tensor *indices;
+    sb_tensor *indices = NULL;
     SB_TRY(sb_tensor_new_in(&indices, sb_graph_arena(g), SB_I64, 4, out->value->shape));
     SB_TRY(sb_max_pool2d_forward(x->value, p, out->value, indices));
     sb_variable *in[1] = {x};
-    sb_node *node;
+    sb_node *node = NULL;
     SB_TRY(sb_ag_finish(g, "max_pool2d", max_pool2d_backward, in, 1, out, y, &node));
     if (node) {
         node->saved[0] = indices;
@@ -54,11 +54,11 @@ sb_status sb_ag_avg_pool2d(sb_graph *g, sb_variable *x, const sb_pool2d_params *
     const char *fn = "sb_ag_avg_pool2d";
     if (!y) return sb_fail(SB_ERR_NULL, "%s: y is NULL", fn);
     *y = NULL;
-    sb_variable *out;
+    sb_variable *out = NULL;
     SB_TRY(pool_output(fn, g, x, p, &out));
     SB_TRY(sb_avg_pool2d_forward(x->value, p, out->value));
     sb_variable *in[1] = {x};
-    sb_node *node;
+    sb_node *node = NULL;
     SB_TRY(sb_ag_finish(g, "avg_pool2d", avg_pool2d_backward, in, 1, out, y, &node));
     if (node) node->p.pool = *p;
     return SB_OK;

@@ -4,7 +4,24 @@
  * samebits uses there; the build refuses x87 float math), FPCR on aarch64,
  * and the portable rounding-mode calls of <fenv.h> elsewhere (riscv64 and
  * s390x have no flush-to-zero mode to undo). */
+#include <float.h>
 #include "core/fpenv.h"
+
+/* Every float operation must round to binary32 as it is written. Two
+ * compilers evaluate float expressions in a wider format instead, which
+ * would silently change results, so the build refuses them: 32-bit x86
+ * with the x87 unit, and GCC on s390x in ISO C mode (-std=c11 implies
+ * -fexcess-precision=standard, which evaluates float in double there
+ * although the hardware has binary32 arithmetic). */
+#if defined(__i386__) && !defined(__SSE2_MATH__)
+#error "samebits needs SSE2 float arithmetic on 32-bit x86: build with -msse2 -mfpmath=sse"
+#elif defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0
+#if defined(__s390x__) || defined(__s390__)
+#error "samebits needs FLT_EVAL_METHOD == 0 (float evaluated as float): on s390x build with -fexcess-precision=fast"
+#else
+#error "samebits needs FLT_EVAL_METHOD == 0 (float evaluated as float, no excess precision)"
+#endif
+#endif
 
 #if defined(__x86_64__) || (defined(__i386__) && defined(__SSE2_MATH__))
 #include <xmmintrin.h>
@@ -66,10 +83,6 @@ int sb_fpenv_is_default(void) { return fpcr_read() == 0; }
 
 #else
 #include <fenv.h>
-
-#if defined(__i386__)
-#error "samebits needs SSE2 float arithmetic on 32-bit x86: build with -msse2 -mfpmath=sse"
-#endif
 
 sb_fpenv sb_fpenv_enter(void) {
     int mode = fegetround();

@@ -71,7 +71,7 @@ static void set_header(sb_tensor *t, sb_dtype dtype, int ndim, const int64_t *sh
 sb_status sb_tensor_new(sb_tensor **out, sb_dtype dtype, int ndim, const int64_t *shape) {
     if (!out) return sb_fail(SB_ERR_NULL, "sb_tensor_new: out is NULL");
     *out = NULL;
-    int64_t n;
+    int64_t n = 0;
     SB_TRY(check_shape("sb_tensor_new", dtype, ndim, shape, &n));
     sb_tensor *t = sb_malloc("sb_tensor_new", sizeof *t);
     if (!t) return SB_ERR_NOMEM;

@@ -3,10 +3,17 @@
  * Input is untrusted: the header is validated and the element count bounded
  * before anything is allocated, and data is read in growing chunks so a
  * header that promises gigabytes costs memory only for bytes actually
- * present. gzip is read through zlib, which passes plain files through. */
+ * present. gzip is read through zlib, which passes plain files through.
+ *
+ * Built with SB_NO_ZLIB (`make NO_ZLIB=1`, for targets without a zlib, such
+ * as the cross-compiled portability configurations), plain files are read
+ * with stdio and a gzip file is refused with a message naming the option. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#ifndef SB_NO_ZLIB
 #include <zlib.h>
+#endif
 #include "core/fpenv.h"
 #include "io/io_internal.h"
 
@@ -99,7 +106,7 @@ sb_status sb_idx_parse_buffer(const void *buf, size_t len, const char *name, sb_
     if (!buf && len) return sb_fail(SB_ERR_NULL, "%s: buf is NULL", fn);
     if (!name) name = "<buffer>";
     const unsigned char *p = buf;
-    size_t hlen;
+    size_t hlen = 0; /* set by parse_magic; -O3 cannot see that */
     if (len < 4)
         return sb_fail(SB_ERR_FORMAT, "%s: '%s': truncated: %zu bytes, shorter than the 4-byte IDX magic",
                        fn, name, len);
@@ -127,9 +134,16 @@ sb_status sb_idx_parse_buffer(const void *buf, size_t len, const char *name, sb_
     return SB_OK;
 }
 
+/* The byte stream sb_idx_read reads: zlib's gzFile, or a plain FILE. */
+#ifndef SB_NO_ZLIB
+typedef gzFile idx_stream;
+
+static idx_stream stream_open(const char *path) { return gzopen(path, "rb"); }
+static void stream_close(idx_stream s) { gzclose(s); }
+
 /* gzread of up to n bytes, looping over zlib's unsigned-int length. Returns
  * the number of bytes read (short only at end of stream) or -1. */
-static int64_t gz_read_all(gzFile gz, void *dst, size_t n) {
+static int64_t stream_read(idx_stream gz, void *dst, size_t n) {
     size_t done = 0;
     while (done < n) {
         size_t step = n - done > (1u << 30) ? (1u << 30) : n - done;
@@ -141,7 +155,7 @@ static int64_t gz_read_all(gzFile gz, void *dst, size_t n) {
     return (int64_t)done;
 }
 
-static sb_status gz_failure(const char *fn, const char *path, gzFile gz) {
+static sb_status stream_failure(const char *fn, const char *path, idx_stream gz) {
     int code = 0;
     const char *msg = gzerror(gz, &code);
     if (code == Z_ERRNO)
@@ -150,28 +164,73 @@ static sb_status gz_failure(const char *fn, const char *path, gzFile gz) {
                    msg ? msg : "unknown error");
 }
 
+/* zlib's explanation of a short read (a damaged stream), or NULL. */
+static const char *stream_detail(idx_stream gz) {
+    int code = 0;
+    const char *msg = gzerror(gz, &code);
+    return code ? (msg ? msg : "unknown error") : NULL;
+}
+
+static sb_status stream_check_magic(const char *fn, const char *path, const unsigned char *m) {
+    (void)fn, (void)path, (void)m;
+    return SB_OK;
+}
+#else
+typedef FILE *idx_stream;
+
+static idx_stream stream_open(const char *path) { return fopen(path, "rb"); }
+static void stream_close(idx_stream s) { fclose(s); }
+
+static int64_t stream_read(idx_stream f, void *dst, size_t n) {
+    size_t done = fread(dst, 1, n, f);
+    return done < n && ferror(f) ? -1 : (int64_t)done;
+}
+
+static sb_status stream_failure(const char *fn, const char *path, idx_stream f) {
+    (void)f;
+    return sb_fail(SB_ERR_IO, "%s: reading '%s' failed: %s", fn, path, strerror(errno));
+}
+
+static const char *stream_detail(idx_stream f) {
+    (void)f;
+    return NULL;
+}
+
+/* Without zlib a gzip file would otherwise be reported as a bad IDX magic;
+ * say what is really wrong and how to fix it. */
+static sb_status stream_check_magic(const char *fn, const char *path, const unsigned char *m) {
+    if (m[0] == 0x1f && m[1] == 0x8b)
+        return sb_fail(SB_ERR_FORMAT,
+                       "%s: '%s' is gzip-compressed, but this samebits was built without zlib "
+                       "(make NO_ZLIB=1, SB_NO_ZLIB): gunzip the file, or rebuild without NO_ZLIB",
+                       fn, path);
+    return SB_OK;
+}
+#endif
+
 sb_status sb_idx_read(const char *path, sb_idx **out) {
     SB_FPENV_GUARD();
     const char *fn = "sb_idx_read";
     if (!out) return sb_fail(SB_ERR_NULL, "%s: out is NULL", fn);
     *out = NULL;
     if (!path) return sb_fail(SB_ERR_NULL, "%s: path is NULL", fn);
-    gzFile gz = gzopen(path, "rb");
+    idx_stream gz = stream_open(path);
     if (!gz) return sb_fail(SB_ERR_IO, "%s: cannot open '%s': %s", fn, path, strerror(errno));
     unsigned char head[IDX_HEADER_MAX];
     size_t hlen = 0;
     sb_idx *idx = NULL;
     sb_status s = SB_OK;
-    int64_t r = gz_read_all(gz, head, 4);
-    if (r < 0) { s = gz_failure(fn, path, gz); goto done; }
+    int64_t r = stream_read(gz, head, 4);
+    if (r < 0) { s = stream_failure(fn, path, gz); goto done; }
     if (r < 4) {
         s = sb_fail(SB_ERR_FORMAT, "%s: '%s': truncated: %lld bytes, shorter than the 4-byte IDX magic",
                     fn, path, (long long)r);
         goto done;
     }
+    if ((s = stream_check_magic(fn, path, head)) != SB_OK) goto done;
     if ((s = parse_magic(fn, path, head, &hlen)) != SB_OK) goto done;
-    r = gz_read_all(gz, head + 4, hlen - 4);
-    if (r < 0) { s = gz_failure(fn, path, gz); goto done; }
+    r = stream_read(gz, head + 4, hlen - 4);
+    if (r < 0) { s = stream_failure(fn, path, gz); goto done; }
     if ((size_t)r < hlen - 4) {
         s = sb_fail(SB_ERR_FORMAT, "%s: '%s': truncated: header needs %zu bytes, got %lld", fn, path,
                     hlen, (long long)(4 + r));
@@ -190,23 +249,22 @@ sb_status sb_idx_read(const char *path, sb_idx **out) {
         if (!grown) { s = sb_fail(SB_ERR_NOMEM, "%s: cannot allocate %zu bytes for '%s'", fn, next, path); goto done; }
         idx->data = grown;
         cap = next;
-        r = gz_read_all(gz, (char *)idx->data + have, cap - have);
-        if (r < 0) { s = gz_failure(fn, path, gz); goto done; }
+        r = stream_read(gz, (char *)idx->data + have, cap - have);
+        if (r < 0) { s = stream_failure(fn, path, gz); goto done; }
         have += (size_t)r;
         if (have < cap) break;
     }
     if (have < want) {
-        int code = 0;
-        const char *zmsg = gzerror(gz, &code);
+        const char *zmsg = stream_detail(gz);
         s = sb_fail(SB_ERR_FORMAT, "%s: '%s': truncated: expected %zu bytes of data, got %zu%s%s%s", fn,
-                    path, want, have, code ? " (zlib: " : "", code && zmsg ? zmsg : "", code ? ")" : "");
+                    path, want, have, zmsg ? " (zlib: " : "", zmsg ? zmsg : "", zmsg ? ")" : "");
         goto done;
     }
     /* One more byte must hit the end; reading to the end also makes zlib
      * check the gzip CRC and length trailer. */
     unsigned char extra[256];
-    r = gz_read_all(gz, extra, sizeof extra);
-    if (r < 0) { s = gz_failure(fn, path, gz); goto done; }
+    r = stream_read(gz, extra, sizeof extra);
+    if (r < 0) { s = stream_failure(fn, path, gz); goto done; }
     if (r > 0) {
         s = sb_fail(SB_ERR_FORMAT, "%s: '%s': trailing bytes after the %zu bytes of data (%s%lld more)",
                     fn, path, want, r == (int64_t)sizeof extra ? "at least " : "", (long long)r);
@@ -214,7 +272,7 @@ sb_status sb_idx_read(const char *path, sb_idx **out) {
     }
     to_host_order(idx);
 done:
-    gzclose(gz);
+    stream_close(gz);
     if (s != SB_OK) { sb_idx_free(idx); return s; }
     *out = idx;
     return SB_OK;

@@ -98,11 +98,15 @@ static sb_status walk(sb_module *m, const char *prefix, bool params, visit_fn vi
     size_t n = params ? m->n_params : m->n_buffers;
     for (size_t i = 0; i < n; i++) {
         const sb_named *e = params ? &m->params[i] : &m->buffers[i];
-        snprintf(name, sizeof name, "%s%s", prefix, e->name);
+        if (snprintf(name, sizeof name, "%s%s", prefix, e->name) >= (int)sizeof name)
+            return sb_fail(SB_ERR_ARG, "module tree: the name %s%s is longer than %zu characters",
+                           prefix, e->name, sizeof name - 1);
         SB_TRY(visit(ctx, e, name, params ? m->param_init[i] : m->buffer_init[i], m));
     }
     for (size_t c = 0; c < m->n_children; c++) {
-        snprintf(name, sizeof name, "%s%zu.", prefix, c);
+        if (snprintf(name, sizeof name, "%s%zu.", prefix, c) >= (int)sizeof name)
+            return sb_fail(SB_ERR_ARG, "module tree: the prefix %s%zu. is longer than %zu characters",
+                           prefix, c, sizeof name - 1);
         SB_TRY(walk(m->children[c], name, params, visit, ctx));
     }
     return SB_OK;
