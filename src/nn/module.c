@@ -1,6 +1,7 @@
 /* The generic module: parameters, buffers, modes, naming, init and hashing. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include "core/fpenv.h"
 #include "nn/nn_internal.h"
@@ -119,8 +120,12 @@ static sb_status collect(void *vctx, const sb_named *e, const char *name, sb_ini
     (void)rule; (void)owner;
     collect_ctx *c = vctx;
     if (c->count < c->cap) {
+        size_t len = strlen(name);
+        if (len >= sizeof c->out[c->count].name)
+            return sb_fail(SB_ERR_ARG, "module tree: the name %s is longer than %zu characters",
+                           name, sizeof c->out[c->count].name - 1);
         c->out[c->count] = *e;
-        snprintf(c->out[c->count].name, sizeof c->out[c->count].name, "%s", name);
+        memcpy(c->out[c->count].name, name, len + 1);
     }
     c->count++;
     return SB_OK;
