@@ -14,8 +14,11 @@
  * threads own whole blocks. Nothing in the rule depends on the machine.
  *
  * This file streams: level L holds the lanes of the block being filled at
- * depth L; a full block is folded and pushed one level up. */
+ * depth L; a full block is folded and pushed one level up. Whole lane rows
+ * (32 elements starting at lane 0) go through the SIMD row adders of
+ * src/cpu/sum_*.c, which perform the very same per-lane additions. */
 #include "core/canonical_sum.h"
+#include "cpu/sum_internal.h"
 
 float sb_sum_tree32(const float lane_in[SB_SUM_LANES]) {
     float lane[SB_SUM_LANES];
@@ -24,6 +27,29 @@ float sb_sum_tree32(const float lane_in[SB_SUM_LANES]) {
         for (int j = 0; j < s; j++) lane[j] = lane[j] + lane[j + s];
     return lane[0];
 }
+
+/* ---- row adders ------------------------------------------------------------ */
+
+void sb_sum_rows_scalar(float lane[SB_SUM_LANES], const float *x, int64_t rows) {
+    for (int64_t r = 0; r < rows; r++, x += SB_SUM_LANES)
+        for (int j = 0; j < SB_SUM_LANES; j++) lane[j] = lane[j] + x[j];
+}
+
+sb_sum_rows_fn sb_sum_rows_pick(void) {
+    switch (sb_isa()) {
+#if SB_HAVE_X86_KERNELS
+    case SB_ISA_SSE2: return sb_sum_rows_sse2;
+    case SB_ISA_AVX2: return sb_sum_rows_avx2;
+    case SB_ISA_AVX512: return sb_sum_rows_avx512;
+#endif
+#if SB_HAVE_NEON_KERNELS
+    case SB_ISA_NEON: return sb_sum_rows_neon;
+#endif
+    default: return sb_sum_rows_scalar;
+    }
+}
+
+/* ---- the streaming accumulator ----------------------------------------------- */
 
 static void reset_level(sb_sum_acc *acc, int level) {
     for (int j = 0; j < SB_SUM_LANES; j++) acc->lane[level][j] = -0.0f;
@@ -34,21 +60,42 @@ void sb_sum_init(sb_sum_acc *acc) {
     for (int level = 0; level < SB_SUM_LEVELS; level++) reset_level(acc, level);
 }
 
+static void push(sb_sum_acc *acc, int level, float x);
+
+/* Level `level` holds a whole block: fold it into one element of the level
+ * above. */
+static void complete_block(sb_sum_acc *acc, int level) {
+    float block = sb_sum_tree32(acc->lane[level]);
+    reset_level(acc, level);
+    push(acc, level + 1, block);
+}
+
 static void push(sb_sum_acc *acc, int level, float x) {
     int64_t c = acc->count[level];
     acc->lane[level][c % SB_SUM_LANES] = acc->lane[level][c % SB_SUM_LANES] + x;
     acc->count[level] = c + 1;
-    if (c + 1 == SB_SUM_BLOCK && level + 1 < SB_SUM_LEVELS) {
-        float block = sb_sum_tree32(acc->lane[level]);
-        reset_level(acc, level);
-        push(acc, level + 1, block);
-    }
+    if (c + 1 == SB_SUM_BLOCK && level + 1 < SB_SUM_LEVELS) complete_block(acc, level);
 }
 
 void sb_sum_add(sb_sum_acc *acc, float x) { push(acc, 0, x); }
 
 void sb_sum_add_n(sb_sum_acc *acc, const float *x, int64_t n) {
-    for (int64_t i = 0; i < n; i++) push(acc, 0, x[i]);
+    int64_t i = 0;
+    /* Up to the next lane-0 boundary one at a time, then whole rows. */
+    while (i < n && acc->count[0] % SB_SUM_LANES != 0) push(acc, 0, x[i++]);
+    if (n - i >= SB_SUM_LANES) {
+        sb_sum_rows_fn rows_fn = sb_sum_rows_pick();
+        while (n - i >= SB_SUM_LANES) {
+            int64_t room = (SB_SUM_BLOCK - acc->count[0]) / SB_SUM_LANES;
+            int64_t rows = (n - i) / SB_SUM_LANES;
+            if (rows > room) rows = room;
+            rows_fn(acc->lane[0], x + i, rows);
+            acc->count[0] += rows * SB_SUM_LANES;
+            i += rows * SB_SUM_LANES;
+            if (acc->count[0] == SB_SUM_BLOCK) complete_block(acc, 0);
+        }
+    }
+    while (i < n) push(acc, 0, x[i++]);
 }
 
 float sb_sum_result(const sb_sum_acc *acc_in) {
@@ -70,9 +117,66 @@ float sb_sum_result(const sb_sum_acc *acc_in) {
     return 0.0f; /* unreachable: the top level kept its elements */
 }
 
+/* ---- whole buffers ------------------------------------------------------------ */
+
+/* Rule 2 for one block of 1 <= n <= 8192 elements x[0], x[stride], ...
+ * Strided elements are gathered a row chunk at a time so that the lanes
+ * still see whole rows. */
+static float block_sum(const float *x, int64_t n, int64_t stride, sb_sum_rows_fn rows_fn) {
+    float lane[SB_SUM_LANES];
+    for (int j = 0; j < SB_SUM_LANES; j++) lane[j] = -0.0f;
+    int64_t full = n / SB_SUM_LANES * SB_SUM_LANES;
+    if (stride == 1) {
+        rows_fn(lane, x, full / SB_SUM_LANES);
+    } else {
+        enum { CHUNK = 16 * SB_SUM_LANES };
+        float buf[CHUNK];
+        for (int64_t i = 0; i < full; i += CHUNK) {
+            int64_t m = full - i < CHUNK ? full - i : CHUNK;
+            for (int64_t k = 0; k < m; k++) buf[k] = x[(i + k) * stride];
+            rows_fn(lane, buf, m / SB_SUM_LANES);
+        }
+    }
+    for (int64_t i = full; i < n; i++)
+        lane[i % SB_SUM_LANES] = lane[i % SB_SUM_LANES] + x[i * stride];
+    return sb_sum_tree32(lane);
+}
+
+typedef struct blocks_ctx {
+    const float *x; /* the batch's first element */
+    int64_t n, stride; /* elements from x to the end of the whole sum */
+    float *out;     /* one sum per block of the batch */
+    sb_sum_rows_fn rows_fn;
+} blocks_ctx;
+
+static void blocks_range(void *vctx, int64_t b0, int64_t b1) {
+    const blocks_ctx *c = vctx;
+    for (int64_t b = b0; b < b1; b++) {
+        int64_t at = b * SB_SUM_BLOCK;
+        int64_t len = c->n - at < SB_SUM_BLOCK ? c->n - at : SB_SUM_BLOCK;
+        c->out[b] = block_sum(c->x + at * c->stride, len, c->stride, c->rows_fn);
+    }
+}
+
+/* Rule 3 read literally: the block sums, in block order, are summed again by
+ * the same rule. Blocks are independent, so threads compute them in batches
+ * (a bounded buffer, no allocation) that stream into the outer sum. */
 float sb_sum_canonical(const float *x, int64_t n, int64_t stride) {
+    if (n <= 0) return 0.0f;
+    sb_sum_rows_fn rows_fn = sb_sum_rows_pick();
+    if (n <= SB_SUM_BLOCK) return block_sum(x, n, stride, rows_fn);
+    enum { BATCH = 1024 }; /* blocks per batch: 8M elements */
+    float sums[BATCH];
+    int64_t nblocks = (n + SB_SUM_BLOCK - 1) / SB_SUM_BLOCK;
     sb_sum_acc acc;
     sb_sum_init(&acc);
-    for (int64_t i = 0; i < n; i++) sb_sum_add(&acc, x[i * stride]);
+    for (int64_t b = 0; b < nblocks; b += BATCH) {
+        int64_t nb = nblocks - b < BATCH ? nblocks - b : BATCH;
+        blocks_ctx c = {x + b * SB_SUM_BLOCK * stride, n - b * SB_SUM_BLOCK, stride, sums, rows_fn};
+        /* at least 8 blocks (64K elements) per range: below that a thread
+         * hand-off costs more than it saves */
+        sb_parallel_for(nb, sb_parallel_grain(nb, 8), blocks_range, &c);
+        sb_sum_add_n(&acc, sums, nb);
+    }
     return sb_sum_result(&acc);
 }

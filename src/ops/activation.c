@@ -4,6 +4,7 @@
 #include <math.h>
 #include "core/fpenv.h"
 #include "core/internal.h"
+#include "cpu/ops_internal.h"
 #include "ref/ref_pointwise.h"
 
 typedef enum act_kind { ACT_RELU, ACT_LEAKY, ACT_TANH, ACT_SIGMOID, ACT_SILU, ACT_GELU, ACT_SOFTPLUS } act_kind;
@@ -20,7 +21,7 @@ static void act_kernel(const void *ctx, int64_t n, const float *const *in, float
     const act_ctx *c = ctx;
     if (!c->backward) {
         switch (c->kind) {
-        case ACT_RELU: sb_ref_relu_forward(n, in[0], out); break;
+        case ACT_RELU: sb_cpu_relu_forward(n, in[0], out); break;
         case ACT_LEAKY: sb_ref_leaky_relu_forward(n, in[0], c->p0, out); break;
         case ACT_TANH: sb_ref_tanh_forward(n, in[0], out); break;
         case ACT_SIGMOID: sb_ref_sigmoid_forward(n, in[0], out); break;
@@ -31,7 +32,7 @@ static void act_kernel(const void *ctx, int64_t n, const float *const *in, float
         return;
     }
     switch (c->kind) {
-    case ACT_RELU: sb_ref_relu_backward(n, in[0], in[1], out); break;
+    case ACT_RELU: sb_cpu_relu_backward(n, in[0], in[1], out); break;
     case ACT_LEAKY: sb_ref_leaky_relu_backward(n, in[0], in[1], c->p0, out); break;
     case ACT_TANH: sb_ref_tanh_backward(n, in[0], in[1], out); break;
     case ACT_SIGMOID: sb_ref_sigmoid_backward(n, in[0], in[1], out); break;
@@ -50,7 +51,7 @@ static sb_status act_run(const char *fn, const act_ctx *c, const sb_tensor *src,
     SB_TRY(sb_pw_check_same(fn, nin, in, names, out, c->backward ? "dx" : "y"));
     sb_tensor v[2];
     for (int k = 0; k < nin; k++) v[k] = *in[k];
-    sb_pw_run(nin, v, out, act_kernel, c);
+    sb_cpu_pw_run(nin, v, out, act_kernel, c);
     return SB_OK;
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include "core/fpenv.h"
 #include "core/internal.h"
+#include "cpu/ops_internal.h"
 #include "ref/ref_pointwise.h"
 
 /* ---- the pointwise engine ------------------------------------------------ */
@@ -194,10 +195,6 @@ sb_status sb_pw_check_shape(const char *fn, const char *name, const sb_tensor *t
 
 /* ---- binary forward -------------------------------------------------------- */
 
-static void binary_kernel(const void *ctx, int64_t n, const float *const *in, float *out) {
-    sb_ref_binary(*(const sb_binary_op *)ctx, n, in[0], in[1], out);
-}
-
 static sb_status binary_impl(const char *fn, sb_binary_op op, const sb_tensor *a,
                              const sb_tensor *b, sb_tensor *out) {
     if (!valid_binary(op)) return sb_fail(SB_ERR_ARG, "%s: op = %d is not an sb_binary_op", fn, (int)op);
@@ -214,7 +211,7 @@ static sb_status binary_impl(const char *fn, sb_binary_op op, const sb_tensor *a
     SB_TRY(sb_pw_broadcast_view(fn, "b", b, nd, shape, &v[1]));
     SB_TRY(sb_pw_check_alias(fn, "a", a, &v[0], "out", out));
     SB_TRY(sb_pw_check_alias(fn, "b", b, &v[1], "out", out));
-    sb_pw_run(2, v, out, binary_kernel, &op);
+    sb_cpu_pw_run(2, v, out, sb_cpu_binary_kernel, &op);
     return SB_OK;
 }
 
@@ -261,7 +258,7 @@ static sb_status scalar_impl(const char *fn, sb_binary_op op, const sb_tensor *x
     SB_TRY(sb_pw_broadcast_view(fn, "x", x, out->ndim, out->shape, &v[0]));
     SB_TRY(sb_pw_broadcast_view(fn, "s", &st, out->ndim, out->shape, &v[1]));
     SB_TRY(sb_pw_check_alias(fn, "x", x, &v[0], "out", out));
-    sb_pw_run(2, v, out, binary_kernel, &op);
+    sb_cpu_pw_run(2, v, out, sb_cpu_binary_kernel, &op);
     return SB_OK;
 }
 
@@ -388,7 +385,7 @@ sb_status sb_binary_backward(sb_binary_op op, const sb_tensor *dy, const sb_tens
     for (int w = 0; w < 2; w++) {
         if (!grads[w]) continue;
         grad_ctx c = { op, w };
-        sb_pw_run(3, v, &full, binary_grad_kernel, &c);
+        sb_cpu_pw_run(3, v, &full, binary_grad_kernel, &c);
         reduce_to_shape_raw(&full, grads[w]);
     }
     free(tmp);
@@ -397,27 +394,47 @@ sb_status sb_binary_backward(sb_binary_op op, const sb_tensor *dy, const sb_tens
 
 /* ---- unary ------------------------------------------------------------------ */
 
-static void unary_kernel(const void *ctx, int64_t n, const float *const *in, float *out) {
-    sb_ref_unary(*(const sb_unary_op *)ctx, n, in[0], out);
-}
-
 static sb_status unary_impl(const char *fn, sb_unary_op op, const sb_tensor *x, sb_tensor *out) {
     if (!valid_unary(op)) return sb_fail(SB_ERR_ARG, "%s: op = %d is not an sb_unary_op", fn, (int)op);
     const sb_tensor *in[1] = { x };
     const char *names[1] = { "x" };
     SB_TRY(sb_pw_check_same(fn, 1, in, names, out, "out"));
-    sb_pw_run(1, x, out, unary_kernel, &op);
+    sb_cpu_pw_run(1, x, out, sb_cpu_unary_kernel, &op);
     return SB_OK;
 }
 
-sb_status sb_unary(sb_unary_op op, const sb_tensor *x, sb_tensor *out) { return unary_impl("sb_unary", op, x, out); }
-sb_status sb_neg(const sb_tensor *x, sb_tensor *out) { return unary_impl("sb_neg", SB_UNARY_NEG, x, out); }
-sb_status sb_abs(const sb_tensor *x, sb_tensor *out) { return unary_impl("sb_abs", SB_UNARY_ABS, x, out); }
-sb_status sb_sqrt(const sb_tensor *x, sb_tensor *out) { return unary_impl("sb_sqrt", SB_UNARY_SQRT, x, out); }
-sb_status sb_exp(const sb_tensor *x, sb_tensor *out) { return unary_impl("sb_exp", SB_UNARY_EXP, x, out); }
-sb_status sb_log(const sb_tensor *x, sb_tensor *out) { return unary_impl("sb_log", SB_UNARY_LOG, x, out); }
-sb_status sb_square(const sb_tensor *x, sb_tensor *out) { return unary_impl("sb_square", SB_UNARY_SQUARE, x, out); }
-sb_status sb_reciprocal(const sb_tensor *x, sb_tensor *out) { return unary_impl("sb_reciprocal", SB_UNARY_RECIPROCAL, x, out); }
+sb_status sb_unary(sb_unary_op op, const sb_tensor *x, sb_tensor *out) {
+    SB_FPENV_GUARD();
+    return unary_impl("sb_unary", op, x, out);
+}
+sb_status sb_neg(const sb_tensor *x, sb_tensor *out) {
+    SB_FPENV_GUARD();
+    return unary_impl("sb_neg", SB_UNARY_NEG, x, out);
+}
+sb_status sb_abs(const sb_tensor *x, sb_tensor *out) {
+    SB_FPENV_GUARD();
+    return unary_impl("sb_abs", SB_UNARY_ABS, x, out);
+}
+sb_status sb_sqrt(const sb_tensor *x, sb_tensor *out) {
+    SB_FPENV_GUARD();
+    return unary_impl("sb_sqrt", SB_UNARY_SQRT, x, out);
+}
+sb_status sb_exp(const sb_tensor *x, sb_tensor *out) {
+    SB_FPENV_GUARD();
+    return unary_impl("sb_exp", SB_UNARY_EXP, x, out);
+}
+sb_status sb_log(const sb_tensor *x, sb_tensor *out) {
+    SB_FPENV_GUARD();
+    return unary_impl("sb_log", SB_UNARY_LOG, x, out);
+}
+sb_status sb_square(const sb_tensor *x, sb_tensor *out) {
+    SB_FPENV_GUARD();
+    return unary_impl("sb_square", SB_UNARY_SQUARE, x, out);
+}
+sb_status sb_reciprocal(const sb_tensor *x, sb_tensor *out) {
+    SB_FPENV_GUARD();
+    return unary_impl("sb_reciprocal", SB_UNARY_RECIPROCAL, x, out);
+}
 
 static void unary_grad_kernel(const void *ctx, int64_t n, const float *const *in, float *out) {
     SB_FPENV_GUARD();
@@ -433,6 +450,6 @@ sb_status sb_unary_backward(sb_unary_op op, const sb_tensor *x, const sb_tensor 
     const char *names[3] = { "x", "y", "dy" };
     SB_TRY(sb_pw_check_same(fn, 3, in, names, dx, "dx"));
     sb_tensor v[3] = { *x, *y, *dy };
-    sb_pw_run(3, v, dx, unary_grad_kernel, &op);
+    sb_cpu_pw_run(3, v, dx, unary_grad_kernel, &op);
     return SB_OK;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include "core/fpenv.h"
 #include "core/internal.h"
+#include "cpu/ops_internal.h"
 #include "ref/ref_loss.h"
 
 /* ---- contiguity helpers (also used by src/ops/dropout.c) ---- */
@@ -94,8 +95,7 @@ static sb_status softmax_fwd(const char *fn, const sb_tensor *x, int dim, sb_ten
     buffers b;
     sb_status st = buffers_get(&b, x, NULL, NULL, y);
     if (st == SB_OK) {
-        if (log) sb_ref_log_softmax_forward(b.in[0], outer, n, inner, b.out);
-        else sb_ref_softmax_forward(b.in[0], outer, n, inner, b.out);
+        sb_cpu_softmax_forward(b.in[0], outer, n, inner, log, b.out);
     }
     return buffers_done(&b, y, st);
 }
@@ -112,8 +112,7 @@ static sb_status softmax_bwd(const char *fn, const sb_tensor *y, const sb_tensor
     buffers b;
     sb_status st = buffers_get(&b, y, dy, NULL, dx);
     if (st == SB_OK) {
-        if (log) sb_ref_log_softmax_backward(b.in[0], b.in[1], outer, n, inner, b.out);
-        else sb_ref_softmax_backward(b.in[0], b.in[1], outer, n, inner, b.out);
+        sb_cpu_softmax_backward(b.in[0], b.in[1], outer, n, inner, log, b.out);
     }
     return buffers_done(&b, dx, st);
 }
@@ -242,7 +241,7 @@ static sb_status class_forward(const char *fn, const sb_tensor *a, const sb_tens
     buffers b;
     sb_status st = buffers_get(&b, a, NULL, NULL, loss);
     if (st == SB_OK) {
-        if (logits) sb_ref_cross_entropy_forward(b.in[0], t, N, C, reduction, eps, ignore_index, b.out);
+        if (logits) sb_cpu_cross_entropy_forward(b.in[0], t, N, C, reduction, eps, ignore_index, b.out);
         else sb_ref_nll_loss_forward(b.in[0], t, N, C, reduction, ignore_index, b.out);
     }
     free(t);
@@ -265,7 +264,7 @@ static sb_status class_backward(const char *fn, const sb_tensor *a, const sb_ten
     sb_status st = buffers_get(&b, a, dloss, NULL, da);
     if (st == SB_OK) {
         if (logits)
-            sb_ref_cross_entropy_backward(b.in[0], t, N, C, reduction, eps, ignore_index, b.in[1], b.out);
+            sb_cpu_cross_entropy_backward(b.in[0], t, N, C, reduction, eps, ignore_index, b.in[1], b.out);
         else
             sb_ref_nll_loss_backward(b.in[0], t, N, C, reduction, ignore_index, b.in[1], b.out);
     }

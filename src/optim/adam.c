@@ -13,6 +13,7 @@
 
 #include "core/fpenv.h"
 #include "core/internal.h"
+#include "cpu/ops_internal.h"
 #include "optim/optim_internal.h"
 
 #if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0
@@ -145,8 +146,9 @@ static float maximum_f32(float a, float b) {
     return a > b ? a : b;
 }
 
-/* param, grad, m, v, vmax are (n); vmax is used only when f->amsgrad. */
-static void adam_kernel(const sb_adam_factors *f, bool first, int64_t n, float *param,
+/* param, grad, m, v, vmax are (n); vmax is used only when f->amsgrad. The
+ * reference element loop (the fast one is sb_cpu_adam, src/cpu/optim.c). */
+void sb_ref_adam_update(const sb_adam_factors *f, bool first, int64_t n, float *param,
                         const float *grad, float *m_buf, float *v_buf, float *vmax_buf) {
     const float w1 = f->one_minus_beta1;
     // PyTorch's lerp picks its form by the weight so the result is exact at
@@ -198,7 +200,7 @@ sb_status sb_adam_step(const sb_adam_config *cfg, int64_t step, int64_t n, float
                            {"max_exp_avg_sq", cfg->amsgrad ? max_exp_avg_sq : NULL}};
     SB_TRY(sb_optim_check_buffers(fn, n, bufs, 5));
     sb_adam_factors f = adam_factors(cfg, step);
-    adam_kernel(&f, step == 1, n, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq);
+    sb_cpu_adam(&f, step == 1, n, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq);
     return SB_OK;
 }
 
@@ -226,7 +228,7 @@ sb_status sb_adam_step_tensor(const sb_adam_config *cfg, int64_t step, sb_tensor
                            {"max_exp_avg_sq", vmax}};
     SB_TRY(sb_optim_check_buffers(fn, n, bufs, 5));
     sb_adam_factors f = adam_factors(cfg, step);
-    adam_kernel(&f, step == 1, n, (float *)param->data, (const float *)grad->data,
+    sb_cpu_adam(&f, step == 1, n, (float *)param->data, (const float *)grad->data,
                 (float *)exp_avg->data, (float *)exp_avg_sq->data, vmax);
     return SB_OK;
 }

@@ -11,6 +11,7 @@
 
 #include "core/fpenv.h"
 #include "core/internal.h"
+#include "cpu/ops_internal.h"
 #include "optim/optim_internal.h"
 
 #if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0
@@ -106,8 +107,9 @@ sb_status sb_sgd_factors_for(const sb_sgd_config *cfg, sb_sgd_factors *out) {
 
 /* ---- the update ------------------------------------------------------------- */
 
-/* param, grad, buf are (n); buf is used only when f->use_momentum. */
-static void sgd_kernel(const sb_sgd_factors *f, bool nesterov, bool maximize, bool first,
+/* param, grad, buf are (n); buf is used only when f->use_momentum. The
+ * reference element loop (the fast one is sb_cpu_sgd, src/cpu/optim.c). */
+void sb_ref_sgd_update(const sb_sgd_factors *f, bool nesterov, bool maximize, bool first,
                        int64_t n, float *param, const float *grad, float *buf) {
     for (int64_t i = 0; i < n; i++) {
         float p = param[i];
@@ -144,7 +146,7 @@ sb_status sb_sgd_step(const sb_sgd_config *cfg, int64_t step, int64_t n, float *
     sb_optim_buf bufs[] = {{"param", param}, {"grad", grad},
                            {"momentum_buf", f.use_momentum ? momentum_buf : NULL}};
     SB_TRY(sb_optim_check_buffers(fn, n, bufs, 3));
-    sgd_kernel(&f, cfg->nesterov, cfg->maximize, step == 1, n, param, grad, momentum_buf);
+    sb_cpu_sgd(&f, cfg->nesterov, cfg->maximize, step == 1, n, param, grad, momentum_buf);
     return SB_OK;
 }
 
@@ -166,7 +168,7 @@ sb_status sb_sgd_step_tensor(const sb_sgd_config *cfg, int64_t step, sb_tensor *
                            {"momentum_buf", use_momentum ? momentum_buf->data : NULL}};
     SB_TRY(sb_optim_check_buffers(fn, n, bufs, 3));
     sb_sgd_factors f = sgd_factors(cfg);
-    sgd_kernel(&f, cfg->nesterov, cfg->maximize, step == 1, n, (float *)param->data,
+    sb_cpu_sgd(&f, cfg->nesterov, cfg->maximize, step == 1, n, (float *)param->data,
                (const float *)grad->data, use_momentum ? (float *)momentum_buf->data : NULL);
     return SB_OK;
 }

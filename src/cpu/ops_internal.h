@@ -1,0 +1,140 @@
+/* src/cpu/ops_internal.h - the fast CPU backend of the non-GEMM ops:
+ * elementwise ops and activations (pointwise.c), softmax and the losses
+ * (softmax.c), optimizers (optim.c), reductions (reduce.c) and
+ * normalisation (norm.c). Internal.
+ *
+ * Every function here has exactly the semantics of the reference kernel it
+ * names (src/ref/, src/optim/): the same per-element operation sequence and
+ * the same canonical-sum order, so its results are the reference's bits at
+ * every ISA level and thread count (tests/test_fast_pointwise.c). Arguments
+ * are already validated by the public wrappers. */
+#ifndef SAMEBITS_CPU_OPS_INTERNAL_H
+#define SAMEBITS_CPU_OPS_INTERNAL_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "samebits.h"
+#include "cpu/cpu.h"
+#include "ref/ref_pointwise.h"
+
+/* ---- the vector inner loops (pointwise_<isa>.c) ------------------------------
+ * Each loop handles any n (its own scalar tail). Buffers may alias exactly
+ * (out == in), never partially. */
+typedef struct sb_pwv_table {
+    void (*relu_fwd)(int64_t n, const float *x, float *y);
+    void (*relu_bwd)(int64_t n, const float *x, const float *dy, float *dx);
+    /* op is add, sub, mul or div; sa, sb are 0 (broadcast one value) or 1. */
+    void (*binary)(sb_binary_op op, int64_t n, const float *a, int64_t sa, const float *b,
+                   int64_t sb, float *out);
+    /* Adam/AdamW (vmax used when f->amsgrad) and SGD element loops. */
+    void (*adam)(const sb_adam_factors *f, bool first, int64_t n, float *param,
+                 const float *grad, float *m, float *v, float *vmax);
+    void (*sgd)(const sb_sgd_factors *f, bool nesterov, bool maximize, bool first, int64_t n,
+                float *param, const float *grad, float *buf);
+} sb_pwv_table;
+
+extern const sb_pwv_table sb_pwv_scalar;
+#if SB_HAVE_X86_KERNELS
+extern const sb_pwv_table sb_pwv_sse2; /* adam/sgd NULL: no FMA in SSE2 */
+extern const sb_pwv_table sb_pwv_avx2;
+extern const sb_pwv_table sb_pwv_avx512;
+#endif
+#if SB_HAVE_NEON_KERNELS
+extern const sb_pwv_table sb_pwv_neon;
+#endif
+/* The table of the ISA level in use; NULL entries fall back to scalar. */
+const sb_pwv_table *sb_pwv_pick(void);
+
+/* The contract's element steps, shared by every scalar loop and tail. */
+static inline float sb_pw_relu1(float v) { return isnan(v) ? v : (v > 0.0f ? v : 0.0f); }
+
+static inline float sb_pw_maximum1(float a, float b) {
+    if (isnan(a)) return a;
+    if (isnan(b)) return b;
+    if (a == b) return signbit(a) ? b : a;
+    return a > b ? a : b;
+}
+
+static inline void sb_adam_elem(const sb_adam_factors *f, bool first, float *param,
+                                const float *grad, float *m_buf, float *v_buf,
+                                float *vmax_buf) {
+    const float w1 = f->one_minus_beta1;
+    float p = *param;
+    float g = f->maximize ? -*grad : *grad;
+    float m = first ? 0.0f : *m_buf;
+    float v = first ? 0.0f : *v_buf;
+    if (f->use_weight_decay) {
+        if (f->decoupled) p = p * f->decay;
+        else g = fmaf(p, f->weight_decay, g);
+    }
+    float d = g - m;
+    m = w1 < 0.5f ? fmaf(w1, d, m) : fmaf(w1 - 1.0f, d, g);
+    v = v * f->beta2;
+    v = v + (f->one_minus_beta2 * g) * g;
+    float s = v;
+    if (f->amsgrad) {
+        float vmax = first ? 0.0f : *vmax_buf;
+        s = sb_pw_maximum1(vmax, v);
+        *vmax_buf = s;
+    }
+    float denom = sqrtf(s) / f->bias_correction2_sqrt + f->eps;
+    *m_buf = m;
+    *v_buf = v;
+    *param = p + (f->neg_step_size * m) / denom;
+}
+
+static inline void sb_sgd_elem(const sb_sgd_factors *f, bool nesterov, bool maximize,
+                               bool first, float *param, const float *grad, float *buf) {
+    float p = *param;
+    float g = maximize ? -*grad : *grad;
+    if (f->use_weight_decay) g = fmaf(p, f->weight_decay, g);
+    if (f->use_momentum) {
+        float b = first ? g : fmaf(g, f->one_minus_dampening, *buf * f->momentum);
+        *buf = b;
+        g = nesterov ? fmaf(b, f->momentum, g) : b;
+    }
+    *param = fmaf(g, f->neg_lr, p);
+}
+
+/* ---- pointwise.c ----------------------------------------------------------------
+ * sb_cpu_pw_run: sb_pw_run's contract (src/ref/ref_pointwise.h), with the
+ * element range split over threads; `kernel` must be elementwise. */
+void sb_cpu_pw_run(int nin, const sb_tensor *in, sb_tensor *out, sb_pw_kernel kernel,
+                   const void *ctx);
+/* Kernels for sb_cpu_pw_run (ctx as noted), same bits as the sb_ref_ ones. */
+void sb_cpu_binary_kernel(const void *ctx /* const sb_binary_op * */, int64_t n,
+                          const float *const *in, float *out);
+void sb_cpu_unary_kernel(const void *ctx /* const sb_unary_op * */, int64_t n,
+                         const float *const *in, float *out);
+void sb_cpu_relu_forward(int64_t n, const float *x, float *y);
+void sb_cpu_relu_backward(int64_t n, const float *x, const float *dy, float *dx);
+/* sb_binary with b one value (scalar forms, and a (..) op (1) broadcast):
+ * contiguous a and out of n elements. */
+void sb_cpu_binary_scalar(sb_binary_op op, int64_t n, const float *a, float s, float *out);
+
+/* ---- softmax.c (sb_ref_* of src/ref/ref_loss.h) ------------------------------ */
+void sb_cpu_softmax_forward(const float *x, int64_t outer, int64_t n, int64_t inner, bool log,
+                            float *y);
+void sb_cpu_softmax_backward(const float *y, const float *dy, int64_t outer, int64_t n,
+                             int64_t inner, bool log, float *dx);
+void sb_cpu_cross_entropy_forward(const float *logits, const int64_t *targets, int64_t N,
+                                  int64_t C, sb_loss_reduction reduction, float label_smoothing,
+                                  int64_t ignore_index, float *loss);
+void sb_cpu_cross_entropy_backward(const float *logits, const int64_t *targets, int64_t N,
+                                   int64_t C, sb_loss_reduction reduction, float label_smoothing,
+                                   int64_t ignore_index, const float *dloss, float *dlogits);
+
+/* ---- optim.c (the element loops of src/optim/{adam,sgd}.c) -------------------
+ * The reference loops themselves live in src/optim/ and are declared here
+ * so that the differential tests can call them. */
+void sb_ref_adam_update(const sb_adam_factors *f, bool first, int64_t n, float *param,
+                        const float *grad, float *m_buf, float *v_buf, float *vmax_buf);
+void sb_ref_sgd_update(const sb_sgd_factors *f, bool nesterov, bool maximize, bool first,
+                       int64_t n, float *param, const float *grad, float *buf);
+void sb_cpu_adam(const sb_adam_factors *f, bool first, int64_t n, float *param,
+                 const float *grad, float *m, float *v, float *vmax);
+void sb_cpu_sgd(const sb_sgd_factors *f, bool nesterov, bool maximize, bool first, int64_t n,
+                float *param, const float *grad, float *buf);
+
+#endif

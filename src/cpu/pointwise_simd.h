@@ -1,0 +1,159 @@
+/* src/cpu/pointwise_simd.h - the vector element loops of the pointwise
+ * family, written once over a small set of vector macros and included by
+ * each pointwise_<isa>.c, which defines the macros with its intrinsics:
+ *
+ *   V, M           vector of VN floats; comparison mask
+ *   SFX(name)      name with the ISA suffix
+ *   VLOAD/VSTORE   unaligned load/store     VSET1(x), VZERO()
+ *   VADD VSUB VMUL VDIV VSQRT               one IEEE operation per lane
+ *   VFMA(a, b, c)  fused a*b + c per lane (only if VHAVE_FMA)
+ *   VNEG(v)        sign bit flipped (NaN included)
+ *   VGT VLE VEQ(a, b), VUNORD(a), VSIGN(a)  (sign bit set) -> M
+ *   VMOR VMAND(m, m) -> M;  VSEL(m, a, b): a where m, else b
+ *
+ * Every lane performs exactly the reference's per-element sequence
+ * (ops_internal.h); the tails call the scalar steps. Comparisons are the
+ * quiet/ordered forms matching C's `>`, `<=`, `==`. Included only when the
+ * unit's ISA is compiled in. */
+
+static void SFX(relu_fwd)(int64_t n, const float *x, float *y) {
+    const V zero = VZERO();
+    int64_t i = 0;
+    for (; i + VN <= n; i += VN) {
+        V v = VLOAD(x + i);
+        /* NaN keeps its bits, x > 0 keeps x, everything else is +0 */
+        VSTORE(y + i, VSEL(VMOR(VGT(v, zero), VUNORD(v)), v, zero));
+    }
+    for (; i < n; i++) y[i] = sb_pw_relu1(x[i]);
+}
+
+static void SFX(relu_bwd)(int64_t n, const float *x, const float *dy, float *dx) {
+    const V zero = VZERO();
+    int64_t i = 0;
+    for (; i + VN <= n; i += VN)
+        VSTORE(dx + i, VSEL(VLE(VLOAD(x + i), zero), zero, VLOAD(dy + i)));
+    for (; i < n; i++) dx[i] = x[i] <= 0.0f ? 0.0f : dy[i];
+}
+
+/* One loop per (op, broadcast pattern): the op switch stays out of the
+ * element loop. */
+#define PW_BINARY_LOOP(EXPR_V, EXPR_S)                                             \
+    do {                                                                           \
+        if (sa && sb) {                                                            \
+            for (; i + VN <= n; i += VN) {                                         \
+                V va = VLOAD(a + i), vb = VLOAD(b + i);                            \
+                VSTORE(out + i, EXPR_V);                                           \
+            }                                                                      \
+        } else if (sa) {                                                           \
+            const V vb = VSET1(b[0]);                                              \
+            for (; i + VN <= n; i += VN) {                                         \
+                V va = VLOAD(a + i);                                               \
+                VSTORE(out + i, EXPR_V);                                           \
+            }                                                                      \
+        } else {                                                                   \
+            const V va = VSET1(a[0]);                                              \
+            for (; i + VN <= n; i += VN) {                                         \
+                V vb = VLOAD(b + i);                                               \
+                VSTORE(out + i, EXPR_V);                                           \
+            }                                                                      \
+        }                                                                          \
+        for (; i < n; i++) {                                                       \
+            float xa = a[i * sa], xb = b[i * sb];                                  \
+            out[i] = EXPR_S;                                                       \
+        }                                                                          \
+    } while (0)
+
+static void SFX(binary)(sb_binary_op op, int64_t n, const float *a, int64_t sa, const float *b,
+                        int64_t sb, float *out) {
+    int64_t i = 0;
+    switch (op) {
+    case SB_BINARY_ADD: PW_BINARY_LOOP(VADD(va, vb), xa + xb); break;
+    case SB_BINARY_SUB: PW_BINARY_LOOP(VSUB(va, vb), xa - xb); break;
+    case SB_BINARY_MUL: PW_BINARY_LOOP(VMUL(va, vb), xa * xb); break;
+    case SB_BINARY_DIV: PW_BINARY_LOOP(VDIV(va, vb), xa / xb); break;
+    default:
+        for (; i < n; i++) out[i] = sb_ref_binary1(op, a[i * sa], b[i * sb]);
+        break;
+    }
+}
+#undef PW_BINARY_LOOP
+
+#if VHAVE_FMA
+/* samebits' maximum (NaN first, a's NaN before b's, -0 < +0) per lane. */
+static inline V SFX(vmaximum)(V a, V b) {
+    V r = VSEL(VGT(b, a), b, a);
+    r = VSEL(VMAND(VEQ(a, b), VSIGN(a)), b, r); /* a = -0, b = +0 */
+    r = VSEL(VUNORD(b), b, r);
+    return VSEL(VUNORD(a), a, r);
+}
+
+static void SFX(adam)(const sb_adam_factors *f, bool first, int64_t n, float *param,
+                      const float *grad, float *mb, float *vb, float *vmaxb) {
+    const float w1 = f->one_minus_beta1;
+    const bool lerp_small = w1 < 0.5f;
+    const V vw1 = VSET1(lerp_small ? w1 : w1 - 1.0f);
+    const V vdec = VSET1(f->decay), vwd = VSET1(f->weight_decay), vb2 = VSET1(f->beta2);
+    const V vw2 = VSET1(f->one_minus_beta2), vr2 = VSET1(f->bias_correction2_sqrt);
+    const V veps = VSET1(f->eps), vns = VSET1(f->neg_step_size), zero = VZERO();
+    int64_t i = 0;
+    for (; i + VN <= n; i += VN) {
+        V p = VLOAD(param + i);
+        V g = VLOAD(grad + i);
+        if (f->maximize) g = VNEG(g);
+        V m = first ? zero : VLOAD(mb + i);
+        V v = first ? zero : VLOAD(vb + i);
+        if (f->use_weight_decay) {
+            if (f->decoupled) p = VMUL(p, vdec);
+            else g = VFMA(p, vwd, g);
+        }
+        V d = VSUB(g, m);
+        m = lerp_small ? VFMA(vw1, d, m) : VFMA(vw1, d, g);
+        v = VMUL(v, vb2);
+        v = VADD(v, VMUL(VMUL(vw2, g), g));
+        V s = v;
+        if (f->amsgrad) {
+            s = SFX(vmaximum)(first ? zero : VLOAD(vmaxb + i), v);
+            VSTORE(vmaxb + i, s);
+        }
+        V denom = VADD(VDIV(VSQRT(s), vr2), veps);
+        VSTORE(mb + i, m);
+        VSTORE(vb + i, v);
+        VSTORE(param + i, VADD(p, VDIV(VMUL(vns, m), denom)));
+    }
+    for (; i < n; i++)
+        sb_adam_elem(f, first, param + i, grad + i, mb + i, vb + i, f->amsgrad ? vmaxb + i : NULL);
+}
+
+static void SFX(sgd)(const sb_sgd_factors *f, bool nesterov, bool maximize, bool first,
+                     int64_t n, float *param, const float *grad, float *buf) {
+    const V vwd = VSET1(f->weight_decay), vfm = VSET1(f->momentum);
+    const V vfd = VSET1(f->one_minus_dampening), vfl = VSET1(f->neg_lr);
+    int64_t i = 0;
+    for (; i + VN <= n; i += VN) {
+        V p = VLOAD(param + i);
+        V g = VLOAD(grad + i);
+        if (maximize) g = VNEG(g);
+        if (f->use_weight_decay) g = VFMA(p, vwd, g);
+        if (f->use_momentum) {
+            V b = first ? g : VFMA(g, vfd, VMUL(VLOAD(buf + i), vfm));
+            VSTORE(buf + i, b);
+            g = nesterov ? VFMA(b, vfm, g) : b;
+        }
+        VSTORE(param + i, VFMA(g, vfl, p));
+    }
+    for (; i < n; i++) sb_sgd_elem(f, nesterov, maximize, first, param + i, grad + i, buf ? buf + i : NULL);
+}
+#endif
+
+const sb_pwv_table SFX(sb_pwv) = {
+    SFX(relu_fwd),
+    SFX(relu_bwd),
+    SFX(binary),
+#if VHAVE_FMA
+    SFX(adam),
+    SFX(sgd),
+#else
+    NULL, /* no fused multiply-add in this ISA: the scalar loops (libm fmaf) */
+    NULL,
+#endif
+};

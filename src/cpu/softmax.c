@@ -1,0 +1,265 @@
+/* The fast softmax family and cross-entropy (contract "Softmax, losses and
+ * dropout"), with the exact sequences of src/ref/softmax.c and
+ * src/ref/loss.c.
+ *
+ * Rows are independent, so they are split over threads. Inside a row the
+ * terms of every canonical sum are produced a chunk at a time into a
+ * buffer (exp through the batch sb_cpu_expf_n, bit-identical to sb_expf)
+ * and fed to the canonical sum in increasing j, so the sums see the same
+ * elements in the same order as the reference's one-at-a-time stream. The
+ * row maximum stays a scalar scan: its sign of zero and first-NaN rule are
+ * part of the bits (x - m of -0 and +-0 differ in sign). */
+#include <stdlib.h>
+#include "core/canonical_sum.h"
+#include "cpu/ops_internal.h"
+#include "cpu/vmath.h"
+#include "ref/ref_loss.h"
+
+enum {
+    CHUNK = 1024,      /* terms produced per batch */
+    MIN_WORK = 8192    /* elements per thread range, at least */
+};
+
+/* Fills buf[0..k-1] with terms j0..j0+k-1 of a row sum. */
+typedef void (*term_fn)(const void *ctx, int64_t j0, int64_t k, float *buf);
+
+/* The canonical sum of n terms produced chunk by chunk. */
+static float canonical_terms(term_fn f, const void *ctx, int64_t n) {
+    float buf[CHUNK];
+    if (n <= CHUNK) {
+        f(ctx, 0, n, buf);
+        return sb_sum_canonical(buf, n, 1);
+    }
+    sb_sum_acc acc;
+    sb_sum_init(&acc);
+    for (int64_t j0 = 0; j0 < n; j0 += CHUNK) {
+        int64_t k = n - j0 < CHUNK ? n - j0 : CHUNK;
+        f(ctx, j0, k, buf);
+        sb_sum_add_n(&acc, buf, k);
+    }
+    return sb_sum_result(&acc);
+}
+
+/* One row x[j * stride], j < n, and what its terms need. */
+typedef struct row {
+    const float *x, *y, *dy;
+    float *out; /* exp terms are also stored here when not NULL */
+    int64_t stride;
+    float m, ls;
+} row;
+
+/* e_j = exp(x_j - m) */
+static void exp_terms(const void *vr, int64_t j0, int64_t k, float *buf) {
+    const row *r = vr;
+    for (int64_t i = 0; i < k; i++) buf[i] = r->x[(j0 + i) * r->stride] - r->m;
+    sb_cpu_expf_n(buf, buf, k);
+    if (r->out)
+        for (int64_t i = 0; i < k; i++) r->out[(j0 + i) * r->stride] = buf[i];
+}
+
+/* lp_j = (x_j - m) - ls */
+static void logp_terms(const void *vr, int64_t j0, int64_t k, float *buf) {
+    const row *r = vr;
+    for (int64_t i = 0; i < k; i++) buf[i] = (r->x[(j0 + i) * r->stride] - r->m) - r->ls;
+}
+
+/* dy_j * y_j */
+static void dot_terms(const void *vr, int64_t j0, int64_t k, float *buf) {
+    const row *r = vr;
+    for (int64_t i = 0; i < k; i++) {
+        int64_t at = (j0 + i) * r->stride;
+        buf[i] = r->dy[at] * r->y[at];
+    }
+}
+
+/* dy_j */
+static void dy_terms(const void *vr, int64_t j0, int64_t k, float *buf) {
+    const row *r = vr;
+    for (int64_t i = 0; i < k; i++) buf[i] = r->dy[(j0 + i) * r->stride];
+}
+
+/* sb_ref_softmax_row_stats' maximum: first NaN wins, ties keep the first. */
+static float row_max(const float *x, int64_t n, int64_t stride) {
+    float m = n > 0 ? x[0] : -INFINITY;
+    for (int64_t j = 1; j < n; j++) {
+        float v = x[j * stride];
+        if (isnan(v) || v > m) m = isnan(m) ? m : v;
+    }
+    return m;
+}
+
+/* ---- softmax / log-softmax ---------------------------------------------------- */
+
+typedef struct sm_job {
+    const float *x, *y, *dy;
+    float *out;
+    int64_t outer, n, inner;
+    bool log;
+} sm_job;
+
+static void sm_forward_range(void *vjob, int64_t r0, int64_t r1) {
+    const sm_job *job = vjob;
+    int64_t n = job->n, inner = job->inner;
+    for (int64_t rr = r0; rr < r1; rr++) {
+        int64_t at = (rr / inner) * n * inner + rr % inner;
+        row r = {.x = job->x + at, .stride = inner};
+        r.m = row_max(r.x, n, inner);
+        float *y = job->out + at;
+        if (job->log) {
+            float s = canonical_terms(exp_terms, &r, n);
+            float ls = sb_logf(s);
+            for (int64_t j = 0; j < n; j++) y[j * inner] = (r.x[j * inner] - r.m) - ls;
+        } else {
+            r.out = y; /* e_j first, divided in place once s is known */
+            float s = canonical_terms(exp_terms, &r, n);
+            for (int64_t j = 0; j < n; j++) y[j * inner] = y[j * inner] / s;
+        }
+    }
+}
+
+static void sm_backward_range(void *vjob, int64_t r0, int64_t r1) {
+    const sm_job *job = vjob;
+    int64_t n = job->n, inner = job->inner;
+    float buf[CHUNK];
+    for (int64_t rr = r0; rr < r1; rr++) {
+        int64_t at = (rr / inner) * n * inner + rr % inner;
+        row r = {.y = job->y + at, .dy = job->dy + at, .stride = inner};
+        float *dx = job->out + at;
+        if (job->log) {
+            float g = canonical_terms(dy_terms, &r, n);
+            for (int64_t j0 = 0; j0 < n; j0 += CHUNK) {
+                int64_t k = n - j0 < CHUNK ? n - j0 : CHUNK;
+                for (int64_t i = 0; i < k; i++) buf[i] = r.y[(j0 + i) * inner];
+                sb_cpu_expf_n(buf, buf, k);
+                for (int64_t i = 0; i < k; i++) {
+                    int64_t a = (j0 + i) * inner;
+                    dx[a] = r.dy[a] - buf[i] * g;
+                }
+            }
+        } else {
+            float dot = canonical_terms(dot_terms, &r, n);
+            for (int64_t j = 0; j < n; j++) dx[j * inner] = r.y[j * inner] * (r.dy[j * inner] - dot);
+        }
+    }
+}
+
+static int64_t rows_grain(int64_t rows, int64_t n) {
+    int64_t per = n > 0 ? n : 1;
+    int64_t min_rows = MIN_WORK / per > 0 ? MIN_WORK / per : 1;
+    return sb_parallel_grain(rows, min_rows);
+}
+
+void sb_cpu_softmax_forward(const float *x, int64_t outer, int64_t n, int64_t inner, bool log,
+                            float *y) {
+    sm_job job = {.x = x, .out = y, .outer = outer, .n = n, .inner = inner, .log = log};
+    int64_t rows = outer * inner;
+    sb_parallel_for(rows, rows_grain(rows, n), sm_forward_range, &job);
+}
+
+void sb_cpu_softmax_backward(const float *y, const float *dy, int64_t outer, int64_t n,
+                             int64_t inner, bool log, float *dx) {
+    sm_job job = {.y = y, .dy = dy, .out = dx, .outer = outer, .n = n, .inner = inner, .log = log};
+    int64_t rows = outer * inner;
+    sb_parallel_for(rows, rows_grain(rows, n), sm_backward_range, &job);
+}
+
+/* ---- cross-entropy -------------------------------------------------------------- */
+
+typedef struct ce_job {
+    const float *logits, *dloss;
+    const int64_t *targets;
+    int64_t C, ignore_index;
+    sb_loss_reduction reduction;
+    float eps, eps_c, q_target, mean_grad;
+    float *out; /* forward: one value per row; backward: dlogits */
+} ce_job;
+
+/* cross_entropy_row of src/ref/loss.c */
+static void ce_forward_range(void *vjob, int64_t r0, int64_t r1) {
+    const ce_job *job = vjob;
+    int64_t C = job->C;
+    for (int64_t rr = r0; rr < r1; rr++) {
+        int64_t t = job->targets[rr];
+        float v = 0.0f;
+        if (t != job->ignore_index) {
+            row r = {.x = job->logits + rr * C, .stride = 1};
+            r.m = row_max(r.x, C, 1);
+            float s = canonical_terms(exp_terms, &r, C);
+            r.ls = sb_logf(s);
+            float nll = -((r.x[t] - r.m) - r.ls);
+            if (job->eps == 0.0f) {
+                v = nll;
+            } else {
+                float smooth = -canonical_terms(logp_terms, &r, C);
+                v = (1.0f - job->eps) * nll + smooth * job->eps_c;
+            }
+        }
+        job->out[rr] = v;
+    }
+}
+
+static void ce_backward_range(void *vjob, int64_t r0, int64_t r1) {
+    const ce_job *job = vjob;
+    int64_t C = job->C;
+    for (int64_t rr = r0; rr < r1; rr++) {
+        float *dx = job->out + rr * C;
+        int64_t t = job->targets[rr];
+        if (t == job->ignore_index) {
+            for (int64_t j = 0; j < C; j++) dx[j] = 0.0f;
+            continue;
+        }
+        float g = job->reduction == SB_LOSS_NONE ? job->dloss[rr]
+                  : job->reduction == SB_LOSS_MEAN ? job->mean_grad : job->dloss[0];
+        row r = {.x = job->logits + rr * C, .stride = 1, .out = dx};
+        r.m = row_max(r.x, C, 1);
+        float s = canonical_terms(exp_terms, &r, C); /* dx holds exp(d_j) */
+        for (int64_t j = 0; j < C; j++) {
+            float p = dx[j] / s;
+            float q = j == t ? job->q_target : job->eps_c;
+            dx[j] = (p - q) * g;
+        }
+    }
+}
+
+static int64_t counted(const int64_t *targets, int64_t N, int64_t ignore_index) {
+    int64_t count = 0;
+    for (int64_t r = 0; r < N; r++) count += targets[r] != ignore_index;
+    return count;
+}
+
+void sb_cpu_cross_entropy_forward(const float *logits, const int64_t *targets, int64_t N,
+                                  int64_t C, sb_loss_reduction reduction, float label_smoothing,
+                                  int64_t ignore_index, float *loss) {
+    float *rows = loss;
+    if (reduction != SB_LOSS_NONE) {
+        rows = malloc((size_t)N * sizeof *rows);
+        if (!rows) { /* the reference needs no memory and gives the same bits */
+            sb_ref_cross_entropy_forward(logits, targets, N, C, reduction, label_smoothing,
+                                         ignore_index, loss);
+            return;
+        }
+    }
+    ce_job job = {.logits = logits, .targets = targets, .C = C, .ignore_index = ignore_index,
+                  .reduction = reduction, .eps = label_smoothing,
+                  .eps_c = label_smoothing / (float)C, .out = rows};
+    sb_parallel_for(N, rows_grain(N, C), ce_forward_range, &job);
+    if (reduction != SB_LOSS_NONE) {
+        /* ignored rows are +0 in place: SUM is the canonical sum of NONE */
+        float sum = sb_sum_canonical(rows, N, 1);
+        loss[0] = reduction == SB_LOSS_MEAN ? sum / (float)counted(targets, N, ignore_index) : sum;
+        free(rows);
+    }
+}
+
+void sb_cpu_cross_entropy_backward(const float *logits, const int64_t *targets, int64_t N,
+                                   int64_t C, sb_loss_reduction reduction, float label_smoothing,
+                                   int64_t ignore_index, const float *dloss, float *dlogits) {
+    float eps_c = label_smoothing / (float)C;
+    ce_job job = {.logits = logits, .dloss = dloss, .targets = targets, .C = C,
+                  .ignore_index = ignore_index, .reduction = reduction, .eps = label_smoothing,
+                  .eps_c = eps_c, .q_target = (1.0f - label_smoothing) + eps_c,
+                  .out = dlogits};
+    if (reduction == SB_LOSS_MEAN)
+        job.mean_grad = dloss[0] / (float)counted(targets, N, ignore_index);
+    sb_parallel_for(N, rows_grain(N, C), ce_backward_range, &job);
+}
