@@ -109,9 +109,6 @@ void sb_cpu_unary_kernel(const void *ctx /* const sb_unary_op * */, int64_t n,
                          const float *const *in, float *out);
 void sb_cpu_relu_forward(int64_t n, const float *x, float *y);
 void sb_cpu_relu_backward(int64_t n, const float *x, const float *dy, float *dx);
-/* sb_binary with b one value (scalar forms, and a (..) op (1) broadcast):
- * contiguous a and out of n elements. */
-void sb_cpu_binary_scalar(sb_binary_op op, int64_t n, const float *a, float s, float *out);
 
 /* ---- softmax.c (sb_ref_* of src/ref/ref_loss.h) ------------------------------ */
 void sb_cpu_softmax_forward(const float *x, int64_t outer, int64_t n, int64_t inner, bool log,
