@@ -1,10 +1,281 @@
-/* The fast GEMM (src/cpu/cpu.h). Placeholder until the blocked kernels
- * land: the reference loops, which define the bits. */
+/* The fast GEMM (src/cpu/cpu.h), BLIS-style: packed panels, cache blocking,
+ * register-tile micro-kernels per ISA (src/cpu/gemm_*.c), threads over
+ * independent tiles of C. Same bits as sb_ref_sgemm, for these reasons:
+ *
+ *  - every C[i][j] lives in one accumulator lane, and a micro-kernel step is
+ *    acc = fma(A[i][p], B[p][j], acc) with p ascending: the contract's chain;
+ *  - k is cut into blocks of KC terms that run one after the other; the
+ *    first block starts its accumulators from +0.0f (or from C under
+ *    continue_chain), every later block loads them FROM C, where the previous
+ *    block left the chain: no partial sums started from zero, hence no
+ *    reassociation (a zero-started block would compute
+ *    (0 + a_kc*b_kc + ...) and then add it to the earlier part: other bits);
+ *  - threads split only the i and j extents: one tile of C is computed by one
+ *    range, all of its k blocks in order (every k block is one pass of
+ *    sb_parallel_for, which returns only when the pass is complete);
+ *  - packing only copies values (zero padding feeds lanes that are never
+ *    stored), so the operands are bit-identical.
+ *
+ * Blocking (for a modern x86 core: L1d 32-48 KiB, L2 1 MiB): per k block the
+ * whole op(A) (m x kc) and op(B) (kc x n) are packed once, in parallel, into
+ * micro-panels of MR rows / NR columns. A tile of C is up to MC x NC; inside
+ * it each A micro-panel (MR x kc, 12 x 256 floats = 12 KiB) stays in L1 while
+ * the B micro-panels of the tile (kc x NC = 256 x 512 floats = 512 KiB) stream
+ * from L2. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
 #include "cpu/cpu.h"
+#include "cpu/gemm_internal.h"
 #include "ref/ref_linalg.h"
+
+/* Block sizes (overridable at build time for tuning experiments). */
+#ifndef SB_GEMM_KC
+#define SB_GEMM_KC 256 /* k terms per block */
+#endif
+#ifndef SB_GEMM_MC
+#define SB_GEMM_MC 144 /* rows of C per tile (a multiple of every MR) */
+#endif
+#ifndef SB_GEMM_NC
+#define SB_GEMM_NC 512 /* columns of C per tile */
+#endif
+enum {
+    KC = SB_GEMM_KC,
+    MC_ROWS = SB_GEMM_MC,
+    NC_COLS = SB_GEMM_NC,
+    SMALL_FLOPS = 1 << 16, /* m*n*k below this: one thread, no heap */
+    STACK_FLOATS = 4096,
+    PAR_PACK_FLOPS = 1 << 24,
+};
+
+typedef struct kernel {
+    int mr, nr;
+    sb_gemm_ukernel_fn fn;
+} kernel;
+
+/* ---- the portable micro-kernel ---- */
+
+#define MR_S SB_GEMM_MR_SCALAR
+#define NR_S SB_GEMM_NR_SCALAR
+
+void sb_gemm_ukernel_scalar(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                            bool load_c) {
+    float acc[MR_S][NR_S];
+    for (int i = 0; i < MR_S; i++)
+        for (int j = 0; j < NR_S; j++) acc[i][j] = load_c ? c[i * ldc + j] : 0.0f;
+    for (int64_t p = 0; p < kc; p++, a += MR_S, b += NR_S)
+        for (int i = 0; i < MR_S; i++)
+            for (int j = 0; j < NR_S; j++) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+    for (int i = 0; i < MR_S; i++)
+        for (int j = 0; j < NR_S; j++) c[i * ldc + j] = acc[i][j];
+}
+
+static kernel pick_kernel(sb_isa_level isa) {
+    switch (isa) {
+#if SB_HAVE_X86_KERNELS
+    case SB_ISA_AVX512: return (kernel){SB_GEMM_MR_AVX512, SB_GEMM_NR_AVX512, sb_gemm_ukernel_avx512};
+    case SB_ISA_AVX2: return (kernel){SB_GEMM_MR_AVX2, SB_GEMM_NR_AVX2, sb_gemm_ukernel_avx2};
+    case SB_ISA_SSE2: return (kernel){SB_GEMM_MR_SSE2, SB_GEMM_NR_SSE2, sb_gemm_ukernel_sse2};
+#endif
+#if SB_HAVE_NEON_KERNELS
+    case SB_ISA_NEON: return (kernel){SB_GEMM_MR_NEON, SB_GEMM_NR_NEON, sb_gemm_ukernel_neon};
+#endif
+    default: return (kernel){SB_GEMM_MR_SCALAR, SB_GEMM_NR_SCALAR, sb_gemm_ukernel_scalar};
+    }
+}
+
+/* ---- one call's plan ---- */
+
+typedef struct job {
+    kernel kern;
+    bool ta, tb;
+    const float *a, *b;
+    int64_t lda, ldb, ldc;
+    float *c;
+    int64_t m, n;
+    int64_t pc, kc;   /* the current k block: terms pc .. pc+kc-1 */
+    bool load_c;      /* accumulators start from C (not +0) */
+    float *apack;     /* mpanels panels of mr x kc */
+    float *bpack;     /* npanels panels of kc x nr */
+    int64_t mpanels, npanels;
+    int64_t tile_mp, tile_np; /* a tile's size in micro-panels */
+    int64_t tiles_m, tiles_n;
+} job;
+
+/* op(A)[i][p] is a[i*lda + p] ('N') or a[p*lda + i] ('T'). Packed:
+ * dst[p*mr + r] = op(A)[i0 + r][pc + p], rows past m are zero. */
+static void pack_a(const job *J, int64_t panel) {
+    int mr = J->kern.mr;
+    int64_t i0 = panel * mr, rows = J->m - i0 < mr ? J->m - i0 : mr, kc = J->kc;
+    float *dst = J->apack + panel * mr * kc;
+    if (J->ta) {
+        /* contiguous along i: one short copy per k step */
+        const float *src = J->a + J->pc * J->lda + i0;
+        for (int64_t p = 0; p < kc; p++, src += J->lda) {
+            float *d = dst + p * mr;
+            memcpy(d, src, (size_t)rows * sizeof(float));
+            for (int64_t r = rows; r < mr; r++) d[r] = 0.0f;
+        }
+    } else {
+        for (int64_t r = 0; r < rows; r++) {
+            const float *src = J->a + (i0 + r) * J->lda + J->pc;
+            for (int64_t p = 0; p < kc; p++) dst[p * mr + r] = src[p];
+        }
+        for (int64_t r = rows; r < mr; r++)
+            for (int64_t p = 0; p < kc; p++) dst[p * mr + r] = 0.0f;
+    }
+}
+
+/* op(B)[p][j] is b[p*ldb + j] ('N') or b[j*ldb + p] ('T'). Packed:
+ * dst[p*nr + c] = op(B)[pc + p][j0 + c], columns past n are zero. */
+static void pack_b(const job *J, int64_t panel) {
+    int nr = J->kern.nr;
+    int64_t j0 = panel * nr, cols = J->n - j0 < nr ? J->n - j0 : nr, kc = J->kc;
+    float *dst = J->bpack + panel * nr * kc;
+    if (!J->tb) {
+        const float *src = J->b + J->pc * J->ldb + j0;
+        for (int64_t p = 0; p < kc; p++, src += J->ldb) {
+            float *d = dst + p * nr;
+            memcpy(d, src, (size_t)cols * sizeof(float));
+            for (int64_t q = cols; q < nr; q++) d[q] = 0.0f;
+        }
+    } else {
+        for (int64_t q = 0; q < cols; q++) {
+            const float *src = J->b + (j0 + q) * J->ldb + J->pc;
+            for (int64_t p = 0; p < kc; p++) dst[p * nr + q] = src[p];
+        }
+        for (int64_t q = cols; q < nr; q++)
+            for (int64_t p = 0; p < kc; p++) dst[p * nr + q] = 0.0f;
+    }
+}
+
+/* Ranges over A panels, then B panels. */
+static void pack_range(void *ctx, int64_t begin, int64_t end) {
+    const job *J = ctx;
+    for (int64_t r = begin; r < end; r++) {
+        if (r < J->mpanels)
+            pack_a(J, r);
+        else
+            pack_b(J, r - J->mpanels);
+    }
+}
+
+/* One micro-tile at panel (ip, jp). An edge tile runs on a full scratch
+ * tile: C's valid part copied in (when the chain continues), the rest +0,
+ * and only the valid part copied back. */
+static void micro_tile(const job *J, int64_t ip, int64_t jp) {
+    int mr = J->kern.mr, nr = J->kern.nr;
+    int64_t i0 = ip * mr, j0 = jp * nr;
+    const float *ap = J->apack + ip * mr * J->kc, *bp = J->bpack + jp * nr * J->kc;
+    float *c = J->c + i0 * J->ldc + j0;
+    int64_t rows = J->m - i0 < mr ? J->m - i0 : mr, cols = J->n - j0 < nr ? J->n - j0 : nr;
+    if (rows == mr && cols == nr) {
+        J->kern.fn(J->kc, ap, bp, c, J->ldc, J->load_c);
+        return;
+    }
+    float tile[SB_GEMM_MR_MAX * SB_GEMM_NR_MAX] __attribute__((aligned(64)));
+    if (J->load_c) {
+        for (int64_t r = 0; r < mr; r++)
+            for (int64_t q = 0; q < nr; q++)
+                tile[r * nr + q] = r < rows && q < cols ? c[r * J->ldc + q] : 0.0f;
+    }
+    J->kern.fn(J->kc, ap, bp, tile, nr, J->load_c);
+    for (int64_t r = 0; r < rows; r++)
+        memcpy(c + r * J->ldc, tile + r * nr, (size_t)cols * sizeof(float));
+}
+
+/* Tiles of C, each owned by one range: A micro-panel outer (it stays in
+ * L1), B micro-panels inner (they stay in L2 across the tile's rows). */
+static void tile_range(void *ctx, int64_t begin, int64_t end) {
+    const job *J = ctx;
+    for (int64_t t = begin; t < end; t++) {
+        int64_t tm = t / J->tiles_n, tn = t % J->tiles_n;
+        int64_t ip0 = tm * J->tile_mp, ip1 = ip0 + J->tile_mp;
+        int64_t jp0 = tn * J->tile_np, jp1 = jp0 + J->tile_np;
+        if (ip1 > J->mpanels) ip1 = J->mpanels;
+        if (jp1 > J->npanels) jp1 = J->npanels;
+        for (int64_t ip = ip0; ip < ip1; ip++)
+            for (int64_t jp = jp0; jp < jp1; jp++) micro_tile(J, ip, jp);
+    }
+}
+
+static int64_t ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
 
 void sb_cpu_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, const float *a,
                   int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc,
                   bool continue_chain) {
-    sb_ref_sgemm(transa, transb, m, n, k, a, lda, b, ldb, c, ldc, continue_chain);
+    if (m <= 0 || n <= 0) return;
+    if (k == 0) {
+        /* An empty chain is its start; the operands are not read. */
+        if (!continue_chain)
+            for (int64_t i = 0; i < m; i++)
+                for (int64_t j = 0; j < n; j++) c[i * ldc + j] = 0.0f;
+        return;
+    }
+    job J = {
+        .kern = pick_kernel(sb_isa()),
+        .ta = transa == 'T' || transa == 't',
+        .tb = transb == 'T' || transb == 't',
+        .a = a, .b = b, .c = c, .lda = lda, .ldb = ldb, .ldc = ldc, .m = m, .n = n,
+    };
+    int mr = J.kern.mr, nr = J.kern.nr;
+    J.mpanels = ceil_div(m, mr);
+    J.npanels = ceil_div(n, nr);
+    /* Equal k blocks (a short last block would waste a pass). */
+    int64_t kblocks = ceil_div(k, KC), kc_max = ceil_div(k, kblocks);
+
+    bool small = (double)m * (double)n * (double)k < SMALL_FLOPS;
+    int threads = small ? 1 : sb_num_threads();
+    J.tile_mp = ceil_div(MC_ROWS, mr);
+    J.tile_np = ceil_div(NC_COLS, nr);
+    if (J.tile_mp > J.mpanels) J.tile_mp = J.mpanels;
+    if (J.tile_np > J.npanels) J.tile_np = J.npanels;
+    /* Enough tiles for every thread to get several (load balance), by
+     * halving the longer side of a tile. */
+    while (threads > 1 && ceil_div(J.mpanels, J.tile_mp) * ceil_div(J.npanels, J.tile_np) <
+                              4 * (int64_t)threads) {
+        if (J.tile_mp == 1 && J.tile_np == 1) break;
+        if (J.tile_mp * mr >= J.tile_np * nr && J.tile_mp > 1)
+            J.tile_mp = ceil_div(J.tile_mp, 2);
+        else if (J.tile_np > 1)
+            J.tile_np = ceil_div(J.tile_np, 2);
+        else
+            J.tile_mp = ceil_div(J.tile_mp, 2);
+    }
+    J.tiles_m = ceil_div(J.mpanels, J.tile_mp);
+    J.tiles_n = ceil_div(J.npanels, J.tile_np);
+
+    size_t afloats = (size_t)(J.mpanels * mr * kc_max), bfloats = (size_t)(J.npanels * nr * kc_max);
+    float stack[STACK_FLOATS] __attribute__((aligned(64)));
+    float *buf = stack;
+    if (afloats + bfloats > STACK_FLOATS) {
+        size_t bytes = (afloats + bfloats) * sizeof(float);
+        buf = aligned_alloc(64, (bytes + 63) / 64 * 64);
+        if (!buf) {
+            /* Out of memory for the panels: the reference loops need none
+             * and give the same bits. */
+            sb_ref_sgemm(transa, transb, m, n, k, a, lda, b, ldb, c, ldc, continue_chain);
+            return;
+        }
+    }
+    J.apack = buf;
+    J.bpack = buf + afloats;
+
+    int64_t ntiles = J.tiles_m * J.tiles_n, npack = J.mpanels + J.npanels;
+    for (int64_t pc = 0; pc < k; pc += kc_max) {
+        J.pc = pc;
+        J.kc = k - pc < kc_max ? k - pc : kc_max;
+        J.load_c = pc > 0 || continue_chain;
+        /* Packing is O((m + n) kc) against O(m n kc) for the tiles: below
+         * PAR_PACK_FLOPS waking the pool for it costs more than it saves. */
+        if (threads == 1 || (double)m * (double)n * (double)J.kc < PAR_PACK_FLOPS)
+            pack_range(&J, 0, npack);
+        else
+            sb_parallel_for(npack, sb_parallel_grain(npack, 4), pack_range, &J);
+        if (threads == 1)
+            tile_range(&J, 0, ntiles);
+        else
+            sb_parallel_for(ntiles, 1, tile_range, &J);
+    }
+    if (buf != stack) free(buf);
 }

@@ -86,12 +86,14 @@ static void run_ranges(void) {
     }
 }
 
+/* `arg` carries the generation current when the worker was created: a
+ * worker that first reads pool.generation itself may run after the job that
+ * follows its creation was published, take that job's generation as already
+ * seen, and never join it while the caller waits for it forever. */
 static void *worker_main(void *arg) {
-    (void)arg;
     in_region = true;
-    unsigned long seen = 0;
+    unsigned long seen = (unsigned long)(uintptr_t)arg;
     pthread_mutex_lock(&pool.lock);
-    seen = pool.generation;
     for (;;) {
         while (pool.generation == seen && !pool.shutdown) pthread_cond_wait(&pool.wake, &pool.lock);
         if (pool.shutdown) break;
@@ -126,7 +128,9 @@ static void resize_workers(int want) {
     if (pool.nworkers == want) return;
     stop_workers();
     for (int i = 0; i < want; i++) {
-        if (pthread_create(&pool.threads[i], NULL, worker_main, NULL) != 0) break;
+        if (pthread_create(&pool.threads[i], NULL, worker_main,
+                           (void *)(uintptr_t)pool.generation) != 0)
+            break;
         pool.nworkers++;
     }
 }

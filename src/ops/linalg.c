@@ -4,6 +4,7 @@
 #include "core/fpenv.h"
 #include "core/canonical_sum.h"
 #include "core/internal.h"
+#include "cpu/cpu.h"
 #include "ref/ref_linalg.h"
 
 sb_status sb_ref_expect_shape(const char *fn, const char *name, const sb_tensor *t, int ndim,
@@ -105,7 +106,7 @@ sb_status sb_matmul(const sb_tensor *a, const sb_tensor *b, bool trans_a, bool t
     const float *A = a->data, *B = b->data;
     float *C = out->data;
     for (int64_t t = 0; t < p.batch; t++)
-        sb_ref_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', p.m, p.n, p.k,
+        sb_cpu_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', p.m, p.n, p.k,
                      A + (p.a_batched ? t * p.m * p.k : 0), p.lda,
                      B + (p.b_batched ? t * p.k * p.n : 0), p.ldb, C + t * p.m * p.n,
                      at_least_1(p.n), false);
@@ -158,10 +159,10 @@ sb_status sb_matmul_backward(const sb_tensor *dout, const sb_tensor *a, const sb
             float *G = (float *)da->data + (p.a_batched ? t * m * k : 0);
             bool cont = !p.a_batched && p.out_batched;
             if (!trans_a) /* G is (m, k) = dout . op(b)^T */
-                sb_ref_sgemm('N', trans_b ? 'N' : 'T', m, k, n, Dt, ldd, Bt, p.ldb, G,
+                sb_cpu_sgemm('N', trans_b ? 'N' : 'T', m, k, n, Dt, ldd, Bt, p.ldb, G,
                              at_least_1(k), cont);
             else /* G is (k, m) = op(b) . dout^T */
-                sb_ref_sgemm(trans_b ? 'T' : 'N', 'T', k, m, n, Bt, p.ldb, Dt, ldd, G,
+                sb_cpu_sgemm(trans_b ? 'T' : 'N', 'T', k, m, n, Bt, p.ldb, Dt, ldd, G,
                              at_least_1(m), cont);
         }
         if (db) {
@@ -169,10 +170,10 @@ sb_status sb_matmul_backward(const sb_tensor *dout, const sb_tensor *a, const sb
             float *G = (float *)db->data + (p.b_batched ? t * k * n : 0);
             bool cont = !p.b_batched && p.out_batched;
             if (!trans_b) /* G is (k, n) = op(a)^T . dout */
-                sb_ref_sgemm(trans_a ? 'N' : 'T', 'N', k, n, m, At, p.lda, Dt, ldd, G,
+                sb_cpu_sgemm(trans_a ? 'N' : 'T', 'N', k, n, m, At, p.lda, Dt, ldd, G,
                              at_least_1(n), cont);
             else /* G is (n, k) = dout^T . op(a) */
-                sb_ref_sgemm('T', trans_a ? 'T' : 'N', n, k, m, Dt, ldd, At, p.lda, G,
+                sb_cpu_sgemm('T', trans_a ? 'T' : 'N', n, k, m, Dt, ldd, At, p.lda, G,
                              at_least_1(k), cont);
         }
     }
@@ -233,7 +234,7 @@ sb_status sb_linear_forward(const sb_tensor *x, const sb_tensor *w, const sb_ten
     SB_TRY(sb_ref_check_no_alias(fn, "y", y, "bias", bias));
     float *Y = y->data;
     /* y = x . w^T: w stored (out, in) is op(b) = w^T with 'T'. */
-    sb_ref_sgemm('N', 'T', p.rows, p.out, p.in, x->data, at_least_1(p.in), w->data,
+    sb_cpu_sgemm('N', 'T', p.rows, p.out, p.in, x->data, at_least_1(p.in), w->data,
                  at_least_1(p.in), Y, at_least_1(p.out), false);
     if (bias) {
         const float *b = bias->data;
@@ -272,10 +273,10 @@ sb_status sb_linear_backward(const sb_tensor *dy, const sb_tensor *x, const sb_t
     const float *DY = dy->data;
     int64_t ldin = at_least_1(p.in), ldout = at_least_1(p.out);
     if (dx) /* dx (rows, in) = dy (rows, out) . w (out, in): chain over o. */
-        sb_ref_sgemm('N', 'N', p.rows, p.in, p.out, DY, ldout, w->data, ldin, dx->data, ldin,
+        sb_cpu_sgemm('N', 'N', p.rows, p.in, p.out, DY, ldout, w->data, ldin, dx->data, ldin,
                      false);
     if (dw) /* dw (out, in) = dy^T . x (rows, in): chain over rows. */
-        sb_ref_sgemm('T', 'N', p.out, p.in, p.rows, DY, ldout, x->data, ldin, dw->data, ldin,
+        sb_cpu_sgemm('T', 'N', p.out, p.in, p.rows, DY, ldout, x->data, ldin, dw->data, ldin,
                      false);
     if (db) {
         float *DB = db->data;

@@ -9,6 +9,7 @@
 #include <math.h>
 #include "core/fpenv.h"
 #include "core/internal.h"
+#include "cpu/cpu.h"
 #include "ref/ref_linalg.h"
 
 float sb_ref_dot_chain(int64_t k, const float *a, int64_t inca, const float *b, int64_t incb,
@@ -96,6 +97,6 @@ int sb_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, const fl
         return sb_fail(SB_ERR_ARG, "sb_sgemm: c overlaps a (outputs must not alias inputs)");
     if (sb_ref_ranges_overlap(c, cbytes, b, bbytes))
         return sb_fail(SB_ERR_ARG, "sb_sgemm: c overlaps b (outputs must not alias inputs)");
-    sb_ref_sgemm(transa, transb, m, n, k, a, lda, b, ldb, c, ldc, false);
+    sb_cpu_sgemm(transa, transb, m, n, k, a, lda, b, ldb, c, ldc, false);
     return SB_OK;
 }

@@ -1,0 +1,21 @@
+#!/bin/sh
+# Installs what `make bench` compares against, if missing:
+#   libopenblas-dev - OpenBLAS (cblas.h, -lopenblas), the CPU baseline
+#   python3-torch   - PyTorch for bench/*.py, for the system /usr/bin/python3
+set -e
+missing=""
+if [ ! -f /usr/include/cblas.h ] && ! ls /usr/include/*/cblas.h >/dev/null 2>&1 &&
+   [ ! -f /usr/include/openblas/cblas.h ]; then
+    missing="$missing libopenblas-dev"
+fi
+/usr/bin/python3 -c "import torch" 2>/dev/null || missing="$missing python3-torch"
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing:$missing"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing
+else
+    echo "make bench needs these Debian packages:$missing" >&2
+    echo "install them with: sudo apt-get install$missing" >&2
+    exit 1
+fi

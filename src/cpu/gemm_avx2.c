@@ -1,0 +1,53 @@
+/* The AVX2 + FMA3 GEMM micro-kernel: a 6 x 16 tile of C in 12 ymm
+ * accumulators (src/cpu/gemm_internal.h). Each vfmadd231ps lane is one
+ * step C[i][j] = fma(A[i][p], B[p][j], C[i][j]) of the contract's chain. */
+#include "cpu/cpu.h"
+
+typedef int sb_gemm_avx2_unit_not_empty;
+
+#if SB_HAVE_X86_KERNELS
+#include <immintrin.h>
+#include "cpu/gemm_internal.h"
+
+#define MR SB_GEMM_MR_AVX2
+#define NR SB_GEMM_NR_AVX2
+
+#define ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+
+#define DECL(r) __m256 c##r##a, c##r##b;
+#define ZERO(r) c##r##a = _mm256_setzero_ps(); c##r##b = _mm256_setzero_ps();
+#define LOAD(r) c##r##a = _mm256_loadu_ps(c + (r) * ldc); \
+                c##r##b = _mm256_loadu_ps(c + (r) * ldc + 8);
+#define STORE(r) _mm256_storeu_ps(c + (r) * ldc, c##r##a); \
+                 _mm256_storeu_ps(c + (r) * ldc + 8, c##r##b);
+#define FMA_ROW(r, o) { __m256 ar = _mm256_broadcast_ss(a + (o) * MR + (r)); \
+                        c##r##a = _mm256_fmadd_ps(ar, b0, c##r##a);           \
+                        c##r##b = _mm256_fmadd_ps(ar, b1, c##r##b); }
+#define STEP(o) { __m256 b0 = _mm256_loadu_ps(b + (o) * NR);      \
+                  __m256 b1 = _mm256_loadu_ps(b + (o) * NR + 8);  \
+                  FMA_ROW(0, o) FMA_ROW(1, o) FMA_ROW(2, o)                  \
+                  FMA_ROW(3, o) FMA_ROW(4, o) FMA_ROW(5, o) }
+
+void sb_gemm_ukernel_avx2(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                          bool load_c) {
+    ROWS(DECL)
+    if (load_c) {
+        ROWS(LOAD)
+    } else {
+        ROWS(ZERO)
+    }
+    int64_t p = 0;
+    for (; p + 4 <= kc; p += 4) {
+        _mm_prefetch((const char *)(b + 8 * NR), _MM_HINT_T0);
+        STEP(0) STEP(1) STEP(2) STEP(3)
+        a += 4 * MR;
+        b += 4 * NR;
+    }
+    for (; p < kc; p++) {
+        STEP(0)
+        a += MR;
+        b += NR;
+    }
+    ROWS(STORE)
+}
+#endif

@@ -1,0 +1,63 @@
+/* src/cpu/gemm_internal.h - the micro-kernel interface of the fast GEMM
+ * (src/cpu/gemm.c). Not installed.
+ *
+ * A micro-kernel computes one full MR x NR tile of C from packed panels:
+ *
+ *     a[p*MR + i] = op(A)[i0 + i][pc + p]   (MR values per k step)
+ *     b[p*NR + j] = op(B)[pc + p][j0 + j]   (NR values per k step)
+ *
+ * and for every (i, j), in p = 0..kc-1 order,
+ *
+ *     acc = load_c ? C[i][j] : +0.0f;  acc = fma(a[p*MR+i], b[p*NR+j], acc);
+ *     C[i][j] = acc
+ *
+ * with one correctly rounded fused multiply-add per step and nothing else:
+ * each C[i][j] is its own accumulator (one vector lane), so the chain the
+ * contract fixes is run term after term whatever the vector width. gemm.c
+ * passes load_c = true for every k block after the first (and for the first
+ * one under continue_chain), which continues the same chain across blocks.
+ * Edge tiles are run on a padded MR x NR scratch tile by the caller, so a
+ * micro-kernel always reads and writes a full tile (rows ldc apart). */
+#ifndef SAMEBITS_CPU_GEMM_INTERNAL_H
+#define SAMEBITS_CPU_GEMM_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "cpu/cpu.h"
+
+typedef void (*sb_gemm_ukernel_fn)(int64_t kc, const float *a, const float *b, float *c,
+                                   int64_t ldc, bool load_c);
+
+/* Tile sizes per level: MR rows (broadcast operand) x NR columns (vector
+ * operand). NR is a whole number of vectors; MR x NR/width accumulators plus
+ * the B vectors fill most of the register file. */
+#define SB_GEMM_MR_SCALAR 4
+#define SB_GEMM_NR_SCALAR 4
+#define SB_GEMM_MR_SSE2 4
+#define SB_GEMM_NR_SSE2 8
+#define SB_GEMM_MR_AVX2 6
+#define SB_GEMM_NR_AVX2 16
+#define SB_GEMM_MR_AVX512 12
+#define SB_GEMM_NR_AVX512 32
+#define SB_GEMM_MR_NEON 8
+#define SB_GEMM_NR_NEON 12
+#define SB_GEMM_MR_MAX 12
+#define SB_GEMM_NR_MAX 32
+
+/* Portable C, plain fmaf (gemm.c). */
+void sb_gemm_ukernel_scalar(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                            bool load_c);
+#if SB_HAVE_X86_KERNELS
+void sb_gemm_ukernel_sse2(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                          bool load_c);
+void sb_gemm_ukernel_avx2(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                          bool load_c);
+void sb_gemm_ukernel_avx512(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                            bool load_c);
+#endif
+#if SB_HAVE_NEON_KERNELS
+void sb_gemm_ukernel_neon(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                          bool load_c);
+#endif
+
+#endif
