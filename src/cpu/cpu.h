@@ -13,6 +13,7 @@
 #define SAMEBITS_CPU_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "samebits/runtime.h"
 
@@ -47,6 +48,22 @@ int64_t sb_parallel_grain(int64_t n, int64_t min_grain);
 
 /* True on a pool worker (or inside a range run by the caller). */
 bool sb_in_parallel_region(void);
+
+/* ---- scratch memory --------------------------------------------------------
+ * A 64-byte aligned buffer of at least `bytes`, private to the calling
+ * thread and slot, with undefined contents; it stays valid until the next
+ * sb_scratch call with the same slot on the same thread. NULL when memory
+ * runs out (callers then fall back to a path that needs none). Distinct
+ * slots let a kernel hold one buffer while calling another kernel that
+ * takes its own (conv2d's im2col around the GEMM's packing). */
+typedef enum sb_scratch_slot {
+    SB_SCRATCH_GEMM = 0,  /* sb_cpu_sgemm's packed panels */
+    SB_SCRATCH_CONV,      /* conv2d's im2col / gathered operands */
+    SB_SCRATCH_CONV_AUX,  /* conv2d's second buffer */
+    SB_SCRATCH_OPS,       /* other op families */
+    SB_SCRATCH_SLOTS
+} sb_scratch_slot;
+void *sb_scratch(sb_scratch_slot slot, size_t bytes);
 
 /* ---- GEMM ------------------------------------------------------------------
  * The fast GEMM family kernel with sb_ref_sgemm's exact semantics

@@ -249,8 +249,9 @@ void sb_cpu_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, con
     float stack[STACK_FLOATS] __attribute__((aligned(64)));
     float *buf = stack;
     if (afloats + bfloats > STACK_FLOATS) {
-        size_t bytes = (afloats + bfloats) * sizeof(float);
-        buf = aligned_alloc(64, (bytes + 63) / 64 * 64);
+        /* Per-thread scratch: fresh mallocs of this size cost page faults
+         * on every call (src/cpu/scratch.c). */
+        buf = sb_scratch(SB_SCRATCH_GEMM, (afloats + bfloats) * sizeof(float));
         if (!buf) {
             /* Out of memory for the panels: the reference loops need none
              * and give the same bits. */
@@ -277,5 +278,4 @@ void sb_cpu_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, con
         else
             sb_parallel_for(ntiles, 1, tile_range, &J);
     }
-    if (buf != stack) free(buf);
 }
