@@ -1,8 +1,10 @@
 /* Tensor-level conv2d and 2-D pooling (include/samebits/conv.h): argument
- * checks, then the reference kernels of src/ref/conv2d.c and pool2d.c. */
+ * checks, then the fast kernels of src/cpu/conv2d.c and pool2d.c, which
+ * reproduce the reference kernels of src/ref/conv2d.c and pool2d.c bit for bit. */
 #include <stdio.h>
 #include "core/fpenv.h"
 #include "core/internal.h"
+#include "cpu/conv_internal.h"
 #include "ref/ref_linalg.h"
 
 /* Geometry parameters are capped so that every index computation of the
@@ -118,7 +120,7 @@ sb_status sb_conv2d_forward(const sb_tensor *x, const sb_tensor *w, const sb_ten
     SB_TRY(sb_ref_check_no_alias(fn, "y", y, "x", x));
     SB_TRY(sb_ref_check_no_alias(fn, "y", y, "w", w));
     SB_TRY(sb_ref_check_no_alias(fn, "y", y, "bias", bias));
-    sb_ref_conv2d_forward(&g, x->data, w->data, bias ? bias->data : NULL, y->data);
+    sb_cpu_conv2d_forward(&g, x->data, w->data, bias ? bias->data : NULL, y->data);
     return SB_OK;
 }
 
@@ -142,9 +144,9 @@ sb_status sb_conv2d_backward(const sb_tensor *dy, const sb_tensor *x, const sb_t
         for (int o2 = o + 1; o2 < 3; o2++)
             SB_TRY(sb_ref_check_no_alias(fn, out_names[o], outs[o], out_names[o2], outs[o2]));
     }
-    if (dx) sb_ref_conv2d_backward_input(&g, dy->data, w->data, dx->data);
-    if (dw) sb_ref_conv2d_backward_weight(&g, dy->data, x->data, dw->data);
-    if (db) sb_ref_conv2d_backward_bias(&g, dy->data, db->data);
+    if (dx) sb_cpu_conv2d_backward_input(&g, dy->data, w->data, dx->data);
+    if (dw) sb_cpu_conv2d_backward_weight(&g, dy->data, x->data, dw->data);
+    if (db) sb_cpu_conv2d_backward_bias(&g, dy->data, db->data);
     return SB_OK;
 }
 
@@ -224,7 +226,7 @@ sb_status sb_max_pool2d_forward(const sb_tensor *x, const sb_pool2d_params *para
         SB_TRY(sb_ref_check_no_alias(fn, "indices", indices, "x", x));
         SB_TRY(sb_ref_check_no_alias(fn, "indices", indices, "y", y));
     }
-    sb_ref_max_pool2d_forward(&g, x->data, y->data, indices ? indices->data : NULL);
+    sb_cpu_max_pool2d_forward(&g, x->data, y->data, indices ? indices->data : NULL);
     return SB_OK;
 }
 
@@ -250,7 +252,7 @@ sb_status sb_max_pool2d_backward(const sb_tensor *dy, const sb_tensor *indices,
                                    "%s: indices[plane %lld][%lld][%lld] = %lld is outside its window",
                                    fn, (long long)p, (long long)r, (long long)s, (long long)v);
             }
-    sb_ref_max_pool2d_backward(&g, dy->data, idx, dx->data);
+    sb_cpu_max_pool2d_backward(&g, dy->data, idx, dx->data);
     return SB_OK;
 }
 
@@ -259,7 +261,7 @@ sb_status sb_avg_pool2d_forward(const sb_tensor *x, const sb_pool2d_params *para
     const char *fn = "sb_avg_pool2d_forward";
     sb_pool2d_geom g;
     SB_TRY(plan_pool_pair(fn, params, "x", x, "y", y, &g));
-    sb_ref_avg_pool2d_forward(&g, x->data, y->data);
+    sb_cpu_avg_pool2d_forward(&g, x->data, y->data);
     return SB_OK;
 }
 
@@ -269,6 +271,6 @@ sb_status sb_avg_pool2d_backward(const sb_tensor *dy, const sb_pool2d_params *pa
     const char *fn = "sb_avg_pool2d_backward";
     sb_pool2d_geom g;
     SB_TRY(plan_pool_pair(fn, params, "dx", dx, "dy", dy, &g));
-    sb_ref_avg_pool2d_backward(&g, dy->data, dx->data);
+    sb_cpu_avg_pool2d_backward(&g, dy->data, dx->data);
     return SB_OK;
 }

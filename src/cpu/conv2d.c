@@ -1,0 +1,402 @@
+/* Fast conv2d (src/cpu/conv_internal.h): im2col + sb_cpu_sgemm, bit-identical
+ * to src/ref/conv2d.c (docs/perf/conv.md has the argument in full).
+ *
+ * Forward: per sample and group, y[oc][(r,s)] is the GEMM chain over k =
+ *   (c,i,j) of W[oc][(c,i,j)] * col[(c,i,j)][(r,s)], col being im2col(x) with
+ *   explicit +0.0f for padded taps: exactly the contract's chain, padded terms
+ *   included; the bias is one addition after it.
+ * Backward weight: dW[oc][(c,i,j)] is one chain over (n,r,s); samples are
+ *   taken in chunks and the chain continues from chunk to chunk
+ *   (continue_chain), so k is never split.
+ * Backward input: the contract takes only the taps that really read an input;
+ *   the GEMM over a zero-stuffed dy "column" matrix adds fmaf(+0, w, acc) for
+ *   the others. With finite weights such a term leaves every nonzero
+ *   accumulator (inf and NaN included) unchanged and can only flip the sign
+ *   of a zero one, and a zero accumulator feeds the next real term exactly as
+ *   its opposite-signed twin does unless that term's exact value is zero too.
+ *   So the GEMM result can differ from the contract only when both are zeros;
+ *   every zero output is recomputed with the contract's own chain. A weight
+ *   that is inf or NaN (0*inf = NaN) sends the call to the reference chains.
+ *
+ * Threads: forward and backward input split samples (each range owns its
+ * samples' outputs and calls sb_cpu_sgemm, which then runs on that thread);
+ * backward weight builds each chunk's columns in parallel and lets
+ * sb_cpu_sgemm split the small dW over threads itself. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/canonical_sum.h"
+#include "cpu/conv_internal.h"
+#include "cpu/cpu.h"
+
+/* Scratch bytes backward weight may use for one chunk of samples. */
+#define CHUNK_BYTES ((size_t)8 << 20)
+
+/* out[s] = row[s*stride + off] for s in [0, count), with +0.0f where
+ * s*stride + off falls outside [0, size). Used for both im2col rows (x) and
+ * the zero-stuffed dy rows of backward input at stride 1. */
+static void gather_row(const float *row, int64_t size, int64_t off, int64_t stride, int64_t count,
+                       float *out) {
+    int64_t lo = off < 0 ? (-off + stride - 1) / stride : 0;
+    int64_t lim = size - 1 - off;
+    int64_t hi = lim < 0 ? 0 : lim / stride + 1;
+    if (hi > count) hi = count;
+    if (lo > hi) lo = hi;
+    if (lo > 0) memset(out, 0, (size_t)lo * sizeof *out);
+    if (stride == 1) {
+        if (hi > lo) memcpy(out + lo, row + lo + off, (size_t)(hi - lo) * sizeof *out);
+    } else {
+        for (int64_t s = lo; s < hi; s++) out[s] = row[s * stride + off];
+    }
+    if (count > hi) memset(out + hi, 0, (size_t)(count - hi) * sizeof *out);
+}
+
+/* im2col of one sample xn (c_in, h, w): rows (c, i, j) for channels
+ * ch0 .. ch0+nch-1, columns (r, s); row p starts at col + p*ld. */
+static void im2col(const sb_conv2d_geom *g, const float *xn, int64_t ch0, int64_t nch, float *col,
+                   int64_t ld) {
+    for (int64_t c = 0; c < nch; c++)
+        for (int64_t i = 0; i < g->kh; i++)
+            for (int64_t j = 0; j < g->kw; j++) {
+                float *dst = col + ((c * g->kh + i) * g->kw + j) * ld;
+                for (int64_t r = 0; r < g->oh; r++, dst += g->ow) {
+                    int64_t ih = r * g->stride_h - g->pad_h + i * g->dilation_h;
+                    if (ih < 0 || ih >= g->h)
+                        memset(dst, 0, (size_t)g->ow * sizeof *dst);
+                    else
+                        gather_row(xn + ((ch0 + c) * g->h + ih) * g->w, g->w,
+                                   j * g->dilation_w - g->pad_w, g->stride_w, g->ow, dst);
+                }
+            }
+}
+
+/* The sub-geometry of samples [n0, n1) (the reference kernels treat samples
+ * independently, so they can run on a slice). */
+static sb_conv2d_geom slice(const sb_conv2d_geom *g, int64_t n0, int64_t n1) {
+    sb_conv2d_geom s = *g;
+    s.n = n1 - n0;
+    return s;
+}
+
+/* Splits samples over threads when there are enough of them to share;
+ * otherwise runs them here, so that sb_cpu_sgemm threads itself. */
+static void over_samples(int64_t n, sb_range_fn fn, void *ctx) {
+    if (n >= 2 && n >= sb_num_threads())
+        sb_parallel_for(n, sb_parallel_grain(n, 1), fn, ctx);
+    else
+        fn(ctx, 0, n);
+}
+
+static bool degenerate(const sb_conv2d_geom *g) {
+    return g->n == 0 || g->c_in == 0 || g->c_out == 0 || g->oh * g->ow == 0 || g->h * g->w == 0;
+}
+
+/* ---- forward ---- */
+
+typedef struct {
+    const sb_conv2d_geom *g;
+    const float *x, *w, *bias;
+    float *y;
+} fwd_ctx;
+
+static void fwd_range(void *vctx, int64_t n0, int64_t n1) {
+    const fwd_ctx *t = vctx;
+    const sb_conv2d_geom *g = t->g;
+    int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups;
+    int64_t kdim = icg * g->kh * g->kw, ohw = g->oh * g->ow, hw = g->h * g->w;
+    /* A 1x1, stride-1, unpadded convolution reads x itself as its columns. */
+    bool direct = g->kh == 1 && g->kw == 1 && g->stride_h == 1 && g->stride_w == 1 &&
+                  g->pad_h == 0 && g->pad_w == 0;
+    float *col = direct ? NULL : malloc((size_t)(kdim * ohw) * sizeof *col);
+    if (!direct && !col) {
+        sb_conv2d_geom s = slice(g, n0, n1);
+        sb_ref_conv2d_forward(&s, t->x + n0 * g->c_in * hw, t->w, t->bias,
+                              t->y + n0 * g->c_out * ohw);
+        return;
+    }
+    for (int64_t n = n0; n < n1; n++)
+        for (int64_t grp = 0; grp < g->groups; grp++) {
+            const float *xn = t->x + n * g->c_in * hw;
+            const float *b = direct ? xn + grp * icg * hw : col;
+            if (!direct) im2col(g, xn, grp * icg, icg, col, ohw);
+            float *yg = t->y + (n * g->c_out + grp * ocg) * ohw;
+            sb_cpu_sgemm('N', 'N', ocg, ohw, kdim, t->w + grp * ocg * kdim, kdim, b, ohw, yg, ohw,
+                         false);
+            if (t->bias)
+                for (int64_t o = 0; o < ocg; o++) {
+                    float bo = t->bias[grp * ocg + o], *yp = yg + o * ohw;
+                    for (int64_t q = 0; q < ohw; q++) yp[q] = yp[q] + bo;
+                }
+        }
+    free(col);
+}
+
+void sb_cpu_conv2d_forward(const sb_conv2d_geom *g, const float *x, const float *weight,
+                           const float *bias, float *y) {
+    if (degenerate(g) || g->kh * g->kw == 0) {
+        sb_ref_conv2d_forward(g, x, weight, bias, y);
+        return;
+    }
+    fwd_ctx t = {g, x, weight, bias, y};
+    over_samples(g->n, fwd_range, &t);
+}
+
+/* ---- backward input ---- */
+
+/* The index o with o*stride - pad + tap*dilation == pos, or -1 (as in the
+ * reference: no output position reads `pos` through this tap). */
+static int64_t reader(int64_t pos, int64_t tap, int64_t stride, int64_t pad, int64_t dilation,
+                      int64_t out_size) {
+    int64_t t = pos + pad - tap * dilation;
+    if (t < 0 || t % stride != 0 || t / stride >= out_size) return -1;
+    return t / stride;
+}
+
+/* The contract's chain for one dx element: only the taps that read it. */
+static float dx_chain(const sb_conv2d_geom *g, const float *dy, const float *w, int64_t n,
+                      int64_t ch, int64_t ih, int64_t iw) {
+    int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups;
+    int64_t oc0 = (ch / icg) * ocg, c = ch % icg;
+    float acc = 0.0f;
+    for (int64_t o = 0; o < ocg; o++)
+        for (int64_t i = 0; i < g->kh; i++) {
+            int64_t r = reader(ih, i, g->stride_h, g->pad_h, g->dilation_h, g->oh);
+            if (r < 0) continue;
+            for (int64_t j = 0; j < g->kw; j++) {
+                int64_t s = reader(iw, j, g->stride_w, g->pad_w, g->dilation_w, g->ow);
+                if (s < 0) continue;
+                acc = fmaf(dy[((n * g->c_out + oc0 + o) * g->oh + r) * g->ow + s],
+                           w[(((oc0 + o) * icg + c) * g->kh + i) * g->kw + j], acc);
+            }
+        }
+    return acc;
+}
+
+/* The zero-stuffed columns of one sample and group: row (o, i, j), column
+ * (ih, iw) holds the dy element that tap (i, j) of output channel o reads
+ * from (ih, iw), or +0.0f where that tap reads nothing there. */
+/* The zero-margined copy of one dy plane used at stride 1: rows
+ * -mt .. hp-mt-1 and columns -ml .. wp-ml-1 of dy, zero outside it, wide
+ * enough for every tap's row and for whole 8-float blocks past w. */
+static void dy_pad_layout(const sb_conv2d_geom *g, int64_t *mt, int64_t *ml, int64_t *hp,
+                          int64_t *wp) {
+    int64_t w8 = (g->w + 7) / 8 * 8;
+    int64_t top = (g->kh - 1) * g->dilation_h - g->pad_h, left = (g->kw - 1) * g->dilation_w - g->pad_w;
+    *mt = top > 0 ? top : 0;
+    *ml = left > 0 ? left : 0;
+    *hp = *mt + (g->oh > g->h + g->pad_h ? g->oh : g->h + g->pad_h);
+    *wp = *ml + (g->ow > w8 + g->pad_w ? g->ow : w8 + g->pad_w);
+}
+
+/* Scratch floats dy_columns needs: the columns, 8 floats of slack, and at
+ * stride 1 the padded dy planes of one group. */
+static int64_t dy_columns_floats(const sb_conv2d_geom *g, int64_t ocg, int64_t kdim) {
+    int64_t n = kdim * g->h * g->w + 8;
+    if (g->stride_h == 1 && g->stride_w == 1) {
+        int64_t mt, ml, hp, wp;
+        dy_pad_layout(g, &mt, &ml, &hp, &wp);
+        n += ocg * hp * wp;
+    }
+    return n;
+}
+
+static void dy_columns(const sb_conv2d_geom *g, const float *dyg, int64_t ocg, float *col,
+                       float *pad) {
+    int64_t hw = g->h * g->w;
+    if (g->stride_h == 1 && g->stride_w == 1 && pad) {
+        /* Tap (i, j) reads (ih, iw) from dy[ih + ph - i*dh][iw + pw - j*dw]
+         * whenever that is inside dy. With dy copied into zero margins
+         * (pad, see dy_pad_layout) every row of col is a plain copy of whole
+         * 8-float blocks; the overshoot past w lands in the next row, which
+         * is written after it (the buffer has 8 floats of slack). */
+        int64_t mt, ml, hp, wp, w8 = (g->w + 7) / 8 * 8;
+        dy_pad_layout(g, &mt, &ml, &hp, &wp);
+        for (int64_t o = 0; o < ocg; o++) {
+            float *po = pad + o * hp * wp;
+            memset(po, 0, (size_t)(hp * wp) * sizeof *po);
+            for (int64_t r = 0; r < g->oh; r++)
+                memcpy(po + (r + mt) * wp + ml, dyg + (o * g->oh + r) * g->ow,
+                       (size_t)g->ow * sizeof *po);
+        }
+        for (int64_t o = 0; o < ocg; o++)
+            for (int64_t i = 0; i < g->kh; i++)
+                for (int64_t j = 0; j < g->kw; j++) {
+                    const float *src = pad + o * hp * wp +
+                                       (mt + g->pad_h - i * g->dilation_h) * wp + ml + g->pad_w -
+                                       j * g->dilation_w;
+                    float *dst = col + ((o * g->kh + i) * g->kw + j) * hw;
+                    for (int64_t ih = 0; ih < g->h; ih++, dst += g->w, src += wp)
+                        for (int64_t t = 0; t < w8; t += 8) memcpy(dst + t, src + t, 8 * sizeof *dst);
+                }
+        return;
+    }
+    for (int64_t o = 0; o < ocg; o++)
+        for (int64_t i = 0; i < g->kh; i++)
+            for (int64_t j = 0; j < g->kw; j++) {
+                float *dst = col + ((o * g->kh + i) * g->kw + j) * hw;
+                for (int64_t ih = 0; ih < g->h; ih++, dst += g->w) {
+                    int64_t r = reader(ih, i, g->stride_h, g->pad_h, g->dilation_h, g->oh);
+                    if (r < 0) {
+                        memset(dst, 0, (size_t)g->w * sizeof *dst);
+                        continue;
+                    }
+                    const float *row = dyg + (o * g->oh + r) * g->ow;
+                    if (g->stride_w == 1) {
+                        /* s = iw + pad - j*dilation */
+                        gather_row(row, g->ow, g->pad_w - j * g->dilation_w, 1, g->w, dst);
+                    } else {
+                        for (int64_t iw = 0; iw < g->w; iw++) {
+                            int64_t s = reader(iw, j, g->stride_w, g->pad_w, g->dilation_w, g->ow);
+                            dst[iw] = s < 0 ? 0.0f : row[s];
+                        }
+                    }
+                }
+            }
+}
+
+typedef struct {
+    const sb_conv2d_geom *g;
+    const float *dy, *w, *wt; /* wt: per group, W as [c][(o, i, j)] */
+    float *dx;
+} bwd_in_ctx;
+
+static void bwd_in_ref_range(void *vctx, int64_t n0, int64_t n1) {
+    const bwd_in_ctx *t = vctx;
+    const sb_conv2d_geom *g = t->g;
+    sb_conv2d_geom s = slice(g, n0, n1);
+    sb_ref_conv2d_backward_input(&s, t->dy + n0 * g->c_out * g->oh * g->ow, t->w,
+                                 t->dx + n0 * g->c_in * g->h * g->w);
+}
+
+static void bwd_in_range(void *vctx, int64_t n0, int64_t n1) {
+    const bwd_in_ctx *t = vctx;
+    const sb_conv2d_geom *g = t->g;
+    int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups;
+    int64_t kdim = ocg * g->kh * g->kw, ohw = g->oh * g->ow, hw = g->h * g->w;
+    float *col = malloc((size_t)dy_columns_floats(g, ocg, kdim) * sizeof *col);
+    float *pad = g->stride_h == 1 && g->stride_w == 1 ? col + kdim * hw + 8 : NULL;
+    if (!col) {
+        bwd_in_ref_range(vctx, n0, n1);
+        return;
+    }
+    for (int64_t n = n0; n < n1; n++)
+        for (int64_t grp = 0; grp < g->groups; grp++) {
+            dy_columns(g, t->dy + (n * g->c_out + grp * ocg) * ohw, ocg, col, pad);
+            float *dxg = t->dx + (n * g->c_in + grp * icg) * hw;
+            sb_cpu_sgemm('N', 'N', icg, hw, kdim, t->wt + grp * icg * kdim, kdim, col, hw, dxg, hw,
+                         false);
+            /* Only a zero can differ from the contract (see the top). */
+            for (int64_t c = 0; c < icg; c++)
+                for (int64_t q = 0; q < hw; q++)
+                    if (dxg[c * hw + q] == 0.0f)
+                        dxg[c * hw + q] =
+                            dx_chain(g, t->dy, t->w, n, grp * icg + c, q / g->w, q % g->w);
+        }
+    free(col);
+}
+
+void sb_cpu_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, const float *weight,
+                                  float *dx) {
+    int64_t nw = g->c_out * (g->c_in / g->groups) * g->kh * g->kw;
+    if (degenerate(g) || nw == 0) {
+        sb_ref_conv2d_backward_input(g, dy, weight, dx);
+        return;
+    }
+    bwd_in_ctx t = {g, dy, weight, NULL, dx};
+    bool finite = true;
+    for (int64_t q = 0; q < nw && finite; q++) finite = isfinite(weight[q]);
+    float *wt = finite ? malloc((size_t)nw * sizeof *wt) : NULL;
+    if (!wt) {
+        /* 0 * inf = NaN: the stuffed terms would not be no-ops. */
+        over_samples(g->n, bwd_in_ref_range, &t);
+        return;
+    }
+    int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups, kk = g->kh * g->kw;
+    for (int64_t grp = 0; grp < g->groups; grp++)
+        for (int64_t c = 0; c < icg; c++)
+            for (int64_t o = 0; o < ocg; o++)
+                memcpy(wt + ((grp * icg + c) * ocg + o) * kk,
+                       weight + ((grp * ocg + o) * icg + c) * kk, (size_t)kk * sizeof *wt);
+    t.wt = wt;
+    over_samples(g->n, bwd_in_range, &t);
+    free(wt);
+}
+
+/* ---- backward weight ---- */
+
+typedef struct {
+    const sb_conv2d_geom *g;
+    const float *dy, *x;
+    float *col, *dyc; /* the chunk's im2col (c_in*kh*kw rows) and dy (c_out rows) */
+    int64_t first, len; /* samples first .. first+len-1 */
+} bwd_w_ctx;
+
+static void bwd_w_build(void *vctx, int64_t l0, int64_t l1) {
+    const bwd_w_ctx *t = vctx;
+    const sb_conv2d_geom *g = t->g;
+    int64_t ohw = g->oh * g->ow, ld = t->len * ohw;
+    for (int64_t l = l0; l < l1; l++) {
+        int64_t n = t->first + l;
+        im2col(g, t->x + n * g->c_in * g->h * g->w, 0, g->c_in, t->col + l * ohw, ld);
+        for (int64_t oc = 0; oc < g->c_out; oc++)
+            memcpy(t->dyc + oc * ld + l * ohw, t->dy + (n * g->c_out + oc) * ohw,
+                   (size_t)ohw * sizeof *t->dyc);
+    }
+}
+
+void sb_cpu_conv2d_backward_weight(const sb_conv2d_geom *g, const float *dy, const float *x,
+                                   float *dweight) {
+    int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups;
+    int64_t kdim = icg * g->kh * g->kw, ohw = g->oh * g->ow;
+    if (degenerate(g) || kdim == 0) {
+        sb_ref_conv2d_backward_weight(g, dy, x, dweight);
+        return;
+    }
+    size_t per_sample = (size_t)((g->c_in * g->kh * g->kw + g->c_out) * ohw) * sizeof(float);
+    int64_t chunk = (int64_t)(CHUNK_BYTES / per_sample);
+    if (chunk < 1) chunk = 1;
+    if (chunk > g->n) chunk = g->n;
+    float *col = malloc((size_t)chunk * per_sample);
+    if (!col) {
+        sb_ref_conv2d_backward_weight(g, dy, x, dweight);
+        return;
+    }
+    bwd_w_ctx t = {g, dy, x, col, col + chunk * g->c_in * g->kh * g->kw * ohw, 0, 0};
+    for (int64_t first = 0; first < g->n; first += chunk) {
+        t.first = first;
+        t.len = g->n - first < chunk ? g->n - first : chunk;
+        sb_parallel_for(t.len, sb_parallel_grain(t.len, 1), bwd_w_build, &t);
+        int64_t k = t.len * ohw;
+        /* The chain over (n, r, s) goes on where the previous chunk left it. */
+        for (int64_t grp = 0; grp < g->groups; grp++)
+            sb_cpu_sgemm('N', 'T', ocg, kdim, k, t.dyc + grp * ocg * k, k, t.col + grp * kdim * k,
+                         k, dweight + grp * ocg * kdim, kdim, first > 0);
+    }
+    free(col);
+}
+
+/* ---- backward bias ---- */
+
+typedef struct {
+    const sb_conv2d_geom *g;
+    const float *dy;
+    float *db;
+} bwd_b_ctx;
+
+static void bwd_b_range(void *vctx, int64_t o0, int64_t o1) {
+    const bwd_b_ctx *t = vctx;
+    const sb_conv2d_geom *g = t->g;
+    int64_t ohw = g->oh * g->ow;
+    for (int64_t oc = o0; oc < o1; oc++) {
+        sb_sum_acc acc;
+        sb_sum_init(&acc);
+        /* Planes in sample order: the canonical sum over (n, r, s). */
+        for (int64_t n = 0; n < g->n; n++) sb_sum_add_n(&acc, t->dy + (n * g->c_out + oc) * ohw, ohw);
+        t->db[oc] = sb_sum_result(&acc);
+    }
+}
+
+void sb_cpu_conv2d_backward_bias(const sb_conv2d_geom *g, const float *dy, float *dbias) {
+    bwd_b_ctx t = {g, dy, dbias};
+    sb_parallel_for(g->c_out, 1, bwd_b_range, &t);
+}

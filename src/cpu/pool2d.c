@@ -1,0 +1,125 @@
+/* Fast 2-D pooling (src/cpu/conv_internal.h), bit-identical to
+ * src/ref/pool2d.c.
+ *
+ * Every plane is pooled independently, so planes are split over threads and
+ * each range runs the reference kernel on its own planes (indices are
+ * positions within a plane, so a slice of planes is a valid geometry).
+ *
+ * The backward passes gather, for each input, the contributions of the
+ * windows holding it, as a canonical sum in window order. When windows do
+ * not overlap (stride >= kernel on both axes, LeNet-5's 2x2/2 pooling) an
+ * input has at most one contribution, and the canonical sum of one element
+ * is that element unchanged (its lanes start at -0, the exact identity, and
+ * fold with -0s) while the empty sum is +0.0f; so a scatter over windows into
+ * a zeroed plane gives the same bits without the per-input search. */
+#include <string.h>
+#include "cpu/conv_internal.h"
+#include "cpu/cpu.h"
+
+typedef struct {
+    const sb_pool2d_geom *g;
+    const float *in;
+    const int64_t *indices_in;
+    float *out;
+    int64_t *indices_out;
+} pool_ctx;
+
+static sb_pool2d_geom slice(const sb_pool2d_geom *g, int64_t p0, int64_t p1) {
+    sb_pool2d_geom s = *g;
+    s.planes = p1 - p0;
+    return s;
+}
+
+static bool disjoint_windows(const sb_pool2d_geom *g) {
+    return g->stride_h >= g->kh && g->stride_w >= g->kw;
+}
+
+/* Planes are cheap; keep ranges at a few thousand elements at least. */
+static void over_planes(const sb_pool2d_geom *g, sb_range_fn fn, void *ctx) {
+    int64_t per_plane = g->h * g->w + g->oh * g->ow + 1;
+    int64_t min_grain = 4096 / per_plane + 1;
+    sb_parallel_for(g->planes, sb_parallel_grain(g->planes, min_grain), fn, ctx);
+}
+
+static void max_fwd_range(void *vctx, int64_t p0, int64_t p1) {
+    const pool_ctx *t = vctx;
+    sb_pool2d_geom s = slice(t->g, p0, p1);
+    int64_t ohw = t->g->oh * t->g->ow;
+    sb_ref_max_pool2d_forward(&s, t->in + p0 * t->g->h * t->g->w, t->out + p0 * ohw,
+                              t->indices_out ? t->indices_out + p0 * ohw : NULL);
+}
+
+void sb_cpu_max_pool2d_forward(const sb_pool2d_geom *g, const float *x, float *y, int64_t *indices) {
+    pool_ctx t = {g, x, NULL, y, indices};
+    over_planes(g, max_fwd_range, &t);
+}
+
+static void max_bwd_range(void *vctx, int64_t p0, int64_t p1) {
+    const pool_ctx *t = vctx;
+    const sb_pool2d_geom *g = t->g;
+    int64_t hw = g->h * g->w, ohw = g->oh * g->ow;
+    if (!disjoint_windows(g)) {
+        sb_pool2d_geom s = slice(g, p0, p1);
+        sb_ref_max_pool2d_backward(&s, t->in + p0 * ohw, t->indices_in + p0 * ohw,
+                                   t->out + p0 * hw);
+        return;
+    }
+    for (int64_t p = p0; p < p1; p++) {
+        float *dxp = t->out + p * hw;
+        const float *dyp = t->in + p * ohw;
+        const int64_t *ip = t->indices_in + p * ohw;
+        memset(dxp, 0, (size_t)hw * sizeof *dxp);
+        /* Each index lies in its own window (checked by the caller) and the
+         * windows are disjoint: one contribution at most per input. */
+        for (int64_t q = 0; q < ohw; q++) dxp[ip[q]] = dyp[q];
+    }
+}
+
+void sb_cpu_max_pool2d_backward(const sb_pool2d_geom *g, const float *dy, const int64_t *indices,
+                                float *dx) {
+    pool_ctx t = {g, dy, indices, dx, NULL};
+    over_planes(g, max_bwd_range, &t);
+}
+
+static void avg_fwd_range(void *vctx, int64_t p0, int64_t p1) {
+    const pool_ctx *t = vctx;
+    sb_pool2d_geom s = slice(t->g, p0, p1);
+    sb_ref_avg_pool2d_forward(&s, t->in + p0 * t->g->h * t->g->w,
+                              t->out + p0 * t->g->oh * t->g->ow);
+}
+
+void sb_cpu_avg_pool2d_forward(const sb_pool2d_geom *g, const float *x, float *y) {
+    pool_ctx t = {g, x, NULL, y, NULL};
+    over_planes(g, avg_fwd_range, &t);
+}
+
+static void avg_bwd_range(void *vctx, int64_t p0, int64_t p1) {
+    const pool_ctx *t = vctx;
+    const sb_pool2d_geom *g = t->g;
+    int64_t hw = g->h * g->w, ohw = g->oh * g->ow;
+    if (!disjoint_windows(g)) {
+        sb_pool2d_geom s = slice(g, p0, p1);
+        sb_ref_avg_pool2d_backward(&s, t->in + p0 * ohw, t->out + p0 * hw);
+        return;
+    }
+    for (int64_t p = p0; p < p1; p++) {
+        float *dxp = t->out + p * hw;
+        const float *dyp = t->in + p * ohw;
+        memset(dxp, 0, (size_t)hw * sizeof *dxp);
+        for (int64_t r = 0; r < g->oh; r++)
+            for (int64_t s = 0; s < g->ow; s++) {
+                /* The one term of every in-bounds input of this window. */
+                float v = dyp[r * g->ow + s] / sb_ref_avg_pool2d_divisor(g, r, s);
+                int64_t h0 = r * g->stride_h - g->pad_h, w0 = s * g->stride_w - g->pad_w;
+                int64_t h1 = h0 + g->kh < g->h ? h0 + g->kh : g->h;
+                int64_t w1 = w0 + g->kw < g->w ? w0 + g->kw : g->w;
+                for (int64_t ih = h0 < 0 ? 0 : h0; ih < h1; ih++)
+                    for (int64_t iw = w0 < 0 ? 0 : w0; iw < w1; iw++) dxp[ih * g->w + iw] = v;
+            }
+    }
+}
+
+void sb_cpu_avg_pool2d_backward(const sb_pool2d_geom *g, const float *dy, float *dx) {
+    pool_ctx t = {g, dy, NULL, dx, NULL};
+    over_planes(g, avg_bwd_range, &t);
+}

@@ -1,0 +1,330 @@
+/* Differential tests of the fast conv2d and pooling kernels (src/cpu/conv2d.c,
+ * src/cpu/pool2d.c): the public tensor ops, run in every configuration of
+ * tests/support/fastpath.h (ISA level x thread count), must give the bits of
+ * the reference kernels (src/ref/conv2d.c, pool2d.c), which are the contract
+ * and are tested against independent oracles in test_conv / test_pool.
+ *
+ * Inputs cover LeNet-5's shapes, odd and prime sizes, strides, dilation,
+ * padding wider than the kernel, groups and depthwise, 1x1 kernels, batches
+ * of 1 and 7, backward-weight chains that span several sample chunks, and
+ * values chosen to break a careless fast path: signed zeros, subnormals,
+ * products that underflow to -0 (which a zero-stuffed grad-input GEMM turns
+ * into +0), overflow, inf and NaN in data and in weights. */
+#include <math.h>
+#include "harness.h"
+#include "ref/ref_linalg.h"
+#include "support/fastpath.h"
+#include "support/oracle.h"
+
+static float *F(const sb_tensor *t) { return (float *)t->data; }
+
+/* Bitwise equal, or both NaN (payloads are not part of the contract). */
+static int64_t mismatches(const char *what, const char *cfg, const float *got, const float *want,
+                          int64_t n) {
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (oracle_same(got[i], want[i])) continue;
+        if (bad++ < 3)
+            fprintf(stderr, "    %s [%s] element %lld: got %a (0x%08x) want %a (0x%08x)\n", what,
+                    cfg, (long long)i, got[i], (unsigned)sb_test_bits(got[i]), want[i],
+                    (unsigned)sb_test_bits(want[i]));
+    }
+    return bad;
+}
+
+/* ---- values ---- */
+
+typedef enum { VAL_RAND, VAL_ADV, VAL_ADV_NONFINITE, VAL_TINY } val_mode;
+
+/* Adversarial values: signed zeros, subnormals, tiny values whose products
+ * underflow (so chains pass through -0), huge ones (overflow), and, when
+ * `nonfinite`, inf and NaN. */
+static float adv_value(bool nonfinite) {
+    uint64_t r = oracle_rand() % 16;
+    float sign = oracle_rand() & 1 ? -1.0f : 1.0f;
+    float m = 1.0f + (float)(oracle_rand() % 0x800000) / 8388608.0f;
+    switch (r) {
+    case 0: return 0.0f;
+    case 1: return -0.0f;
+    case 2: return sign * ldexpf((float)(oracle_rand() % 64 + 1), -149); /* subnormal */
+    case 3:
+    case 4: return sign * ldexpf(m, -(int)(oracle_rand() % 12) - 70); /* products underflow */
+    case 5: return sign * ldexpf(m, 100);                            /* products overflow */
+    case 6:
+        if (nonfinite) return oracle_rand() % 3 == 0 ? NAN : sign * INFINITY;
+        return sign * m;
+    default: return oracle_rand_float();
+    }
+}
+
+static void fill(sb_tensor *t, val_mode mode, bool is_weight) {
+    float *f = F(t);
+    for (int64_t i = 0; i < sb_tensor_numel(t); i++) {
+        switch (mode) {
+        case VAL_RAND: f[i] = oracle_rand_float(); break;
+        case VAL_ADV: f[i] = adv_value(!is_weight); break;
+        case VAL_ADV_NONFINITE: f[i] = adv_value(true); break;
+        case VAL_TINY: {
+            /* Every product underflows: chains are sequences of ±0 and
+             * subnormals, and many results are zeros of either sign. */
+            float m = 1.0f + (float)(oracle_rand() % 0x800000) / 8388608.0f;
+            float v = oracle_rand() % 4 == 0 ? 0.0f : ldexpf(m, -(int)(oracle_rand() % 4) - 74);
+            f[i] = oracle_rand() & 1 ? -v : v;
+            break;
+        }
+        }
+    }
+}
+
+/* ---- conv2d ---- */
+
+typedef struct {
+    const char *name;
+    int64_t n, c, h, w, o, kh, kw;
+    sb_conv2d_params p;
+    bool bias;
+} conv_case;
+
+static void run_conv(const conv_case *q, val_mode mode) {
+    int64_t oh, ow, icg = q->c / q->p.groups;
+    CHECK_OK(sb_conv2d_output_size(q->h, q->w, q->kh, q->kw, &q->p, &oh, &ow));
+    sb_conv2d_geom g = {.n = q->n, .c_in = q->c, .h = q->h, .w = q->w, .c_out = q->o,
+                        .kh = q->kh, .kw = q->kw, .oh = oh, .ow = ow, .stride_h = q->p.stride_h,
+                        .stride_w = q->p.stride_w, .pad_h = q->p.pad_h, .pad_w = q->p.pad_w,
+                        .dilation_h = q->p.dilation_h, .dilation_w = q->p.dilation_w,
+                        .groups = q->p.groups};
+    sb_tensor *x = oracle_tensor(SB_F32, 4, q->n, q->c, q->h, q->w);
+    sb_tensor *w = oracle_tensor(SB_F32, 4, q->o, icg, q->kh, q->kw);
+    sb_tensor *b = oracle_tensor(SB_F32, 1, q->o, 0, 0, 0);
+    sb_tensor *dy = oracle_tensor(SB_F32, 4, q->n, q->o, oh, ow);
+    sb_tensor *y = oracle_tensor(SB_F32, 4, q->n, q->o, oh, ow);
+    sb_tensor *dx = oracle_tensor(SB_F32, 4, q->n, q->c, q->h, q->w);
+    sb_tensor *dw = oracle_tensor(SB_F32, 4, q->o, icg, q->kh, q->kw);
+    sb_tensor *db = oracle_tensor(SB_F32, 1, q->o, 0, 0, 0);
+    fill(x, mode, false);
+    fill(w, mode, true);
+    fill(b, mode == VAL_TINY ? VAL_ADV : mode, false);
+    fill(dy, mode, false);
+    int64_t ny = sb_tensor_numel(y), nx = sb_tensor_numel(x), nw = sb_tensor_numel(w);
+    float *ry = malloc((size_t)ny * 4 + 4), *rdx = malloc((size_t)nx * 4 + 4),
+          *rdw = malloc((size_t)nw * 4 + 4), *rdb = malloc((size_t)q->o * 4 + 4);
+    sb_ref_conv2d_forward(&g, F(x), F(w), q->bias ? F(b) : NULL, ry);
+    sb_ref_conv2d_backward_input(&g, F(dy), F(w), rdx);
+    sb_ref_conv2d_backward_weight(&g, F(dy), F(x), rdw);
+    sb_ref_conv2d_backward_bias(&g, F(dy), rdb);
+
+    static const char *mode_names[] = {"rand", "adversarial", "nonfinite weights", "tiny"};
+    for (int c = 0; c < sb_test_config_count(); c++) {
+        sb_test_config_apply(c);
+        const char *cn = sb_test_config_name(c);
+        sb_tensor_fill(y, 1234.5f);
+        sb_tensor_fill(dx, 1234.5f);
+        sb_tensor_fill(dw, 1234.5f);
+        sb_tensor_fill(db, 1234.5f);
+        CHECK_OK(sb_conv2d_forward(x, w, q->bias ? b : NULL, &q->p, y));
+        CHECK_OK(sb_conv2d_backward(dy, x, w, &q->p, dx, dw, db));
+        int64_t by = mismatches("y", cn, F(y), ry, ny), bx = mismatches("dx", cn, F(dx), rdx, nx),
+                bw = mismatches("dw", cn, F(dw), rdw, nw),
+                bb = mismatches("db", cn, F(db), rdb, q->o);
+        CHECK(by + bx + bw + bb == 0,
+              "conv %s (%s) [%s]: %lld y, %lld dx, %lld dw, %lld db elements differ", q->name,
+              mode_names[mode], cn, (long long)by, (long long)bx, (long long)bw, (long long)bb);
+        /* Each gradient alone (the others NULL) takes the same path. */
+        if (c == 0) {
+            sb_tensor_fill(dx, 1234.5f);
+            CHECK_OK(sb_conv2d_backward(dy, x, w, &q->p, dx, NULL, NULL));
+            CHECK(mismatches("dx alone", cn, F(dx), rdx, nx) == 0, "conv %s: dx alone", q->name);
+        }
+    }
+    sb_test_config_reset();
+    free(ry), free(rdx), free(rdw), free(rdb);
+    sb_tensor *list[] = {x, w, b, dy, y, dx, dw, db};
+    for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) sb_tensor_free(list[i]);
+}
+
+#define P(sh, sw, ph, pw, dh, dw, g) ((sb_conv2d_params){sh, sw, ph, pw, dh, dw, g})
+
+static void test_conv_cases(void) {
+    bool quick = sb_test_quick();
+    int64_t lenet_n = quick ? 6 : 100;
+    conv_case lenet[] = {
+        {"lenet conv1", lenet_n, 1, 28, 28, 6, 5, 5, P(1, 1, 2, 2, 1, 1, 1), true},
+        {"lenet conv2", lenet_n, 6, 14, 14, 16, 5, 5, P(1, 1, 0, 0, 1, 1, 1), true},
+    };
+    conv_case small[] = {
+        {"odd prime", 7, 3, 13, 11, 5, 3, 2, P(1, 1, 1, 0, 1, 1, 1), false},
+        {"stride 2", 3, 4, 12, 9, 6, 3, 3, P(2, 2, 1, 1, 1, 1, 1), true},
+        {"stride 3x2 dilation 2x1", 2, 2, 17, 19, 3, 3, 4, P(3, 2, 2, 3, 2, 1, 1), true},
+        {"stride 2 dilation 2", 3, 2, 11, 11, 4, 3, 3, P(2, 2, 2, 2, 2, 2, 1), true},
+        {"stride 3 unread inputs", 2, 2, 10, 10, 3, 2, 2, P(3, 3, 0, 0, 1, 1, 1), true},
+        {"groups 2", 7, 4, 9, 10, 6, 3, 3, P(1, 1, 1, 1, 1, 1, 2), true},
+        {"depthwise x2", 3, 5, 8, 7, 10, 3, 3, P(1, 2, 1, 1, 1, 1, 5), true},
+        {"1x1", 7, 6, 5, 5, 4, 1, 1, P(1, 1, 0, 0, 1, 1, 1), true},
+        {"1x1 stride 2 groups 3", 2, 3, 7, 6, 6, 1, 1, P(2, 2, 0, 0, 1, 1, 3), true},
+        {"batch 1", 1, 3, 10, 10, 4, 3, 3, P(1, 1, 1, 1, 1, 1, 1), true},
+        {"kernel = input", 2, 2, 4, 4, 3, 4, 4, P(1, 1, 0, 0, 1, 1, 1), true},
+        {"padding > kernel", 2, 1, 3, 3, 2, 2, 2, P(1, 1, 3, 3, 1, 1, 1), true},
+        {"1-wide", 3, 2, 1, 9, 2, 1, 3, P(1, 1, 0, 1, 1, 1, 1), true},
+    };
+    /* Backward weight splits samples into chunks of 8 MB of columns; this
+     * one needs three, so its chains continue across chunks. */
+    conv_case chunked = {"chunked chain", 33, 16, 32, 32, 2, 3, 3, P(1, 1, 1, 1, 1, 1, 1), true};
+
+    for (size_t i = 0; i < sizeof lenet / sizeof lenet[0]; i++) {
+        run_conv(&lenet[i], VAL_RAND);
+        run_conv(&lenet[i], VAL_ADV);
+    }
+    for (size_t i = 0; i < sizeof small / sizeof small[0]; i++)
+        for (int m = VAL_RAND; m <= VAL_TINY; m++) run_conv(&small[i], (val_mode)m);
+    run_conv(&chunked, VAL_RAND);
+}
+
+/* The case that refutes "a zero-stuffed GEMM is exact for finite weights":
+ * fmaf(-2^-75, 2^-76, +0) = -0, and a stuffed fmaf(+0, w > 0, -0) = +0. At
+ * the corner of a 3x3 unpadded convolution only tap (0,0) reads the input,
+ * so the contract's chain is that one term (-0) while a GEMM over the
+ * zero-stuffed columns continues with eight +0 * w terms. */
+static void test_conv_negative_zero(void) {
+    conv_case q = {"-0 corner", 1, 1, 4, 4, 1, 3, 3, P(1, 1, 0, 0, 1, 1, 1), false};
+    sb_tensor *x = oracle_tensor(SB_F32, 4, 1, 1, 4, 4), *w = oracle_tensor(SB_F32, 4, 1, 1, 3, 3);
+    sb_tensor *dy = oracle_tensor(SB_F32, 4, 1, 1, 2, 2), *dx = oracle_tensor(SB_F32, 4, 1, 1, 4, 4);
+    sb_tensor_fill(x, 1.0f);
+    sb_tensor_fill(w, ldexpf(1.0f, -76));
+    sb_tensor_fill(dy, -ldexpf(1.0f, -75));
+    sb_conv2d_geom g = {.n = 1, .c_in = 1, .h = 4, .w = 4, .c_out = 1, .kh = 3, .kw = 3, .oh = 2,
+                        .ow = 2, .stride_h = 1, .stride_w = 1, .dilation_h = 1, .dilation_w = 1,
+                        .groups = 1};
+    float want[16];
+    sb_ref_conv2d_backward_input(&g, F(dy), F(w), want);
+    CHECK_BITS(want[0], -0.0f, "the reference corner is -0");
+    for (int c = 0; c < sb_test_config_count(); c++) {
+        sb_test_config_apply(c);
+        sb_tensor_fill(dx, 1.0f);
+        CHECK_OK(sb_conv2d_backward(dy, x, w, &q.p, dx, NULL, NULL));
+        for (int i = 0; i < 16; i++)
+            CHECK_BITS(F(dx)[i], want[i], "%s [%s] dx[%d]", q.name, sb_test_config_name(c), i);
+    }
+    sb_test_config_reset();
+    sb_tensor *list[] = {x, w, dy, dx};
+    for (size_t i = 0; i < 4; i++) sb_tensor_free(list[i]);
+}
+
+/* ---- pooling ---- */
+
+typedef struct {
+    const char *name;
+    int64_t n, c, h, w;
+    sb_pool2d_params p;
+} pool_case;
+
+static void run_pool(const pool_case *q, bool ties) {
+    int64_t oh, ow;
+    CHECK_OK(sb_pool2d_output_size(q->h, q->w, &q->p, &oh, &ow));
+    sb_pool2d_geom g = {.planes = q->n * q->c, .h = q->h, .w = q->w, .oh = oh, .ow = ow,
+                        .kh = q->p.kernel_h, .kw = q->p.kernel_w,
+                        .stride_h = q->p.stride_h ? q->p.stride_h : q->p.kernel_h,
+                        .stride_w = q->p.stride_w ? q->p.stride_w : q->p.kernel_w,
+                        .pad_h = q->p.pad_h, .pad_w = q->p.pad_w,
+                        .count_include_pad = q->p.count_include_pad};
+    sb_tensor *x = oracle_tensor(SB_F32, 4, q->n, q->c, q->h, q->w);
+    sb_tensor *dx = oracle_tensor(SB_F32, 4, q->n, q->c, q->h, q->w);
+    sb_tensor *y = oracle_tensor(SB_F32, 4, q->n, q->c, oh, ow);
+    sb_tensor *dy = oracle_tensor(SB_F32, 4, q->n, q->c, oh, ow);
+    sb_tensor *idx = oracle_tensor(SB_I64, 4, q->n, q->c, oh, ow);
+    /* Ties: few distinct values, both zeros, infinities and NaN, so the
+     * first-wins and NaN rules decide most windows. */
+    static const float tie_vals[] = {1.0f, 1.0f, -1.0f, 0.0f, -0.0f, 0.0f, -0.0f, INFINITY,
+                                     -INFINITY, NAN, 2.0f, -2.0f};
+    float *xf = F(x);
+    for (int64_t i = 0; i < sb_tensor_numel(x); i++)
+        xf[i] = ties ? tie_vals[oracle_rand() % 12] : oracle_rand_float();
+    fill(dy, ties ? VAL_ADV_NONFINITE : VAL_RAND, false);
+    int64_t nx = sb_tensor_numel(x), ny = sb_tensor_numel(y);
+    float *ry = malloc((size_t)ny * 4), *rdx = malloc((size_t)nx * 4);
+    float *ray = malloc((size_t)ny * 4), *radx = malloc((size_t)nx * 4);
+    int64_t *ridx = malloc((size_t)ny * 8);
+    sb_ref_max_pool2d_forward(&g, xf, ry, ridx);
+    sb_ref_max_pool2d_backward(&g, F(dy), ridx, rdx);
+    sb_ref_avg_pool2d_forward(&g, xf, ray);
+    sb_ref_avg_pool2d_backward(&g, F(dy), radx);
+    for (int c = 0; c < sb_test_config_count(); c++) {
+        sb_test_config_apply(c);
+        const char *cn = sb_test_config_name(c);
+        sb_tensor_fill(y, 1234.5f);
+        memset(idx->data, 0xff, (size_t)ny * 8);
+        CHECK_OK(sb_max_pool2d_forward(x, &q->p, y, idx));
+        int64_t bad_idx = 0;
+        for (int64_t i = 0; i < ny; i++) bad_idx += ((int64_t *)idx->data)[i] != ridx[i];
+        int64_t by = mismatches("max y", cn, F(y), ry, ny);
+        /* y is a bit copy of the winner: NaN payloads included. */
+        for (int64_t i = 0; i < ny; i++) by += sb_test_bits(F(y)[i]) != sb_test_bits(ry[i]);
+        sb_tensor_fill(dx, 1234.5f);
+        CHECK_OK(sb_max_pool2d_backward(dy, idx, &q->p, dx));
+        int64_t bdx = mismatches("max dx", cn, F(dx), rdx, nx);
+        sb_tensor_fill(y, 1234.5f);
+        CHECK_OK(sb_avg_pool2d_forward(x, &q->p, y));
+        int64_t bay = mismatches("avg y", cn, F(y), ray, ny);
+        sb_tensor_fill(dx, 1234.5f);
+        CHECK_OK(sb_avg_pool2d_backward(dy, &q->p, dx));
+        int64_t badx = mismatches("avg dx", cn, F(dx), radx, nx);
+        CHECK(bad_idx + by + bdx + bay + badx == 0,
+              "pool %s%s [%s]: %lld indices, %lld max y, %lld max dx, %lld avg y, %lld avg dx "
+              "differ",
+              q->name, ties ? " (ties)" : "", cn, (long long)bad_idx, (long long)by,
+              (long long)bdx, (long long)bay, (long long)badx);
+    }
+    sb_test_config_reset();
+    free(ry), free(rdx), free(ray), free(radx), free(ridx);
+    sb_tensor *list[] = {x, dx, y, dy, idx};
+    for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) sb_tensor_free(list[i]);
+}
+
+#define PP(kh, kw, sh, sw, ph, pw, ceil, incl) ((sb_pool2d_params){kh, kw, sh, sw, ph, pw, ceil, incl})
+
+static void test_pool_cases(void) {
+    int64_t lenet_n = sb_test_quick() ? 6 : 100;
+    pool_case cases[] = {
+        {"lenet pool1", lenet_n, 6, 28, 28, SB_POOL2D_PARAMS(2, 2)},
+        {"lenet pool2", lenet_n, 16, 10, 10, SB_POOL2D_PARAMS(2, 2)},
+        {"3x3/2 pad 1 overlapping", 3, 4, 13, 11, PP(3, 3, 2, 2, 1, 1, false, true)},
+        {"3x3/2 ceil", 2, 3, 10, 9, PP(3, 3, 2, 2, 0, 0, true, true)},
+        {"2x3 stride 1x3 pad, exclude pad", 2, 2, 7, 8, PP(2, 3, 1, 3, 1, 1, false, false)},
+        {"2x2/3 ceil (gaps)", 2, 2, 11, 10, PP(2, 2, 3, 3, 0, 0, true, true)},
+        {"4x4/2 pad 2 ceil", 1, 5, 9, 12, PP(4, 4, 2, 2, 2, 2, true, false)},
+        {"3x3/3 pad 1 ceil disjoint", 2, 3, 8, 7, PP(3, 3, 3, 3, 1, 1, true, true)},
+        {"1x1", 3, 7, 5, 3, SB_POOL2D_PARAMS(1, 1)},
+        {"odd 5x5 2x2", 7, 3, 5, 5, SB_POOL2D_PARAMS(2, 2)},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_pool(&cases[i], false);
+        run_pool(&cases[i], true);
+    }
+}
+
+/* Routing must not skip validation: a bad index is still refused, with
+ * nothing written. */
+static void test_errors(void) {
+    sb_pool2d_params p = SB_POOL2D_PARAMS(2, 2);
+    sb_tensor *dx = oracle_tensor(SB_F32, 4, 1, 1, 4, 4), *dy = oracle_tensor(SB_F32, 4, 1, 1, 2, 2);
+    sb_tensor *idx = oracle_tensor(SB_I64, 4, 1, 1, 2, 2);
+    int64_t *ip = idx->data;
+    ip[0] = 0, ip[1] = 2, ip[2] = 8, ip[3] = 5; /* 5 is not in window (1,1) */
+    sb_tensor_fill(dx, 7.0f);
+    sb_tensor_fill(dy, 1.0f);
+    CHECK_ERROR(sb_max_pool2d_backward(dy, idx, &p, dx), SB_ERR_RANGE, "outside its window");
+    CHECK(F(dx)[0] == 7.0f && F(dx)[15] == 7.0f, "dx written on error");
+    sb_tensor *w = oracle_tensor(SB_F32, 4, 2, 1, 3, 3), *y = oracle_tensor(SB_F32, 4, 1, 2, 2, 2);
+    CHECK_ERROR(sb_conv2d_forward(dx, w, NULL, NULL, NULL), SB_ERR_NULL, "sb_conv2d_forward");
+    sb_tensor_free(dx), sb_tensor_free(dy), sb_tensor_free(idx), sb_tensor_free(w), sb_tensor_free(y);
+}
+
+int main(int argc, char **argv) {
+    (void)argc;
+    SB_TEST_MAIN_NAME(argv[0]);
+    oracle_seed(0x6a09e667f3bcc909ull);
+    test_conv_negative_zero();
+    test_conv_cases();
+    test_pool_cases();
+    test_errors();
+    return sb_test_finish();
+}
