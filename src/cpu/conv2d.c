@@ -107,7 +107,7 @@ static void fwd_range(void *vctx, int64_t n0, int64_t n1) {
     /* A 1x1, stride-1, unpadded convolution reads x itself as its columns. */
     bool direct = g->kh == 1 && g->kw == 1 && g->stride_h == 1 && g->stride_w == 1 &&
                   g->pad_h == 0 && g->pad_w == 0;
-    float *col = direct ? NULL : malloc((size_t)(kdim * ohw) * sizeof *col);
+    float *col = direct ? NULL : sb_scratch(SB_SCRATCH_CONV, (size_t)(kdim * ohw) * sizeof *col);
     if (!direct && !col) {
         sb_conv2d_geom s = slice(g, n0, n1);
         sb_ref_conv2d_forward(&s, t->x + n0 * g->c_in * hw, t->w, t->bias,
@@ -128,7 +128,6 @@ static void fwd_range(void *vctx, int64_t n0, int64_t n1) {
                     for (int64_t q = 0; q < ohw; q++) yp[q] = yp[q] + bo;
                 }
         }
-    free(col);
 }
 
 void sb_cpu_conv2d_forward(const sb_conv2d_geom *g, const float *x, const float *weight,
@@ -273,7 +272,7 @@ static void bwd_in_range(void *vctx, int64_t n0, int64_t n1) {
     const sb_conv2d_geom *g = t->g;
     int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups;
     int64_t kdim = ocg * g->kh * g->kw, ohw = g->oh * g->ow, hw = g->h * g->w;
-    float *col = malloc((size_t)dy_columns_floats(g, ocg, kdim) * sizeof *col);
+    float *col = sb_scratch(SB_SCRATCH_CONV, (size_t)dy_columns_floats(g, ocg, kdim) * sizeof *col);
     float *pad = g->stride_h == 1 && g->stride_w == 1 ? col + kdim * hw + 8 : NULL;
     if (!col) {
         bwd_in_ref_range(vctx, n0, n1);
@@ -292,7 +291,6 @@ static void bwd_in_range(void *vctx, int64_t n0, int64_t n1) {
                         dxg[c * hw + q] =
                             dx_chain(g, t->dy, t->w, n, grp * icg + c, q / g->w, q % g->w);
         }
-    free(col);
 }
 
 void sb_cpu_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, const float *weight,
@@ -305,7 +303,7 @@ void sb_cpu_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, cons
     bwd_in_ctx t = {g, dy, weight, NULL, dx};
     bool finite = true;
     for (int64_t q = 0; q < nw && finite; q++) finite = isfinite(weight[q]);
-    float *wt = finite ? malloc((size_t)nw * sizeof *wt) : NULL;
+    float *wt = finite ? sb_scratch(SB_SCRATCH_CONV_AUX, (size_t)nw * sizeof *wt) : NULL;
     if (!wt) {
         /* 0 * inf = NaN: the stuffed terms would not be no-ops. */
         over_samples(g->n, bwd_in_ref_range, &t);
@@ -319,7 +317,6 @@ void sb_cpu_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, cons
                        weight + ((grp * ocg + o) * icg + c) * kk, (size_t)kk * sizeof *wt);
     t.wt = wt;
     over_samples(g->n, bwd_in_range, &t);
-    free(wt);
 }
 
 /* ---- backward weight ---- */
@@ -356,7 +353,7 @@ void sb_cpu_conv2d_backward_weight(const sb_conv2d_geom *g, const float *dy, con
     int64_t chunk = (int64_t)(CHUNK_BYTES / per_sample);
     if (chunk < 1) chunk = 1;
     if (chunk > g->n) chunk = g->n;
-    float *col = malloc((size_t)chunk * per_sample);
+    float *col = sb_scratch(SB_SCRATCH_CONV_AUX, (size_t)chunk * per_sample);
     if (!col) {
         sb_ref_conv2d_backward_weight(g, dy, x, dweight);
         return;
@@ -372,7 +369,6 @@ void sb_cpu_conv2d_backward_weight(const sb_conv2d_geom *g, const float *dy, con
             sb_cpu_sgemm('N', 'T', ocg, kdim, k, t.dyc + grp * ocg * k, k, t.col + grp * kdim * k,
                          k, dweight + grp * ocg * kdim, kdim, first > 0);
     }
-    free(col);
 }
 
 /* ---- backward bias ---- */
