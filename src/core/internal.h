@@ -33,6 +33,11 @@ const char *sb_shape_str(const sb_tensor *t, char *buf, size_t len);
 static inline uint32_t sb_f32_bits(float x) { uint32_t u; memcpy(&u, &x, 4); return u; }
 static inline float sb_f32_from_bits(uint32_t u) { float x; memcpy(&x, &u, 4); return x; }
 
+/* NaN test as a quiet self-comparison. isnan() would do, but under
+ * -fsignaling-nans GCC turns it into a call to __isnanf, which costs more
+ * than the max-pool or ReLU loop around it. */
+static inline int sb_isnanf(float x) { return x != x; }
+
 /* Allocation helpers that set an error message on failure. */
 void *sb_malloc(const char *fn, size_t bytes);
 void *sb_calloc(const char *fn, size_t count, size_t size);

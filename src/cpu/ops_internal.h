@@ -134,4 +134,57 @@ void sb_cpu_adam(const sb_adam_factors *f, bool first, int64_t n, float *param,
 void sb_cpu_sgd(const sb_sgd_factors *f, bool nesterov, bool maximize, bool first, int64_t n,
                 float *param, const float *grad, float *buf);
 
+/* ---- activation.c: the activations whose formula calls exp/tanh/erf/log1p.
+ * The transcendental of a chunk goes through the batch functions of
+ * cpu/vmath.h (bit-identical to the scalar ones) into a buffer, then the
+ * rest of the per-element sequence runs unchanged; same signatures and bits
+ * as the sb_ref_* kernels of src/ref/activation.c. */
+void sb_cpu_tanh_forward(int64_t n, const float *x, float *y);
+void sb_cpu_sigmoid_forward(int64_t n, const float *x, float *y);
+void sb_cpu_silu_forward(int64_t n, const float *x, float *y);
+void sb_cpu_silu_backward(int64_t n, const float *x, const float *dy, float *dx);
+void sb_cpu_gelu_forward(int64_t n, const float *x, bool approximate, float *y);
+void sb_cpu_gelu_backward(int64_t n, const float *x, const float *dy, bool approximate,
+                          float *dx);
+void sb_cpu_softplus_forward(int64_t n, const float *x, float beta, float threshold, float *y);
+void sb_cpu_softplus_backward(int64_t n, const float *x, const float *dy, float beta,
+                              float threshold, float *dx);
+
+/* ---- norm.c (sb_ref_* of src/ref/ref_norm.h, same signatures) ----------------
+ * Statistics are threaded over channels (batch norm) or rows (layer norm),
+ * the normalisation over (n, c) rows; if the small per-channel scratch
+ * cannot be allocated the reference kernel runs instead. */
+void sb_cpu_batch_norm_forward(const float *x, const float *gamma, const float *beta,
+                               float *running_mean, float *running_var, bool training,
+                               float momentum, float eps, float *y, float *save_mean,
+                               float *save_rstd, int64_t N, int64_t C, int64_t S);
+void sb_cpu_batch_norm_backward(const float *dy, const float *x, const float *gamma,
+                                const float *mean, const float *rstd, bool training,
+                                float *dx, float *dgamma, float *dbeta, int64_t N,
+                                int64_t C, int64_t S);
+void sb_cpu_layer_norm_forward(const float *x, const float *w, const float *b, float eps,
+                               float *y, float *save_mean, float *save_rstd, int64_t R,
+                               int64_t D);
+void sb_cpu_layer_norm_backward(const float *dy, const float *x, const float *w,
+                                const float *mean, const float *rstd, float *dx, float *dw,
+                                float *db, int64_t R, int64_t D);
+
+/* ---- reduce.c (sb_ref_reduce* of src/ref/ref_pointwise.h) --------------------
+ * Threaded over tiles of outputs; each output's elements are still fed in
+ * the contract's enumeration order. */
+void sb_cpu_reduce(sb_ref_reduce_kind kind, const sb_ref_reduce_geom *g, const float *x,
+                   int64_t correction, float *out);
+void sb_cpu_reduce_extreme(bool is_max, const sb_ref_reduce_geom *g, const float *x, float *out,
+                           int64_t *idx);
+void sb_cpu_reduce_scatter(const sb_ref_reduce_geom *g, const float *dy, const int64_t *idx,
+                           float *dx);
+
+/* ---- dropout.c (sb_ref_dropout_* of src/ref/ref_loss.h): element ranges
+ * over threads; element i's mask depends on (seed, stream, offset + i)
+ * alone. */
+void sb_cpu_dropout_forward(const float *x, int64_t n, float p, bool train, uint64_t seed,
+                            uint64_t stream, uint64_t offset, float *y, float *mask);
+void sb_cpu_dropout_backward(const float *dy, const float *mask, int64_t n, float p, bool train,
+                             float *dx);
+
 #endif

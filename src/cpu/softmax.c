@@ -10,6 +10,7 @@
  * row maximum stays a scalar scan: its sign of zero and first-NaN rule are
  * part of the bits (x - m of -0 and +-0 differ in sign). */
 #include <stdlib.h>
+#include "core/internal.h"
 #include "core/canonical_sum.h"
 #include "cpu/ops_internal.h"
 #include "cpu/vmath.h"
@@ -83,7 +84,7 @@ static float row_max(const float *x, int64_t n, int64_t stride) {
     float m = n > 0 ? x[0] : -INFINITY;
     for (int64_t j = 1; j < n; j++) {
         float v = x[j * stride];
-        if (isnan(v) || v > m) m = isnan(m) ? m : v;
+        if (sb_isnanf(v) || v > m) m = sb_isnanf(m) ? m : v;
     }
     return m;
 }

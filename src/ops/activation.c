@@ -1,5 +1,7 @@
-/* Tensor-level activations: validation and dispatch of the raw kernels in
- * src/ref/activation.c through the strided pointwise engine. One table-
+/* Tensor-level activations: validation and dispatch through the threaded
+ * strided pointwise engine (sb_cpu_pw_run) of the fast kernels of
+ * src/cpu/ (bit-identical to the reference kernels of src/ref/activation.c,
+ * which the ones without a transcendental still use directly). One table-
  * driven path serves every activation, forward and backward. */
 #include <math.h>
 #include "core/fpenv.h"
@@ -23,11 +25,11 @@ static void act_kernel(const void *ctx, int64_t n, const float *const *in, float
         switch (c->kind) {
         case ACT_RELU: sb_cpu_relu_forward(n, in[0], out); break;
         case ACT_LEAKY: sb_ref_leaky_relu_forward(n, in[0], c->p0, out); break;
-        case ACT_TANH: sb_ref_tanh_forward(n, in[0], out); break;
-        case ACT_SIGMOID: sb_ref_sigmoid_forward(n, in[0], out); break;
-        case ACT_SILU: sb_ref_silu_forward(n, in[0], out); break;
-        case ACT_GELU: sb_ref_gelu_forward(n, in[0], c->approximate, out); break;
-        case ACT_SOFTPLUS: sb_ref_softplus_forward(n, in[0], c->p0, c->p1, out); break;
+        case ACT_TANH: sb_cpu_tanh_forward(n, in[0], out); break;
+        case ACT_SIGMOID: sb_cpu_sigmoid_forward(n, in[0], out); break;
+        case ACT_SILU: sb_cpu_silu_forward(n, in[0], out); break;
+        case ACT_GELU: sb_cpu_gelu_forward(n, in[0], c->approximate, out); break;
+        case ACT_SOFTPLUS: sb_cpu_softplus_forward(n, in[0], c->p0, c->p1, out); break;
         }
         return;
     }
@@ -36,9 +38,9 @@ static void act_kernel(const void *ctx, int64_t n, const float *const *in, float
     case ACT_LEAKY: sb_ref_leaky_relu_backward(n, in[0], in[1], c->p0, out); break;
     case ACT_TANH: sb_ref_tanh_backward(n, in[0], in[1], out); break;
     case ACT_SIGMOID: sb_ref_sigmoid_backward(n, in[0], in[1], out); break;
-    case ACT_SILU: sb_ref_silu_backward(n, in[0], in[1], out); break;
-    case ACT_GELU: sb_ref_gelu_backward(n, in[0], in[1], c->approximate, out); break;
-    case ACT_SOFTPLUS: sb_ref_softplus_backward(n, in[0], in[1], c->p0, c->p1, out); break;
+    case ACT_SILU: sb_cpu_silu_backward(n, in[0], in[1], out); break;
+    case ACT_GELU: sb_cpu_gelu_backward(n, in[0], in[1], c->approximate, out); break;
+    case ACT_SOFTPLUS: sb_cpu_softplus_backward(n, in[0], in[1], c->p0, c->p1, out); break;
     }
 }
 

@@ -1,9 +1,11 @@
-/* Tensor-level dropout: argument checks around src/ref/dropout.c. Dropout
- * is elementwise, so every tensor may have any strides (element i is the
- * i-th in row-major logical order, whatever the memory layout). */
+/* Tensor-level dropout: argument checks around the threaded kernels of
+ * src/cpu/dropout.c (src/ref/dropout.c run per element range). Dropout is
+ * elementwise, so every tensor may have any strides (element i is the i-th
+ * in row-major logical order, whatever the memory layout). */
 #include <math.h>
 #include "core/fpenv.h"
 #include "core/internal.h"
+#include "cpu/ops_internal.h"
 #include "ref/ref_loss.h"
 
 static sb_status check_p(const char *fn, float p) {
@@ -35,7 +37,7 @@ sb_status sb_dropout_forward(const sb_tensor *x, float p, bool train, uint64_t s
     sb_status st = sb_loss_input(x, &x_copy, &xd);
     if (st == SB_OK) st = sb_loss_output(y, &y_scratch, &yd);
     if (st == SB_OK && mask) st = sb_loss_output(mask, &m_scratch, &md);
-    if (st == SB_OK) sb_ref_dropout_forward(xd, (int64_t)n, p, train, seed, stream, offset, yd, md);
+    if (st == SB_OK) sb_cpu_dropout_forward(xd, (int64_t)n, p, train, seed, stream, offset, yd, md);
     sb_tensor_free(x_copy);
     if (st != SB_OK) {
         sb_tensor_free(y_scratch);
@@ -76,7 +78,7 @@ sb_status sb_dropout_backward(const sb_tensor *dy, const sb_tensor *mask, float 
             st = sb_fail(SB_ERR_ARG, "%s: mask element %lld is %g, expected 0 or 1", fn,
                          (long long)i, (double)md[i]);
     if (st == SB_OK) st = sb_loss_output(dx, &dx_scratch, &dxd);
-    if (st == SB_OK) sb_ref_dropout_backward(dyd, md, n, p, train, dxd);
+    if (st == SB_OK) sb_cpu_dropout_backward(dyd, md, n, p, train, dxd);
     sb_tensor_free(dy_copy);
     sb_tensor_free(m_copy);
     if (st != SB_OK) { sb_tensor_free(dx_scratch); return st; }

@@ -303,7 +303,7 @@ static void reduce_to_shape_raw(const sb_tensor *grad, sb_tensor *out) {
             g.nred++;
         }
     }
-    sb_ref_reduce(SB_REF_REDUCE_SUM, &g, grad->data, 0, out->data);
+    sb_cpu_reduce(SB_REF_REDUCE_SUM, &g, grad->data, 0, out->data);
 }
 
 static sb_status check_reduce_to(const char *fn, const char *gname, const sb_tensor *grad,

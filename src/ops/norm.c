@@ -1,10 +1,12 @@
 /* Tensor-level batch norm and layer norm: argument validation around the
- * reference kernels in src/ref/norm.c (contract section "Normalisation").
+ * fast kernels of src/cpu/norm.c (bit for bit the reference kernels of
+ * src/ref/norm.c, threaded; contract section "Normalisation").
  * Every check runs before the first write, so a failing call leaves all
  * outputs and running statistics untouched. */
 #include <math.h>
 #include "core/fpenv.h"
 #include "core/internal.h"
+#include "cpu/ops_internal.h"
 #include "ref/ref_norm.h"
 
 /* Empty tensors have nothing to lay out, so they count as contiguous
@@ -106,7 +108,7 @@ sb_status sb_batch_norm_forward(const sb_tensor *x, const sb_tensor *gamma,
                        "channel (the unbiased variance divides by count - 1); got count = %lld",
                        fn, (long long)count);
 
-    sb_ref_batch_norm_forward(f32(x), f32(gamma), f32(beta), f32(running_mean),
+    sb_cpu_batch_norm_forward(f32(x), f32(gamma), f32(beta), f32(running_mean),
                               f32(running_var), training, momentum, eps, f32(y),
                               f32(save_mean), f32(save_rstd), N, C, S);
     return SB_OK;
@@ -138,7 +140,7 @@ sb_status sb_batch_norm_backward(const sb_tensor *dy, const sb_tensor *x,
     SB_TRY(check_optional(fn, "dgamma", dgamma, 1, vec, what));
     SB_TRY(check_optional(fn, "dbeta", dbeta, 1, vec, what));
 
-    sb_ref_batch_norm_backward(f32(dy), f32(x), f32(gamma), f32(save_mean), f32(save_rstd),
+    sb_cpu_batch_norm_backward(f32(dy), f32(x), f32(gamma), f32(save_mean), f32(save_rstd),
                                training, f32(dx), f32(dgamma), f32(dbeta), N, C, S);
     return SB_OK;
 }
@@ -186,7 +188,7 @@ sb_status sb_layer_norm_forward(const sb_tensor *x, int normalized_ndim, const s
     SB_TRY(check_optional(fn, "save_mean", save_mean, lead, x->shape, leading));
     SB_TRY(check_optional(fn, "save_rstd", save_rstd, lead, x->shape, leading));
 
-    sb_ref_layer_norm_forward(f32(x), f32(w), f32(b), eps, f32(y), f32(save_mean),
+    sb_cpu_layer_norm_forward(f32(x), f32(w), f32(b), eps, f32(y), f32(save_mean),
                               f32(save_rstd), R, D);
     return SB_OK;
 }
@@ -217,7 +219,7 @@ sb_status sb_layer_norm_backward(const sb_tensor *dy, const sb_tensor *x, int no
     SB_TRY(check_optional(fn, "dw", dw, normalized_ndim, x->shape + lead, trail));
     SB_TRY(check_optional(fn, "db", db, normalized_ndim, x->shape + lead, trail));
 
-    sb_ref_layer_norm_backward(f32(dy), f32(x), f32(w), f32(save_mean), f32(save_rstd),
+    sb_cpu_layer_norm_backward(f32(dy), f32(x), f32(w), f32(save_mean), f32(save_rstd),
                                f32(dx), f32(dw), f32(db), R, D);
     return SB_OK;
 }

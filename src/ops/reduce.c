@@ -1,7 +1,9 @@
 /* Tensor-level reductions over axes and their backward: validation and the
- * mapping from tensors to the reference kernels in src/ref/reduce.c. */
+ * mapping from tensors to the fast kernels of src/cpu/reduce.c (bit for bit
+ * the reference kernels of src/ref/reduce.c, threaded over outputs). */
 #include "core/fpenv.h"
 #include "core/internal.h"
+#include "cpu/ops_internal.h"
 #include "ref/ref_pointwise.h"
 
 /* dims -> bit mask of reduced axes of a tensor with `ndim` dimensions. */
@@ -93,7 +95,7 @@ static sb_status moments(const char *fn, sb_ref_reduce_kind kind, const sb_tenso
     SB_TRY(check_result(fn, "out", out, SB_F32, x, "x", mask, keepdim));
     sb_ref_reduce_geom g;
     make_geom(x, mask, keepdim, out, NULL, &g);
-    sb_ref_reduce(kind, &g, x->data, correction, out->data);
+    sb_cpu_reduce(kind, &g, x->data, correction, out->data);
     return SB_OK;
 }
 
@@ -129,7 +131,7 @@ static sb_status extreme(const char *fn, bool is_max, const sb_tensor *x, const 
         return sb_fail(SB_ERR_SHAPE, "%s: cannot reduce over an empty extent (a reduced dimension of x has size 0)", fn);
     sb_ref_reduce_geom g;
     make_geom(x, mask, keepdim, out, indices, &g);
-    sb_ref_reduce_extreme(is_max, &g, x->data, out ? out->data : NULL,
+    sb_cpu_reduce_extreme(is_max, &g, x->data, out ? out->data : NULL,
                           indices ? indices->data : NULL);
     return SB_OK;
 }
@@ -203,7 +205,7 @@ static sb_status spread(const char *fn, const sb_tensor *dy, const int *dims, in
         }
     }
     float nf = (float)reduced_count(dx, mask);
-    sb_pw_run(1, &v, dx, scale_kernel, divide ? &nf : NULL);
+    sb_cpu_pw_run(1, &v, dx, scale_kernel, divide ? &nf : NULL);
     return SB_OK;
 }
 
@@ -243,6 +245,6 @@ sb_status sb_max_backward(const sb_tensor *dy, const sb_tensor *indices, const i
     }
     sb_ref_reduce_geom g;
     make_geom(dx, mask, keepdim, dy, indices, &g);
-    sb_ref_reduce_scatter(&g, dy->data, indices->data, dx->data);
+    sb_cpu_reduce_scatter(&g, dy->data, indices->data, dx->data);
     return SB_OK;
 }

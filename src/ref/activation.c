@@ -4,6 +4,7 @@
  * functions do; the elementary functions are samebits' correctly rounded
  * ones, never libm. No FMA anywhere (-ffp-contract=off). */
 #include <math.h>
+#include "core/internal.h"
 #include "ref/ref_pointwise.h"
 
 // x, y are (n,)
@@ -12,7 +13,7 @@ void sb_ref_relu_forward(int64_t n, const float *x, float *y) {
         float v = x[i];
         /* NaN is returned as is (a comparison alone would turn it into 0 and
          * hide it); -0 maps to +0 like max(x, 0) in PyTorch. */
-        y[i] = isnan(v) ? v : (v > 0.0f ? v : 0.0f);
+        y[i] = sb_isnanf(v) ? v : (v > 0.0f ? v : 0.0f);
     }
 }
 
@@ -26,7 +27,7 @@ void sb_ref_relu_backward(int64_t n, const float *x, const float *dy, float *dx)
 void sb_ref_leaky_relu_forward(int64_t n, const float *x, float slope, float *y) {
     for (int64_t i = 0; i < n; i++) {
         float v = x[i];
-        y[i] = isnan(v) ? v : (v > 0.0f ? v : v * slope);
+        y[i] = sb_isnanf(v) ? v : (v > 0.0f ? v : v * slope);
     }
 }
 

@@ -3,6 +3,7 @@
  * sequence of binary32 operations on the same-index input elements; the
  * build forbids contraction into FMA (-ffp-contract=off). */
 #include <math.h>
+#include "core/internal.h"
 #include "ref/ref_pointwise.h"
 
 /* maximum/minimum use the total order -inf < ... < -0 < +0 < ... < +inf with
@@ -11,16 +12,16 @@
  * value whatever tree a GPU uses; -0 < +0 is IEEE 754-2019 maximum/minimum.
  * The NaN is returned as its input bits (no arithmetic touches it). */
 static float maximum1(float a, float b) {
-    if (isnan(a)) return a;
-    if (isnan(b)) return b;
+    if (sb_isnanf(a)) return a;
+    if (sb_isnanf(b)) return b;
     if (a > b) return a;
     if (b > a) return b;
     return signbit(a) ? b : a; /* equal: only +-0 vs -+0 or identical bits */
 }
 
 static float minimum1(float a, float b) {
-    if (isnan(a)) return a;
-    if (isnan(b)) return b;
+    if (sb_isnanf(a)) return a;
+    if (sb_isnanf(b)) return b;
     if (a < b) return a;
     if (b < a) return b;
     return signbit(a) ? a : b;
@@ -65,8 +66,8 @@ void sb_ref_unary(sb_unary_op op, int64_t n, const float *x, float *out) {
  * halves (a tie, including +0 vs -0 which compare equal: like PyTorch, the
  * gradient of a tie is split rather than given to an arbitrary side). */
 static int extreme_winner(bool is_max, float a, float b) {
-    if (isnan(a)) return 1;
-    if (isnan(b)) return 2;
+    if (sb_isnanf(a)) return 1;
+    if (sb_isnanf(b)) return 2;
     if (a == b) return 3;
     return (is_max ? a > b : a < b) ? 1 : 2;
 }

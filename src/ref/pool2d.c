@@ -8,6 +8,7 @@
  * sums its own contributions in window order, so the result never depends on
  * the order in which windows are visited (scatter races on a GPU would). */
 #include <math.h>
+#include "core/internal.h"
 #include "core/canonical_sum.h"
 #include "ref/ref_linalg.h"
 
@@ -44,7 +45,7 @@ void sb_ref_max_pool2d_forward(const sb_pool2d_geom *g, const float *x, float *y
                 for (int64_t ih = h0; ih < h1; ih++)
                     for (int64_t iw = w0; iw < w1; iw++) {
                         float v = xp[ih * g->w + iw], b = xp[best];
-                        if (!isnan(b) && (isnan(v) || v > b)) best = ih * g->w + iw;
+                        if (!sb_isnanf(b) && (sb_isnanf(v) || v > b)) best = ih * g->w + iw;
                     }
                 int64_t q = (p * g->oh + r) * g->ow + s;
                 y[q] = xp[best];

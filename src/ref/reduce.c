@@ -6,6 +6,7 @@
  * or to the max/min scan. The enumeration is fixed by the contract, not by
  * memory layout, so a transposed input gives the same bits as a copy. */
 #include <math.h>
+#include "core/internal.h"
 #include "core/canonical_sum.h"
 #include "ref/ref_pointwise.h"
 
@@ -91,8 +92,8 @@ bool sb_ref_extreme_better(bool is_max, float v, float best) {
     /* Strictly better in the total order of maximum/minimum (NaN on top for
      * both, -0 < +0): ties keep the earlier element, and the first NaN stays
      * once found because nothing is better than a NaN. */
-    if (isnan(best)) return false;
-    if (isnan(v)) return true;
+    if (sb_isnanf(best)) return false;
+    if (sb_isnanf(v)) return true;
     if (v == best) return is_max ? (signbit(best) && !signbit(v)) : (!signbit(best) && signbit(v));
     return is_max ? v > best : v < best;
 }

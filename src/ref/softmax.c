@@ -16,7 +16,7 @@ void sb_ref_softmax_row_stats(const float *x, int64_t n, int64_t stride, float *
     float m = n > 0 ? x[0] : -INFINITY;
     for (int64_t j = 1; j < n; j++) {
         float v = x[j * stride];
-        if (isnan(v) || v > m) m = isnan(m) ? m : v;
+        if (sb_isnanf(v) || v > m) m = sb_isnanf(m) ? m : v;
     }
     sb_sum_acc acc;
     sb_sum_init(&acc);

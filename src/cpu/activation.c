@@ -1,0 +1,150 @@
+/* The fast activations whose contract formula calls an elementary function
+ * (contract "Activations", reference src/ref/activation.c).
+ *
+ * Each kernel works a chunk at a time: the argument of the transcendental
+ * is computed per element exactly as the reference computes it, the whole
+ * chunk goes through the batch function of cpu/vmath.h (bit-identical to
+ * sb_expf/sb_tanhf/sb_erff/sb_log1pf, NaN payloads included), and the rest
+ * of the reference's per-element sequence then runs unchanged. The
+ * operations and their order per element are the reference's, so the bits
+ * are too; only the grouping of elements differs, which the elementwise
+ * contract leaves free. Threads come from the caller (sb_cpu_pw_run).
+ *
+ * Outputs may alias an input exactly (y == x): every element's inputs are
+ * read before its output is written, and the buffers hold only values
+ * derived from the element itself. */
+#include "cpu/ops_internal.h"
+#include "cpu/vmath.h"
+
+enum { CHUNK = 512 };
+
+static int64_t chunk_len(int64_t n, int64_t i0) { return n - i0 < CHUNK ? n - i0 : CHUNK; }
+
+void sb_cpu_tanh_forward(int64_t n, const float *x, float *y) { sb_cpu_tanhf_n(x, y, n); }
+
+void sb_cpu_sigmoid_forward(int64_t n, const float *x, float *y) {
+    float e[CHUNK];
+    for (int64_t i0 = 0; i0 < n; i0 += CHUNK) {
+        int64_t k = chunk_len(n, i0);
+        for (int64_t i = 0; i < k; i++) e[i] = -x[i0 + i];
+        sb_cpu_expf_n(e, e, k);
+        for (int64_t i = 0; i < k; i++) y[i0 + i] = 1.0f / (1.0f + e[i]);
+    }
+}
+
+void sb_cpu_silu_forward(int64_t n, const float *x, float *y) {
+    float e[CHUNK];
+    for (int64_t i0 = 0; i0 < n; i0 += CHUNK) {
+        int64_t k = chunk_len(n, i0);
+        for (int64_t i = 0; i < k; i++) e[i] = -x[i0 + i];
+        sb_cpu_expf_n(e, e, k);
+        for (int64_t i = 0; i < k; i++) y[i0 + i] = x[i0 + i] / (1.0f + e[i]);
+    }
+}
+
+void sb_cpu_silu_backward(int64_t n, const float *x, const float *dy, float *dx) {
+    float e[CHUNK];
+    for (int64_t i0 = 0; i0 < n; i0 += CHUNK) {
+        int64_t k = chunk_len(n, i0);
+        for (int64_t i = 0; i < k; i++) e[i] = -x[i0 + i];
+        sb_cpu_expf_n(e, e, k);
+        for (int64_t i = 0; i < k; i++) {
+            float v = x[i0 + i];
+            float s = 1.0f / (1.0f + e[i]);
+            dx[i0 + i] = (dy[i0 + i] * s) * (1.0f + v * (1.0f - s));
+        }
+    }
+}
+
+/* The argument of tanh in the tanh form of GELU. */
+static inline float gelu_inner(float v) {
+    float cube = (v * v) * v;
+    return SB_GELU_SQRT_2_PI * (v + SB_GELU_KAPPA * cube);
+}
+
+void sb_cpu_gelu_forward(int64_t n, const float *x, bool approximate, float *y) {
+    float t[CHUNK];
+    for (int64_t i0 = 0; i0 < n; i0 += CHUNK) {
+        int64_t k = chunk_len(n, i0);
+        if (approximate) {
+            for (int64_t i = 0; i < k; i++) t[i] = gelu_inner(x[i0 + i]);
+            sb_cpu_tanhf_n(t, t, k);
+        } else {
+            for (int64_t i = 0; i < k; i++) t[i] = x[i0 + i] * SB_GELU_SQRT1_2;
+            sb_cpu_erff_n(t, t, k);
+        }
+        for (int64_t i = 0; i < k; i++) {
+            float v = x[i0 + i];
+            y[i0 + i] = (v * 0.5f) * (1.0f + t[i]);
+        }
+    }
+}
+
+void sb_cpu_gelu_backward(int64_t n, const float *x, const float *dy, bool approximate,
+                          float *dx) {
+    float t[CHUNK], u[CHUNK];
+    for (int64_t i0 = 0; i0 < n; i0 += CHUNK) {
+        int64_t k = chunk_len(n, i0);
+        if (approximate) {
+            for (int64_t i = 0; i < k; i++) t[i] = gelu_inner(x[i0 + i]);
+            sb_cpu_tanhf_n(t, t, k);
+            for (int64_t i = 0; i < k; i++) {
+                float v = x[i0 + i], th = t[i];
+                float sq = v * v;
+                float left = 0.5f * v;
+                float right = 1.0f + th;
+                float left_d = 0.5f * right;
+                float tanh_d = 1.0f - th * th;
+                float inner_d = SB_GELU_SQRT_2_PI * (1.0f + SB_GELU_KAPPA3 * sq);
+                float right_d = (left * tanh_d) * inner_d;
+                dx[i0 + i] = dy[i0 + i] * (left_d + right_d);
+            }
+        } else {
+            for (int64_t i = 0; i < k; i++) {
+                float v = x[i0 + i];
+                t[i] = v * SB_GELU_SQRT1_2;
+                u[i] = (v * v) * -0.5f;
+            }
+            sb_cpu_erff_n(t, t, k);
+            sb_cpu_expf_n(u, u, k);
+            for (int64_t i = 0; i < k; i++) {
+                float v = x[i0 + i];
+                float cdf = 0.5f * (1.0f + t[i]);
+                float pdf = SB_GELU_INV_SQRT_2PI * u[i];
+                dx[i0 + i] = dy[i0 + i] * (cdf + v * pdf);
+            }
+        }
+    }
+}
+
+/* Elements above the threshold do not use the transcendental; computing it
+ * for them anyway costs less than compacting the chunk, and its value is
+ * discarded. */
+void sb_cpu_softplus_forward(int64_t n, const float *x, float beta, float threshold, float *y) {
+    float e[CHUNK];
+    for (int64_t i0 = 0; i0 < n; i0 += CHUNK) {
+        int64_t k = chunk_len(n, i0);
+        for (int64_t i = 0; i < k; i++) e[i] = x[i0 + i] * beta;
+        sb_cpu_expf_n(e, e, k);
+        sb_cpu_log1pf_n(e, e, k);
+        for (int64_t i = 0; i < k; i++) {
+            float v = x[i0 + i];
+            float z = v * beta;
+            y[i0 + i] = z > threshold ? v : e[i] / beta;
+        }
+    }
+}
+
+void sb_cpu_softplus_backward(int64_t n, const float *x, const float *dy, float beta,
+                              float threshold, float *dx) {
+    float e[CHUNK];
+    for (int64_t i0 = 0; i0 < n; i0 += CHUNK) {
+        int64_t k = chunk_len(n, i0);
+        for (int64_t i = 0; i < k; i++) e[i] = x[i0 + i] * beta;
+        sb_cpu_expf_n(e, e, k);
+        for (int64_t i = 0; i < k; i++) {
+            float z = x[i0 + i] * beta;
+            dx[i0 + i] = z > threshold ? dy[i0 + i] : (dy[i0 + i] * e[i]) / (e[i] + 1.0f);
+        }
+    }
+}

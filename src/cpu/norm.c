@@ -1,0 +1,397 @@
+/* Fast batch norm and layer norm (contract "Normalisation", reference
+ * src/ref/norm.c).
+ *
+ * A group (a batch-norm channel, a layer-norm row) is enumerated as in the
+ * reference: base[i * stride + j] for i < outer, j < inner, j fastest. Its
+ * sums are canonical sums over that enumeration; the terms (x itself,
+ * (x - mean)^2, dy, dy * xhat, ...) are produced a chunk at a time into a
+ * buffer, with the reference's exact per-term operations, and fed to the
+ * canonical sum in order, so every sum sees the reference's elements in the
+ * reference's order and the bits are the reference's.
+ *
+ * Batch norm runs in two threaded phases: per-channel statistics (threaded
+ * over channels), then the per-element map over (n, c) rows, which has
+ * N * C independent rows even when C is small. Layer norm is threaded over
+ * rows, and its parameter gradients over tiles of columns. */
+#include <stdlib.h>
+#include "core/canonical_sum.h"
+#include "cpu/ops_internal.h"
+#include "ref/ref_norm.h"
+
+enum {
+    CHUNK = 1024,    /* terms per buffer */
+    MIN_WORK = 8192, /* elements per thread range, at least */
+    COLS = 8         /* layer-norm parameter-gradient columns per tile */
+};
+
+typedef enum term_kind {
+    T_X,      /* x */
+    T_SQDEV,  /* d = x - m; d * d */
+    T_DY_DYX, /* a: dy; b: dy * ((x - m) * r) (batch-norm backward) */
+    T_G_GX    /* g = w ? dy * w[j] : dy; a: g; b: g * ((x - m) * r) */
+} term_kind;
+
+/* One group and what its terms need. */
+typedef struct group {
+    const float *x, *dy, *w; /* x and dy share the geometry; w is indexed by j */
+    int64_t outer, inner, stride;
+    float m, r;
+} group;
+
+/* Terms k0 .. k0+k-1 of the group's enumeration into a (and b), one
+ * contiguous stretch of a row i at a time. */
+static void terms(term_kind kind, const group *g, int64_t k0, int64_t k, float *a, float *b) {
+    int64_t i = k0 / g->inner, j = k0 % g->inner;
+    const float m = g->m, r = g->r;
+    for (int64_t t = 0; t < k;) {
+        int64_t len = g->inner - j < k - t ? g->inner - j : k - t;
+        const float *xp = g->x + i * g->stride + j;
+        const float *dyp = g->dy ? g->dy + i * g->stride + j : NULL;
+        const float *wp = g->w ? g->w + j : NULL;
+        float *ap = a + t, *bp = b + t;
+        switch (kind) {
+        case T_X:
+            for (int64_t q = 0; q < len; q++) ap[q] = xp[q];
+            break;
+        case T_SQDEV:
+            for (int64_t q = 0; q < len; q++) {
+                float d = xp[q] - m;
+                ap[q] = d * d;
+            }
+            break;
+        case T_DY_DYX:
+            for (int64_t q = 0; q < len; q++) {
+                float xhat = (xp[q] - m) * r;
+                ap[q] = dyp[q];
+                bp[q] = dyp[q] * xhat;
+            }
+            break;
+        case T_G_GX:
+            for (int64_t q = 0; q < len; q++) {
+                float xhat = (xp[q] - m) * r;
+                float gg = wp ? dyp[q] * wp[q] : dyp[q];
+                ap[q] = gg;
+                bp[q] = gg * xhat;
+            }
+            break;
+        }
+        t += len;
+        j = 0;
+        i++;
+    }
+}
+
+/* The canonical sum(s) of the group's terms: one for T_X and T_SQDEV, two
+ * for the others. */
+static void group_sums(term_kind kind, const group *g, float *sa, float *sb) {
+    float a[CHUNK], b[CHUNK];
+    bool two = kind == T_DY_DYX || kind == T_G_GX;
+    int64_t n = g->outer * g->inner;
+    if (kind == T_X && g->outer == 1) {
+        *sa = sb_sum_canonical(g->x, n, 1); /* one contiguous run, no copy */
+        return;
+    }
+    if (n <= CHUNK) {
+        terms(kind, g, 0, n, a, b);
+        *sa = sb_sum_canonical(a, n, 1);
+        if (two) *sb = sb_sum_canonical(b, n, 1);
+        return;
+    }
+    sb_sum_acc acc_a, acc_b;
+    sb_sum_init(&acc_a);
+    if (two) sb_sum_init(&acc_b);
+    if (kind == T_X && g->inner >= CHUNK) {
+        /* long contiguous runs: straight into the accumulator */
+        for (int64_t i = 0; i < g->outer; i++) sb_sum_add_n(&acc_a, g->x + i * g->stride, g->inner);
+    } else {
+        for (int64_t k0 = 0; k0 < n; k0 += CHUNK) {
+            int64_t k = n - k0 < CHUNK ? n - k0 : CHUNK;
+            terms(kind, g, k0, k, a, b);
+            sb_sum_add_n(&acc_a, a, k);
+            if (two) sb_sum_add_n(&acc_b, b, k);
+        }
+    }
+    *sa = sb_sum_result(&acc_a);
+    if (two) *sb = sb_sum_result(&acc_b);
+}
+
+static int64_t grain_for(int64_t items, int64_t work_per_item) {
+    int64_t min = work_per_item > 0 ? MIN_WORK / work_per_item : MIN_WORK;
+    return sb_parallel_grain(items, min > 0 ? min : 1);
+}
+
+/* ---- batch norm ---------------------------------------------------------------- */
+
+typedef struct bn_job {
+    const float *x, *dy, *gamma, *beta;
+    float *running_mean, *running_var, *y, *save_mean, *save_rstd, *dgamma, *dbeta;
+    bool training;
+    float momentum, eps;
+    int64_t N, C, S;
+    /* per channel, from the statistics phase: mean, rstd (forward) or
+     * mean, rstd, k, a, b (backward) */
+    float *stat;
+} bn_job;
+
+static void bn_stats_range(void *vjob, int64_t c0, int64_t c1) {
+    const bn_job *j = vjob;
+    int64_t count = j->N * j->S, C = j->C;
+    float count_f = (float)count;
+    float count_m1_f = (float)(count - 1);
+    float one_minus_momentum = 1.0f - j->momentum;
+    for (int64_t c = c0; c < c1; c++) {
+        float mean, rstd;
+        if (j->training) {
+            group g = {.x = j->x + c * j->S, .outer = j->N, .inner = j->S, .stride = C * j->S};
+            float s, sumsq;
+            group_sums(T_X, &g, &s, NULL);
+            mean = s / count_f;
+            g.m = mean;
+            group_sums(T_SQDEV, &g, &sumsq, NULL);
+            float var_biased = sumsq / count_f;
+            rstd = 1.0f / sqrtf(var_biased + j->eps);
+            if (j->running_mean) {
+                float var_unbiased = sumsq / count_m1_f;
+                j->running_mean[c] = one_minus_momentum * j->running_mean[c] + j->momentum * mean;
+                j->running_var[c] = one_minus_momentum * j->running_var[c] +
+                                    j->momentum * var_unbiased;
+            }
+        } else {
+            mean = j->running_mean[c];
+            rstd = 1.0f / sqrtf(j->running_var[c] + j->eps);
+        }
+        j->stat[2 * c] = mean;
+        j->stat[2 * c + 1] = rstd;
+    }
+}
+
+/* Rows (n, c) in n-major order, S elements each. */
+static void bn_map_range(void *vjob, int64_t r0, int64_t r1) {
+    const bn_job *j = vjob;
+    int64_t S = j->S;
+    for (int64_t row = r0; row < r1; row++) {
+        int64_t c = row % j->C;
+        float mean = j->stat[2 * c], rstd = j->stat[2 * c + 1];
+        const float *xp = j->x + row * S;
+        float *yp = j->y + row * S;
+        for (int64_t s = 0; s < S; s++) {
+            float v = (xp[s] - mean) * rstd;
+            if (j->gamma) v = v * j->gamma[c];
+            if (j->beta) v = v + j->beta[c];
+            yp[s] = v;
+        }
+    }
+}
+
+void sb_cpu_batch_norm_forward(const float *x, const float *gamma, const float *beta,
+                               float *running_mean, float *running_var, bool training,
+                               float momentum, float eps, float *y, float *save_mean,
+                               float *save_rstd, int64_t N, int64_t C, int64_t S) {
+    float *stat = C > 0 ? malloc((size_t)C * 2 * sizeof *stat) : NULL;
+    if (C > 0 && !stat) {
+        sb_ref_batch_norm_forward(x, gamma, beta, running_mean, running_var, training, momentum,
+                                  eps, y, save_mean, save_rstd, N, C, S);
+        return;
+    }
+    bn_job j = {.x = x, .gamma = gamma, .beta = beta, .running_mean = running_mean,
+                .running_var = running_var, .y = y, .training = training,
+                .momentum = momentum, .eps = eps, .N = N, .C = C, .S = S, .stat = stat};
+    sb_parallel_for(C, grain_for(C, training ? 2 * N * S : 1), bn_stats_range, &j);
+    /* After the statistics: save_mean / save_rstd may alias the running
+     * buffers or x only as in the reference, which writes them per channel
+     * after reading that channel. */
+    for (int64_t c = 0; c < C; c++) {
+        if (save_mean) save_mean[c] = stat[2 * c];
+        if (save_rstd) save_rstd[c] = stat[2 * c + 1];
+    }
+    sb_parallel_for(N * C, grain_for(N * C, S), bn_map_range, &j);
+    free(stat);
+}
+
+static void bn_back_stats_range(void *vjob, int64_t c0, int64_t c1) {
+    const bn_job *j = vjob;
+    float count_f = (float)(j->N * j->S);
+    for (int64_t c = c0; c < c1; c++) {
+        float m = j->save_mean[c], r = j->save_rstd[c];
+        group g = {.x = j->x + c * j->S, .dy = j->dy + c * j->S, .outer = j->N,
+                   .inner = j->S, .stride = j->C * j->S, .m = m, .r = r};
+        float sum_dy, sum_dy_xhat;
+        group_sums(T_DY_DYX, &g, &sum_dy, &sum_dy_xhat);
+        if (j->dgamma) j->dgamma[c] = sum_dy_xhat;
+        if (j->dbeta) j->dbeta[c] = sum_dy;
+        float *st = j->stat + 5 * c;
+        st[0] = m;
+        st[1] = r;
+        st[2] = j->gamma ? j->gamma[c] * r : r;
+        st[3] = sum_dy / count_f;
+        st[4] = sum_dy_xhat / count_f;
+    }
+}
+
+static void bn_back_map_range(void *vjob, int64_t r0, int64_t r1) {
+    const bn_job *j = vjob;
+    int64_t S = j->S;
+    for (int64_t row = r0; row < r1; row++) {
+        const float *st = j->stat + 5 * (row % j->C);
+        float m = st[0], r = st[1], k = st[2], a = st[3], b = st[4];
+        const float *xp = j->x + row * S, *dyp = j->dy + row * S;
+        float *dxp = j->y + row * S;
+        if (j->training) {
+            for (int64_t s = 0; s < S; s++) {
+                float xhat = (xp[s] - m) * r;
+                dxp[s] = k * ((dyp[s] - a) - xhat * b);
+            }
+        } else {
+            for (int64_t s = 0; s < S; s++) dxp[s] = dyp[s] * k;
+        }
+    }
+}
+
+void sb_cpu_batch_norm_backward(const float *dy, const float *x, const float *gamma,
+                                const float *mean, const float *rstd, bool training,
+                                float *dx, float *dgamma, float *dbeta, int64_t N,
+                                int64_t C, int64_t S) {
+    float *stat = C > 0 ? malloc((size_t)C * 5 * sizeof *stat) : NULL;
+    if (C > 0 && !stat) {
+        sb_ref_batch_norm_backward(dy, x, gamma, mean, rstd, training, dx, dgamma, dbeta, N, C,
+                                   S);
+        return;
+    }
+    bn_job j = {.x = x, .dy = dy, .gamma = gamma, .save_mean = (float *)mean,
+                .save_rstd = (float *)rstd, .y = dx, .dgamma = dgamma, .dbeta = dbeta,
+                .training = training, .N = N, .C = C, .S = S, .stat = stat};
+    sb_parallel_for(C, grain_for(C, N * S), bn_back_stats_range, &j);
+    if (dx) sb_parallel_for(N * C, grain_for(N * C, S), bn_back_map_range, &j);
+    free(stat);
+}
+
+/* ---- layer norm ---------------------------------------------------------------- */
+
+typedef struct ln_job {
+    const float *x, *dy, *w, *b, *mean, *rstd;
+    float *y, *save_mean, *save_rstd, *dw, *db;
+    float eps;
+    int64_t R, D;
+} ln_job;
+
+static void ln_forward_range(void *vjob, int64_t r0, int64_t r1) {
+    const ln_job *j = vjob;
+    int64_t D = j->D;
+    float d_f = (float)D;
+    for (int64_t r = r0; r < r1; r++) {
+        const float *xr = j->x + r * D;
+        float *yr = j->y + r * D;
+        group g = {.x = xr, .outer = 1, .inner = D, .stride = D};
+        float s, sumsq;
+        group_sums(T_X, &g, &s, NULL);
+        float mean = s / d_f;
+        g.m = mean;
+        group_sums(T_SQDEV, &g, &sumsq, NULL);
+        float var = sumsq / d_f;
+        float rstd = 1.0f / sqrtf(var + j->eps);
+        if (j->save_mean) j->save_mean[r] = mean;
+        if (j->save_rstd) j->save_rstd[r] = rstd;
+        for (int64_t i = 0; i < D; i++) {
+            float v = (xr[i] - mean) * rstd;
+            if (j->w) v = v * j->w[i];
+            if (j->b) v = v + j->b[i];
+            yr[i] = v;
+        }
+    }
+}
+
+void sb_cpu_layer_norm_forward(const float *x, const float *w, const float *b, float eps,
+                               float *y, float *save_mean, float *save_rstd, int64_t R,
+                               int64_t D) {
+    ln_job j = {.x = x, .w = w, .b = b, .eps = eps, .y = y, .save_mean = save_mean,
+                .save_rstd = save_rstd, .R = R, .D = D};
+    sb_parallel_for(R, grain_for(R, 3 * D), ln_forward_range, &j);
+}
+
+static void ln_dx_range(void *vjob, int64_t r0, int64_t r1) {
+    const ln_job *j = vjob;
+    int64_t D = j->D;
+    float d_f = (float)D;
+    for (int64_t r = r0; r < r1; r++) {
+        const float *xr = j->x + r * D, *dyr = j->dy + r * D;
+        float *dxr = j->y + r * D;
+        float m = j->mean[r], rs = j->rstd[r];
+        group g = {.x = xr, .dy = dyr, .w = j->w, .outer = 1, .inner = D, .stride = D,
+                   .m = m, .r = rs};
+        float sg, sgx;
+        group_sums(T_G_GX, &g, &sg, &sgx);
+        float a = sg / d_f;
+        float bb = sgx / d_f;
+        for (int64_t i = 0; i < D; i++) {
+            float xhat = (xr[i] - m) * rs;
+            float gg = j->w ? dyr[i] * j->w[i] : dyr[i];
+            dxr[i] = rs * ((gg - a) - xhat * bb);
+        }
+    }
+}
+
+/* Columns [COLS * t0, COLS * t1): for each column i, dw[i] and db[i] are
+ * canonical sums over the rows r in increasing order. The terms of COLS
+ * neighbouring columns are gathered row by row (contiguous reads) into one
+ * buffer per column, then each column's buffer is fed to its own sum. */
+enum { ROWS = CHUNK / COLS };
+static void ln_param_range(void *vjob, int64_t t0, int64_t t1) {
+    const ln_job *j = vjob;
+    int64_t R = j->R, D = j->D;
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t i0 = t * COLS, w = D - i0 < COLS ? D - i0 : COLS;
+        float tw[COLS][ROWS], tb[COLS][ROWS];
+        sb_sum_acc acc_w[COLS], acc_b[COLS];
+        bool streaming = R > ROWS;
+        if (streaming)
+            for (int64_t c = 0; c < w; c++) {
+                sb_sum_init(&acc_w[c]);
+                sb_sum_init(&acc_b[c]);
+            }
+        for (int64_t r0 = 0; r0 < R; r0 += ROWS) {
+            int64_t k = R - r0 < ROWS ? R - r0 : ROWS;
+            for (int64_t q = 0; q < k; q++) {
+                int64_t r = r0 + q;
+                const float *xr = j->x + r * D + i0, *dyr = j->dy + r * D + i0;
+                float m = j->mean[r], rs = j->rstd[r];
+                for (int64_t c = 0; c < w; c++) {
+                    float d = dyr[c];
+                    float xhat = (xr[c] - m) * rs;
+                    tw[c][q] = d * xhat;
+                    tb[c][q] = d;
+                }
+            }
+            for (int64_t c = 0; c < w; c++) {
+                if (streaming) {
+                    sb_sum_add_n(&acc_w[c], tw[c], k);
+                    sb_sum_add_n(&acc_b[c], tb[c], k);
+                } else {
+                    if (j->dw) j->dw[i0 + c] = sb_sum_canonical(tw[c], k, 1);
+                    if (j->db) j->db[i0 + c] = sb_sum_canonical(tb[c], k, 1);
+                }
+            }
+        }
+        if (R == 0)
+            for (int64_t c = 0; c < w; c++) {
+                if (j->dw) j->dw[i0 + c] = 0.0f;
+                if (j->db) j->db[i0 + c] = 0.0f;
+            }
+        if (streaming)
+            for (int64_t c = 0; c < w; c++) {
+                if (j->dw) j->dw[i0 + c] = sb_sum_result(&acc_w[c]);
+                if (j->db) j->db[i0 + c] = sb_sum_result(&acc_b[c]);
+            }
+    }
+}
+
+void sb_cpu_layer_norm_backward(const float *dy, const float *x, const float *w,
+                                const float *mean, const float *rstd, float *dx, float *dw,
+                                float *db, int64_t R, int64_t D) {
+    ln_job j = {.x = x, .dy = dy, .w = w, .mean = mean, .rstd = rstd, .y = dx, .dw = dw,
+                .db = db, .R = R, .D = D};
+    if (dx) sb_parallel_for(R, grain_for(R, 3 * D), ln_dx_range, &j);
+    if (dw || db) {
+        int64_t tiles = (D + COLS - 1) / COLS;
+        sb_parallel_for(tiles, grain_for(tiles, 2 * COLS * R), ln_param_range, &j);
+    }
+}
