@@ -1,0 +1,72 @@
+/* src/cpu/vmath_internal.h - the loop shared by every ISA's batch math
+ * kernels (src/cpu/vmath_<isa>.c). Not installed.
+ *
+ * An ISA file provides, per function, a block kernel for exactly W
+ * consecutive inputs:
+ *
+ *     uint32_t block(const float *x, float *y, float *xsave);
+ *
+ * It loads x[0..W), computes every lane it can settle and stores all W
+ * results to y (which may be x), and returns a bit mask of the lanes it
+ * could not settle (special inputs it leaves to the scalar function, and
+ * lanes whose rounding test failed). When that mask is not 0 it first
+ * copies the W inputs to xsave, so the scalar function still sees them
+ * after an in-place store. sb_vm_drive() then replaces those lanes with the
+ * scalar function's result, which is the reference by definition.
+ *
+ * The ragged end (n mod W inputs) goes through a zero-padded copy, so block
+ * kernels never read or write past the caller's arrays.
+ */
+#ifndef SAMEBITS_CPU_VMATH_INTERNAL_H
+#define SAMEBITS_CPU_VMATH_INTERNAL_H
+
+#include <stdint.h>
+#include <string.h>
+#include "cpu/vmath.h"
+
+#define SB_VM_MAXW 16
+
+/* Block kernels are inlined into the loop of sb_vm_drive, so that their
+ * constants stay in registers across blocks. */
+#define SB_VM_BLOCK static inline __attribute__((always_inline)) uint32_t
+
+/* The scalar exp kernel's leading coefficient is written 1.0 / 720, a
+ * division done at run time under -frounding-math; its value in the
+ * contract's rounding mode (to nearest) is this constant, which the test
+ * tests/test_fast_vmath.c checks. */
+#define SB_VM_EXP_C6 0x1.6c16c16c16c17p-10
+
+typedef uint32_t (*sb_vm_block)(const float *x, float *y, float *xsave);
+typedef float (*sb_vm_scalar)(float);
+
+/* always_inline: with blk a constant the block kernel inlines into the
+ * loop instead of being called through a pointer. */
+static inline __attribute__((always_inline)) void sb_vm_drive(const float *x, float *y,
+                                                              int64_t n, int w,
+                                                              sb_vm_block blk,
+                                                              sb_vm_scalar scalar) {
+    float xsave[SB_VM_MAXW];
+    int64_t i = 0;
+    for (; i + w <= n; i += w) {
+        uint32_t m = blk(x + i, y + i, xsave);
+        while (m) {
+            int l = __builtin_ctz(m);
+            y[i + l] = scalar(xsave[l]);
+            m &= m - 1;
+        }
+    }
+    if (i < n) {
+        float buf[SB_VM_MAXW] = {0};
+        int rest = (int)(n - i);
+        memcpy(buf, x + i, (size_t)rest * sizeof(float));
+        uint32_t m = blk(buf, buf, xsave) & ((1u << rest) - 1u);
+        while (m) {
+            int l = __builtin_ctz(m);
+            buf[l] = scalar(xsave[l]);
+            m &= m - 1;
+        }
+        memcpy(y + i, buf, (size_t)rest * sizeof(float));
+    }
+}
+
+#endif
