@@ -46,11 +46,13 @@ enum {
     SMALL_FLOPS = 1 << 16, /* m*n*k below this: one thread, no heap */
     STACK_FLOATS = 4096,
     PAR_PACK_FLOPS = 1 << 24,
+    B_DIRECT_MAX_M = 32, /* rows of C up to which op(B) = B is read unpacked */
 };
 
 typedef struct kernel {
     int mr, nr;
     sb_gemm_ukernel_fn fn;
+    sb_gemm_flex_fn flex; /* when set, used instead of fn (gemm_internal.h) */
 } kernel;
 
 /* ---- the portable micro-kernel ---- */
@@ -70,17 +72,39 @@ void sb_gemm_ukernel_scalar(int64_t kc, const float *a, const float *b, float *c
         for (int j = 0; j < NR_S; j++) c[i * ldc + j] = acc[i][j];
 }
 
-static kernel pick_kernel(sb_isa_level isa) {
+#if SB_HAVE_X86_KERNELS
+/* The AVX-512 flexible kernel whose row count wastes the fewest padded rows
+ * for m (the larger one on a tie): LeNet's 6- and 16-channel products
+ * would otherwise spend half their FMAs on zero rows. */
+static kernel pick_avx512(int64_t m) {
+    static const struct { int mr; sb_gemm_flex_fn fn; } opts[] = {
+        {12, sb_gemm_flex_avx512_12}, {8, sb_gemm_flex_avx512_8},
+        {6, sb_gemm_flex_avx512_6}, {4, sb_gemm_flex_avx512_4}};
+    int best = 0;
+    int64_t best_rows = INT64_MAX;
+    for (int i = 0; i < 4; i++) {
+        int64_t padded = (m + opts[i].mr - 1) / opts[i].mr * opts[i].mr;
+        if (padded < best_rows) best_rows = padded, best = i;
+    }
+    /* Full 12-row tiles of packed panels keep the unrolled fixed kernel. */
+    return (kernel){opts[best].mr, SB_GEMM_NR_AVX512,
+                    opts[best].mr == SB_GEMM_MR_AVX512 ? sb_gemm_ukernel_avx512 : NULL,
+                    opts[best].fn};
+}
+#endif
+
+static kernel pick_kernel(sb_isa_level isa, int64_t m) {
+    (void)m;
     switch (isa) {
 #if SB_HAVE_X86_KERNELS
-    case SB_ISA_AVX512: return (kernel){SB_GEMM_MR_AVX512, SB_GEMM_NR_AVX512, sb_gemm_ukernel_avx512};
-    case SB_ISA_AVX2: return (kernel){SB_GEMM_MR_AVX2, SB_GEMM_NR_AVX2, sb_gemm_ukernel_avx2};
-    case SB_ISA_SSE2: return (kernel){SB_GEMM_MR_SSE2, SB_GEMM_NR_SSE2, sb_gemm_ukernel_sse2};
+    case SB_ISA_AVX512: return pick_avx512(m);
+    case SB_ISA_AVX2: return (kernel){SB_GEMM_MR_AVX2, SB_GEMM_NR_AVX2, sb_gemm_ukernel_avx2, NULL};
+    case SB_ISA_SSE2: return (kernel){SB_GEMM_MR_SSE2, SB_GEMM_NR_SSE2, sb_gemm_ukernel_sse2, NULL};
 #endif
 #if SB_HAVE_NEON_KERNELS
-    case SB_ISA_NEON: return (kernel){SB_GEMM_MR_NEON, SB_GEMM_NR_NEON, sb_gemm_ukernel_neon};
+    case SB_ISA_NEON: return (kernel){SB_GEMM_MR_NEON, SB_GEMM_NR_NEON, sb_gemm_ukernel_neon, NULL};
 #endif
-    default: return (kernel){SB_GEMM_MR_SCALAR, SB_GEMM_NR_SCALAR, sb_gemm_ukernel_scalar};
+    default: return (kernel){SB_GEMM_MR_SCALAR, SB_GEMM_NR_SCALAR, sb_gemm_ukernel_scalar, NULL};
     }
 }
 
@@ -97,6 +121,7 @@ typedef struct job {
     bool load_c;      /* accumulators start from C (not +0) */
     float *apack;     /* mpanels panels of mr x kc */
     float *bpack;     /* npanels panels of kc x nr */
+    bool b_direct;    /* the flexible kernel reads op(B) = B ('N') in place */
     int64_t mpanels, npanels;
     int64_t tile_mp, tile_np; /* a tile's size in micro-panels */
     int64_t tiles_m, tiles_n;
@@ -169,6 +194,14 @@ static void micro_tile(const job *J, int64_t ip, int64_t jp) {
     const float *ap = J->apack + ip * mr * J->kc, *bp = J->bpack + jp * nr * J->kc;
     float *c = J->c + i0 * J->ldc + j0;
     int64_t rows = J->m - i0 < mr ? J->m - i0 : mr, cols = J->n - j0 < nr ? J->n - j0 : nr;
+    if (J->kern.flex && !(rows == mr && cols == nr && J->kern.fn && !J->b_direct)) {
+        if (J->b_direct)
+            J->kern.flex(J->kc, ap, J->b + J->pc * J->ldb + j0, J->ldb, c, J->ldc, J->load_c,
+                         (int)rows, (int)cols);
+        else
+            J->kern.flex(J->kc, ap, bp, nr, c, J->ldc, J->load_c, (int)rows, (int)cols);
+        return;
+    }
     if (rows == mr && cols == nr) {
         J->kern.fn(J->kc, ap, bp, c, J->ldc, J->load_c);
         return;
@@ -213,12 +246,15 @@ void sb_cpu_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, con
         return;
     }
     job J = {
-        .kern = pick_kernel(sb_isa()),
+        .kern = pick_kernel(sb_isa(), m),
         .ta = transa == 'T' || transa == 't',
         .tb = transb == 'T' || transb == 't',
         .a = a, .b = b, .c = c, .lda = lda, .ldb = ldb, .ldc = ldc, .m = m, .n = n,
     };
     int mr = J.kern.mr, nr = J.kern.nr;
+    /* Packing B pays for itself when each packed panel feeds many row
+     * panels; for a few rows it costs as much as the FMAs it feeds. */
+    J.b_direct = J.kern.flex && !J.tb && m <= B_DIRECT_MAX_M;
     J.mpanels = ceil_div(m, mr);
     J.npanels = ceil_div(n, nr);
     /* Equal k blocks (a short last block would waste a pass). */
@@ -245,7 +281,7 @@ void sb_cpu_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, con
     J.tiles_m = ceil_div(J.mpanels, J.tile_mp);
     J.tiles_n = ceil_div(J.npanels, J.tile_np);
 
-    size_t afloats = (size_t)(J.mpanels * mr * kc_max), bfloats = (size_t)(J.npanels * nr * kc_max);
+    size_t afloats = (size_t)(J.mpanels * mr * kc_max), bfloats = J.b_direct ? 0 : (size_t)(J.npanels * nr * kc_max);
     float stack[STACK_FLOATS] __attribute__((aligned(64)));
     float *buf = stack;
     if (afloats + bfloats > STACK_FLOATS) {
@@ -262,7 +298,7 @@ void sb_cpu_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, con
     J.apack = buf;
     J.bpack = buf + afloats;
 
-    int64_t ntiles = J.tiles_m * J.tiles_n, npack = J.mpanels + J.npanels;
+    int64_t ntiles = J.tiles_m * J.tiles_n, npack = J.mpanels + (J.b_direct ? 0 : J.npanels);
     for (int64_t pc = 0; pc < k; pc += kc_max) {
         J.pc = pc;
         J.kc = k - pc < kc_max ? k - pc : kc_max;

@@ -57,3 +57,55 @@ void sb_gemm_ukernel_avx512(int64_t kc, const float *a, const float *b, float *c
     ROWS(STORE)
 }
 #endif
+
+#if SB_HAVE_X86_KERNELS
+/* The flexible AVX-512 kernels (sb_gemm_flex_fn in gemm_internal.h): MR x 32
+ * tiles for MR in {4, 6, 8, 12}, a B operand read `bstride` floats apart per
+ * k step (a packed panel, or op(B) itself when it is row-major), and edge
+ * tiles handled in place: only the first `rows` rows of C are loaded and
+ * stored, and only the first `cols` columns, through lane masks. Every lane
+ * still runs its own chain step by step, so the bits are those of the fixed
+ * 12 x 32 kernel above; the flexibility only removes the padded-scratch
+ * copies and the packing of B, which dominate for LeNet's skinny products
+ * (m = 6 or 16 output channels). Masked-off lanes of a masked load are not
+ * read, so a B row may end anywhere. */
+#define FLEX_KERNEL(MRF)                                                                  \
+    void sb_gemm_flex_avx512_##MRF(int64_t kc, const float *a, const float *b,             \
+                                   int64_t bstride, float *c, int64_t ldc, bool load_c,    \
+                                   int rows, int cols) {                                  \
+        __mmask16 m0 = cols >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << cols) - 1u);   \
+        __mmask16 m1 = cols >= 32   ? (__mmask16)0xffff                                   \
+                       : cols > 16 ? (__mmask16)((1u << (cols - 16)) - 1u)                \
+                                   : (__mmask16)0;                                        \
+        __m512 acc0[MRF], acc1[MRF];                                                      \
+        _Pragma("GCC unroll 12") for (int r = 0; r < MRF; r++) {                          \
+            if (load_c && r < rows) {                                                     \
+                acc0[r] = _mm512_maskz_loadu_ps(m0, c + r * ldc);                         \
+                acc1[r] = _mm512_maskz_loadu_ps(m1, c + r * ldc + 16);                    \
+            } else {                                                                      \
+                acc0[r] = _mm512_setzero_ps();                                            \
+                acc1[r] = _mm512_setzero_ps();                                            \
+            }                                                                             \
+        }                                                                                 \
+        for (int64_t p = 0; p < kc; p++, a += MRF, b += bstride) {                        \
+            __m512 b0 = _mm512_maskz_loadu_ps(m0, b);                                     \
+            __m512 b1 = _mm512_maskz_loadu_ps(m1, b + 16);                                \
+            _Pragma("GCC unroll 12") for (int r = 0; r < MRF; r++) {                      \
+                __m512 ar = _mm512_set1_ps(a[r]);                                         \
+                acc0[r] = _mm512_fmadd_ps(ar, b0, acc0[r]);                               \
+                acc1[r] = _mm512_fmadd_ps(ar, b1, acc1[r]);                               \
+            }                                                                             \
+        }                                                                                 \
+        _Pragma("GCC unroll 12") for (int r = 0; r < MRF; r++) {                          \
+            if (r < rows) {                                                               \
+                _mm512_mask_storeu_ps(c + r * ldc, m0, acc0[r]);                          \
+                _mm512_mask_storeu_ps(c + r * ldc + 16, m1, acc1[r]);                     \
+            }                                                                             \
+        }                                                                                 \
+    }
+
+FLEX_KERNEL(4)
+FLEX_KERNEL(6)
+FLEX_KERNEL(8)
+FLEX_KERNEL(12)
+#endif

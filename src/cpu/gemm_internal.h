@@ -55,6 +55,21 @@ void sb_gemm_ukernel_avx2(int64_t kc, const float *a, const float *b, float *c, 
 void sb_gemm_ukernel_avx512(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
                             bool load_c);
 #endif
+/* Flexible kernels (AVX-512 only): an MR x NR tile at rows x cols of C
+ * (rows <= MR, cols <= NR) done in place, with B rows `bstride` floats
+ * apart (NR for a packed panel, ldb for op(B) read where it lies). */
+typedef void (*sb_gemm_flex_fn)(int64_t kc, const float *a, const float *b, int64_t bstride,
+                                float *c, int64_t ldc, bool load_c, int rows, int cols);
+#if SB_HAVE_X86_KERNELS
+#define SB_GEMM_FLEX_DECL(MRF)                                                                 \
+    void sb_gemm_flex_avx512_##MRF(int64_t kc, const float *a, const float *b, int64_t bstride, \
+                                   float *c, int64_t ldc, bool load_c, int rows, int cols);
+SB_GEMM_FLEX_DECL(4)
+SB_GEMM_FLEX_DECL(6)
+SB_GEMM_FLEX_DECL(8)
+SB_GEMM_FLEX_DECL(12)
+#endif
+
 #if SB_HAVE_NEON_KERNELS
 void sb_gemm_ukernel_neon(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
                           bool load_c);
