@@ -70,6 +70,38 @@ static void im2col(const sb_conv2d_geom *g, const float *xn, int64_t ch0, int64_
             }
 }
 
+/* im2row of one sample xn (c_in, h, w): the transpose of im2col over all
+ * channels, row (r, s) holding the c_in*kh*kw taps (c, i, j) contiguously;
+ * row q starts at rows + q*ld. Backward weight multiplies dY by it as an
+ * untransposed right operand, which the GEMM reads in place instead of
+ * gathering a transposed im2col into panels. */
+static void im2row(const sb_conv2d_geom *g, const float *xn, float *rows, int64_t ld) {
+    int64_t kw = g->kw, dw = g->dilation_w, span = (kw - 1) * dw;
+    for (int64_t r = 0; r < g->oh; r++)
+        for (int64_t c = 0; c < g->c_in; c++)
+            for (int64_t i = 0; i < g->kh; i++) {
+                int64_t ih = r * g->stride_h - g->pad_h + i * g->dilation_h;
+                float *dst = rows + r * g->ow * ld + (c * g->kh + i) * kw;
+                if (ih < 0 || ih >= g->h) {
+                    for (int64_t s = 0; s < g->ow; s++, dst += ld)
+                        for (int64_t j = 0; j < kw; j++) dst[j] = 0.0f;
+                    continue;
+                }
+                const float *xr = xn + (c * g->h + ih) * g->w;
+                for (int64_t s = 0; s < g->ow; s++, dst += ld) {
+                    int64_t iw0 = s * g->stride_w - g->pad_w;
+                    if (iw0 >= 0 && iw0 + span < g->w) {
+                        for (int64_t j = 0; j < kw; j++) dst[j] = xr[iw0 + j * dw];
+                    } else {
+                        for (int64_t j = 0; j < kw; j++) {
+                            int64_t iw = iw0 + j * dw;
+                            dst[j] = iw >= 0 && iw < g->w ? xr[iw] : 0.0f;
+                        }
+                    }
+                }
+            }
+}
+
 /* The sub-geometry of samples [n0, n1) (the reference kernels treat samples
  * independently, so they can run on a slice). */
 static sb_conv2d_geom slice(const sb_conv2d_geom *g, int64_t n0, int64_t n1) {
@@ -324,7 +356,7 @@ void sb_cpu_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, cons
 typedef struct {
     const sb_conv2d_geom *g;
     const float *dy, *x;
-    float *col, *dyc; /* the chunk's im2col (c_in*kh*kw rows) and dy (c_out rows) */
+    float *rows, *dyc; /* the chunk's im2row (c_in*kh*kw columns) and dy (c_out rows) */
     int64_t first, len; /* samples first .. first+len-1 */
 } bwd_w_ctx;
 
@@ -334,7 +366,8 @@ static void bwd_w_build(void *vctx, int64_t l0, int64_t l1) {
     int64_t ohw = g->oh * g->ow, ld = t->len * ohw;
     for (int64_t l = l0; l < l1; l++) {
         int64_t n = t->first + l;
-        im2col(g, t->x + n * g->c_in * g->h * g->w, 0, g->c_in, t->col + l * ohw, ld);
+        int64_t taps = g->c_in * g->kh * g->kw;
+        im2row(g, t->x + n * g->c_in * g->h * g->w, t->rows + l * ohw * taps, taps);
         for (int64_t oc = 0; oc < g->c_out; oc++)
             memcpy(t->dyc + oc * ld + l * ohw, t->dy + (n * g->c_out + oc) * ohw,
                    (size_t)ohw * sizeof *t->dyc);
@@ -358,7 +391,8 @@ void sb_cpu_conv2d_backward_weight(const sb_conv2d_geom *g, const float *dy, con
         sb_ref_conv2d_backward_weight(g, dy, x, dweight);
         return;
     }
-    bwd_w_ctx t = {g, dy, x, col, col + chunk * g->c_in * g->kh * g->kw * ohw, 0, 0};
+    int64_t taps = g->c_in * g->kh * g->kw;
+    bwd_w_ctx t = {g, dy, x, col, col + chunk * taps * ohw, 0, 0};
     for (int64_t first = 0; first < g->n; first += chunk) {
         t.first = first;
         t.len = g->n - first < chunk ? g->n - first : chunk;
@@ -366,8 +400,8 @@ void sb_cpu_conv2d_backward_weight(const sb_conv2d_geom *g, const float *dy, con
         int64_t k = t.len * ohw;
         /* The chain over (n, r, s) goes on where the previous chunk left it. */
         for (int64_t grp = 0; grp < g->groups; grp++)
-            sb_cpu_sgemm('N', 'T', ocg, kdim, k, t.dyc + grp * ocg * k, k, t.col + grp * kdim * k,
-                         k, dweight + grp * ocg * kdim, kdim, first > 0);
+            sb_cpu_sgemm('N', 'N', ocg, kdim, k, t.dyc + grp * ocg * k, k, t.rows + grp * kdim,
+                         taps, dweight + grp * ocg * kdim, kdim, first > 0);
     }
 }
 
