@@ -12,11 +12,11 @@ set -eu
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-"fuzz_idx fuzz_safetensors"}
+targets=${*:-"fuzz_idx fuzz_safetensors fuzz_trace"}
 out=${FUZZ_BUILD:-build-fuzz}
 cc=${CLANG:-clang}
-mkdir -p "$out/corpus/fuzz_idx" "$out/corpus/fuzz_safetensors"
-lib="src/io/idx.c src/io/safetensors.c src/io/atomic_file.c src/core/status.c src/core/tensor.c src/core/arena.c src/hash/sha256.c"
+mkdir -p "$out/corpus/fuzz_idx" "$out/corpus/fuzz_safetensors" "$out/corpus/fuzz_trace"
+lib="src/io/idx.c src/io/safetensors.c src/io/atomic_file.c src/core/status.c src/core/tensor.c src/core/arena.c src/hash/sha256.c src/autograd/trace.c src/core/fpenv.c"
 flags="-std=c11 -g -O1 -ffp-contract=off -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc -fno-omit-frame-pointer"
 san="-fsanitize=address,undefined -fno-sanitize-recover=all"
 

@@ -26,5 +26,6 @@
 #include "samebits/io.h"
 #include "samebits/autograd.h"
 #include "samebits/nn.h"
+#include "samebits/trace.h"
 
 #endif

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include "core/fpenv.h"
 #include "autograd/graph_internal.h"
+#include "autograd/trace_internal.h"
 
 struct sb_graph {
     sb_arena *arena;
@@ -191,6 +192,11 @@ sb_status sb_ag_targets(sb_graph *g, sb_node *node, sb_tensor *targets[SB_NODE_M
 }
 
 sb_status sb_ag_commit(sb_graph *g, sb_node *node, sb_tensor *targets[SB_NODE_MAX_INPUTS]) {
+    static const char *const suffix[SB_NODE_MAX_INPUTS] = {".d_in0", ".d_in1", ".d_in2"};
+    /* Traced before accumulation, so a trace shows each contribution (and an
+     * injected change flows into the sum like a real one). */
+    for (int i = 0; i < SB_NODE_MAX_INPUTS; i++)
+        if (targets[i]) SB_TRACE_HOOK(node->name, suffix[i], targets[i]);
     for (int i = 0; i < SB_NODE_MAX_INPUTS; i++) SB_TRY(sb_ag_grad_commit(g, node->in[i], targets[i]));
     return SB_OK;
 }
@@ -199,6 +205,9 @@ sb_status sb_ag_finish(sb_graph *g, const char *name, sb_backward_fn backward,
                        sb_variable *const *inputs, int n_inputs, sb_variable *out, sb_variable **y,
                        sb_node **node) {
     sb_node *unused;
+    /* Every forward output passes here, on the tape or not: the trace hook
+     * sees it before any later op reads it. */
+    SB_TRACE_HOOK(name, NULL, out->value);
     SB_TRY(sb_ag_record(g, name, backward, inputs, n_inputs, out, node ? node : &unused));
     *y = out;
     return SB_OK;

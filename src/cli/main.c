@@ -10,11 +10,16 @@ static int usage(FILE *f) {
             "commands:\n"
             "  train [opts]   train LeNet-5 reproducibly and print the four hash lines\n"
             "                 --data DIR --epochs N --batch-size N --lr X --seed N\n"
-            "                 --threads N --limit-batches N --save PATH --resume PATH\n"
+            "                 --threads N (default: all CPUs; bits never depend on it)\n"
+            "                 --limit-batches N --save PATH --resume PATH\n"
+            "                 --trace FILE [--trace-hashes-only]  record every op's output\n"
             "  eval CKPT      score a LeNet-5 checkpoint on the test set [--data DIR]\n"
             "  hash CKPT      print a checkpoint's model hash\n"
             "  version        print the version\n"
-            "  hash-file F    SHA-256 of a file's bytes\n");
+            "  hash-file F    SHA-256 of a file's bytes\n"
+            "  verify [opts]  self-check this machine against the committed op test vectors\n"
+            "                 --quick --vectors FILE --data DIR --generate --list\n"
+            "  trace-diff A B the first op whose output differs between two traces\n");
     return f == stderr ? 2 : 0;
 }
 
@@ -47,6 +52,8 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "train")) return sb_cli_train(argc - 2, argv + 2);
     if (!strcmp(argv[1], "eval")) return sb_cli_eval(argc - 2, argv + 2);
     if (!strcmp(argv[1], "hash")) return sb_cli_hash(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "verify")) return sb_cli_verify(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "trace-diff")) return sb_cli_trace_diff(argc - 2, argv + 2);
     if (!strcmp(argv[1], "hash-file") && argc == 3) return cmd_hash_file(argv[2]);
     fprintf(stderr, "samebits: unknown command '%s'\n", argv[1]);
     return usage(stderr);

@@ -8,9 +8,11 @@
 #include "cli/cli.h"
 #include "samebits.h"
 #include "samebits/train.h"
+#include "samebits/trace.h"
 
 typedef struct {
-    const char *data, *save, *resume;
+    const char *data, *save, *resume, *trace;
+    bool trace_hashes_only;
     int64_t epochs, batch_size, limit_batches, threads;
     double lr;
     uint64_t seed;
@@ -28,13 +30,17 @@ static int parse_int(const char *flag, const char *v, int64_t min, int64_t *out)
 }
 
 static int parse_options(int argc, char **argv, train_options *o) {
-    *o = (train_options){"/usr/share/datasets/fashion-mnist", NULL, NULL, 2, 100, 0, 1, 0.01, 0};
+    /* threads 0: the library's default (SB_NUM_THREADS, else every CPU);
+     * the printed bits never depend on it. */
+    *o = (train_options){"/usr/share/datasets/fashion-mnist", NULL, NULL, NULL, false, 2, 100, 0, 0, 0.01, 0};
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int64_t x;
         if (!strcmp(a, "--data") && v) o->data = argv[++i];
         else if (!strcmp(a, "--save") && v) o->save = argv[++i];
         else if (!strcmp(a, "--resume") && v) o->resume = argv[++i];
+        else if (!strcmp(a, "--trace") && v) o->trace = argv[++i];
+        else if (!strcmp(a, "--trace-hashes-only")) o->trace_hashes_only = true;
         else if (!strcmp(a, "--epochs")) { if (!parse_int(a, v, 1, &o->epochs)) return 0; i++; }
         else if (!strcmp(a, "--batch-size")) { if (!parse_int(a, v, 1, &o->batch_size)) return 0; i++; }
         else if (!strcmp(a, "--limit-batches")) { if (!parse_int(a, v, 1, &o->limit_batches)) return 0; i++; }
@@ -107,6 +113,20 @@ static int evaluate(sb_module *model, const sb_dataset *test, sb_graph *g) {
     return rc;
 }
 
+/* After each optimizer step, the parameters join the trace as ops named
+ * "param.<name>" (the optimizer's outputs). */
+static sb_status trace_parameters(sb_module *model) {
+    sb_named params[64];
+    size_t count;
+    sb_status s = sb_module_parameters(model, params, 64, &count);
+    for (size_t i = 0; i < count && i < 64 && s == SB_OK; i++) {
+        char name[80];
+        snprintf(name, sizeof name, "param.%.56s", params[i].name);
+        s = sb_trace_record(name, params[i].value);
+    }
+    return s;
+}
+
 int sb_cli_train(int argc, char **argv) {
     train_options o;
     if (!parse_options(argc, argv, &o)) return 2;
@@ -117,6 +137,7 @@ int sb_cli_train(int argc, char **argv) {
     sb_graph *g = NULL;
     sb_loader *loader = NULL;
     int rc = 0;
+    if (o.threads > 0 && sb_set_num_threads((int)o.threads) != SB_OK) return fail("--threads");
     if (sb_mnist_load(o.data, true, &train) != SB_OK || sb_mnist_load(o.data, false, &test) != SB_OK) {
         rc = fail("loading data");
         goto done;
@@ -146,6 +167,10 @@ int sb_cli_train(int argc, char **argv) {
     }
     int64_t batches = sb_loader_num_batches(loader);
     if (o.limit_batches && o.limit_batches < batches) batches = o.limit_batches;
+    if (o.trace && sb_trace_open(o.trace, o.trace_hashes_only ? SB_TRACE_HASHES_ONLY : 0) != SB_OK) {
+        rc = fail("opening the trace");
+        goto done;
+    }
     for (int64_t epoch = state.epoch; epoch < o.epochs && !rc; epoch++) {
         sb_module_train(model, true);
         if (sb_loader_set_epoch(loader, epoch) != SB_OK) { rc = fail("shuffling"); break; }
@@ -153,6 +178,7 @@ int sb_cli_train(int argc, char **argv) {
         clock_gettime(CLOCK_MONOTONIC, &t0);
         for (int64_t b = 0; b < batches; b++) {
             sb_graph_reset(g);
+            sb_trace_step((uint64_t)(epoch * batches + b));
             sb_tensor *x, *y;
             sb_variable *in, *logits, *loss;
             if (sb_loader_batch(loader, b, sb_graph_arena(g), &x, &y) != SB_OK ||
@@ -162,6 +188,7 @@ int sb_cli_train(int argc, char **argv) {
                 rc = fail("training");
                 break;
             }
+            if (o.trace && trace_parameters(model) != SB_OK) { rc = fail("tracing"); break; }
             clock_gettime(CLOCK_MONOTONIC, &t1);
             double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
             double rate = (double)((b + 1) * o.batch_size) / (secs > 0 ? secs : 1e-9);
@@ -181,11 +208,13 @@ int sb_cli_train(int argc, char **argv) {
         state.epoch = epoch + 1;
     }
     if (rc) goto done;
+    if (o.trace && sb_trace_close() != SB_OK) { rc = fail("writing the trace"); goto done; }
     if (o.save && sb_checkpoint_save(o.save, model, opt, &state) != SB_OK) { rc = fail("saving"); goto done; }
     sb_module_hash(model, d);
     print_hash("Hash of the trained model", d);
     rc = evaluate(model, &test, g);
 done:
+    sb_trace_abort(); /* no-op unless a failure left the trace open */
     sb_loader_free(loader);
     sb_graph_free(g);
     sb_optimizer_free(opt);
