@@ -11,7 +11,9 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#ifndef SB_NO_ZLIB
 #include <zlib.h>
+#endif
 #include "autograd/trace_internal.h"
 #include "core/fpenv.h"
 #include "io/io_internal.h"
@@ -106,6 +108,9 @@ static void write_record(const char *name, sb_tensor *t) {
     T.op++;
     T.records++;
     if (T.flags & SB_TRACE_HASHES_ONLY) return;
+#ifdef SB_NO_ZLIB
+    (void)es; (void)n; /* sb_trace_open refused value traces */
+#else
     size_t raw_len = (size_t)n * es;
     uLongf zlen = compressBound((uLong)raw_len);
     unsigned char *raw = sb_malloc("sb_trace", raw_len ? raw_len : 1);
@@ -131,6 +136,7 @@ static void write_record(const char *name, sb_tensor *t) {
     }
     free(raw);
     free(z);
+#endif
 }
 
 void sb_trace_hook(const char *op, const char *suffix, sb_tensor *t) {
@@ -148,6 +154,12 @@ sb_status sb_trace_open(const char *path, unsigned flags) {
     const char *fn = "sb_trace_open";
     if (!path) return sb_fail(SB_ERR_NULL, "%s: path is NULL", fn);
     if (flags & ~SB_TRACE_HASHES_ONLY) return sb_fail(SB_ERR_ARG, "%s: unknown flags 0x%x", fn, flags);
+#ifdef SB_NO_ZLIB
+    if (!(flags & SB_TRACE_HASHES_ONLY))
+        return sb_fail(SB_ERR_UNSUPPORTED,
+                       "%s: this build has no zlib (NO_ZLIB=1), so a trace cannot hold values; "
+                       "record hashes only (SB_TRACE_HASHES_ONLY, --trace-hashes-only)", fn);
+#endif
     uint64_t inj_step = UINT64_MAX, inj_op = UINT64_MAX;
     const char *env = getenv("SB_TRACE_INJECT");
     if (env && *env) {
@@ -416,9 +428,13 @@ sb_status sb_trace_reader_values(sb_trace_reader *r, sb_trace_entry *e) {
         r->values = v;
         r->values_cap = raw + 1;
     }
+#ifdef SB_NO_ZLIB
+    return sb_fail(SB_ERR_UNSUPPORTED, "%s: this build has no zlib (NO_ZLIB=1) to read trace values", fn);
+#else
     uLongf got = (uLongf)raw;
     if (uncompress(r->values, &got, r->z, (uLong)r->z_len) != Z_OK || got != raw)
         return bad(r, "values do not decompress to the record's size");
+#endif
     /* The values must hash to the record's hash (canonical NaN, as the writer). */
     sb_sha256_ctx c;
     sb_sha256_init(&c);
