@@ -9,7 +9,7 @@
  * of its canonical bytes (the same hash as sb_hash_tensors) and, unless
  * SB_TRACE_HASHES_ONLY, the output values themselves (zlib-compressed), so
  * `samebits trace-diff A B` can name the first differing element.
- * docs/verify-trace.md describes the file format.
+ * docs/VERIFY-AND-TRACE.md describes the file format.
  *
  * The trace is process-wide (one open trace at a time) and thread-safe. The
  * file is written atomically: it appears complete at sb_trace_close, or not

@@ -1,5 +1,5 @@
 /* Op-by-op traces: the writer fed by the autograd hooks, and the checking
- * reader behind `samebits trace-diff`. File format: docs/verify-trace.md.
+ * reader behind `samebits trace-diff`. File format: docs/VERIFY-AND-TRACE.md.
  *
  *   header   "SBTRACE1"  u32 version (1)  u32 flags (bit 0: hashes only)
  *   record   'R' u64 step  u64 op  u8 name_len  name  u8 dtype  u8 ndim

@@ -6,7 +6,7 @@
  * of every output with the expectation, and prints one PASS/FAIL line per
  * output and a verdict. Each vector line names an op, a Philox seed and the
  * op's shapes/parameters; the inputs are generated from the seed, so the
- * file holds no data, only hashes (format: docs/verify-trace.md).
+ * file holds no data, only hashes (format: docs/VERIFY-AND-TRACE.md).
  *
  * The expectations come from the reference path: `samebits verify
  * --generate` runs the same cases with the scalar (reference) kernels on one
@@ -1258,7 +1258,7 @@ static int generate(const char *data_dir) {
     }
     sb_arena *arena;
     if (sb_arena_new(&arena, (size_t)4 << 20) != SB_OK) return 1;
-    printf("# samebits op test vectors (docs/verify-trace.md).\n"
+    printf("# samebits op test vectors (docs/VERIFY-AND-TRACE.md).\n"
            "# Generated from the reference path (scalar kernels, one thread) by\n"
            "#   samebits verify --generate > tests/vectors/ops.txt\n"
            "#   samebits verify --emit-c tests/vectors/ops.txt > src/cli/verify_vectors.c\n"

@@ -2,7 +2,7 @@
  * vectors built into `samebits verify`. Do not edit; regenerate. */
 extern const char sb_verify_vectors_text[];
 const char sb_verify_vectors_text[] =
-    "# samebits op test vectors (docs/verify-trace.md).\n"
+    "# samebits op test vectors (docs/VERIFY-AND-TRACE.md).\n"
     "# Generated from the reference path (scalar kernels, one thread) by\n"
     "#   samebits verify --generate > tests/vectors/ops.txt\n"
     "#   samebits verify --emit-c tests/vectors/ops.txt > src/cli/verify_vectors.c\n"
