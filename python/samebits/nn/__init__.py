@@ -1,0 +1,180 @@
+"""samebits.nn: torch.nn modules whose forward and backward run in samebits.
+
+Each class subclasses its torch.nn counterpart (same constructor, attributes,
+parameter names and state_dict), so it drops into existing code; only the
+arithmetic changes. Construction initialises parameters from Philox streams
+(see samebits.random): Linear/Conv2d like PyTorch's default init, drawn so
+that the same seed gives the same bits everywhere.
+
+ReLU, MaxPool2d and AvgPool2d are here too although their values are exact
+in PyTorch as well, because PyTorch's versions differ from the contract at
+the edges: relu(-0.0) is -0.0 in PyTorch (+0.0 here), max-pooling returns
+the last NaN of a window (the first here, which moves the gradient), and the
+max-pool backward turns a -0.0 gradient into +0.0. Flatten, Unflatten and
+Identity only move bits and stay PyTorch's.
+"""
+import torch
+
+from . import functional as F
+from .. import random as _random
+
+__all__ = ["Linear", "Conv2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "CrossEntropyLoss",
+           "MSELoss", "GELU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Dropout", "ReLU",
+           "MaxPool2d", "AvgPool2d", "functional"]
+
+class Linear(torch.nn.Linear):
+    """y = x W^T + b; every element one fmaf chain over the inputs."""
+
+    def reset_parameters(self):
+        first = _random._next_streams(2 if self.bias is not None else 1)
+        _random.fan_in_uniform_([self.weight, self.bias], self.in_features,
+                                _random.initial_seed(), first)
+
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
+
+
+class Conv2d(torch.nn.Conv2d):
+    """Zero-padded 2-D convolution (padding_mode 'zeros', int padding)."""
+
+    def reset_parameters(self):
+        kh, kw = self.kernel_size
+        first = _random._next_streams(2 if self.bias is not None else 1)
+        _random.fan_in_uniform_([self.weight, self.bias], self.in_channels // self.groups * kh * kw,
+                                _random.initial_seed(), first)
+
+    def forward(self, input):
+        _check_conv(self)
+        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                        self.groups)
+
+
+def _check_conv(m):
+    if m.padding_mode != "zeros":
+        raise NotImplementedError("samebits.nn.Conv2d: padding_mode=%r is not supported (only "
+                                  "'zeros')" % m.padding_mode)
+    if isinstance(m.padding, str):
+        raise NotImplementedError("samebits.nn.Conv2d: padding=%r is not supported; give the "
+                                  "padding as ints" % m.padding)
+
+
+class _BatchNormMixin:
+    def reset_parameters(self):
+        self.reset_running_stats()
+        if self.affine:
+            with torch.no_grad():
+                self.weight.fill_(1.0)
+                self.bias.zero_()
+            _random._next_streams(2)  # every parameter owns a stream, used or not
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        if not self.track_running_stats or self.momentum is None:
+            raise NotImplementedError("samebits.nn.%s: track_running_stats=False and momentum=None "
+                                      "are not supported" % type(self).__name__)
+        if self.training:
+            # as PyTorch: counted before the forward
+            self.num_batches_tracked.add_(1)
+        return F.batch_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
+                            self.training, self.momentum, self.eps)
+
+
+class BatchNorm1d(_BatchNormMixin, torch.nn.BatchNorm1d):
+    """Batch norm over (N, C) or (N, C, L); PyTorch's running statistics."""
+
+
+class BatchNorm2d(_BatchNormMixin, torch.nn.BatchNorm2d):
+    """Batch norm over (N, C, H, W); PyTorch's running statistics."""
+
+
+class LayerNorm(torch.nn.LayerNorm):
+    def reset_parameters(self):
+        if self.elementwise_affine:
+            with torch.no_grad():
+                self.weight.fill_(1.0)
+                if getattr(self, "bias", None) is not None:
+                    self.bias.zero_()
+            _random._next_streams(2 if getattr(self, "bias", None) is not None else 1)
+
+    def forward(self, input):
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+
+class CrossEntropyLoss(torch.nn.CrossEntropyLoss):
+    def forward(self, input, target):
+        if self.weight is not None:
+            raise NotImplementedError("samebits.nn.CrossEntropyLoss: class weights are not "
+                                      "supported")
+        return F.cross_entropy(input, target, ignore_index=self.ignore_index,
+                               reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+
+class MSELoss(torch.nn.MSELoss):
+    def forward(self, input, target):
+        return F.mse_loss(input, target, reduction=self.reduction)
+
+
+class GELU(torch.nn.GELU):
+    def forward(self, input):
+        return F.gelu(input, approximate=getattr(self, "approximate", "none"))
+
+
+class Tanh(torch.nn.Tanh):
+    def forward(self, input):
+        return F.tanh(input)
+
+
+class Sigmoid(torch.nn.Sigmoid):
+    def forward(self, input):
+        return F.sigmoid(input)
+
+
+class Softmax(torch.nn.Softmax):
+    def forward(self, input):
+        return F.softmax(input, self.dim)
+
+
+class LogSoftmax(torch.nn.LogSoftmax):
+    def forward(self, input):
+        return F.log_softmax(input, self.dim)
+
+
+class ReLU(torch.nn.ReLU):
+    """relu(-0.0) = +0.0 (PyTorch keeps -0.0). inplace is accepted and ignored."""
+
+    def forward(self, input):
+        return F.relu(input)
+
+
+class MaxPool2d(torch.nn.MaxPool2d):
+    def forward(self, input):
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)
+
+
+class AvgPool2d(torch.nn.AvgPool2d):
+    def forward(self, input):
+        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+
+class Dropout(torch.nn.Dropout):
+    """Inverted dropout with Philox masks: element i of the k-th training-mode
+    call uses Philox element (seed, stream, offset + i), and offset then
+    advances by the input's size. seed defaults to samebits' manual_seed
+    value and stream to the next Dropout stream (samebits.random)."""
+
+    def __init__(self, p=0.5, inplace=False, seed=None, stream=None):
+        super().__init__(p, inplace)
+        self.seed = _random.initial_seed() if seed is None else int(seed)
+        self.stream = _random._next_dropout_stream() if stream is None else int(stream)
+        self.offset = 0
+
+    def forward(self, input):
+        y = F.dropout(input, self.p, self.training, self.seed, self.stream, self.offset)
+        if self.training:
+            self.offset += input.numel()
+        return y
+
+    def extra_repr(self):
+        return "p=%s, seed=%d, stream=%#x, offset=%d" % (self.p, self.seed, self.stream, self.offset)

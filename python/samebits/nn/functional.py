@@ -1,0 +1,463 @@
+"""samebits.nn.functional: differentiable samebits ops for PyTorch.
+
+Each function here is a torch.autograd.Function whose forward AND backward
+call libsamebits (the same C functions the C autograd uses), so a model built
+from them computes the contract's bits in both directions, on any machine
+and thread count. Arguments follow torch.nn.functional's.
+
+Gradient accumulation stays PyTorch's: a tensor used by several ops gets the
+sum of their gradients in the order PyTorch's engine adds them, which the
+samebits contract does not fix (the C autograd adds them in reverse tape
+order). Sequential models, where every activation has one consumer, are
+exact; parameters get .grad written by the first backward (use
+zero_grad(set_to_none=True), the samebits optimizers' default).
+"""
+import torch
+from torch.autograd.function import once_differentiable
+
+from .. import ops as _ops
+from .._convert import to_np, to_np_index
+
+__all__ = ["linear", "conv2d", "max_pool2d", "avg_pool2d", "relu", "tanh", "sigmoid", "gelu",
+           "softmax", "log_softmax", "cross_entropy", "mse_loss", "batch_norm", "layer_norm",
+           "dropout", "mm", "div", "sqrt", "exp", "log", "sum", "mean"]
+
+
+def _t(a):
+    return None if a is None else torch.from_numpy(a)
+
+
+def _np(x, fn, name):
+    return None if x is None else to_np(x, fn, name)
+
+
+class _Linear(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w, b):
+        ctx.save_for_backward(x, w)
+        ctx.has_bias = b is not None
+        return _t(_ops._linear(_np(x, "linear", "input"), _np(w, "linear", "weight"),
+                               _np(b, "linear", "bias")))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        x, w = ctx.saved_tensors
+        nx, nw, nb = ctx.needs_input_grad
+        dx, dw, db = _ops._linear_backward(to_np(dy, "linear", "grad"), to_np(x, "linear", "input"),
+                                           to_np(w, "linear", "weight"), nx, nw,
+                                           nb and ctx.has_bias)
+        return _t(dx), _t(dw), _t(db)
+
+
+def linear(input, weight, bias=None):
+    return _Linear.apply(input, weight, bias)
+
+
+class _Conv2d(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w, b, stride, padding, dilation, groups):
+        p = _ops._conv_params(stride, padding, dilation, groups)
+        ctx.save_for_backward(x, w)
+        ctx.p = p
+        ctx.has_bias = b is not None
+        return _t(_ops._conv2d(_np(x, "conv2d", "input"), _np(w, "conv2d", "weight"),
+                               _np(b, "conv2d", "bias"), p))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        x, w = ctx.saved_tensors
+        nx, nw, nb = ctx.needs_input_grad[:3]
+        dx, dw, db = _ops._conv2d_backward(to_np(dy, "conv2d", "grad"), to_np(x, "conv2d", "input"),
+                                           to_np(w, "conv2d", "weight"), ctx.p, nx, nw,
+                                           nb and ctx.has_bias)
+        return _t(dx), _t(dw), _t(db), None, None, None, None
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    if isinstance(padding, str):
+        raise NotImplementedError("samebits.nn.functional.conv2d: string padding (%r) is not "
+                                  "supported; pass the padding as ints" % padding)
+    return _Conv2d.apply(input, weight, bias, stride, padding, dilation, groups)
+
+
+class _MaxPool2d(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, p):
+        y, idx = _ops._max_pool2d(to_np(x, "max_pool2d", "input"), p)
+        ctx.p, ctx.shape = p, tuple(x.shape)
+        it = torch.from_numpy(idx)
+        ctx.save_for_backward(it)
+        ctx.mark_non_differentiable(it)
+        return torch.from_numpy(y), it
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy, _didx):
+        (idx,) = ctx.saved_tensors
+        return _t(_ops._max_pool2d_backward(to_np(dy, "max_pool2d", "grad"), idx.numpy(),
+                                            ctx.shape, ctx.p)), None
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """First NaN, else first maximum of each window (PyTorch returns the
+    last NaN, so its indices and gradients can differ); the backward sums
+    with the canonical sum, keeping a -0.0 gradient (PyTorch's scatter-add
+    into zeros turns it into +0.0)."""
+    if dilation not in (1, (1, 1), [1, 1]):
+        raise NotImplementedError("samebits.nn.functional.max_pool2d: dilation %r is not "
+                                  "supported (samebits pooling has no dilation)" % (dilation,))
+    p = _ops._pool_params(kernel_size, stride, padding, ceil_mode, True)
+    y, idx = _MaxPool2d.apply(input, p)
+    return (y, idx) if return_indices else y
+
+
+class _AvgPool2d(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, p):
+        ctx.p, ctx.shape = p, tuple(x.shape)
+        return _t(_ops._avg_pool2d(to_np(x, "avg_pool2d", "input"), p))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        return _t(_ops._avg_pool2d_backward(to_np(dy, "avg_pool2d", "grad"), ctx.shape, ctx.p)), None
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    if divisor_override is not None:
+        raise NotImplementedError("samebits.nn.functional.avg_pool2d: divisor_override is not "
+                                  "supported")
+    p = _ops._pool_params(kernel_size, stride, padding, ceil_mode, count_include_pad)
+    return _AvgPool2d.apply(input, p)
+
+
+class _Activation(torch.autograd.Function):
+    """y = f(x); the backward reads x or y, whichever the contract names."""
+
+    @staticmethod
+    def forward(ctx, x, name, extra):
+        fwd, bwd, use_y = _ACT[name]
+        y = _ops._map(fwd, to_np(x, name, "input"), *extra)
+        yt = torch.from_numpy(y)
+        ctx.name, ctx.extra = name, extra
+        ctx.save_for_backward(yt if use_y else x)
+        return yt
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        fwd, bwd, use_y = _ACT[ctx.name]
+        (saved,) = ctx.saved_tensors
+        dx = _ops._map_backward(bwd, to_np(saved, ctx.name, "saved"),
+                                to_np(dy, ctx.name, "grad"), *ctx.extra)
+        return torch.from_numpy(dx), None, None
+
+
+_ACT = {
+    "relu": ("sb_relu_forward", "sb_relu_backward", False),
+    "tanh": ("sb_tanh_forward", "sb_tanh_backward", True),
+    "sigmoid": ("sb_sigmoid_forward", "sb_sigmoid_backward", True),
+    "gelu": ("sb_gelu_forward", "sb_gelu_backward", False),
+}
+
+
+def relu(input, inplace=False):
+    """max(x, +0) with relu(-0) = +0 and dx = +0 where x <= 0 (PyTorch's
+    relu keeps -0.0: one of the reasons conversion replaces nn.ReLU)."""
+    return _Activation.apply(input, "relu", ())
+
+
+def tanh(input):
+    return _Activation.apply(input, "tanh", ())
+
+
+def sigmoid(input):
+    return _Activation.apply(input, "sigmoid", ())
+
+
+def gelu(input, approximate="none"):
+    return _Activation.apply(input, "gelu", (_ops._gelu_flag(approximate),))
+
+
+class _Softmax(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, dim, log):
+        names = ("sb_log_softmax_forward", "sb_log_softmax_backward") if log else \
+            ("sb_softmax_forward", "sb_softmax_backward")
+        y = torch.from_numpy(_ops._softmax(names[0], to_np(x, "softmax", "input"), dim))
+        ctx.dim, ctx.bwd = dim, names[1]
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        (y,) = ctx.saved_tensors
+        return _t(_ops._softmax_backward(ctx.bwd, to_np(y, "softmax", "output"),
+                                         to_np(dy, "softmax", "grad"), ctx.dim)), None, None
+
+
+def _dim(dim, fn):
+    if dim is None:
+        raise ValueError("samebits.nn.functional.%s: pass dim explicitly (PyTorch's implicit "
+                         "dim choice is deprecated)" % fn)
+    return int(dim)
+
+
+def softmax(input, dim=None, dtype=None):
+    if dtype is not None:
+        raise NotImplementedError("samebits.nn.functional.softmax: dtype= is not supported")
+    return _Softmax.apply(input, _dim(dim, "softmax"), False)
+
+
+def log_softmax(input, dim=None, dtype=None):
+    if dtype is not None:
+        raise NotImplementedError("samebits.nn.functional.log_softmax: dtype= is not supported")
+    return _Softmax.apply(input, _dim(dim, "log_softmax"), True)
+
+
+class _CrossEntropy(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, logits, targets, red, smoothing, ignore_index):
+        tn = to_np_index(targets, "cross_entropy", "target")
+        ctx.save_for_backward(logits)
+        ctx.args = (tn, red, smoothing, ignore_index)
+        return torch.from_numpy(_ops._cross_entropy(to_np(logits, "cross_entropy", "input"),
+                                                    tn, red, smoothing, ignore_index))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dloss):
+        (logits,) = ctx.saved_tensors
+        tn, red, smoothing, ignore_index = ctx.args
+        d = _ops._cross_entropy_backward(to_np(logits, "cross_entropy", "input"), tn, red,
+                                         smoothing, ignore_index,
+                                         to_np(dloss, "cross_entropy", "grad"))
+        return torch.from_numpy(d), None, None, None, None
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    if weight is not None or size_average is not None or reduce is not None:
+        raise NotImplementedError("samebits.nn.functional.cross_entropy: class weights and the "
+                                  "deprecated size_average/reduce are not supported")
+    if target.dtype.is_floating_point:
+        raise NotImplementedError("samebits.nn.functional.cross_entropy: probability targets are "
+                                  "not supported; pass class indices (int64)")
+    return _CrossEntropy.apply(input, target, _ops._reduction(reduction, "cross_entropy"),
+                               float(label_smoothing), int(ignore_index))
+
+
+class _Mse(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, y, red):
+        ctx.save_for_backward(x, y)
+        ctx.red = red
+        return torch.from_numpy(_ops._mse(to_np(x, "mse_loss", "input"),
+                                          to_np(y, "mse_loss", "target"), red))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dloss):
+        x, y = ctx.saved_tensors
+        nx, ny = ctx.needs_input_grad[:2]
+        dx, dy = _ops._mse_backward(to_np(x, "mse_loss", "input"), to_np(y, "mse_loss", "target"),
+                                    ctx.red, to_np(dloss, "mse_loss", "grad"), nx, ny)
+        return _t(dx), _t(dy), None
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    if size_average is not None or reduce is not None:
+        raise NotImplementedError("samebits.nn.functional.mse_loss: the deprecated size_average/"
+                                  "reduce are not supported")
+    return _Mse.apply(input, target, _ops._reduction(reduction, "mse_loss"))
+
+
+class _BatchNorm(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w, b, rm, rv, training, momentum, eps):
+        fn = "batch_norm"
+        rmn, rvn = _np(rm, fn, "running_mean"), _np(rv, fn, "running_var")
+        y, mean, rstd = _ops._batch_norm(to_np(x, fn, "input"), _np(w, fn, "weight"),
+                                         _np(b, fn, "bias"), rmn, rvn, training, momentum, eps)
+        _ops._copy_back(rm, rmn)
+        _ops._copy_back(rv, rvn)
+        ctx.save_for_backward(x, w)
+        ctx.stats = (mean, rstd, training)
+        ctx.has = (w is not None, b is not None)
+        return torch.from_numpy(y)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        x, w = ctx.saved_tensors
+        mean, rstd, training = ctx.stats
+        nx, nw, nb = ctx.needs_input_grad[:3]
+        fn = "batch_norm"
+        dx, dw, db = _ops._batch_norm_backward(to_np(dy, fn, "grad"), to_np(x, fn, "input"),
+                                               _np(w, fn, "weight"), mean, rstd, training, nx,
+                                               nw and ctx.has[0], nb and ctx.has[1])
+        return _t(dx), _t(dw), _t(db), None, None, None, None, None
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    if momentum is None:
+        raise NotImplementedError("samebits.nn.functional.batch_norm: momentum=None (cumulative "
+                                  "average) is not supported")
+    return _BatchNorm.apply(input, weight, bias, running_mean, running_var, bool(training),
+                            float(momentum), float(eps))
+
+
+class _LayerNorm(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w, b, nd, eps):
+        fn = "layer_norm"
+        y, mean, rstd = _ops._layer_norm(to_np(x, fn, "input"), nd, _np(w, fn, "weight"),
+                                         _np(b, fn, "bias"), eps)
+        ctx.save_for_backward(x, w)
+        ctx.stats = (mean, rstd, nd)
+        ctx.has = (w is not None, b is not None)
+        return torch.from_numpy(y)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        x, w = ctx.saved_tensors
+        mean, rstd, nd = ctx.stats
+        nx, nw, nb = ctx.needs_input_grad[:3]
+        fn = "layer_norm"
+        dx, dw, db = _ops._layer_norm_backward(to_np(dy, fn, "grad"), to_np(x, fn, "input"), nd,
+                                               _np(w, fn, "weight"), mean, rstd, nx,
+                                               nw and ctx.has[0], nb and ctx.has[1])
+        return _t(dx), _t(dw), _t(db), None, None
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    nd = 1 if isinstance(normalized_shape, int) else len(tuple(normalized_shape))
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(input.shape[input.dim() - nd:]) != shape:
+        raise ValueError("samebits.nn.functional.layer_norm: input shape %s does not end with "
+                         "normalized_shape %s" % (tuple(input.shape), shape))
+    return _LayerNorm.apply(input, weight, bias, nd, float(eps))
+
+
+class _Dropout(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, p, training, seed, stream, offset):
+        y, mask = _ops._dropout(to_np(x, "dropout", "input"), p, training, seed, stream, offset)
+        ctx.mask, ctx.p, ctx.training = mask, p, training
+        return torch.from_numpy(y)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        dx = _ops._dropout_backward(to_np(dy, "dropout", "grad"), ctx.mask, ctx.p, ctx.training)
+        return torch.from_numpy(dx), None, None, None, None, None
+
+
+def dropout(input, p, training, seed, stream, offset=0):
+    """Inverted dropout whose mask is Philox element (seed, stream, offset + i).
+    Unlike torch's, the randomness is explicit; samebits.nn.Dropout keeps and
+    advances the offset for you."""
+    return _Dropout.apply(input, float(p), bool(training), int(seed), int(stream), int(offset))
+
+
+class _Mm(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b, ta, tb):
+        ctx.save_for_backward(a, b)
+        ctx.t = (ta, tb)
+        return torch.from_numpy(_ops._mm(to_np(a, "mm", "a"), to_np(b, "mm", "b"), ta, tb))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dout):
+        a, b = ctx.saved_tensors
+        na, nb = ctx.needs_input_grad[:2]
+        da, db = _ops._mm_backward(to_np(dout, "mm", "grad"), to_np(a, "mm", "a"),
+                                   to_np(b, "mm", "b"), ctx.t[0], ctx.t[1], na, nb)
+        return _t(da), _t(db), None, None
+
+
+def mm(a, b, trans_a=False, trans_b=False):
+    return _Mm.apply(a, b, bool(trans_a), bool(trans_b))
+
+
+class _Binary(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b, op):
+        ctx.save_for_backward(a, b)
+        ctx.op = op
+        return torch.from_numpy(_ops._binary(op, to_np(a, op, "a"), to_np(b, op, "b")))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        a, b = ctx.saved_tensors
+        na, nb = ctx.needs_input_grad[:2]
+        da, db = _ops._binary_backward(ctx.op, to_np(dy, ctx.op, "grad"), to_np(a, ctx.op, "a"),
+                                       to_np(b, ctx.op, "b"), na, nb)
+        return _t(da), _t(db), None
+
+
+def div(a, b):
+    if not isinstance(b, torch.Tensor):
+        b = torch.tensor(float(b), dtype=torch.float32)
+    return _Binary.apply(a, b, "div")
+
+
+class _Unary(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, op):
+        y = torch.from_numpy(_ops._unary(op, to_np(x, op, "input")))
+        ctx.save_for_backward(x, y)
+        ctx.op = op
+        return y
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        x, y = ctx.saved_tensors
+        return torch.from_numpy(_ops._unary_backward(ctx.op, to_np(x, ctx.op, "input"),
+                                                     to_np(y, ctx.op, "output"),
+                                                     to_np(dy, ctx.op, "grad"))), None
+
+
+def sqrt(input):
+    return _Unary.apply(input, "sqrt")
+
+
+def exp(input):
+    return _Unary.apply(input, "exp")
+
+
+def log(input):
+    return _Unary.apply(input, "log")
+
+
+class _Reduce(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, dim, keepdim, is_mean):
+        names = ("sb_mean", "sb_mean_backward") if is_mean else ("sb_sum", "sb_sum_backward")
+        ctx.args = (names[1], tuple(x.shape), dim, keepdim)
+        return torch.from_numpy(_ops._reduce(names[0], to_np(x, names[0], "input"), dim, keepdim))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        name, shape, dim, keepdim = ctx.args
+        return torch.from_numpy(_ops._reduce_backward(name, to_np(dy, name, "grad"), shape, dim,
+                                                      keepdim)), None, None, None
+
+
+def sum(input, dim=None, keepdim=False):  # noqa: A001
+    return _Reduce.apply(input, dim, keepdim, False)
+
+
+def mean(input, dim=None, keepdim=False):
+    return _Reduce.apply(input, dim, keepdim, True)

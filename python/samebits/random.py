@@ -1,0 +1,165 @@
+"""Philox-based seeding, initialisation and shuffling, identical to the C
+library's (include/samebits/random.h, nn.h, train.h).
+
+Every random value is a pure function of (seed, stream, index), so nothing
+here has hidden state except two counters that make module construction
+follow the C library's numbering:
+
+  * manual_seed(seed) sets the seed and restarts the *parameter stream
+    counter* at 0. Each samebits.nn layer constructed afterwards initialises
+    its parameters from the next streams, one stream per parameter tensor in
+    declaration order: building a model layer by layer right after
+    manual_seed(s) gives exactly sb_module_init(model, s). init_module(model,
+    seed) re-initialises an existing (e.g. converted) model the same way
+    without touching the counter.
+  * Dropout modules get streams DROPOUT_STREAM_BASE + k, k = 0, 1, ... in
+    construction order since the last manual_seed.
+"""
+import ctypes
+import math
+
+import numpy as np
+
+from . import _lib
+from ._lib import call
+
+__all__ = ["manual_seed", "initial_seed", "init_module", "fan_in_uniform_", "permutation",
+           "epoch_permutation", "uniform", "normal", "SHUFFLE_STREAM", "DROPOUT_STREAM_BASE"]
+
+#: SB_STREAM_SHUFFLE of include/samebits/train.h: epoch e shuffles with stream SHUFFLE_STREAM + e.
+SHUFFLE_STREAM = 0x5348554600000000
+#: Streams of Dropout modules made in Python ("DROP" in ASCII, then a counter).
+DROPOUT_STREAM_BASE = 0x44524F5000000000
+
+_state = {"seed": 0, "param_stream": 0, "dropout_stream": 0}
+
+
+def manual_seed(seed):
+    """Sets samebits' seed (an integer in [0, 2^64)) and restarts the stream
+    counters. The default seed, before any call, is 0 (the CLI's default)."""
+    seed = int(seed)
+    if not 0 <= seed < 2 ** 64:
+        raise ValueError("samebits.manual_seed: seed %d is outside [0, 2^64)" % seed)
+    _state.update(seed=seed, param_stream=0, dropout_stream=0)
+
+
+def initial_seed():
+    return _state["seed"]
+
+
+def _next_streams(n):
+    s = _state["param_stream"]
+    _state["param_stream"] += n
+    return s
+
+
+def _next_dropout_stream():
+    s = DROPOUT_STREAM_BASE + _state["dropout_stream"]
+    _state["dropout_stream"] += 1
+    return s
+
+
+def _fill_uniform_range(arr, seed, stream, lo, hi):
+    rng = _lib.Rng(seed, stream, 0)
+    call("sb_rng_uniform_range", ctypes.byref(rng), 0, lo, hi, ctypes.c_void_p(arr.ctypes.data),
+         arr.size)
+
+
+def _bound(fan_in):
+    # 1.0f / sqrtf((float)fan_in): float32 conversion, IEEE sqrt, one division
+    return float(np.float32(1.0) / np.sqrt(np.float32(fan_in)))
+
+
+def _np_param(p):
+    import torch
+    t = p.detach()
+    if t.dtype != torch.float32 or t.device.type != "cpu" or not t.is_contiguous():
+        raise TypeError("samebits init: parameters must be contiguous float32 CPU tensors, got "
+                        "%s on %s" % (t.dtype, t.device))
+    return t.numpy()
+
+
+def fan_in_uniform_(tensors, fan_in, seed, first_stream):
+    """Fills tensors[k] with U(-b, b), b = 1/sqrtf(fan_in), from Philox stream
+    first_stream + k of seed (PyTorch's default Linear/Conv init; None
+    entries still own their stream)."""
+    b = _bound(fan_in)
+    for k, t in enumerate(tensors):
+        if t is not None:
+            _fill_uniform_range(_np_param(t), seed, first_stream + k, -b, b)
+
+
+def _init_rule(module, name):
+    """'fan_in' with its fan-in, 'ones' or 'zeros' for a parameter, like the C modules."""
+    import torch
+    if isinstance(module, torch.nn.Linear):
+        return "fan_in", module.in_features
+    if isinstance(module, torch.nn.Conv2d):
+        kh, kw = module.kernel_size
+        return "fan_in", module.in_channels // module.groups * kh * kw
+    if isinstance(module, (torch.nn.modules.batchnorm._BatchNorm, torch.nn.LayerNorm)):
+        return ("ones", None) if name == "weight" else ("zeros", None)
+    raise NotImplementedError(
+        "samebits.init_module: no samebits initialisation rule for parameter %r of %s"
+        % (name, type(module).__module__ + "." + type(module).__name__))
+
+
+def init_module(module, seed=None):
+    """Re-initialises every parameter of `module` as sb_module_init does:
+    parameter number k in module.parameters() order uses Philox stream k of
+    seed (default: the manual_seed value); Linear and Conv2d weights and
+    biases U(-1/sqrtf(fan_in), +1/sqrtf(fan_in)), norm weights 1 and biases
+    0; batch-norm running mean 0, running var 1, batch count 0. Returns the
+    module."""
+    import torch
+    seed = _state["seed"] if seed is None else int(seed)
+    stream = 0
+    seen = set()
+    with torch.no_grad():
+        for mod in module.modules():
+            for name, p in mod.named_parameters(recurse=False):
+                if id(p) in seen:
+                    continue
+                seen.add(id(p))
+                rule, fan_in = _init_rule(mod, name)
+                if rule == "fan_in":
+                    fan_in_uniform_([p], fan_in, seed, stream)
+                else:
+                    p.fill_(1.0 if rule == "ones" else 0.0)
+                stream += 1
+            if isinstance(mod, torch.nn.modules.batchnorm._BatchNorm) and mod.track_running_stats:
+                mod.reset_running_stats()
+    return module
+
+
+def permutation(n, seed, stream):
+    """sb_rng_permutation: a uniformly random permutation of 0..n-1 (int64 numpy)."""
+    perm = np.empty(int(n), dtype=np.int64)
+    call("sb_rng_permutation", int(seed), int(stream), int(n), ctypes.c_void_p(perm.ctypes.data))
+    return perm
+
+
+def epoch_permutation(n, seed, epoch):
+    """The order in which the C loader visits n examples in epoch `epoch`."""
+    return permutation(n, seed, SHUFFLE_STREAM + int(epoch))
+
+
+def uniform(shape, seed, stream, low=0.0, high=1.0, index=0):
+    """float32 numpy array of Philox uniforms: element j is element index + j
+    of (seed, stream), mapped to low + (high - low) * u."""
+    n = int(math.prod(shape)) if len(tuple(shape)) else 1
+    out = np.empty(tuple(shape), dtype=np.float32)
+    rng = _lib.Rng(int(seed), int(stream), 0)
+    call("sb_rng_uniform_range", ctypes.byref(rng), int(index), float(low), float(high),
+         ctypes.c_void_p(out.ctypes.data), n)
+    return out
+
+
+def normal(shape, seed, stream, mean=0.0, std=1.0, index=0):
+    """float32 numpy array of Philox normals (mean + std * z)."""
+    n = int(math.prod(shape)) if len(tuple(shape)) else 1
+    out = np.empty(tuple(shape), dtype=np.float32)
+    rng = _lib.Rng(int(seed), int(stream), 0)
+    call("sb_rng_normal", ctypes.byref(rng), int(index), float(mean), float(std),
+         ctypes.c_void_p(out.ctypes.data), n)
+    return out

@@ -1,0 +1,76 @@
+#!/bin/sh
+# The Python package (python/samebits): its pytest suite (tests/python/),
+# then examples/lenet_training.py --limit-batches 20, whose four lines must be
+# tests/golden/lenet5-limit20.txt and what `samebits train --limit-batches 20`
+# prints live. Runs the system Python (/usr/bin/python3, which has
+# python3-torch, -numpy and -pytest; override with $PYTHON) against
+# $build/libsamebits.so. A sanitizer build is skipped: its library cannot be
+# loaded into an uninstrumented Python without LD_PRELOADing the runtime.
+# Prints "check_python: N passed, N failed".
+build=${1:-build}
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(dirname "$here")
+data=${SB_TEST_DATA:-/usr/share/datasets/fashion-mnist}
+lib="$build/libsamebits.so"
+case "$lib" in /*) ;; *) lib="$(pwd)/$lib" ;; esac
+
+if case "$build" in *asan*) true ;; *) false ;; esac || \
+   { command -v ldd > /dev/null && ldd "$lib" 2>/dev/null | grep -q 'libasan'; }; then
+    echo "check_python: skipped: $build is a sanitizer build (an ASan libsamebits.so needs libasan preloaded into Python); the plain build runs the Python suite"
+    echo "check_python: 0 passed, 0 failed"
+    exit 0
+fi
+if [ -n "$PYTHON" ]; then py=$PYTHON
+elif [ -x /usr/bin/python3 ]; then py=/usr/bin/python3
+else py=python3; fi
+if ! "$py" -c "import torch, numpy, pytest" 2>/dev/null; then
+    echo "check_python: $py lacks torch, numpy or pytest (Debian: python3-torch python3-numpy python3-pytest; make deps)" >&2
+    echo "check_python: 0 passed, 1 failed"; exit 1
+fi
+if [ ! -f "$lib" ]; then
+    echo "check_python: no $lib (make lib)" >&2
+    echo "check_python: 0 passed, 1 failed"; exit 1
+fi
+export SAMEBITS_LIB="$lib" SAMEBITS_CLI="$build/samebits" SB_TEST_DATA="$data" PYTHONDONTWRITEBYTECODE=1
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+# a hang (e.g. a thread-pool deadlock) must fail the check, not stall make test
+if command -v timeout > /dev/null; then to="timeout 600"; else to=; fi
+pass=0; fail=0
+
+# 1. the pytest suite: its counts join ours
+$to "$py" -m pytest -q -p no:cacheprovider "$here/python" > "$tmp/pytest.out" 2>&1
+rc=$?
+summary=$(grep -E '^=*.*[0-9]+ (passed|failed)' "$tmp/pytest.out" | tail -n 1)
+p=$(printf '%s' "$summary" | sed -n 's/.*[^0-9]\([0-9][0-9]*\) passed.*/\1/p; s/^\([0-9][0-9]*\) passed.*/\1/p' | head -n 1)
+f=$(printf '%s' "$summary" | sed -n 's/.*[^0-9]\([0-9][0-9]*\) failed.*/\1/p; s/^\([0-9][0-9]*\) failed.*/\1/p' | head -n 1)
+e=$(printf '%s' "$summary" | sed -n 's/.*[^0-9]\([0-9][0-9]*\) error.*/\1/p' | head -n 1)
+pass=$((pass + ${p:-0})); fail=$((fail + ${f:-0} + ${e:-0}))
+if [ $rc -ne 0 ]; then
+    tail -n 60 "$tmp/pytest.out" >&2
+    [ "${f:-0}" = 0 ] && [ "${e:-0}" = 0 ] && fail=$((fail + 1))
+fi
+
+# 2. the LeNet-5 example against the golden lines and the live CLI (in parallel)
+if [ ! -f "$data/train-images-idx3-ubyte.gz" ] && [ ! -f "$data/train-images-idx3-ubyte" ]; then
+    echo "check_python: FAILED: no data at $data (install dataset-fashion-mnist)" >&2
+    fail=$((fail + 1))
+else
+    $to "$build/samebits" train --data "$data" --limit-batches 20 > "$tmp/cli.out" 2> /dev/null &
+    cli_pid=$!
+    if $to "$py" "$repo/examples/lenet_training.py" --data "$data" --limit-batches 20 \
+        > "$tmp/py.out" 2> "$tmp/py.err"; then pass=$((pass + 1))
+    else fail=$((fail + 1)); echo "check_python: FAILED: lenet_training.py exited non-zero:" >&2; cat "$tmp/py.err" >&2; fi
+    wait $cli_pid
+    if cmp -s "$tmp/py.out" "$here/golden/lenet5-limit20.txt"; then pass=$((pass + 1))
+    else fail=$((fail + 1)); echo "check_python: FAILED: lenet_training.py --limit-batches 20 differs from tests/golden/lenet5-limit20.txt:" >&2
+         diff "$here/golden/lenet5-limit20.txt" "$tmp/py.out" >&2; fi
+    if [ -s "$tmp/cli.out" ] && cmp -s "$tmp/py.out" "$tmp/cli.out"; then pass=$((pass + 1))
+    else fail=$((fail + 1)); echo "check_python: FAILED: lenet_training.py and samebits train --limit-batches 20 differ:" >&2
+         diff "$tmp/cli.out" "$tmp/py.out" >&2; fi
+    # the example's own report: the converted model is thread-count invariant
+    if grep -q "converted samebits model: bitwise identical" "$tmp/py.err"; then pass=$((pass + 1))
+    else fail=$((fail + 1)); echo "check_python: FAILED: the converted model was not thread-count invariant:" >&2; cat "$tmp/py.err" >&2; fi
+fi
+
+echo "check_python: $pass passed, $fail failed"
+[ $fail -eq 0 ]
