@@ -29,6 +29,10 @@
 #include "cpu/conv_internal.h"
 #include "cpu/cpu.h"
 
+/* Longest zero-padded input row im2row copies to its stack (wider images
+ * take the reference path for the weight gradient). */
+#define PADDED_ROW_MAX 4096
+
 /* Scratch bytes backward weight may use for one chunk of samples. */
 #define CHUNK_BYTES ((size_t)8 << 20)
 
@@ -75,11 +79,18 @@ static void im2col(const sb_conv2d_geom *g, const float *xn, int64_t ch0, int64_
  * row q starts at rows + q*ld. Backward weight multiplies dY by it as an
  * untransposed right operand, which the GEMM reads in place instead of
  * gathering a transposed im2col into panels. */
-static void im2row(const sb_conv2d_geom *g, const float *xn, float *rows, int64_t ld) {
-    int64_t kw = g->kw, dw = g->dilation_w, span = (kw - 1) * dw;
-    for (int64_t r = 0; r < g->oh; r++)
-        for (int64_t c = 0; c < g->c_in; c++)
-            for (int64_t i = 0; i < g->kh; i++) {
+static void im2row(const sb_conv2d_geom *g, const float *xn, float *rows, int64_t ld,
+                   float *padded) {
+    /* Each input row is first copied into `padded` with pad_w zeros on
+     * both sides (w + 2*pad_w + span floats), so the tap loop below reads
+     * without bounds checks; positions past the real row read +0.0f,
+     * exactly the padded taps of the contract. */
+    int64_t kw = g->kw, dw = g->dilation_w, sw = g->stride_w, pw = g->pad_w;
+    int64_t span = (kw - 1) * dw, plen = g->w + 2 * pw + span + 1;
+    for (int64_t q = 0; q < plen; q++) padded[q] = 0.0f;
+    for (int64_t c = 0; c < g->c_in; c++)
+        for (int64_t i = 0; i < g->kh; i++)
+            for (int64_t r = 0; r < g->oh; r++) {
                 int64_t ih = r * g->stride_h - g->pad_h + i * g->dilation_h;
                 float *dst = rows + r * g->ow * ld + (c * g->kh + i) * kw;
                 if (ih < 0 || ih >= g->h) {
@@ -87,18 +98,10 @@ static void im2row(const sb_conv2d_geom *g, const float *xn, float *rows, int64_
                         for (int64_t j = 0; j < kw; j++) dst[j] = 0.0f;
                     continue;
                 }
-                const float *xr = xn + (c * g->h + ih) * g->w;
-                for (int64_t s = 0; s < g->ow; s++, dst += ld) {
-                    int64_t iw0 = s * g->stride_w - g->pad_w;
-                    if (iw0 >= 0 && iw0 + span < g->w) {
-                        for (int64_t j = 0; j < kw; j++) dst[j] = xr[iw0 + j * dw];
-                    } else {
-                        for (int64_t j = 0; j < kw; j++) {
-                            int64_t iw = iw0 + j * dw;
-                            dst[j] = iw >= 0 && iw < g->w ? xr[iw] : 0.0f;
-                        }
-                    }
-                }
+                memcpy(padded + pw, xn + (c * g->h + ih) * g->w, (size_t)g->w * sizeof *padded);
+                const float *src = padded;
+                for (int64_t s = 0; s < g->ow; s++, dst += ld, src += sw)
+                    for (int64_t j = 0; j < kw; j++) dst[j] = src[j * dw];
             }
 }
 
@@ -364,10 +367,11 @@ static void bwd_w_build(void *vctx, int64_t l0, int64_t l1) {
     const bwd_w_ctx *t = vctx;
     const sb_conv2d_geom *g = t->g;
     int64_t ohw = g->oh * g->ow, ld = t->len * ohw;
+    float padded[PADDED_ROW_MAX];
     for (int64_t l = l0; l < l1; l++) {
         int64_t n = t->first + l;
         int64_t taps = g->c_in * g->kh * g->kw;
-        im2row(g, t->x + n * g->c_in * g->h * g->w, t->rows + l * ohw * taps, taps);
+        im2row(g, t->x + n * g->c_in * g->h * g->w, t->rows + l * ohw * taps, taps, padded);
         for (int64_t oc = 0; oc < g->c_out; oc++)
             memcpy(t->dyc + oc * ld + l * ohw, t->dy + (n * g->c_out + oc) * ohw,
                    (size_t)ohw * sizeof *t->dyc);
@@ -379,6 +383,10 @@ void sb_cpu_conv2d_backward_weight(const sb_conv2d_geom *g, const float *dy, con
     int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups;
     int64_t kdim = icg * g->kh * g->kw, ohw = g->oh * g->ow;
     if (degenerate(g) || kdim == 0) {
+        sb_ref_conv2d_backward_weight(g, dy, x, dweight);
+        return;
+    }
+    if (g->w + 2 * g->pad_w + (g->kw - 1) * g->dilation_w + 1 > PADDED_ROW_MAX) {
         sb_ref_conv2d_backward_weight(g, dy, x, dweight);
         return;
     }
