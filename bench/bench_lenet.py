@@ -4,9 +4,9 @@
 1. The training step (batch 100: forward, cross-entropy, backward, Adam) at
    1 and 2 threads: samebits through bench_lenet_step, PyTorch in this
    process with torch.set_num_threads(T). Median ms and the ratio.
-2. With --full (what `make bench` runs): the whole default run, 2 epochs
-   plus the test-set evaluation: `samebits train` against the same loop in
-   PyTorch, wall time and ratio.
+2. The whole default run, 2 epochs plus the test-set evaluation:
+   `samebits train` against the same loop in PyTorch, wall time and ratio
+   (skipped with --step-only).
 
 The build directory comes from $SB_BUILD (default: build)."""
 import gzip, os, struct, subprocess, sys, time
@@ -104,12 +104,20 @@ def samebits_full_run_s(threads):
     t0 = time.perf_counter()
     out = subprocess.run([os.path.join(BUILD, "samebits"), "train", "--threads", str(threads)],
                          check=True, capture_output=True, text=True).stdout
+    elapsed = time.perf_counter() - t0
     acc = [l for l in out.splitlines() if "accuracy" in l]
-    return time.perf_counter() - t0, acc[0].split()[-1] if acc else "?"
+    golden = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "golden",
+                          "lenet5-default.txt")
+    if os.path.exists(golden):
+        with open(golden) as f:
+            same = f.read() == out
+        print("  samebits train output: " + ("identical to tests/golden/lenet5-default.txt"
+                                             if same else "DIFFERS from the golden run"))
+    return elapsed, acc[0].split()[-1] if acc else "?"
 
 
 def main():
-    full = "--full" in sys.argv
+    full = "--step-only" not in sys.argv
     print(f"LeNet-5 training step, batch 100 (torch {torch.__version__})")
     print(f"{'threads':>8} {'samebits ms':>12} {'PyTorch ms':>11} {'PyTorch/samebits':>17}  isa")
     for t in (1, 2):
