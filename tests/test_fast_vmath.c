@@ -1,0 +1,240 @@
+/* The batch math kernels (src/cpu/vmath.h) must return exactly the scalar
+ * functions' bits (include/samebits/math.h) at every ISA level this machine
+ * supports, for every input. The exhaustive proof over all 2^32 inputs is
+ * tools/verify_vmath.c (make verify-vmath); this test samples densely:
+ *  - specials: +-0, +-inf, quiet and signalling NaNs with payloads of both
+ *    signs, FLT_MIN/FLT_MAX/denormal extremes;
+ *  - every power of two of both signs and its +-1..3-ulp neighbours;
+ *  - every float in windows around each function's thresholds (overflow,
+ *    underflow, subnormal results, saturation, branch points, log near 1)
+ *    and every float near +-0;
+ *  - the inputs closest to a rounding boundary (the scalar slow paths);
+ *  - a strided sweep of all 2^32 bit patterns (every 1031st) and
+ *    LCG-random patterns;
+ *  - lengths 0..20 and 23..79 (around every block width: 4, 8, 16 floats)
+ *    at four start offsets, in place and out of place, with guard words
+ *    that must stay untouched.
+ * The reference is the scalar function called element by element.
+ */
+#include <math.h>
+#include "cpu/vmath.h"
+#include "cpu/vmath_internal.h"
+#include "harness.h"
+
+typedef struct {
+    const char *name;
+    void (*batch)(const float *, float *, int64_t);
+    float (*scalar)(float);
+    float thresholds[12]; /* windows of every float around these; 0 ends */
+    /* the inputs closest to a rounding boundary in the exhaustive run of
+     * tools/verify_math.c (tests/test_math.c): they reach the scalar
+     * functions' double-double slow paths */
+    uint32_t hard[12];
+} fn_info;
+
+static const fn_info fns[] = {
+    {"expf", sb_cpu_expf_n, sb_expf, {88.72283935546875f, 89.0f, -87.33654f, -103.97208f, -104.0f, 0x1p-25f, 1.0f},
+     {0xc16912cdu, 0xbbf0edf1u, 0xb3000000u, 0xbae0e25cu, 0x377eff81u, 0x40315b33u,
+      0x4001b249u, 0x39c6be5bu, 0x38e69cc1u, 0x3d1a274eu, 0x383a3ef1u, 0xbc2a461au}},
+    {"logf", sb_cpu_logf_n, sb_logf, {1.0f, 0x1p-126f, 0.75f, 1.5f, 2.0f, 0.5f},
+     {0x1f116ab8u, 0x3c413d3au, 0x4c5d65a5u, 0x41178febu, 0x4d604ebeu, 0x65d890d3u,
+      0x66a8c860u, 0x6f31a8ecu, 0x2c4c24b7u, 0x5ee8984eu, 0x79e7ec37u, 0x3bf86ef0u}},
+    {"tanhf", sb_cpu_tanhf_n, sb_tanhf, {10.0f, 9.010913f, -10.0f, 0x1p-12f, 0.5f},
+     {0x3ac37de2u, 0xbac37de2u, 0x3eee0566u, 0xbeee0566u, 0xc0acb4d0u, 0x40acb4d0u,
+      0x3cd41b91u, 0xbcd41b91u, 0xc0c5e8cau, 0x40c5e8cau, 0x3d7c3055u, 0xbd7c3055u}},
+    {"expm1f", sb_cpu_expm1f_n, sb_expm1f, {-18.0f, 89.0f, 88.72283935546875f, 0.0054f, -0.0054f, 0x1p-25f},
+     {0x3dc252ddu, 0x34ca62c1u, 0x3a254e7au, 0xb675cbfcu, 0x33b504f3u, 0xbb7b3b6cu,
+      0x36322b1bu, 0xb3800000u, 0x40315b33u, 0x4001b249u, 0x3b643f1bu, 0xc169ee19u}},
+    {"log1pf", sb_cpu_log1pf_n, sb_log1pf, {-1.0f, -0x1p-8f, 0x1p-7f, 0x1p29f, 0x1p53f, -0.5f},
+     {0x3710001bu, 0x3efd81adu, 0x55185f82u, 0x66a8c860u, 0x6f31a8ecu, 0xb70fffe5u,
+      0x35400003u, 0x41078febu, 0x65d890d3u, 0xb53ffffdu, 0xbb0ec8c4u, 0xb76fffb5u}},
+    {"erff", sb_cpu_erff_n, sb_erff, {4.0f, 3.9192f, 0.5f, 0.75f, 1.0f, 1.25f, 1.5f, 2.0f, 2.5f, 3.0f, 3.75f},
+     {0x3940ead6u, 0xb940ead6u, 0x39c0057du, 0xb9c0057du, 0x36aea466u, 0xb6aea466u,
+      0x358e9d2du, 0xb58e9d2du, 0x122a320cu, 0x12aa320cu, 0x132a320cu, 0x13aa320cu}},
+};
+#define NFNS (int)(sizeof fns / sizeof fns[0])
+
+static float u2f(uint32_t u) { float x; memcpy(&x, &u, 4); return x; }
+static uint32_t f2u(float x) { uint32_t u; memcpy(&u, &x, 4); return u; }
+
+typedef struct {
+    float *v;
+    int64_t n, cap;
+} vec;
+
+static void push(vec *a, float x) {
+    if (a->n == a->cap) {
+        a->cap = a->cap ? 2 * a->cap : 1 << 16;
+        a->v = realloc(a->v, (size_t)a->cap * sizeof(float));
+        if (!a->v) { fprintf(stderr, "out of memory\n"); exit(1); }
+    }
+    a->v[a->n++] = x;
+}
+static void push_bits(vec *a, uint32_t u) { push(a, u2f(u)); }
+
+/* Every float whose bit pattern is within `radius` of x's, both signs. */
+static void push_window(vec *a, float x, uint32_t radius) {
+    uint32_t c = f2u(x) & 0x7fffffffu;
+    uint32_t lo = c > radius ? c - radius : 0, hi = c + radius;
+    if (hi > 0x7f800000u) hi = 0x7f800000u;
+    for (uint32_t u = lo; u <= hi; u++) {
+        push_bits(a, u);
+        push_bits(a, u | 0x80000000u);
+    }
+}
+
+static uint64_t lcg = 0x9e3779b97f4a7c15ull;
+static uint32_t rnd(void) {
+    lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(lcg >> 32);
+}
+
+static void build_inputs(vec *a, const fn_info *fn, int quick) {
+    a->n = 0;
+    static const uint32_t specials[] = {
+        0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00000u,
+        0x7f800001u, 0xff800001u, 0x7fa12345u, 0xffbfffffu, 0x7fffffffu, 0xffffffffu,
+        0x7fc00001u, 0x00000001u, 0x80000001u, 0x007fffffu, 0x807fffffu, 0x00800000u,
+        0x80800000u, 0x7f7fffffu, 0xff7fffffu, 0x3f800000u, 0xbf800000u,
+    };
+    for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++) push_bits(a, specials[i]);
+    for (int i = 0; i < 12; i++)
+        for (int d = -2; d <= 2; d++) {
+            push_bits(a, fn->hard[i] + (uint32_t)d);
+            push_bits(a, (fn->hard[i] + (uint32_t)d) ^ 0x80000000u);
+        }
+    /* powers of two (normal and subnormal) and neighbours */
+    for (int e = -149; e <= 127; e++) {
+        uint32_t p = f2u(ldexpf(1.0f, e));
+        for (int d = -3; d <= 3; d++) {
+            push_bits(a, p + (uint32_t)d);
+            push_bits(a, (p + (uint32_t)d) ^ 0x80000000u);
+        }
+    }
+    uint32_t radius = quick ? 1u << 10 : 1u << 14;
+    for (int t = 0; t < 12 && fn->thresholds[t] != 0.0f; t++)
+        push_window(a, fn->thresholds[t], radius);
+    push_window(a, 0.0f, quick ? 1u << 12 : 1u << 17); /* tiny and subnormal */
+    /* strided sweep of the whole bit space; a prime stride visits every
+     * residue class, so each exponent and mantissa pattern is touched */
+    uint32_t stride = quick ? 65537u : 1031u;
+    for (uint64_t u = 7; u < (1ull << 32); u += stride) push_bits(a, (uint32_t)u);
+    int nrand = quick ? 1 << 16 : 1 << 20;
+    for (int i = 0; i < nrand; i++) push_bits(a, rnd());
+}
+
+/* Compares one batch result with the reference; returns mismatches and
+ * prints the first (unless what is NULL). */
+static int64_t compare(const char *what, const fn_info *fn, const float *x, const float *got,
+                       const float *want, int64_t n) {
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (f2u(got[i]) != f2u(want[i])) {
+            if (bad == 0 && what)
+                fprintf(stderr, "%s %s(%a = 0x%08x) = 0x%08x, scalar 0x%08x\n", what, fn->name,
+                        (double)x[i], f2u(x[i]), f2u(got[i]), f2u(want[i]));
+            bad++;
+        }
+    return bad;
+}
+
+static void check_bulk(const fn_info *fn, const vec *in, const float *want, float *out) {
+    for (int isa = 0; isa < SB_ISA_COUNT; isa++) {
+        if (!sb_isa_supported((sb_isa_level)isa)) continue;
+        CHECK_OK(sb_set_isa((sb_isa_level)isa));
+        const char *name = sb_isa_name((sb_isa_level)isa);
+        fn->batch(in->v, out, in->n);
+        int64_t bad = compare(name, fn, in->v, out, want, in->n);
+        CHECK(bad == 0, "%s/%s: %" PRId64 " of %" PRId64 " results differ from the scalar function",
+              fn->name, name, bad, in->n);
+        /* in place */
+        memcpy(out, in->v, (size_t)in->n * sizeof(float));
+        fn->batch(out, out, in->n);
+        bad = compare(name, fn, in->v, out, want, in->n);
+        CHECK(bad == 0, "%s/%s in place: %" PRId64 " results differ", fn->name, name, bad);
+    }
+}
+
+/* Short and odd lengths at every start offset, with guards around. */
+static void check_lengths(const fn_info *fn, const vec *in) {
+    enum { MAXN = 80, GUARD = 20 };
+    static const int lens[] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15,
+                               16, 17, 18, 19, 20, 23, 24, 25, 31, 32, 33, 40, 47, 63, 64, 65, 79};
+    float src[MAXN + 2 * GUARD], dst[MAXN + 2 * GUARD], want[MAXN];
+    const float guard = u2f(0x7fa5a5a5u);
+    for (int isa = 0; isa < SB_ISA_COUNT; isa++) {
+        if (!sb_isa_supported((sb_isa_level)isa)) continue;
+        sb_set_isa((sb_isa_level)isa);
+        int64_t bad = 0;
+        for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+            int n = lens[li];
+            for (int off = 0; off < 4; off++) {
+                for (int k = 0; k < MAXN + 2 * GUARD; k++) src[k] = dst[k] = guard;
+                /* mix specials, hard cases and ordinary values */
+                for (int i = 0; i < n; i++) {
+                    uint32_t k = (rnd() % 2) ? (uint32_t)(i * 7 % 40) : rnd() % (uint32_t)in->n;
+                    float v = in->v[k];
+                    src[GUARD + off + i] = v;
+                    want[i] = fn->scalar(v);
+                }
+                fn->batch(src + GUARD + off, dst + GUARD + off, n);
+                for (int k = 0; k < MAXN + 2 * GUARD; k++) {
+                    int i = k - GUARD - off;
+                    uint32_t w = (i >= 0 && i < n) ? f2u(want[i]) : f2u(guard);
+                    if (f2u(dst[k]) != w) bad++;
+                }
+                /* in place */
+                fn->batch(src + GUARD + off, src + GUARD + off, n);
+                for (int i = 0; i < n; i++)
+                    if (f2u(src[GUARD + off + i]) != f2u(want[i])) bad++;
+                if (f2u(src[GUARD + off - 1]) != f2u(guard) ||
+                    f2u(src[GUARD + off + n]) != f2u(guard))
+                    bad++;
+            }
+        }
+        CHECK(bad == 0, "%s/%s: short/unaligned/in-place lengths: %" PRId64 " wrong words",
+              fn->name, sb_isa_name((sb_isa_level)isa), bad);
+        /* a negative length writes nothing */
+        float one = 1.0f, o = guard;
+        fn->batch(&one, &o, -5);
+        CHECK(f2u(o) == f2u(guard), "%s/%s: n < 0 wrote output", fn->name,
+              sb_isa_name((sb_isa_level)isa));
+    }
+}
+
+/* The check above must be able to fail: a result with one flipped bit is
+ * caught. */
+static void check_detects(void) {
+    /* the vector exp kernels' spelling of the scalar kernel's 1.0 / 720 */
+    volatile double num = 1.0;
+    CHECK(num / 720 == SB_VM_EXP_C6, "SB_VM_EXP_C6 is not RN(1/720)");
+    float x[3] = {1.0f, 2.0f, 3.0f}, y[3], w[3];
+    for (int i = 0; i < 3; i++) w[i] = sb_expf(x[i]);
+    sb_cpu_expf_n(x, y, 3);
+    y[1] = u2f(f2u(y[1]) ^ 1u);
+    CHECK(compare(NULL, &fns[0], x, y, w, 3) == 1,
+          "the comparison misses a one-ulp difference");
+}
+
+int main(int argc, char **argv) {
+    (void)argc;
+    SB_TEST_MAIN_NAME(argv[0]);
+    int quick = sb_test_quick();
+    vec in = {0};
+    check_detects();
+    for (int f = 0; f < NFNS; f++) {
+        const fn_info *fn = &fns[f];
+        build_inputs(&in, fn, quick);
+        float *want = malloc((size_t)in.n * sizeof(float));
+        float *out = malloc((size_t)in.n * sizeof(float));
+        if (!want || !out) { fprintf(stderr, "out of memory\n"); return 1; }
+        for (int64_t i = 0; i < in.n; i++) want[i] = fn->scalar(in.v[i]);
+        check_bulk(fn, &in, want, out);
+        check_lengths(fn, &in);
+        free(want);
+        free(out);
+    }
+    sb_set_isa(sb_isa_best());
+    free(in.v);
+    return sb_test_finish();
+}

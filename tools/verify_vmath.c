@@ -1,0 +1,220 @@
+/* tools/verify_vmath.c - exhaustive check that the batch math kernels
+ * (src/cpu/vmath.h) return the scalar functions' bits on all 2^32 inputs,
+ * at every vector ISA level this machine supports.
+ *
+ *   verify_vmath [--threads T] [expf logf tanhf expm1f log1pf erff]
+ *
+ * No names means all six. The scalar functions are the reference: they are
+ * proven correctly rounded on all 2^32 inputs by tools/verify_math.c (make
+ * verify-math), so equality here makes every batch kernel correctly rounded
+ * too. The scalar level of the batch API is the scalar function itself and
+ * is not rerun. Each vector level's kernel is called directly (not through
+ * sb_set_isa, which is global) on chunks of 2^20 consecutive bit patterns,
+ * at a start offset that varies with the chunk so that every input meets
+ * every lane position and the ragged-end path over the run.
+ *
+ * Prints, per function and level, the inputs checked, the differences (the
+ * first few listed) and seconds. Exit status 1 on any difference.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cpu/vmath.h"
+#include "samebits.h"
+
+typedef struct {
+    const char *name;
+    float (*scalar)(float);
+    size_t slot; /* offset of the kernel in sb_vmath_table */
+} fn_info;
+
+static const fn_info fns[] = {
+    {"expf", sb_expf, offsetof(sb_vmath_table, expf_n)},
+    {"logf", sb_logf, offsetof(sb_vmath_table, logf_n)},
+    {"tanhf", sb_tanhf, offsetof(sb_vmath_table, tanhf_n)},
+    {"expm1f", sb_expm1f, offsetof(sb_vmath_table, expm1f_n)},
+    {"log1pf", sb_log1pf, offsetof(sb_vmath_table, log1pf_n)},
+    {"erff", sb_erff, offsetof(sb_vmath_table, erff_n)},
+};
+#define NFNS (int)(sizeof fns / sizeof fns[0])
+
+typedef struct {
+    sb_isa_level isa;
+    const sb_vmath_table *table;
+} level_info;
+
+static level_info levels[SB_ISA_COUNT];
+static int nlevels;
+
+#define CHUNK_BITS 20
+#define CHUNK (1u << CHUNK_BITS)
+#define NCHUNKS (1u << (32 - CHUNK_BITS))
+#define MAX_BAD 8
+
+typedef struct {
+    const fn_info *fn;
+    atomic_uint next_chunk;
+    pthread_mutex_t lock;
+    uint64_t checked[SB_ISA_COUNT], bad[SB_ISA_COUNT];
+    uint32_t bad_x[SB_ISA_COUNT][MAX_BAD], bad_got[SB_ISA_COUNT][MAX_BAD],
+        bad_want[SB_ISA_COUNT][MAX_BAD];
+} job;
+
+static uint32_t f2u(float x) { uint32_t u; memcpy(&u, &x, 4); return u; }
+static float u2f(uint32_t u) { float x; memcpy(&x, &u, 4); return x; }
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static sb_vmath_fn kernel(const level_info *lv, const fn_info *fn) {
+    sb_vmath_fn f;
+    memcpy(&f, (const char *)lv->table + fn->slot, sizeof f);
+    return f;
+}
+
+static void *worker(void *arg) {
+    job *jb = arg;
+    const fn_info *fn = jb->fn;
+    /* 3 spare floats in front so that the start offset can vary */
+    float *x = malloc((CHUNK + 3) * sizeof(float)), *want = malloc(CHUNK * sizeof(float));
+    float *got = malloc((CHUNK + 3) * sizeof(float));
+    if (!x || !want || !got) {
+        fprintf(stderr, "verify_vmath: out of memory\n");
+        exit(2);
+    }
+    for (;;) {
+        unsigned c = atomic_fetch_add(&jb->next_chunk, 1);
+        if (c >= NCHUNKS) break;
+        uint32_t base = (uint32_t)c << CHUNK_BITS;
+        unsigned off = c & 3;
+        for (uint32_t k = 0; k < CHUNK; k++) {
+            x[off + k] = u2f(base + k);
+            want[k] = fn->scalar(u2f(base + k));
+        }
+        for (int l = 0; l < nlevels; l++) {
+            sb_vmath_fn f = kernel(&levels[l], fn);
+            if (!f) continue; /* reported by main */
+            /* chunk sizes that are not a multiple of the vector width
+             * exercise the padded tail too */
+            uint32_t split = CHUNK - 1 - (c % 61);
+            f(x + off, got + off, split);
+            f(x + off + split, got + off + split, CHUNK - split);
+            for (uint32_t k = 0; k < CHUNK; k++)
+                if (f2u(got[off + k]) != f2u(want[k])) {
+                    sb_isa_level isa = levels[l].isa;
+                    pthread_mutex_lock(&jb->lock);
+                    uint64_t i = jb->bad[isa]++;
+                    if (i < MAX_BAD) {
+                        jb->bad_x[isa][i] = base + k;
+                        jb->bad_got[isa][i] = f2u(got[off + k]);
+                        jb->bad_want[isa][i] = f2u(want[k]);
+                    }
+                    pthread_mutex_unlock(&jb->lock);
+                }
+            pthread_mutex_lock(&jb->lock);
+            jb->checked[levels[l].isa] += CHUNK;
+            pthread_mutex_unlock(&jb->lock);
+        }
+    }
+    free(x);
+    free(want);
+    free(got);
+    return NULL;
+}
+
+static int run_fn(const fn_info *fn, int nthreads) {
+    job jb;
+    memset(&jb, 0, sizeof jb);
+    jb.fn = fn;
+    atomic_init(&jb.next_chunk, 0);
+    pthread_mutex_init(&jb.lock, NULL);
+    double t0 = now();
+    pthread_t th[64];
+    for (int t = 0; t < nthreads; t++) pthread_create(&th[t], NULL, worker, &jb);
+    for (int t = 0; t < nthreads; t++) pthread_join(th[t], NULL);
+    double secs = now() - t0;
+    int failed = 0;
+    for (int l = 0; l < nlevels; l++) {
+        sb_isa_level isa = levels[l].isa;
+        if (!kernel(&levels[l], fn)) continue;
+        printf("%-7s %-7s inputs %llu  differences %llu  (%.1f s for the function, all levels)\n",
+               fn->name, sb_isa_name(isa), (unsigned long long)jb.checked[isa],
+               (unsigned long long)jb.bad[isa], secs);
+        for (uint64_t i = 0; i < jb.bad[isa] && i < MAX_BAD; i++)
+            printf("    x = 0x%08x (%a): batch 0x%08x, scalar 0x%08x\n", jb.bad_x[isa][i],
+                   (double)u2f(jb.bad_x[isa][i]), jb.bad_got[isa][i], jb.bad_want[isa][i]);
+        if (jb.bad[isa] || jb.checked[isa] != (1ull << 32)) failed = 1;
+    }
+    fflush(stdout);
+    pthread_mutex_destroy(&jb.lock);
+    return failed;
+}
+
+int main(int argc, char **argv) {
+    int nthreads = 2;
+    int want[NFNS] = {0}, any = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+            nthreads = atoi(argv[++i]);
+            if (nthreads < 1 || nthreads > 64) {
+                fprintf(stderr, "verify_vmath: --threads must be 1..64\n");
+                return 2;
+            }
+            continue;
+        }
+        int found = 0;
+        for (int f = 0; f < NFNS; f++)
+            if (strcmp(argv[i], fns[f].name) == 0) want[f] = found = any = 1;
+        if (!found) {
+            fprintf(stderr, "usage: verify_vmath [--threads T] [expf logf tanhf expm1f log1pf erff]\n");
+            return 2;
+        }
+    }
+#if SB_HAVE_X86_KERNELS
+    static const struct { sb_isa_level isa; const sb_vmath_table *t; } all[] = {
+        {SB_ISA_SSE2, &sb_vmath_sse2}, {SB_ISA_AVX2, &sb_vmath_avx2}, {SB_ISA_AVX512, &sb_vmath_avx512}};
+#elif SB_HAVE_NEON_KERNELS
+    static const struct { sb_isa_level isa; const sb_vmath_table *t; } all[] = {
+        {SB_ISA_NEON, &sb_vmath_neon}};
+#else
+    static const struct { sb_isa_level isa; const sb_vmath_table *t; } all[] = {
+        {SB_ISA_SCALAR, NULL}};
+#endif
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (all[i].t && sb_isa_supported(all[i].isa)) {
+            levels[nlevels].isa = all[i].isa;
+            levels[nlevels].table = all[i].t;
+            nlevels++;
+        }
+    if (nlevels == 0) {
+        printf("verify_vmath: no vector level on this machine; nothing to check\n");
+        return 0;
+    }
+    printf("verify_vmath: %d thread(s), levels:", nthreads);
+    for (int l = 0; l < nlevels; l++) printf(" %s", sb_isa_name(levels[l].isa));
+    printf("\n");
+    int failed = 0;
+    double t0 = now();
+    for (int f = 0; f < NFNS; f++) {
+        if (any && !want[f]) continue;
+        for (int l = 0; l < nlevels; l++)
+            if (!kernel(&levels[l], &fns[f])) {
+                printf("%-7s %-7s no vector kernel (the batch API uses the scalar loop)\n",
+                       fns[f].name, sb_isa_name(levels[l].isa));
+            }
+        failed |= run_fn(&fns[f], nthreads);
+    }
+    printf("verify_vmath: %s (%.0f s)\n",
+           failed ? "DIFFERENCES FOUND" : "every batch result equals the scalar function's",
+           now() - t0);
+    return failed;
+}
