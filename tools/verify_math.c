@@ -35,6 +35,7 @@
 #include <gmp.h>
 #include <mpfr.h>
 
+#include "tool_common.h"
 #include "samebits/math.h"
 
 typedef struct {
@@ -80,14 +81,6 @@ typedef struct {
     double t0;
 } job;
 
-static uint32_t f2u(float x) { uint32_t u; memcpy(&u, &x, 4); return u; }
-static float u2f(uint32_t u) { float x; memcpy(&x, &u, 4); return x; }
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* The correctly rounded binary32 result according to MPFR. */
 static float mpfr_ref(const fn_info *fn, float x, mpfr_t mx, mpfr_t my) {

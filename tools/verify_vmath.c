@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tool_common.h"
 #include "cpu/vmath.h"
 #include "samebits.h"
 
@@ -66,14 +67,6 @@ typedef struct {
         bad_want[SB_ISA_COUNT][MAX_BAD];
 } job;
 
-static uint32_t f2u(float x) { uint32_t u; memcpy(&u, &x, 4); return u; }
-static float u2f(uint32_t u) { float x; memcpy(&x, &u, 4); return x; }
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static sb_vmath_fn kernel(const level_info *lv, const fn_info *fn) {
     sb_vmath_fn f;
