@@ -5,9 +5,9 @@
  *   (c,i,j) of W[oc][(c,i,j)] * col[(c,i,j)][(r,s)], col being im2col(x) with
  *   explicit +0.0f for padded taps: exactly the contract's chain, padded terms
  *   included; the bias is one addition after it.
- * Backward weight: dW[oc][(c,i,j)] is one chain over (n,r,s); samples are
- *   taken in chunks and the chain continues from chunk to chunk
- *   (continue_chain), so k is never split.
+ * Backward weight: dW[oc][(c,i,j)] is one chain over (n,r,s): dY[n] times
+ *   one sample's im2row, sample after sample, the chains continued from one
+ *   sample to the next (continue_chain), so k is never split.
  * Backward input: the contract takes only the taps that really read an input;
  *   the GEMM over a zero-stuffed dy "column" matrix adds fmaf(+0, w, acc) for
  *   the others. With finite weights such a term leaves every nonzero
@@ -20,8 +20,7 @@
  *
  * Threads: forward and backward input split samples (each range owns its
  * samples' outputs and calls sb_cpu_sgemm, which then runs on that thread);
- * backward weight builds each chunk's columns in parallel and lets
- * sb_cpu_sgemm split the small dW over threads itself. */
+ * backward weight splits dW's tap columns into panels, one task each. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,8 +32,6 @@
  * take the reference path for the weight gradient). */
 #define PADDED_ROW_MAX 4096
 
-/* Scratch bytes backward weight may use for one chunk of samples. */
-#define CHUNK_BYTES ((size_t)8 << 20)
 
 /* out[s] = row[s*stride + off] for s in [0, count), with +0.0f where
  * s*stride + off falls outside [0, size). Used for both im2col rows (x) and
@@ -74,35 +71,38 @@ static void im2col(const sb_conv2d_geom *g, const float *xn, int64_t ch0, int64_
             }
 }
 
-/* im2row of one sample xn (c_in, h, w): the transpose of im2col over all
- * channels, row (r, s) holding the c_in*kh*kw taps (c, i, j) contiguously;
- * row q starts at rows + q*ld. Backward weight multiplies dY by it as an
- * untransposed right operand, which the GEMM reads in place instead of
- * gathering a transposed im2col into panels. */
-static void im2row(const sb_conv2d_geom *g, const float *xn, float *rows, int64_t ld,
-                   float *padded) {
-    /* Each input row is first copied into `padded` with pad_w zeros on
-     * both sides (w + 2*pad_w + span floats), so the tap loop below reads
-     * without bounds checks; positions past the real row read +0.0f,
-     * exactly the padded taps of the contract. */
-    int64_t kw = g->kw, dw = g->dilation_w, sw = g->stride_w, pw = g->pad_w;
+/* im2row of one sample xn (c_in, h, w), columns [t0, t1) only: row (r, s)
+ * holds taps t = (c, i, j) of channels ch0.. (a group's), t0 <= t < t1,
+ * contiguously; row q starts at rows + q*ld. The weight gradient multiplies
+ * dY by it as an untransposed right operand, which the GEMM reads in place.
+ * Each input row is first copied into `padded` between pad_w zeros (w +
+ * 2*pad_w + span + 1 floats), so the tap loops run without bounds checks;
+ * positions past the real row read +0.0f, the contract's padded taps. */
+static void im2row(const sb_conv2d_geom *g, const float *xn, int64_t ch0, int64_t t0, int64_t t1,
+                   float *rows, int64_t ld, float *padded) {
+    int64_t kh = g->kh, kw = g->kw, dw = g->dilation_w, sw = g->stride_w, pw = g->pad_w;
     int64_t span = (kw - 1) * dw, plen = g->w + 2 * pw + span + 1;
     for (int64_t q = 0; q < plen; q++) padded[q] = 0.0f;
-    for (int64_t c = 0; c < g->c_in; c++)
-        for (int64_t i = 0; i < g->kh; i++)
+    for (int64_t c = t0 / (kh * kw); c * kh * kw < t1; c++)
+        for (int64_t i = 0; i < kh; i++) {
+            int64_t base = (c * kh + i) * kw;
+            int64_t j0 = t0 > base ? t0 - base : 0, j1 = t1 - base < kw ? t1 - base : kw;
+            if (j0 >= j1) continue;
             for (int64_t r = 0; r < g->oh; r++) {
                 int64_t ih = r * g->stride_h - g->pad_h + i * g->dilation_h;
-                float *dst = rows + r * g->ow * ld + (c * g->kh + i) * kw;
+                float *dst = rows + r * g->ow * ld + base + j0 - t0;
                 if (ih < 0 || ih >= g->h) {
                     for (int64_t s = 0; s < g->ow; s++, dst += ld)
-                        for (int64_t j = 0; j < kw; j++) dst[j] = 0.0f;
+                        for (int64_t j = j0; j < j1; j++) dst[j - j0] = 0.0f;
                     continue;
                 }
-                memcpy(padded + pw, xn + (c * g->h + ih) * g->w, (size_t)g->w * sizeof *padded);
-                const float *src = padded;
+                memcpy(padded + pw, xn + ((ch0 + c) * g->h + ih) * g->w,
+                       (size_t)g->w * sizeof *padded);
+                const float *src = padded + j0 * dw;
                 for (int64_t s = 0; s < g->ow; s++, dst += ld, src += sw)
-                    for (int64_t j = 0; j < kw; j++) dst[j] = src[j * dw];
+                    for (int64_t j = 0; j < j1 - j0; j++) dst[j] = src[j * dw];
             }
+        }
 }
 
 /* The sub-geometry of samples [n0, n1) (the reference kernels treat samples
@@ -356,61 +356,78 @@ void sb_cpu_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, cons
 
 /* ---- backward weight ---- */
 
+/* Tap columns of dW per task: one AVX-512 register tile wide. */
+#define BWD_W_PANEL 32
+
 typedef struct {
     const sb_conv2d_geom *g;
     const float *dy, *x;
-    float *rows, *dyc; /* the chunk's im2row (c_in*kh*kw columns) and dy (c_out rows) */
-    int64_t first, len; /* samples first .. first+len-1 */
+    float *dweight;
+    int64_t panels; /* per group */
 } bwd_w_ctx;
 
-static void bwd_w_build(void *vctx, int64_t l0, int64_t l1) {
+/* dW[oc][t] of the columns [t0, t1) of group grp, straight from the
+ * contract's chains (when no scratch memory is left). */
+static void bwd_w_chains(const sb_conv2d_geom *g, const float *dy, const float *x, int64_t grp,
+                         int64_t t0, int64_t t1, float *dweight) {
+    int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups, kk = g->kh * g->kw;
+    for (int64_t o = 0; o < ocg; o++)
+        for (int64_t t = t0; t < t1; t++) {
+            int64_t c = t / kk, i = t % kk / g->kw, j = t % g->kw, oc = grp * ocg + o;
+            float acc = 0.0f;
+            for (int64_t n = 0; n < g->n; n++)
+                for (int64_t r = 0; r < g->oh; r++)
+                    for (int64_t s = 0; s < g->ow; s++) {
+                        int64_t ih = r * g->stride_h - g->pad_h + i * g->dilation_h;
+                        int64_t iw = s * g->stride_w - g->pad_w + j * g->dilation_w;
+                        float xv = ih < 0 || ih >= g->h || iw < 0 || iw >= g->w
+                                       ? 0.0f
+                                       : x[((n * g->c_in + grp * icg + c) * g->h + ih) * g->w + iw];
+                        acc = fmaf(dy[((n * g->c_out + oc) * g->oh + r) * g->ow + s], xv, acc);
+                    }
+            dweight[(oc * icg) * kk + t] = acc;
+        }
+}
+
+/* Each task owns a panel of tap columns of one group for every output
+ * channel of that group, and runs those chains over the whole batch sample
+ * after sample: one sample's im2row (still in cache) times its dY rows,
+ * continuing the chains (continue_chain) from the previous sample. So k is
+ * never split, and no batch-sized matrix is built. */
+static void bwd_w_range(void *vctx, int64_t p0, int64_t p1) {
     const bwd_w_ctx *t = vctx;
     const sb_conv2d_geom *g = t->g;
-    int64_t ohw = g->oh * g->ow, ld = t->len * ohw;
+    int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups;
+    int64_t kdim = icg * g->kh * g->kw, ohw = g->oh * g->ow, hw = g->h * g->w;
     float padded[PADDED_ROW_MAX];
-    for (int64_t l = l0; l < l1; l++) {
-        int64_t n = t->first + l;
-        int64_t taps = g->c_in * g->kh * g->kw;
-        im2row(g, t->x + n * g->c_in * g->h * g->w, t->rows + l * ohw * taps, taps, padded);
-        for (int64_t oc = 0; oc < g->c_out; oc++)
-            memcpy(t->dyc + oc * ld + l * ohw, t->dy + (n * g->c_out + oc) * ohw,
-                   (size_t)ohw * sizeof *t->dyc);
+    for (int64_t p = p0; p < p1; p++) {
+        int64_t grp = p / t->panels, t0 = p % t->panels * BWD_W_PANEL;
+        int64_t t1 = t0 + BWD_W_PANEL < kdim ? t0 + BWD_W_PANEL : kdim, width = t1 - t0;
+        float *dw = t->dweight + grp * ocg * kdim + t0;
+        float *rows = sb_scratch(SB_SCRATCH_CONV, (size_t)(ohw * width) * sizeof *rows);
+        if (!rows) {
+            bwd_w_chains(g, t->dy, t->x, grp, t0, t1, t->dweight);
+            continue;
+        }
+        for (int64_t n = 0; n < g->n; n++) {
+            im2row(g, t->x + n * g->c_in * hw, grp * icg, t0, t1, rows, width, padded);
+            sb_cpu_sgemm('N', 'N', ocg, width, ohw, t->dy + (n * g->c_out + grp * ocg) * ohw, ohw,
+                         rows, width, dw, kdim, n > 0);
+        }
     }
 }
 
 void sb_cpu_conv2d_backward_weight(const sb_conv2d_geom *g, const float *dy, const float *x,
                                    float *dweight) {
-    int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups;
-    int64_t kdim = icg * g->kh * g->kw, ohw = g->oh * g->ow;
-    if (degenerate(g) || kdim == 0) {
+    int64_t icg = g->c_in / g->groups, kdim = icg * g->kh * g->kw;
+    if (degenerate(g) || kdim == 0 ||
+        g->w + 2 * g->pad_w + (g->kw - 1) * g->dilation_w + 1 > PADDED_ROW_MAX) {
         sb_ref_conv2d_backward_weight(g, dy, x, dweight);
         return;
     }
-    if (g->w + 2 * g->pad_w + (g->kw - 1) * g->dilation_w + 1 > PADDED_ROW_MAX) {
-        sb_ref_conv2d_backward_weight(g, dy, x, dweight);
-        return;
-    }
-    size_t per_sample = (size_t)((g->c_in * g->kh * g->kw + g->c_out) * ohw) * sizeof(float);
-    int64_t chunk = (int64_t)(CHUNK_BYTES / per_sample);
-    if (chunk < 1) chunk = 1;
-    if (chunk > g->n) chunk = g->n;
-    float *col = sb_scratch(SB_SCRATCH_CONV_AUX, (size_t)chunk * per_sample);
-    if (!col) {
-        sb_ref_conv2d_backward_weight(g, dy, x, dweight);
-        return;
-    }
-    int64_t taps = g->c_in * g->kh * g->kw;
-    bwd_w_ctx t = {g, dy, x, col, col + chunk * taps * ohw, 0, 0};
-    for (int64_t first = 0; first < g->n; first += chunk) {
-        t.first = first;
-        t.len = g->n - first < chunk ? g->n - first : chunk;
-        sb_parallel_for(t.len, sb_parallel_grain(t.len, 1), bwd_w_build, &t);
-        int64_t k = t.len * ohw;
-        /* The chain over (n, r, s) goes on where the previous chunk left it. */
-        for (int64_t grp = 0; grp < g->groups; grp++)
-            sb_cpu_sgemm('N', 'N', ocg, kdim, k, t.dyc + grp * ocg * k, k, t.rows + grp * kdim,
-                         taps, dweight + grp * ocg * kdim, kdim, first > 0);
-    }
+    bwd_w_ctx t = {g, dy, x, dweight, (kdim + BWD_W_PANEL - 1) / BWD_W_PANEL};
+    int64_t tasks = g->groups * t.panels;
+    sb_parallel_for(tasks, 1, bwd_w_range, &t);
 }
 
 /* ---- backward bias ---- */
