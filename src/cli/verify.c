@@ -354,7 +354,7 @@ static sb_status pick(const run_ctx *r, const char *key, const char *const *name
 
 static sb_status run_binary(run_ctx *r) {
     shp sa, sb, so = {0, {0}};
-    int op;
+    int op = 0;
     SB_TRY(pick(r, "op", binary_names, 6, &op));
     SB_TRY(pshape(r, "a", &sa));
     SB_TRY(pshape(r, "b", &sb));
@@ -384,7 +384,7 @@ static sb_status run_binary(run_ctx *r) {
 
 static sb_status run_unary(run_ctx *r) {
     shp sx;
-    int op;
+    int op = 0;
     SB_TRY(pick(r, "op", unary_names, 7, &op));
     SB_TRY(pshape(r, "x", &sx));
     sb_tensor *x, *y, *dy, *dx;
@@ -403,7 +403,7 @@ static const char *const act_names[] = {"relu", "leaky_relu", "tanh", "sigmoid",
 
 static sb_status run_activation(run_ctx *r) {
     shp sx;
-    int a;
+    int a = 0;
     float slope, beta, threshold;
     SB_TRY(pick(r, "fn", act_names, 8, &a));
     SB_TRY(pshape(r, "x", &sx));
@@ -751,7 +751,7 @@ static const uint32_t math_edges[] = {
 };
 
 static sb_status run_math(run_ctx *r) {
-    int f;
+    int f = 0;
     int64_t n, hard;
     SB_TRY(pick(r, "fn", math_names, 6, &f));
     SB_TRY(pint(r, "n", 0, &n));

@@ -72,7 +72,7 @@ static void isa_init(void) {
     sb_isa_level level = sb_isa_best();
     const char *env = getenv("SB_ISA");
     if (env && *env) {
-        sb_isa_level forced;
+        sb_isa_level forced = SB_ISA_SCALAR;
         if (sb_isa_from_name(env, &forced) != SB_OK) {
             fprintf(stderr, "samebits: SB_ISA=%s is not a level (scalar, sse2, avx2, avx512, neon); using scalar\n", env);
             level = SB_ISA_SCALAR;

@@ -210,7 +210,7 @@ static void moments_range(void *vp, int64_t t0, int64_t t1) {
         int64_t off[3], w;
         tile_origin(p, t, off, &w);
         const float *xo = p->x ? p->x + off[0] : NULL; /* x is NULL only when n == 0 */
-        float s[TILE], r[TILE], mean[TILE];
+        float s[TILE], r[TILE], mean[TILE] = {0}; /* zeroed for -O3's maybe-uninitialized */
         tile_sums(p, xo, xs, w, NULL, s);
         if (p->kind == SB_REF_REDUCE_SUM) {
             for (int64_t c = 0; c < w; c++) r[c] = s[c];

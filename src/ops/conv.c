@@ -67,7 +67,7 @@ sb_status sb_conv2d_output_size(int64_t in_h, int64_t in_w, int64_t kernel_h, in
     const char *fn = "sb_conv2d_output_size";
     if (!out_h || !out_w) return sb_fail(SB_ERR_NULL, "%s: out_h or out_w is NULL", fn);
     sb_conv2d_params def = SB_CONV2D_PARAMS_DEFAULT;
-    int64_t oh, ow;
+    int64_t oh = 0, ow = 0;
     SB_TRY(conv_output_size(fn, in_h, in_w, kernel_h, kernel_w, params ? params : &def, &oh, &ow));
     *out_h = oh;
     *out_w = ow;

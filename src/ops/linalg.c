@@ -1,5 +1,6 @@
 /* Tensor-level matmul and linear layers (include/samebits/linalg.h): argument
- * checks, then the reference GEMM of src/ref/gemm.c. */
+ * checks, then the fast GEMM of src/cpu/gemm.c, which reproduces the
+ * reference GEMM of src/ref/gemm.c bit for bit. */
 #include <stdio.h>
 #include "core/fpenv.h"
 #include "core/canonical_sum.h"
@@ -98,7 +99,7 @@ sb_status sb_matmul(const sb_tensor *a, const sb_tensor *b, bool trans_a, bool t
                     sb_tensor *out) {
     SB_FPENV_GUARD();
     const char *fn = "sb_matmul";
-    mm_plan p;
+    mm_plan p = {0};
     SB_TRY(plan_matmul(fn, a, b, trans_a, trans_b, &p));
     SB_TRY(check_out(fn, "out", out, &p, p.out_batched, p.m, p.n));
     SB_TRY(sb_ref_check_no_alias(fn, "out", out, "a", a));
@@ -124,7 +125,7 @@ sb_status sb_matmul_backward(const sb_tensor *dout, const sb_tensor *a, const sb
                              bool trans_a, bool trans_b, sb_tensor *da, sb_tensor *db) {
     SB_FPENV_GUARD();
     const char *fn = "sb_matmul_backward";
-    mm_plan p;
+    mm_plan p = {0};
     SB_TRY(plan_matmul(fn, a, b, trans_a, trans_b, &p));
     SB_TRY(sb_ref_check_dense(fn, "dout", dout, 2, 3));
     SB_TRY(check_out(fn, "dout", dout, &p, p.out_batched, p.m, p.n));
@@ -225,7 +226,7 @@ sb_status sb_linear_forward(const sb_tensor *x, const sb_tensor *w, const sb_ten
                             sb_tensor *y) {
     SB_FPENV_GUARD();
     const char *fn = "sb_linear_forward";
-    lin_plan p;
+    lin_plan p = {0};
     SB_TRY(plan_linear(fn, "x", x, w, &p));
     if (bias) SB_TRY(check_vector(fn, "bias", bias, p.out));
     SB_TRY(check_like_x(fn, "y", y, x, p.out));
@@ -248,7 +249,7 @@ sb_status sb_linear_backward(const sb_tensor *dy, const sb_tensor *x, const sb_t
                              sb_tensor *dx, sb_tensor *dw, sb_tensor *db) {
     SB_FPENV_GUARD();
     const char *fn = "sb_linear_backward";
-    lin_plan p;
+    lin_plan p = {0};
     SB_TRY(plan_linear(fn, "x", x, w, &p));
     SB_TRY(sb_ref_check_dense(fn, "dy", dy, 1, SB_MAX_DIMS));
     SB_TRY(check_like_x(fn, "dy", dy, x, p.out));

@@ -1,5 +1,6 @@
 /* Tensor-level softmax, log-softmax and losses: argument checks around the
- * reference kernels of src/ref/softmax.c and src/ref/loss.c.
+ * fast kernels of src/cpu/softmax.c (bit for bit the reference kernels of
+ * src/ref/softmax.c and src/ref/loss.c, threaded over rows).
  *
  * Inputs may have any strides (non-contiguous ones are copied first);
  * outputs must have exactly the documented shape and may be strided. Every
@@ -90,7 +91,7 @@ static sb_status softmax_fwd(const char *fn, const sb_tensor *x, int dim, sb_ten
     SB_TRY(sb_check_tensor(fn, "x", x, SB_F32, -1));
     SB_TRY(sb_check_tensor(fn, "y", y, SB_F32, -1));
     SB_TRY(sb_check_same_shape(fn, "y", y, "x", x));
-    int64_t outer, n, inner;
+    int64_t outer = 0, n = 0, inner = 0;
     SB_TRY(split_dim(fn, x, dim, &outer, &n, &inner));
     buffers b;
     sb_status st = buffers_get(&b, x, NULL, NULL, y);
@@ -107,7 +108,7 @@ static sb_status softmax_bwd(const char *fn, const sb_tensor *y, const sb_tensor
     SB_TRY(sb_check_tensor(fn, "dx", dx, SB_F32, -1));
     SB_TRY(sb_check_same_shape(fn, "dy", dy, "y", y));
     SB_TRY(sb_check_same_shape(fn, "dx", dx, "y", y));
-    int64_t outer, n, inner;
+    int64_t outer = 0, n = 0, inner = 0;
     SB_TRY(split_dim(fn, y, dim, &outer, &n, &inner));
     buffers b;
     sb_status st = buffers_get(&b, y, dy, NULL, dx);

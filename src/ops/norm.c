@@ -75,7 +75,7 @@ sb_status sb_batch_norm_forward(const sb_tensor *x, const sb_tensor *gamma,
                                 sb_tensor *save_rstd) {
     SB_FPENV_GUARD();
     const char *fn = "sb_batch_norm_forward";
-    int64_t N, C, S;
+    int64_t N = 0, C = 0, S = 0;
     SB_TRY(bn_input(fn, "x", x, &N, &C, &S));
     if (!y) return sb_fail(SB_ERR_NULL, "%s: y is NULL", fn);
     SB_TRY(check_exact(fn, "y", y, x->ndim, x->shape, "the shape of x"));
@@ -120,7 +120,7 @@ sb_status sb_batch_norm_backward(const sb_tensor *dy, const sb_tensor *x,
                                  sb_tensor *dgamma, sb_tensor *dbeta) {
     SB_FPENV_GUARD();
     const char *fn = "sb_batch_norm_backward";
-    int64_t N, C, S;
+    int64_t N = 0, C = 0, S = 0;
     SB_TRY(bn_input(fn, "x", x, &N, &C, &S));
     if (!dy) return sb_fail(SB_ERR_NULL, "%s: dy is NULL", fn);
     SB_TRY(check_exact(fn, "dy", dy, x->ndim, x->shape, "the shape of x"));
