@@ -165,10 +165,89 @@ static void fwd_range(void *vctx, int64_t n0, int64_t n1) {
         }
 }
 
+/* ---- forward as an implicit GEMM (stride 1) ----
+ * With stride 1, output (r, s) of tap (c, i, j) reads the zero-padded plane
+ * at c*Hp*Wp + (r + i*dh)*Wp + (s + j*dw): tap p sits at a fixed offset
+ * boff[p] from the output's own position q = r*Wp + s. So y = W . B with
+ * B[p][q] = P[boff[p] + q] needs no im2col matrix (sb_cpu_sgemm_offset):
+ * the same chains over p, padded taps as +0.0f terms, computed for every q
+ * of the rows (the Wp - ow positions past a row's end are discarded). */
+
+typedef struct {
+    const sb_conv2d_geom *g;
+    const float *x, *w, *bias;
+    float *y;
+    const int64_t *boff;
+    int64_t hp, wp, nq; /* padded plane, and the positions q computed */
+} fwd_implicit_ctx;
+
+/* Floats past the last plane that a tail tile may read (masked lanes). */
+#define PLANE_SLACK 64
+
+static bool fwd_implicit_one(const fwd_implicit_ctx *t, int64_t n) {
+    const sb_conv2d_geom *g = t->g;
+    int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups, kdim = icg * g->kh * g->kw;
+    int64_t plane = t->hp * t->wp, reach = t->boff[kdim - 1] + t->nq + PLANE_SLACK;
+    int64_t pfloats = (g->c_in - icg) * plane + (reach > icg * plane ? reach : icg * plane);
+    float *pad = sb_scratch(SB_SCRATCH_CONV, (size_t)pfloats * sizeof *pad);
+    float *out = sb_scratch(SB_SCRATCH_OPS, (size_t)(ocg * t->nq) * sizeof *out);
+    if (!pad || !out) return false;
+    memset(pad, 0, (size_t)pfloats * sizeof *pad);
+    const float *xn = t->x + n * g->c_in * g->h * g->w;
+    for (int64_t c = 0; c < g->c_in; c++)
+        for (int64_t ih = 0; ih < g->h; ih++)
+            memcpy(pad + c * plane + (ih + g->pad_h) * t->wp + g->pad_w, xn + (c * g->h + ih) * g->w,
+                   (size_t)g->w * sizeof *pad);
+    for (int64_t grp = 0; grp < g->groups; grp++) {
+        if (!sb_cpu_sgemm_offset(ocg, t->nq, kdim, t->w + grp * ocg * kdim, kdim,
+                                 pad + grp * icg * plane, t->boff, out, t->nq))
+            return false;
+        for (int64_t o = 0; o < ocg; o++) {
+            int64_t oc = grp * ocg + o;
+            float *yo = t->y + (n * g->c_out + oc) * g->oh * g->ow;
+            for (int64_t r = 0; r < g->oh; r++) {
+                const float *src = out + o * t->nq + r * t->wp;
+                float *dst = yo + r * g->ow;
+                if (t->bias) {
+                    float bo = t->bias[oc];
+                    for (int64_t s = 0; s < g->ow; s++) dst[s] = src[s] + bo;
+                } else {
+                    memcpy(dst, src, (size_t)g->ow * sizeof *dst);
+                }
+            }
+        }
+    }
+    return true;
+}
+
+static void fwd_implicit_range(void *vctx, int64_t n0, int64_t n1) {
+    const fwd_implicit_ctx *t = vctx;
+    for (int64_t n = n0; n < n1; n++)
+        if (!fwd_implicit_one(t, n)) {
+            fwd_ctx f = {t->g, t->x, t->w, t->bias, t->y};
+            fwd_range(&f, n, n + 1);
+        }
+}
+
 void sb_cpu_conv2d_forward(const sb_conv2d_geom *g, const float *x, const float *weight,
                            const float *bias, float *y) {
     if (degenerate(g) || g->kh * g->kw == 0) {
         sb_ref_conv2d_forward(g, x, weight, bias, y);
+        return;
+    }
+    int64_t icg = g->c_in / g->groups, kdim = icg * g->kh * g->kw;
+    int64_t *boff = NULL;
+    if (sb_isa() == SB_ISA_AVX512 && g->stride_h == 1 && g->stride_w == 1)
+        boff = sb_scratch(SB_SCRATCH_CONV_AUX, (size_t)kdim * sizeof *boff);
+    if (boff) {
+        int64_t hp = g->h + 2 * g->pad_h, wp = g->w + 2 * g->pad_w;
+        for (int64_t c = 0; c < icg; c++)
+            for (int64_t i = 0; i < g->kh; i++)
+                for (int64_t j = 0; j < g->kw; j++)
+                    boff[(c * g->kh + i) * g->kw + j] =
+                        c * hp * wp + i * g->dilation_h * wp + j * g->dilation_w;
+        fwd_implicit_ctx t = {g, x, weight, bias, y, boff, hp, wp, (g->oh - 1) * wp + g->ow};
+        over_samples(g->n, fwd_implicit_range, &t);
         return;
     }
     fwd_ctx t = {g, x, weight, bias, y};

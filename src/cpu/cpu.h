@@ -74,4 +74,14 @@ void sb_cpu_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, con
                   int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc,
                   bool continue_chain);
 
+/* The implicit GEMM of stride-1 convolutions: for i < m, q < n,
+ *     C[i][q] = chain over p = 0..k-1 of fmaf(A[i][p], b[boff[p] + q], acc)
+ * from +0.0f, A row-major (lda), C row-major (ldc), on the calling thread
+ * (it is meant to run inside a range). b must be readable up to
+ * max(boff) + n + 32 floats. Returns false, computing nothing, when the
+ * current ISA level has no kernel for it; the caller then takes another
+ * path. */
+bool sb_cpu_sgemm_offset(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                         const float *b, const int64_t *boff, float *c, int64_t ldc);
+
 #endif

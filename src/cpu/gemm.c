@@ -315,3 +315,51 @@ void sb_cpu_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, con
             sb_parallel_for(ntiles, 1, tile_range, &J);
     }
 }
+
+bool sb_cpu_sgemm_offset(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                         const float *b, const int64_t *boff, float *c, int64_t ldc) {
+#if SB_HAVE_X86_KERNELS
+    if (sb_isa() != SB_ISA_AVX512) return false;
+    if (m <= 0 || n <= 0) return true;
+    if (k == 0) {
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t q = 0; q < n; q++) c[i * ldc + q] = 0.0f;
+        return true;
+    }
+    int mr = pick_avx512(m).mr, nr = SB_GEMM_NR_AVX512;
+    sb_gemm_offset_fn fn = mr == 12  ? sb_gemm_offset_avx512_12
+                           : mr == 8 ? sb_gemm_offset_avx512_8
+                           : mr == 6 ? sb_gemm_offset_avx512_6
+                                     : sb_gemm_offset_avx512_4;
+    int64_t mpanels = ceil_div(m, mr), kblocks = ceil_div(k, KC), kc_max = ceil_div(k, kblocks);
+    size_t afloats = (size_t)(mpanels * mr * kc_max);
+    float stack[STACK_FLOATS] __attribute__((aligned(64)));
+    float *apack = afloats <= STACK_FLOATS ? stack : sb_scratch(SB_SCRATCH_GEMM, afloats * sizeof(float));
+    if (!apack) return false;
+    for (int64_t pc = 0; pc < k; pc += kc_max) {
+        int64_t kc = k - pc < kc_max ? k - pc : kc_max;
+        /* apack[panel][p*mr + r] = A[panel*mr + r][pc + p], rows past m zero */
+        for (int64_t ip = 0; ip < mpanels; ip++) {
+            float *dst = apack + ip * mr * kc;
+            for (int64_t r = 0; r < mr; r++) {
+                int64_t i = ip * mr + r;
+                for (int64_t p = 0; p < kc; p++) dst[p * mr + r] = i < m ? a[i * lda + pc + p] : 0.0f;
+            }
+        }
+        /* Every tile runs its k blocks in order: block pc+1 starts from the
+         * C block pc stored. */
+        for (int64_t ip = 0; ip < mpanels; ip++) {
+            int64_t i0 = ip * mr, rows = m - i0 < mr ? m - i0 : mr;
+            for (int64_t j0 = 0; j0 < n; j0 += nr) {
+                int64_t cols = n - j0 < nr ? n - j0 : nr;
+                fn(kc, apack + ip * mr * kc, b + j0, boff + pc, c + i0 * ldc + j0, ldc, pc > 0,
+                   (int)rows, (int)cols);
+            }
+        }
+    }
+    return true;
+#else
+    (void)m, (void)n, (void)k, (void)a, (void)lda, (void)b, (void)boff, (void)c, (void)ldc;
+    return false;
+#endif
+}

@@ -109,3 +109,51 @@ FLEX_KERNEL(6)
 FLEX_KERNEL(8)
 FLEX_KERNEL(12)
 #endif
+
+#if SB_HAVE_X86_KERNELS
+/* The implicit-GEMM kernels (sb_gemm_offset_fn in gemm_internal.h): the
+ * flexible kernels above with B row p read at b + boff[p] instead of
+ * b + p*bstride. A stride-1 convolution over a zero-padded plane is such a
+ * product with no im2col matrix at all: boff[p] is where tap p of the
+ * first output sits, and consecutive outputs are consecutive floats. */
+#define OFFSET_KERNEL(MRF)                                                                \
+    void sb_gemm_offset_avx512_##MRF(int64_t kc, const float *a, const float *b,           \
+                                     const int64_t *boff, float *c, int64_t ldc,           \
+                                     bool load_c, int rows, int cols) {                    \
+        __mmask16 m0 = cols >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << cols) - 1u);   \
+        __mmask16 m1 = cols >= 32   ? (__mmask16)0xffff                                   \
+                       : cols > 16 ? (__mmask16)((1u << (cols - 16)) - 1u)                \
+                                   : (__mmask16)0;                                        \
+        __m512 acc0[MRF], acc1[MRF];                                                      \
+        _Pragma("GCC unroll 12") for (int r = 0; r < MRF; r++) {                          \
+            if (load_c && r < rows) {                                                     \
+                acc0[r] = _mm512_maskz_loadu_ps(m0, c + r * ldc);                         \
+                acc1[r] = _mm512_maskz_loadu_ps(m1, c + r * ldc + 16);                    \
+            } else {                                                                      \
+                acc0[r] = _mm512_setzero_ps();                                            \
+                acc1[r] = _mm512_setzero_ps();                                            \
+            }                                                                             \
+        }                                                                                 \
+        for (int64_t p = 0; p < kc; p++, a += MRF) {                                      \
+            const float *bp = b + boff[p];                                                \
+            __m512 b0 = _mm512_maskz_loadu_ps(m0, bp);                                    \
+            __m512 b1 = _mm512_maskz_loadu_ps(m1, bp + 16);                               \
+            _Pragma("GCC unroll 12") for (int r = 0; r < MRF; r++) {                      \
+                __m512 ar = _mm512_set1_ps(a[r]);                                         \
+                acc0[r] = _mm512_fmadd_ps(ar, b0, acc0[r]);                               \
+                acc1[r] = _mm512_fmadd_ps(ar, b1, acc1[r]);                               \
+            }                                                                             \
+        }                                                                                 \
+        _Pragma("GCC unroll 12") for (int r = 0; r < MRF; r++) {                          \
+            if (r < rows) {                                                               \
+                _mm512_mask_storeu_ps(c + r * ldc, m0, acc0[r]);                          \
+                _mm512_mask_storeu_ps(c + r * ldc + 16, m1, acc1[r]);                     \
+            }                                                                             \
+        }                                                                                 \
+    }
+
+OFFSET_KERNEL(4)
+OFFSET_KERNEL(6)
+OFFSET_KERNEL(8)
+OFFSET_KERNEL(12)
+#endif

@@ -70,6 +70,21 @@ SB_GEMM_FLEX_DECL(8)
 SB_GEMM_FLEX_DECL(12)
 #endif
 
+/* Implicit-GEMM kernels (AVX-512 only): as the flexible ones, with B row p
+ * at b + boff[p] (see sb_cpu_sgemm_offset in cpu.h). */
+typedef void (*sb_gemm_offset_fn)(int64_t kc, const float *a, const float *b, const int64_t *boff,
+                                  float *c, int64_t ldc, bool load_c, int rows, int cols);
+#if SB_HAVE_X86_KERNELS
+#define SB_GEMM_OFFSET_DECL(MRF)                                                              \
+    void sb_gemm_offset_avx512_##MRF(int64_t kc, const float *a, const float *b,               \
+                                     const int64_t *boff, float *c, int64_t ldc, bool load_c,  \
+                                     int rows, int cols);
+SB_GEMM_OFFSET_DECL(4)
+SB_GEMM_OFFSET_DECL(6)
+SB_GEMM_OFFSET_DECL(8)
+SB_GEMM_OFFSET_DECL(12)
+#endif
+
 #if SB_HAVE_NEON_KERNELS
 void sb_gemm_ukernel_neon(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
                           bool load_c);
