@@ -301,6 +301,17 @@ static void dy_pad_layout(const sb_conv2d_geom *g, int64_t *mt, int64_t *ml, int
     *wp = *ml + (g->ow > w8 + g->pad_w ? g->ow : w8 + g->pad_w);
 }
 
+/* The zero-margined dy planes of one sample and group (dy_pad_layout). */
+static void dy_pad_fill(const sb_conv2d_geom *g, const float *dyg, int64_t ocg, float *pad) {
+    int64_t mt, ml, hp, wp;
+    dy_pad_layout(g, &mt, &ml, &hp, &wp);
+    memset(pad, 0, (size_t)(ocg * hp * wp) * sizeof *pad);
+    for (int64_t o = 0; o < ocg; o++)
+        for (int64_t r = 0; r < g->oh; r++)
+            memcpy(pad + o * hp * wp + (r + mt) * wp + ml, dyg + (o * g->oh + r) * g->ow,
+                   (size_t)g->ow * sizeof *pad);
+}
+
 /* Scratch floats dy_columns needs: the columns, 8 floats of slack, and at
  * stride 1 the padded dy planes of one group. */
 static int64_t dy_columns_floats(const sb_conv2d_geom *g, int64_t ocg, int64_t kdim) {
@@ -324,13 +335,7 @@ static void dy_columns(const sb_conv2d_geom *g, const float *dyg, int64_t ocg, f
          * is written after it (the buffer has 8 floats of slack). */
         int64_t mt, ml, hp, wp, w8 = (g->w + 7) / 8 * 8;
         dy_pad_layout(g, &mt, &ml, &hp, &wp);
-        for (int64_t o = 0; o < ocg; o++) {
-            float *po = pad + o * hp * wp;
-            memset(po, 0, (size_t)(hp * wp) * sizeof *po);
-            for (int64_t r = 0; r < g->oh; r++)
-                memcpy(po + (r + mt) * wp + ml, dyg + (o * g->oh + r) * g->ow,
-                       (size_t)g->ow * sizeof *po);
-        }
+        dy_pad_fill(g, dyg, ocg, pad);
         for (int64_t o = 0; o < ocg; o++)
             for (int64_t i = 0; i < g->kh; i++)
                 for (int64_t j = 0; j < g->kw; j++) {
@@ -371,7 +376,43 @@ typedef struct {
     const sb_conv2d_geom *g;
     const float *dy, *w, *wt; /* wt: per group, W as [c][(o, i, j)] */
     float *dx;
+    const int64_t *boff; /* stride 1 on AVX-512: tap offsets in the padded dy */
+    int64_t nq;          /* positions q = ih*wp + iw computed, iw past w discarded */
 } bwd_in_ctx;
+
+/* The zero-stuffed product without its column matrix: at stride 1 the
+ * column of (ih, iw) for tap (o, i, j) is the padded dy plane read at
+ * boff[(o, i, j)] + ih*wp + iw (dy_columns' copies come from exactly
+ * there), so sb_cpu_sgemm_offset computes the same chains from the planes
+ * themselves. The zero fix-up is applied while copying out. */
+static void bwd_in_implicit_one(const bwd_in_ctx *t, int64_t n, int64_t grp) {
+    const sb_conv2d_geom *g = t->g;
+    int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups;
+    int64_t kdim = ocg * g->kh * g->kw, hw = g->h * g->w;
+    int64_t mt, ml, hp, wp;
+    dy_pad_layout(g, &mt, &ml, &hp, &wp);
+    /* The farthest tap is (ocg-1, 0, 0): offsets fall with i and j. */
+    int64_t planes = ocg * hp * wp,
+            reach = t->boff[(ocg - 1) * g->kh * g->kw] + t->nq + PLANE_SLACK;
+    float *pad = sb_scratch(SB_SCRATCH_CONV, (size_t)(planes > reach ? planes : reach) * sizeof *pad);
+    float *out = sb_scratch(SB_SCRATCH_OPS, (size_t)(icg * t->nq) * sizeof *out);
+    float *dxg = t->dx + (n * g->c_in + grp * icg) * hw;
+    bool done = false;
+    if (pad && out) {
+        dy_pad_fill(g, t->dy + (n * g->c_out + grp * ocg) * g->oh * g->ow, ocg, pad);
+        if (planes < reach) memset(pad + planes, 0, (size_t)(reach - planes) * sizeof *pad);
+        done = sb_cpu_sgemm_offset(icg, t->nq, kdim, t->wt + grp * icg * kdim, kdim, pad, t->boff,
+                                   out, t->nq);
+    }
+    for (int64_t c = 0; c < icg; c++)
+        for (int64_t ih = 0; ih < g->h; ih++)
+            for (int64_t iw = 0; iw < g->w; iw++) {
+                float v = done ? out[c * t->nq + ih * wp + iw] : 0.0f;
+                /* Only a zero can differ from the contract (see the top). */
+                dxg[c * hw + ih * g->w + iw] =
+                    v == 0.0f ? dx_chain(g, t->dy, t->w, n, grp * icg + c, ih, iw) : v;
+            }
+}
 
 static void bwd_in_ref_range(void *vctx, int64_t n0, int64_t n1) {
     const bwd_in_ctx *t = vctx;
@@ -384,6 +425,11 @@ static void bwd_in_ref_range(void *vctx, int64_t n0, int64_t n1) {
 static void bwd_in_range(void *vctx, int64_t n0, int64_t n1) {
     const bwd_in_ctx *t = vctx;
     const sb_conv2d_geom *g = t->g;
+    if (t->boff) {
+        for (int64_t n = n0; n < n1; n++)
+            for (int64_t grp = 0; grp < g->groups; grp++) bwd_in_implicit_one(t, n, grp);
+        return;
+    }
     int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups;
     int64_t kdim = ocg * g->kh * g->kw, ohw = g->oh * g->ow, hw = g->h * g->w;
     float *col = sb_scratch(SB_SCRATCH_CONV, (size_t)dy_columns_floats(g, ocg, kdim) * sizeof *col);
@@ -414,10 +460,17 @@ void sb_cpu_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, cons
         sb_ref_conv2d_backward_input(g, dy, weight, dx);
         return;
     }
-    bwd_in_ctx t = {g, dy, weight, NULL, dx};
+    bwd_in_ctx t = {g, dy, weight, NULL, dx, NULL, 0};
     bool finite = true;
     for (int64_t q = 0; q < nw && finite; q++) finite = isfinite(weight[q]);
-    float *wt = finite ? sb_scratch(SB_SCRATCH_CONV_AUX, (size_t)nw * sizeof *wt) : NULL;
+    int64_t kdim = (g->c_out / g->groups) * g->kh * g->kw;
+    bool implicit = sb_isa() == SB_ISA_AVX512 && g->stride_h == 1 && g->stride_w == 1;
+    /* wt, then (implicit) the offset table, 8-byte aligned after it */
+    int64_t wt_floats = (nw + 1) / 2 * 2;
+    float *wt = finite ? sb_scratch(SB_SCRATCH_CONV_AUX,
+                                    (size_t)wt_floats * sizeof *wt +
+                                        (implicit ? (size_t)kdim * sizeof(int64_t) : 0))
+                       : NULL;
     if (!wt) {
         /* 0 * inf = NaN: the stuffed terms would not be no-ops. */
         over_samples(g->n, bwd_in_ref_range, &t);
@@ -430,6 +483,18 @@ void sb_cpu_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, cons
                 memcpy(wt + ((grp * icg + c) * ocg + o) * kk,
                        weight + ((grp * ocg + o) * icg + c) * kk, (size_t)kk * sizeof *wt);
     t.wt = wt;
+    if (implicit) {
+        int64_t mt, ml, hp, wp, *boff = (int64_t *)(void *)(wt + wt_floats);
+        dy_pad_layout(g, &mt, &ml, &hp, &wp);
+        for (int64_t o = 0; o < ocg; o++)
+            for (int64_t i = 0; i < g->kh; i++)
+                for (int64_t j = 0; j < g->kw; j++)
+                    boff[(o * g->kh + i) * g->kw + j] = o * hp * wp +
+                                                        (mt + g->pad_h - i * g->dilation_h) * wp +
+                                                        ml + g->pad_w - j * g->dilation_w;
+        t.boff = boff;
+        t.nq = (g->h - 1) * wp + g->w;
+    }
     over_samples(g->n, bwd_in_range, &t);
 }
 
