@@ -294,6 +294,7 @@ static void test_pool_cases(void) {
         {"3x3/3 pad 1 ceil disjoint", 2, 3, 8, 7, PP(3, 3, 3, 3, 1, 1, true, true)},
         {"1x1", 3, 7, 5, 3, SB_POOL2D_PARAMS(1, 1)},
         {"odd 5x5 2x2", 7, 3, 5, 5, SB_POOL2D_PARAMS(2, 2)},
+        {"wide 2x2 (rows of several vectors)", 2, 3, 6, 71, SB_POOL2D_PARAMS(2, 2)},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         run_pool(&cases[i], false);

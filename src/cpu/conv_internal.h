@@ -10,6 +10,7 @@
 #ifndef SAMEBITS_CPU_CONV_INTERNAL_H
 #define SAMEBITS_CPU_CONV_INTERNAL_H
 
+#include "cpu/cpu.h"
 #include "ref/ref_linalg.h"
 
 void sb_cpu_conv2d_forward(const sb_conv2d_geom *g, const float *x, const float *weight,
@@ -25,5 +26,12 @@ void sb_cpu_max_pool2d_backward(const sb_pool2d_geom *g, const float *dy, const 
                                 float *dx);
 void sb_cpu_avg_pool2d_forward(const sb_pool2d_geom *g, const float *x, float *y);
 void sb_cpu_avg_pool2d_backward(const sb_pool2d_geom *g, const float *dy, float *dx);
+
+/* 2x2 stride-2 max pooling of one plane whose windows all lie inside it
+ * (src/cpu/pool2d_avx512.c); ip may be NULL. */
+#if SB_HAVE_X86_KERNELS
+void sb_max_pool2x2_avx512(const float *xp, int64_t w, int64_t oh, int64_t ow, float *yp,
+                           int64_t *ip);
+#endif
 
 #endif
