@@ -19,12 +19,15 @@
 
 static struct {
     pthread_mutex_t submit; /* held by the caller whose job is running */
-    pthread_mutex_t lock;   /* guards everything below */
+    pthread_mutex_t lock;   /* pairs with the condition variables */
     pthread_cond_t wake, done;
     pthread_t threads[SB_MAX_THREADS];
-    int nworkers, active;
-    unsigned long generation;
-    bool shutdown;
+    int nworkers;
+    /* Atomic so that waiting threads can poll them before they sleep; a
+     * change is also made under `lock`, so a sleeper cannot miss it. */
+    atomic_int active;
+    atomic_ulong generation;
+    atomic_bool shutdown;
     /* the job */
     sb_range_fn fn;
     void *ctx;
@@ -76,6 +79,19 @@ int64_t sb_parallel_grain(int64_t n, int64_t min_grain) {
     return g < 1 ? 1 : g;
 }
 
+/* Jobs come back to back (one per op), microseconds apart, and waking a
+ * sleeping thread costs tens of microseconds: a thread about to wait first
+ * polls for this many rounds (some tens of microseconds) before sleeping. */
+#define SPIN_ROUNDS 4000
+
+static void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ volatile("yield");
+#endif
+}
+
 static void run_ranges(void) {
     for (;;) {
         int64_t r = atomic_fetch_add(&pool.next, 1);
@@ -93,33 +109,44 @@ static void run_ranges(void) {
 static void *worker_main(void *arg) {
     in_region = true;
     unsigned long seen = (unsigned long)(uintptr_t)arg;
-    pthread_mutex_lock(&pool.lock);
     for (;;) {
-        while (pool.generation == seen && !pool.shutdown) pthread_cond_wait(&pool.wake, &pool.lock);
-        if (pool.shutdown) break;
-        seen = pool.generation;
-        pthread_mutex_unlock(&pool.lock);
+        for (int i = 0; i < SPIN_ROUNDS && atomic_load(&pool.generation) == seen &&
+                        !atomic_load(&pool.shutdown);
+             i++)
+            cpu_relax();
+        if (atomic_load(&pool.generation) == seen) {
+            pthread_mutex_lock(&pool.lock);
+            while (atomic_load(&pool.generation) == seen && !atomic_load(&pool.shutdown))
+                pthread_cond_wait(&pool.wake, &pool.lock);
+            pthread_mutex_unlock(&pool.lock);
+        }
+        if (atomic_load(&pool.shutdown)) break;
+        /* Every worker takes part in every job (the caller waits for all of
+         * them before publishing the next), so this is seen + 1. */
+        seen = atomic_load(&pool.generation);
         /* A thread inherits its creator's environment, which may be a
          * caller's flush-to-zero or rounding mode. */
         sb_fpenv env = sb_fpenv_enter();
         (void)env; /* a worker keeps the contract's environment */
         run_ranges();
-        pthread_mutex_lock(&pool.lock);
-        if (--pool.active == 0) pthread_cond_signal(&pool.done);
+        if (atomic_fetch_sub(&pool.active, 1) == 1) {
+            pthread_mutex_lock(&pool.lock);
+            pthread_cond_signal(&pool.done);
+            pthread_mutex_unlock(&pool.lock);
+        }
     }
-    pthread_mutex_unlock(&pool.lock);
     return NULL;
 }
 
 /* Called with pool.submit held. */
 static void stop_workers(void) {
     pthread_mutex_lock(&pool.lock);
-    pool.shutdown = true;
+    atomic_store(&pool.shutdown, true);
     pthread_cond_broadcast(&pool.wake);
     pthread_mutex_unlock(&pool.lock);
     for (int i = 0; i < pool.nworkers; i++) pthread_join(pool.threads[i], NULL);
     pool.nworkers = 0;
-    pool.shutdown = false;
+    atomic_store(&pool.shutdown, false);
 }
 
 /* Called with pool.submit held. Starting fewer workers than asked (the
@@ -129,7 +156,7 @@ static void resize_workers(int want) {
     stop_workers();
     for (int i = 0; i < want; i++) {
         if (pthread_create(&pool.threads[i], NULL, worker_main,
-                           (void *)(uintptr_t)pool.generation) != 0)
+                           (void *)(uintptr_t)atomic_load(&pool.generation)) != 0)
             break;
         pool.nworkers++;
     }
@@ -157,6 +184,9 @@ void sb_parallel_for(int64_t n, int64_t grain, sb_range_fn fn, void *ctx) {
      * do not restart threads; idle workers simply find no range to claim. */
     resize_workers(threads - 1);
 
+    /* The job's fields are written before the generation moves (a
+     * sequentially consistent store): a worker that sees the new generation
+     * sees the job. */
     pthread_mutex_lock(&pool.lock);
     pool.fn = fn;
     pool.ctx = ctx;
@@ -164,8 +194,8 @@ void sb_parallel_for(int64_t n, int64_t grain, sb_range_fn fn, void *ctx) {
     pool.grain = grain;
     pool.nranges = nranges;
     atomic_store(&pool.next, 0);
-    pool.active = pool.nworkers;
-    pool.generation++;
+    atomic_store(&pool.active, pool.nworkers);
+    atomic_fetch_add(&pool.generation, 1);
     pthread_cond_broadcast(&pool.wake);
     pthread_mutex_unlock(&pool.lock);
 
@@ -173,8 +203,11 @@ void sb_parallel_for(int64_t n, int64_t grain, sb_range_fn fn, void *ctx) {
     run_ranges();
     in_region = false;
 
-    pthread_mutex_lock(&pool.lock);
-    while (pool.active > 0) pthread_cond_wait(&pool.done, &pool.lock);
-    pthread_mutex_unlock(&pool.lock);
+    for (int i = 0; i < SPIN_ROUNDS && atomic_load(&pool.active) > 0; i++) cpu_relax();
+    if (atomic_load(&pool.active) > 0) {
+        pthread_mutex_lock(&pool.lock);
+        while (atomic_load(&pool.active) > 0) pthread_cond_wait(&pool.done, &pool.lock);
+        pthread_mutex_unlock(&pool.lock);
+    }
     pthread_mutex_unlock(&pool.submit);
 }
