@@ -6,16 +6,34 @@
  * balances uneven ranges; it cannot change results, because each range
  * owns its outputs and computes them the same way whoever runs it.
  *
+ * Joining is optional. A worker joins the current job through the job's
+ * ticket; when the caller has run out of ranges it closes the ticket and
+ * waits only for the workers that joined. A worker that arrives after the
+ * close leaves the job alone. So the caller never waits for a worker that
+ * is still waking up: jobs are often shorter than a wake-up.
+ *
+ * Jobs also come back to back (one per op), microseconds apart, so a thread
+ * about to wait polls for a while before it sleeps (spin_ns; nobody polls
+ * when the pool has more threads than there are CPUs, where polling would
+ * steal time from the threads that have work).
+ *
  * Workers are started lazily and restarted when sb_set_num_threads()
  * changes the count. A call made while another thread is using the pool,
  * or from inside a range, runs inline instead of waiting or nesting. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 #include "core/fpenv.h"
 #include "core/internal.h"
 #include "cpu/cpu.h"
+
+/* The ticket: job number in bits 16..31, "closed" in bit 15, the number of
+ * workers that joined in bits 0..14. */
+#define TICKET_JOB(t) ((t) >> 16)
+#define TICKET_CLOSED 0x8000u
+#define TICKET_COUNT(t) ((t) & 0x7fffu)
 
 static struct {
     pthread_mutex_t submit; /* held by the caller whose job is running */
@@ -23,20 +41,23 @@ static struct {
     pthread_cond_t wake, done;
     pthread_t threads[SB_MAX_THREADS];
     int nworkers;
-    /* Atomic so that waiting threads can poll them before they sleep; a
-     * change is also made under `lock`, so a sleeper cannot miss it. */
-    atomic_int active;
-    atomic_ulong generation;
+    /* Atomic so that waiting threads can poll them; a change a sleeper
+     * waits for is also made under `lock`, so it cannot be missed. */
+    atomic_uint ticket;
+    atomic_int left; /* joined workers that have finished the job */
     atomic_bool shutdown;
     /* the job */
     sb_range_fn fn;
     void *ctx;
     int64_t n, grain, nranges;
-    atomic_int_fast64_t next;
+    atomic_int next; /* nranges is kept below INT32_MAX / 2 */
 } pool = {.submit = PTHREAD_MUTEX_INITIALIZER,
           .lock = PTHREAD_MUTEX_INITIALIZER,
           .wake = PTHREAD_COND_INITIALIZER,
           .done = PTHREAD_COND_INITIALIZER};
+
+#define SPIN_NS 300000
+static atomic_long spin_ns = 0;
 
 static atomic_int wanted_threads = 0; /* 0: not yet read from the environment */
 static _Thread_local bool in_region = false;
@@ -79,10 +100,11 @@ int64_t sb_parallel_grain(int64_t n, int64_t min_grain) {
     return g < 1 ? 1 : g;
 }
 
-/* Jobs come back to back (one per op), microseconds apart, and waking a
- * sleeping thread costs tens of microseconds: a thread about to wait first
- * polls for this many rounds (some tens of microseconds) before sleeping. */
-#define SPIN_ROUNDS 4000
+static int64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
 
 static void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -90,6 +112,38 @@ static void cpu_relax(void) {
 #elif defined(__aarch64__)
     __asm__ volatile("yield");
 #endif
+}
+
+/* A worker's wait for a job numbered other than `seen` (or shutdown). */
+static bool job_arrived(unsigned seen) {
+    return TICKET_JOB(atomic_load(&pool.ticket)) != seen || atomic_load(&pool.shutdown);
+}
+
+static void wait_for_job(unsigned seen) {
+    int64_t deadline = now_ns() + atomic_load(&spin_ns);
+    for (int i = 0; !job_arrived(seen); i++) {
+        if ((i & 63) == 63 && now_ns() > deadline) {
+            pthread_mutex_lock(&pool.lock);
+            while (!job_arrived(seen)) pthread_cond_wait(&pool.wake, &pool.lock);
+            pthread_mutex_unlock(&pool.lock);
+            return;
+        }
+        cpu_relax();
+    }
+}
+
+/* The caller's wait for the `joined` workers of its job to finish. */
+static void wait_for_workers(int joined) {
+    int64_t deadline = now_ns() + atomic_load(&spin_ns);
+    for (int i = 0; atomic_load(&pool.left) < joined; i++) {
+        if ((i & 63) == 63 && now_ns() > deadline) {
+            pthread_mutex_lock(&pool.lock);
+            while (atomic_load(&pool.left) < joined) pthread_cond_wait(&pool.done, &pool.lock);
+            pthread_mutex_unlock(&pool.lock);
+            return;
+        }
+        cpu_relax();
+    }
 }
 
 static void run_ranges(void) {
@@ -102,38 +156,30 @@ static void run_ranges(void) {
     }
 }
 
-/* `arg` carries the generation current when the worker was created: a
- * worker that first reads pool.generation itself may run after the job that
- * follows its creation was published, take that job's generation as already
- * seen, and never join it while the caller waits for it forever. */
+/* `arg` carries the job number current when the worker was created, so it
+ * waits for the next one. */
 static void *worker_main(void *arg) {
     in_region = true;
-    unsigned long seen = (unsigned long)(uintptr_t)arg;
+    unsigned seen = (unsigned)(uintptr_t)arg;
     for (;;) {
-        for (int i = 0; i < SPIN_ROUNDS && atomic_load(&pool.generation) == seen &&
-                        !atomic_load(&pool.shutdown);
-             i++)
-            cpu_relax();
-        if (atomic_load(&pool.generation) == seen) {
-            pthread_mutex_lock(&pool.lock);
-            while (atomic_load(&pool.generation) == seen && !atomic_load(&pool.shutdown))
-                pthread_cond_wait(&pool.wake, &pool.lock);
-            pthread_mutex_unlock(&pool.lock);
-        }
+        wait_for_job(seen);
         if (atomic_load(&pool.shutdown)) break;
-        /* Every worker takes part in every job (the caller waits for all of
-         * them before publishing the next), so this is seen + 1. */
-        seen = atomic_load(&pool.generation);
+        unsigned t = atomic_load(&pool.ticket);
+        seen = TICKET_JOB(t);
+        /* Join while the ticket is open and still this job's. */
+        bool joined = false;
+        while (!joined && !(t & TICKET_CLOSED) && TICKET_JOB(t) == seen)
+            joined = atomic_compare_exchange_weak(&pool.ticket, &t, t + 1);
+        if (!joined) continue;
         /* A thread inherits its creator's environment, which may be a
          * caller's flush-to-zero or rounding mode. */
         sb_fpenv env = sb_fpenv_enter();
         (void)env; /* a worker keeps the contract's environment */
         run_ranges();
-        if (atomic_fetch_sub(&pool.active, 1) == 1) {
-            pthread_mutex_lock(&pool.lock);
-            pthread_cond_signal(&pool.done);
-            pthread_mutex_unlock(&pool.lock);
-        }
+        atomic_fetch_add(&pool.left, 1);
+        pthread_mutex_lock(&pool.lock);
+        pthread_cond_signal(&pool.done);
+        pthread_mutex_unlock(&pool.lock);
     }
     return NULL;
 }
@@ -154,9 +200,11 @@ static void stop_workers(void) {
 static void resize_workers(int want) {
     if (pool.nworkers == want) return;
     stop_workers();
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    atomic_store(&spin_ns, want + 1 <= cpus ? SPIN_NS : 0);
+    unsigned job = TICKET_JOB(atomic_load(&pool.ticket));
     for (int i = 0; i < want; i++) {
-        if (pthread_create(&pool.threads[i], NULL, worker_main,
-                           (void *)(uintptr_t)atomic_load(&pool.generation)) != 0)
+        if (pthread_create(&pool.threads[i], NULL, worker_main, (void *)(uintptr_t)job) != 0)
             break;
         pool.nworkers++;
     }
@@ -175,18 +223,18 @@ void sb_parallel_for(int64_t n, int64_t grain, sb_range_fn fn, void *ctx) {
     if (grain < 1) grain = 1;
     SB_FPENV_GUARD();
     int threads = sb_num_threads();
-    if (threads == 1 || n <= grain || in_region || pthread_mutex_trylock(&pool.submit) != 0) {
+    int64_t nranges = (n + grain - 1) / grain;
+    if (threads == 1 || nranges <= 1 || nranges > INT32_MAX / 2 || in_region ||
+        pthread_mutex_trylock(&pool.submit) != 0) {
         run_inline(n, grain, fn, ctx);
         return;
     }
-    int64_t nranges = (n + grain - 1) / grain;
     /* Keep the pool at the configured size so that jobs of different widths
      * do not restart threads; idle workers simply find no range to claim. */
     resize_workers(threads - 1);
 
-    /* The job's fields are written before the generation moves (a
-     * sequentially consistent store): a worker that sees the new generation
-     * sees the job. */
+    /* The job's fields are written before the ticket opens it (a
+     * sequentially consistent store): a worker that joins sees them. */
     pthread_mutex_lock(&pool.lock);
     pool.fn = fn;
     pool.ctx = ctx;
@@ -194,8 +242,9 @@ void sb_parallel_for(int64_t n, int64_t grain, sb_range_fn fn, void *ctx) {
     pool.grain = grain;
     pool.nranges = nranges;
     atomic_store(&pool.next, 0);
-    atomic_store(&pool.active, pool.nworkers);
-    atomic_fetch_add(&pool.generation, 1);
+    atomic_store(&pool.left, 0);
+    unsigned job = (TICKET_JOB(atomic_load(&pool.ticket)) + 1) & 0xffffu;
+    atomic_store(&pool.ticket, job << 16);
     pthread_cond_broadcast(&pool.wake);
     pthread_mutex_unlock(&pool.lock);
 
@@ -203,11 +252,8 @@ void sb_parallel_for(int64_t n, int64_t grain, sb_range_fn fn, void *ctx) {
     run_ranges();
     in_region = false;
 
-    for (int i = 0; i < SPIN_ROUNDS && atomic_load(&pool.active) > 0; i++) cpu_relax();
-    if (atomic_load(&pool.active) > 0) {
-        pthread_mutex_lock(&pool.lock);
-        while (atomic_load(&pool.active) > 0) pthread_cond_wait(&pool.done, &pool.lock);
-        pthread_mutex_unlock(&pool.lock);
-    }
+    /* No range is left to claim: close the job and wait for those inside. */
+    unsigned t = atomic_fetch_or(&pool.ticket, TICKET_CLOSED);
+    wait_for_workers((int)TICKET_COUNT(t));
     pthread_mutex_unlock(&pool.submit);
 }
