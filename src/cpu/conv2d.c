@@ -500,14 +500,16 @@ void sb_cpu_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, cons
 
 /* ---- backward weight ---- */
 
-/* Tap columns of dW per task: one AVX-512 register tile wide. */
+/* Tap columns of dW per task: one AVX-512 register tile wide, or half of
+ * that when whole tiles would leave threads without a task (LeNet's conv1
+ * has 25 taps: one tile). */
 #define BWD_W_PANEL 32
 
 typedef struct {
     const sb_conv2d_geom *g;
     const float *dy, *x;
     float *dweight;
-    int64_t panels; /* per group */
+    int64_t panels, width; /* per group: panels of `width` tap columns */
 } bwd_w_ctx;
 
 /* dW[oc][t] of the columns [t0, t1) of group grp, straight from the
@@ -545,8 +547,8 @@ static void bwd_w_range(void *vctx, int64_t p0, int64_t p1) {
     int64_t kdim = icg * g->kh * g->kw, ohw = g->oh * g->ow, hw = g->h * g->w;
     float padded[PADDED_ROW_MAX];
     for (int64_t p = p0; p < p1; p++) {
-        int64_t grp = p / t->panels, t0 = p % t->panels * BWD_W_PANEL;
-        int64_t t1 = t0 + BWD_W_PANEL < kdim ? t0 + BWD_W_PANEL : kdim, width = t1 - t0;
+        int64_t grp = p / t->panels, t0 = p % t->panels * t->width;
+        int64_t t1 = t0 + t->width < kdim ? t0 + t->width : kdim, width = t1 - t0;
         float *dw = t->dweight + grp * ocg * kdim + t0;
         float *rows = sb_scratch(SB_SCRATCH_CONV, (size_t)(ohw * width) * sizeof *rows);
         if (!rows) {
@@ -569,7 +571,9 @@ void sb_cpu_conv2d_backward_weight(const sb_conv2d_geom *g, const float *dy, con
         sb_ref_conv2d_backward_weight(g, dy, x, dweight);
         return;
     }
-    bwd_w_ctx t = {g, dy, x, dweight, (kdim + BWD_W_PANEL - 1) / BWD_W_PANEL};
+    int64_t width = BWD_W_PANEL;
+    if (g->groups * ((kdim + width - 1) / width) < sb_num_threads()) width /= 2;
+    bwd_w_ctx t = {g, dy, x, dweight, (kdim + width - 1) / width, width};
     int64_t tasks = g->groups * t.panels;
     sb_parallel_for(tasks, 1, bwd_w_range, &t);
 }

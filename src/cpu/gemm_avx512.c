@@ -87,13 +87,22 @@ void sb_gemm_ukernel_avx512(int64_t kc, const float *a, const float *b, float *c
                 acc1[r] = _mm512_setzero_ps();                                            \
             }                                                                             \
         }                                                                                 \
-        for (int64_t p = 0; p < kc; p++, a += MRF, b += bstride) {                        \
-            __m512 b0 = _mm512_maskz_loadu_ps(m0, b);                                     \
-            __m512 b1 = _mm512_maskz_loadu_ps(m1, b + 16);                                \
-            _Pragma("GCC unroll 12") for (int r = 0; r < MRF; r++) {                      \
-                __m512 ar = _mm512_set1_ps(a[r]);                                         \
-                acc0[r] = _mm512_fmadd_ps(ar, b0, acc0[r]);                               \
-                acc1[r] = _mm512_fmadd_ps(ar, b1, acc1[r]);                               \
+        if (cols <= 16) {                                                                 \
+            /* one vector of columns: the second accumulators stay unused */              \
+            for (int64_t p = 0; p < kc; p++, a += MRF, b += bstride) {                    \
+                __m512 b0 = _mm512_maskz_loadu_ps(m0, b);                                 \
+                _Pragma("GCC unroll 12") for (int r = 0; r < MRF; r++)                    \
+                    acc0[r] = _mm512_fmadd_ps(_mm512_set1_ps(a[r]), b0, acc0[r]);         \
+            }                                                                             \
+        } else {                                                                          \
+            for (int64_t p = 0; p < kc; p++, a += MRF, b += bstride) {                    \
+                __m512 b0 = _mm512_maskz_loadu_ps(m0, b);                                 \
+                __m512 b1 = _mm512_maskz_loadu_ps(m1, b + 16);                            \
+                _Pragma("GCC unroll 12") for (int r = 0; r < MRF; r++) {                  \
+                    __m512 ar = _mm512_set1_ps(a[r]);                                     \
+                    acc0[r] = _mm512_fmadd_ps(ar, b0, acc0[r]);                           \
+                    acc1[r] = _mm512_fmadd_ps(ar, b1, acc1[r]);                           \
+                }                                                                         \
             }                                                                             \
         }                                                                                 \
         _Pragma("GCC unroll 12") for (int r = 0; r < MRF; r++) {                          \
