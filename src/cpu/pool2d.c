@@ -41,11 +41,13 @@ static void over_planes(const sb_pool2d_geom *g, sb_range_fn fn, void *ctx) {
     sb_parallel_for(g->planes, sb_parallel_grain(g->planes, min_grain), fn, ctx);
 }
 
+#if SB_HAVE_X86_KERNELS
 /* LeNet's pooling: 2x2 windows, stride 2, no padding, all inside. */
 static bool is_2x2_inside(const sb_pool2d_geom *g) {
     return g->kh == 2 && g->kw == 2 && g->stride_h == 2 && g->stride_w == 2 && g->pad_h == 0 &&
            g->pad_w == 0 && 2 * g->oh <= g->h && 2 * g->ow <= g->w;
 }
+#endif
 
 static void max_fwd_range(void *vctx, int64_t p0, int64_t p1) {
     const pool_ctx *t = vctx;
