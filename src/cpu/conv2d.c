@@ -237,7 +237,7 @@ void sb_cpu_conv2d_forward(const sb_conv2d_geom *g, const float *x, const float 
     }
     int64_t icg = g->c_in / g->groups, kdim = icg * g->kh * g->kw;
     int64_t *boff = NULL;
-    if (sb_isa() == SB_ISA_AVX512 && g->stride_h == 1 && g->stride_w == 1)
+    if (sb_cpu_sgemm_offset_available() && g->stride_h == 1 && g->stride_w == 1)
         boff = sb_scratch(SB_SCRATCH_CONV_AUX, (size_t)kdim * sizeof *boff);
     if (boff) {
         int64_t hp = g->h + 2 * g->pad_h, wp = g->w + 2 * g->pad_w;
@@ -464,7 +464,7 @@ void sb_cpu_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, cons
     bool finite = true;
     for (int64_t q = 0; q < nw && finite; q++) finite = isfinite(weight[q]);
     int64_t kdim = (g->c_out / g->groups) * g->kh * g->kw;
-    bool implicit = sb_isa() == SB_ISA_AVX512 && g->stride_h == 1 && g->stride_w == 1;
+    bool implicit = sb_cpu_sgemm_offset_available() && g->stride_h == 1 && g->stride_w == 1;
     /* wt, then (implicit) the offset table, 8-byte aligned after it */
     int64_t wt_floats = (nw + 1) / 2 * 2;
     float *wt = finite ? sb_scratch(SB_SCRATCH_CONV_AUX,

@@ -83,5 +83,7 @@ void sb_cpu_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, con
  * path. */
 bool sb_cpu_sgemm_offset(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
                          const float *b, const int64_t *boff, float *c, int64_t ldc);
+/* Whether the current ISA level has implicit-GEMM kernels. */
+bool sb_cpu_sgemm_offset_available(void);
 
 #endif

@@ -52,7 +52,8 @@ enum {
 typedef struct kernel {
     int mr, nr;
     sb_gemm_ukernel_fn fn;
-    sb_gemm_flex_fn flex; /* when set, used instead of fn (gemm_internal.h) */
+    sb_gemm_flex_fn flex;     /* when set, used instead of fn (gemm_internal.h) */
+    sb_gemm_offset_fn offset; /* the implicit-GEMM kernel of the same tile */
 } kernel;
 
 /* ---- the portable micro-kernel ---- */
@@ -73,23 +74,35 @@ void sb_gemm_ukernel_scalar(int64_t kc, const float *a, const float *b, float *c
 }
 
 #if SB_HAVE_X86_KERNELS
-/* The AVX-512 flexible kernel whose row count wastes the fewest padded rows
- * for m (the larger one on a tie): LeNet's 6- and 16-channel products
- * would otherwise spend half their FMAs on zero rows. */
-static kernel pick_avx512(int64_t m) {
-    static const struct { int mr; sb_gemm_flex_fn fn; } opts[] = {
-        {12, sb_gemm_flex_avx512_12}, {8, sb_gemm_flex_avx512_8},
-        {6, sb_gemm_flex_avx512_6}, {4, sb_gemm_flex_avx512_4}};
+/* The flexible kernels of a level, and the one whose row count wastes the
+ * fewest padded rows for m (the larger one on a tie): LeNet's 6- and
+ * 16-channel products would otherwise spend half their FMAs on zero rows.
+ * Full tiles of packed panels with the fixed kernel's row count keep the
+ * fixed (unrolled) kernel. */
+typedef struct {
+    int mr;
+    sb_gemm_flex_fn flex;
+    sb_gemm_offset_fn offset;
+} flex_option;
+
+static const flex_option avx512_options[] = {
+    {12, sb_gemm_flex_avx512_12, sb_gemm_offset_avx512_12},
+    {8, sb_gemm_flex_avx512_8, sb_gemm_offset_avx512_8},
+    {6, sb_gemm_flex_avx512_6, sb_gemm_offset_avx512_6},
+    {4, sb_gemm_flex_avx512_4, sb_gemm_offset_avx512_4}};
+static const flex_option avx2_options[] = {{6, sb_gemm_flex_avx2_6, sb_gemm_offset_avx2_6},
+                                           {4, sb_gemm_flex_avx2_4, sb_gemm_offset_avx2_4}};
+
+static kernel pick_flex(const flex_option *opts, int count, int64_t m, int nr, int fixed_mr,
+                        sb_gemm_ukernel_fn fixed) {
     int best = 0;
     int64_t best_rows = INT64_MAX;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < count; i++) {
         int64_t padded = (m + opts[i].mr - 1) / opts[i].mr * opts[i].mr;
         if (padded < best_rows) best_rows = padded, best = i;
     }
-    /* Full 12-row tiles of packed panels keep the unrolled fixed kernel. */
-    return (kernel){opts[best].mr, SB_GEMM_NR_AVX512,
-                    opts[best].mr == SB_GEMM_MR_AVX512 ? sb_gemm_ukernel_avx512 : NULL,
-                    opts[best].fn};
+    return (kernel){opts[best].mr, nr, opts[best].mr == fixed_mr ? fixed : NULL, opts[best].flex,
+                    opts[best].offset};
 }
 #endif
 
@@ -97,14 +110,17 @@ static kernel pick_kernel(sb_isa_level isa, int64_t m) {
     (void)m;
     switch (isa) {
 #if SB_HAVE_X86_KERNELS
-    case SB_ISA_AVX512: return pick_avx512(m);
-    case SB_ISA_AVX2: return (kernel){SB_GEMM_MR_AVX2, SB_GEMM_NR_AVX2, sb_gemm_ukernel_avx2, NULL};
-    case SB_ISA_SSE2: return (kernel){SB_GEMM_MR_SSE2, SB_GEMM_NR_SSE2, sb_gemm_ukernel_sse2, NULL};
+    case SB_ISA_AVX512:
+        return pick_flex(avx512_options, 4, m, SB_GEMM_NR_AVX512, SB_GEMM_MR_AVX512,
+                         sb_gemm_ukernel_avx512);
+    case SB_ISA_AVX2:
+        return pick_flex(avx2_options, 2, m, SB_GEMM_NR_AVX2, SB_GEMM_MR_AVX2, sb_gemm_ukernel_avx2);
+    case SB_ISA_SSE2: return (kernel){SB_GEMM_MR_SSE2, SB_GEMM_NR_SSE2, sb_gemm_ukernel_sse2, NULL, NULL};
 #endif
 #if SB_HAVE_NEON_KERNELS
-    case SB_ISA_NEON: return (kernel){SB_GEMM_MR_NEON, SB_GEMM_NR_NEON, sb_gemm_ukernel_neon, NULL};
+    case SB_ISA_NEON: return (kernel){SB_GEMM_MR_NEON, SB_GEMM_NR_NEON, sb_gemm_ukernel_neon, NULL, NULL};
 #endif
-    default: return (kernel){SB_GEMM_MR_SCALAR, SB_GEMM_NR_SCALAR, sb_gemm_ukernel_scalar, NULL};
+    default: return (kernel){SB_GEMM_MR_SCALAR, SB_GEMM_NR_SCALAR, sb_gemm_ukernel_scalar, NULL, NULL};
     }
 }
 
@@ -316,21 +332,20 @@ void sb_cpu_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, con
     }
 }
 
+bool sb_cpu_sgemm_offset_available(void) { return pick_kernel(sb_isa(), 1).offset != NULL; }
+
 bool sb_cpu_sgemm_offset(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
                          const float *b, const int64_t *boff, float *c, int64_t ldc) {
-#if SB_HAVE_X86_KERNELS
-    if (sb_isa() != SB_ISA_AVX512) return false;
+    kernel kern = pick_kernel(sb_isa(), m);
+    if (!kern.offset) return false;
     if (m <= 0 || n <= 0) return true;
     if (k == 0) {
         for (int64_t i = 0; i < m; i++)
             for (int64_t q = 0; q < n; q++) c[i * ldc + q] = 0.0f;
         return true;
     }
-    int mr = pick_avx512(m).mr, nr = SB_GEMM_NR_AVX512;
-    sb_gemm_offset_fn fn = mr == 12  ? sb_gemm_offset_avx512_12
-                           : mr == 8 ? sb_gemm_offset_avx512_8
-                           : mr == 6 ? sb_gemm_offset_avx512_6
-                                     : sb_gemm_offset_avx512_4;
+    int mr = kern.mr, nr = kern.nr;
+    sb_gemm_offset_fn fn = kern.offset;
     int64_t mpanels = ceil_div(m, mr), kblocks = ceil_div(k, KC), kc_max = ceil_div(k, kblocks);
     size_t afloats = (size_t)(mpanels * mr * kc_max);
     float stack[STACK_FLOATS] __attribute__((aligned(64)));
@@ -358,8 +373,4 @@ bool sb_cpu_sgemm_offset(int64_t m, int64_t n, int64_t k, const float *a, int64_
         }
     }
     return true;
-#else
-    (void)m, (void)n, (void)k, (void)a, (void)lda, (void)b, (void)boff, (void)c, (void)ldc;
-    return false;
-#endif
 }

@@ -50,4 +50,23 @@ void sb_gemm_ukernel_avx2(int64_t kc, const float *a, const float *b, float *c, 
     }
     ROWS(STORE)
 }
+
+/* The flexible and implicit-GEMM kernels (gemm_flex.h): MR x 16 tiles for
+ * MR in {4, 6}, edges masked in place (vmaskmovps), B read in place or
+ * through a per-step offset table. */
+#define FLEX_ISA avx2
+#define FLEX_VEC __m256
+#define FLEX_W 8
+#define FLEX_MASK __m256i
+#define FLEX_MASK_FIRST(n) \
+    _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
+#define FLEX_LOADM(m, p) _mm256_maskload_ps((p), (m))
+#define FLEX_STOREM(m, p, v) _mm256_maskstore_ps((p), (m), (v))
+#define FLEX_ZERO() _mm256_setzero_ps()
+#define FLEX_SET1(x) _mm256_set1_ps(x)
+#define FLEX_FMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
+#include "cpu/gemm_flex.h"
+
+FLEX_KERNELS(4)
+FLEX_KERNELS(6)
 #endif

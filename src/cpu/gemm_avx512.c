@@ -59,110 +59,24 @@ void sb_gemm_ukernel_avx512(int64_t kc, const float *a, const float *b, float *c
 #endif
 
 #if SB_HAVE_X86_KERNELS
-/* The flexible AVX-512 kernels (sb_gemm_flex_fn in gemm_internal.h): MR x 32
- * tiles for MR in {4, 6, 8, 12}, a B operand read `bstride` floats apart per
- * k step (a packed panel, or op(B) itself when it is row-major), and edge
- * tiles handled in place: only the first `rows` rows of C are loaded and
- * stored, and only the first `cols` columns, through lane masks. Every lane
- * still runs its own chain step by step, so the bits are those of the fixed
- * 12 x 32 kernel above; the flexibility only removes the padded-scratch
- * copies and the packing of B, which dominate for LeNet's skinny products
- * (m = 6 or 16 output channels). Masked-off lanes of a masked load are not
- * read, so a B row may end anywhere. */
-#define FLEX_KERNEL(MRF)                                                                  \
-    void sb_gemm_flex_avx512_##MRF(int64_t kc, const float *a, const float *b,             \
-                                   int64_t bstride, float *c, int64_t ldc, bool load_c,    \
-                                   int rows, int cols) {                                  \
-        __mmask16 m0 = cols >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << cols) - 1u);   \
-        __mmask16 m1 = cols >= 32   ? (__mmask16)0xffff                                   \
-                       : cols > 16 ? (__mmask16)((1u << (cols - 16)) - 1u)                \
-                                   : (__mmask16)0;                                        \
-        __m512 acc0[MRF], acc1[MRF];                                                      \
-        _Pragma("GCC unroll 12") for (int r = 0; r < MRF; r++) {                          \
-            if (load_c && r < rows) {                                                     \
-                acc0[r] = _mm512_maskz_loadu_ps(m0, c + r * ldc);                         \
-                acc1[r] = _mm512_maskz_loadu_ps(m1, c + r * ldc + 16);                    \
-            } else {                                                                      \
-                acc0[r] = _mm512_setzero_ps();                                            \
-                acc1[r] = _mm512_setzero_ps();                                            \
-            }                                                                             \
-        }                                                                                 \
-        if (cols <= 16) {                                                                 \
-            /* one vector of columns: the second accumulators stay unused */              \
-            for (int64_t p = 0; p < kc; p++, a += MRF, b += bstride) {                    \
-                __m512 b0 = _mm512_maskz_loadu_ps(m0, b);                                 \
-                _Pragma("GCC unroll 12") for (int r = 0; r < MRF; r++)                    \
-                    acc0[r] = _mm512_fmadd_ps(_mm512_set1_ps(a[r]), b0, acc0[r]);         \
-            }                                                                             \
-        } else {                                                                          \
-            for (int64_t p = 0; p < kc; p++, a += MRF, b += bstride) {                    \
-                __m512 b0 = _mm512_maskz_loadu_ps(m0, b);                                 \
-                __m512 b1 = _mm512_maskz_loadu_ps(m1, b + 16);                            \
-                _Pragma("GCC unroll 12") for (int r = 0; r < MRF; r++) {                  \
-                    __m512 ar = _mm512_set1_ps(a[r]);                                     \
-                    acc0[r] = _mm512_fmadd_ps(ar, b0, acc0[r]);                           \
-                    acc1[r] = _mm512_fmadd_ps(ar, b1, acc1[r]);                           \
-                }                                                                         \
-            }                                                                             \
-        }                                                                                 \
-        _Pragma("GCC unroll 12") for (int r = 0; r < MRF; r++) {                          \
-            if (r < rows) {                                                               \
-                _mm512_mask_storeu_ps(c + r * ldc, m0, acc0[r]);                          \
-                _mm512_mask_storeu_ps(c + r * ldc + 16, m1, acc1[r]);                     \
-            }                                                                             \
-        }                                                                                 \
-    }
+/* The flexible and implicit-GEMM kernels (gemm_flex.h): MR x 32 tiles for
+ * MR in {4, 6, 8, 12}, edges masked in place, B read in place or through a
+ * per-step offset table. Lane for lane the same chain steps as the fixed
+ * kernel above. */
+#define FLEX_ISA avx512
+#define FLEX_VEC __m512
+#define FLEX_W 16
+#define FLEX_MASK __mmask16
+#define FLEX_MASK_FIRST(n) ((__mmask16)((1u << (n)) - 1u))
+#define FLEX_LOADM(m, p) _mm512_maskz_loadu_ps((m), (p))
+#define FLEX_STOREM(m, p, v) _mm512_mask_storeu_ps((p), (m), (v))
+#define FLEX_ZERO() _mm512_setzero_ps()
+#define FLEX_SET1(x) _mm512_set1_ps(x)
+#define FLEX_FMA(a, b, c) _mm512_fmadd_ps((a), (b), (c))
+#include "cpu/gemm_flex.h"
 
-FLEX_KERNEL(4)
-FLEX_KERNEL(6)
-FLEX_KERNEL(8)
-FLEX_KERNEL(12)
-#endif
-
-#if SB_HAVE_X86_KERNELS
-/* The implicit-GEMM kernels (sb_gemm_offset_fn in gemm_internal.h): the
- * flexible kernels above with B row p read at b + boff[p] instead of
- * b + p*bstride. A stride-1 convolution over a zero-padded plane is such a
- * product with no im2col matrix at all: boff[p] is where tap p of the
- * first output sits, and consecutive outputs are consecutive floats. */
-#define OFFSET_KERNEL(MRF)                                                                \
-    void sb_gemm_offset_avx512_##MRF(int64_t kc, const float *a, const float *b,           \
-                                     const int64_t *boff, float *c, int64_t ldc,           \
-                                     bool load_c, int rows, int cols) {                    \
-        __mmask16 m0 = cols >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << cols) - 1u);   \
-        __mmask16 m1 = cols >= 32   ? (__mmask16)0xffff                                   \
-                       : cols > 16 ? (__mmask16)((1u << (cols - 16)) - 1u)                \
-                                   : (__mmask16)0;                                        \
-        __m512 acc0[MRF], acc1[MRF];                                                      \
-        _Pragma("GCC unroll 12") for (int r = 0; r < MRF; r++) {                          \
-            if (load_c && r < rows) {                                                     \
-                acc0[r] = _mm512_maskz_loadu_ps(m0, c + r * ldc);                         \
-                acc1[r] = _mm512_maskz_loadu_ps(m1, c + r * ldc + 16);                    \
-            } else {                                                                      \
-                acc0[r] = _mm512_setzero_ps();                                            \
-                acc1[r] = _mm512_setzero_ps();                                            \
-            }                                                                             \
-        }                                                                                 \
-        for (int64_t p = 0; p < kc; p++, a += MRF) {                                      \
-            const float *bp = b + boff[p];                                                \
-            __m512 b0 = _mm512_maskz_loadu_ps(m0, bp);                                    \
-            __m512 b1 = _mm512_maskz_loadu_ps(m1, bp + 16);                               \
-            _Pragma("GCC unroll 12") for (int r = 0; r < MRF; r++) {                      \
-                __m512 ar = _mm512_set1_ps(a[r]);                                         \
-                acc0[r] = _mm512_fmadd_ps(ar, b0, acc0[r]);                               \
-                acc1[r] = _mm512_fmadd_ps(ar, b1, acc1[r]);                               \
-            }                                                                             \
-        }                                                                                 \
-        _Pragma("GCC unroll 12") for (int r = 0; r < MRF; r++) {                          \
-            if (r < rows) {                                                               \
-                _mm512_mask_storeu_ps(c + r * ldc, m0, acc0[r]);                          \
-                _mm512_mask_storeu_ps(c + r * ldc + 16, m1, acc1[r]);                     \
-            }                                                                             \
-        }                                                                                 \
-    }
-
-OFFSET_KERNEL(4)
-OFFSET_KERNEL(6)
-OFFSET_KERNEL(8)
-OFFSET_KERNEL(12)
+FLEX_KERNELS(4)
+FLEX_KERNELS(6)
+FLEX_KERNELS(8)
+FLEX_KERNELS(12)
 #endif

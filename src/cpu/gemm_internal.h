@@ -55,7 +55,7 @@ void sb_gemm_ukernel_avx2(int64_t kc, const float *a, const float *b, float *c, 
 void sb_gemm_ukernel_avx512(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
                             bool load_c);
 #endif
-/* Flexible kernels (AVX-512 only): an MR x NR tile at rows x cols of C
+/* Flexible kernels (AVX-512 and AVX2, gemm_flex.h): an MR x NR tile at rows x cols of C
  * (rows <= MR, cols <= NR) done in place, with B rows `bstride` floats
  * apart (NR for a packed panel, ldb for op(B) read where it lies). */
 typedef void (*sb_gemm_flex_fn)(int64_t kc, const float *a, const float *b, int64_t bstride,
@@ -70,7 +70,7 @@ SB_GEMM_FLEX_DECL(8)
 SB_GEMM_FLEX_DECL(12)
 #endif
 
-/* Implicit-GEMM kernels (AVX-512 only): as the flexible ones, with B row p
+/* Implicit-GEMM kernels (AVX-512 and AVX2): as the flexible ones, with B row p
  * at b + boff[p] (see sb_cpu_sgemm_offset in cpu.h). */
 typedef void (*sb_gemm_offset_fn)(int64_t kc, const float *a, const float *b, const int64_t *boff,
                                   float *c, int64_t ldc, bool load_c, int rows, int cols);
@@ -83,6 +83,15 @@ SB_GEMM_OFFSET_DECL(4)
 SB_GEMM_OFFSET_DECL(6)
 SB_GEMM_OFFSET_DECL(8)
 SB_GEMM_OFFSET_DECL(12)
+/* AVX2: 4- and 6-row tiles of 16 columns, the same two kinds. */
+void sb_gemm_flex_avx2_4(int64_t kc, const float *a, const float *b, int64_t bstride, float *c,
+                         int64_t ldc, bool load_c, int rows, int cols);
+void sb_gemm_flex_avx2_6(int64_t kc, const float *a, const float *b, int64_t bstride, float *c,
+                         int64_t ldc, bool load_c, int rows, int cols);
+void sb_gemm_offset_avx2_4(int64_t kc, const float *a, const float *b, const int64_t *boff,
+                           float *c, int64_t ldc, bool load_c, int rows, int cols);
+void sb_gemm_offset_avx2_6(int64_t kc, const float *a, const float *b, const int64_t *boff,
+                           float *c, int64_t ldc, bool load_c, int rows, int cols);
 #endif
 
 #if SB_HAVE_NEON_KERNELS
