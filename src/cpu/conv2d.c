@@ -71,6 +71,26 @@ static void im2col(const sb_conv2d_geom *g, const float *xn, int64_t ch0, int64_
             }
 }
 
+/* dst[q*ldd + j] = src[q*lds + j] for q < count, j < len, with one masked
+ * vector copy per row where the ISA level has one; false when it has not. */
+static bool copy_rows(float *dst, int64_t ldd, const float *src, int64_t lds, int64_t count,
+                      int len) {
+#if SB_HAVE_X86_KERNELS
+    sb_isa_level isa = sb_isa();
+    if (isa == SB_ISA_AVX512 && len <= 16) {
+        sb_copy_rows_avx512(dst, ldd, src, lds, count, len);
+        return true;
+    }
+    if (isa == SB_ISA_AVX2 && len <= 8) {
+        sb_copy_rows_avx2(dst, ldd, src, lds, count, len);
+        return true;
+    }
+#else
+    (void)dst, (void)ldd, (void)src, (void)lds, (void)count, (void)len;
+#endif
+    return false;
+}
+
 /* im2row of one sample xn (c_in, h, w), columns [t0, t1) only: row (r, s)
  * holds taps t = (c, i, j) of channels ch0.. (a group's), t0 <= t < t1,
  * contiguously; row q starts at rows + q*ld. The weight gradient multiplies
@@ -99,6 +119,7 @@ static void im2row(const sb_conv2d_geom *g, const float *xn, int64_t ch0, int64_
                 memcpy(padded + pw, xn + ((ch0 + c) * g->h + ih) * g->w,
                        (size_t)g->w * sizeof *padded);
                 const float *src = padded + j0 * dw;
+                if (dw == 1 && copy_rows(dst, ld, src, sw, g->ow, (int)(j1 - j0))) continue;
                 for (int64_t s = 0; s < g->ow; s++, dst += ld, src += sw)
                     for (int64_t j = 0; j < j1 - j0; j++) dst[j] = src[j * dw];
             }

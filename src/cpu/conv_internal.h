@@ -30,6 +30,12 @@ void sb_cpu_avg_pool2d_backward(const sb_pool2d_geom *g, const float *dy, float 
 /* 2x2 stride-2 max pooling of one plane whose windows all lie inside it
  * (src/cpu/pool2d_avx512.c); ip may be NULL. */
 #if SB_HAVE_X86_KERNELS
+/* count rows of len floats, row q from src + q*lds to dst + q*ldd
+ * (len <= 16 for AVX-512, <= 8 for AVX2); conv2d's im2row copies. */
+void sb_copy_rows_avx512(float *dst, int64_t ldd, const float *src, int64_t lds, int64_t count,
+                         int len);
+void sb_copy_rows_avx2(float *dst, int64_t ldd, const float *src, int64_t lds, int64_t count,
+                       int len);
 void sb_max_pool2x2_avx512(const float *xp, int64_t w, int64_t oh, int64_t ow, float *yp,
                            int64_t *ip);
 #endif
