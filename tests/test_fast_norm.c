@@ -20,42 +20,19 @@
 
 /* ---- helpers ---------------------------------------------------------------- */
 
-static uint64_t rng_state = 0x243f6a8885a308d3ull;
-static uint32_t rnd32(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)(rng_state >> 16);
-}
-static float unif(float lo, float hi) { return lo + (hi - lo) * (float)(rnd32() >> 8) * 0x1p-24f; }
-static float from_bits(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
-
-/* Mostly ordinary values, with every special kind mixed in. */
-static float adversarial(void) {
-    static const uint32_t special[] = {
-        0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0x7fc12345u,
-        0xffc00001u, 0x00000001u, 0x807fffffu, 0x00400000u, 0x7f7fffffu, 0xff7fffffu,
-        0x3f800000u, 0xbf800000u, 0x00800000u, 0x80800000u};
-    uint32_t r = rnd32() % 16;
-    if (r == 0) return from_bits(special[rnd32() % (sizeof special / sizeof special[0])]);
-    if (r == 1) return unif(-1e30f, 1e30f);
-    if (r == 2) return unif(-1e-30f, 1e-30f);
-    if (r == 3) return unif(-100.0f, 100.0f);
-    return unif(-6.0f, 6.0f);
-}
 
 /* Finite values of mixed magnitudes: sums of them are order-sensitive, and
  * a constant offset makes the two-pass variance cancel. */
 static float mixed(void) {
-    int k = (int)(rnd32() % 8);
-    if (k == 0) return unif(-1e6f, 1e6f);
-    if (k == 1) return unif(-1e-30f, 1e-30f); /* tiny, some subnormal after rounding */
-    return 1000.0f + unif(-1.0f, 1.0f);
+    int k = (int)(sb_test_rand32() % 8);
+    if (k == 0) return sb_test_unif(-1e6f, 1e6f);
+    if (k == 1) return sb_test_unif(-1e-30f, 1e-30f); /* tiny, some subnormal after rounding */
+    return 1000.0f + sb_test_unif(-1.0f, 1.0f);
 }
 
 /* kind 0: mixed finite, 1: adversarial (inf/NaN/subnormal/±0) */
 static void fill(float *x, int64_t n, int kind) {
-    for (int64_t i = 0; i < n; i++) x[i] = kind ? adversarial() : mixed();
+    for (int64_t i = 0; i < n; i++) x[i] = kind ? sb_test_adversarial(6.0f) : mixed();
 }
 
 static float *alloc(int64_t n) {
@@ -253,10 +230,10 @@ static void test_batch_norm(void) {
         float *sm = alloc(C), *sr = alloc(C), *smw = alloc(C), *srw = alloc(C);
         float *dg = alloc(C), *db = alloc(C), *dgw = alloc(C), *dbw = alloc(C);
         for (int64_t c = 0; c < C; c++) {
-            gamma[c] = unif(0.5f, 2.0f);
-            beta[c] = unif(-1.0f, 1.0f);
-            rm0[c] = unif(-1.0f, 1.0f);
-            rv0[c] = unif(0.5f, 2.0f);
+            gamma[c] = sb_test_unif(0.5f, 2.0f);
+            beta[c] = sb_test_unif(-1.0f, 1.0f);
+            rm0[c] = sb_test_unif(-1.0f, 1.0f);
+            rv0[c] = sb_test_unif(0.5f, 2.0f);
         }
         sb_tensor tx = view(x, SB_F32, 3, xshape), tdy = view(dy, SB_F32, 3, xshape);
         sb_tensor ty = view(y, SB_F32, 3, xshape), tdx = view(dx, SB_F32, 3, xshape);
@@ -271,8 +248,8 @@ static void test_batch_norm(void) {
             char what[96];
             memcpy(rm, rm0, C * sizeof *rm); memcpy(rv, rv0, C * sizeof *rv);
             memcpy(rmw, rm0, C * sizeof *rm); memcpy(rvw, rv0, C * sizeof *rv);
-            uint64_t saved = rng_state;
-            rng_state = 0x1234567ull + (uint64_t)sh; /* same data in every configuration */
+            /* same data in every configuration */
+            uint64_t saved = sb_test_seed(0x1234567ull + (uint64_t)sh);
             for (int step = 0; step < steps; step++) {
                 fill(x, n, step == 2); /* the third step has inf/NaN */
                 fill(dy, n, 0);
@@ -314,7 +291,7 @@ static void test_batch_norm(void) {
             CHECK_OK(sb_batch_norm_forward(&tx, NULL, &tb, NULL, NULL, true, 0.1f, 1e-3f, &tx, NULL,
                                            NULL));
             check_buf(x, yw, n, "batch norm in place", cfg);
-            rng_state = saved;
+            sb_test_seed(saved);
         }
         sb_test_config_reset();
         free(x); free(dy); free(y); free(yw); free(dx); free(dxw);
@@ -340,8 +317,8 @@ static void test_layer_norm(void) {
               *dbw = alloc(D);
         float *sm = alloc(R), *sr = alloc(R), *smw = alloc(R), *srw = alloc(R);
         for (int64_t i = 0; i < D; i++) {
-            w[i] = unif(0.5f, 2.0f);
-            b[i] = unif(-1.0f, 1.0f);
+            w[i] = sb_test_unif(0.5f, 2.0f);
+            b[i] = sb_test_unif(-1.0f, 1.0f);
         }
         sb_tensor tx = view(x, SB_F32, 2, xshape), tdy = view(dy, SB_F32, 2, xshape);
         sb_tensor ty = view(y, SB_F32, 2, xshape), tdx = view(dx, SB_F32, 2, xshape);
@@ -430,7 +407,7 @@ static void reduce_case(const sb_tensor *x, unsigned mask, bool keepdim, const c
     int64_t *ig = malloc((size_t)(nout > 0 ? nout : 1) * sizeof *ig);
     int64_t *iw = malloc((size_t)(nout > 0 ? nout : 1) * sizeof *iw);
     if (!ig || !iw) exit(1);
-    for (int64_t o = 0; o < nout; o++) dyv[o] = unif(-2.0f, 2.0f);
+    for (int64_t o = 0; o < nout; o++) dyv[o] = sb_test_unif(-2.0f, 2.0f);
     sb_tensor to = view(got, SB_F32, nd, oshape), ti = view(ig, SB_I64, nd, oshape);
     sb_tensor tdy = view(dyv, SB_F32, nd, oshape);
     sb_ref_reduce_geom g = geom_of(x, mask, keepdim, &to, &ti);
@@ -480,7 +457,7 @@ static void reduce_case(const sb_tensor *x, unsigned mask, bool keepdim, const c
             check_idx(ig, iw, nout, "argmax/argmin", cfg);
             /* backward of max/min */
             sb_ref_reduce_scatter(&gdx, dyv, iw, dxw);
-            for (int64_t i = 0; i < sb_tensor_numel(x); i++) dxg[i] = from_bits(0x7fc0dead);
+            for (int64_t i = 0; i < sb_tensor_numel(x); i++) dxg[i] = sb_test_from_bits(0x7fc0dead);
             CHECK_OK(sb_max_backward(&tdy, &ti, dims, ndims, keepdim, &tdx));
             snprintf(what, sizeof what, "%s max_backward (mask 0x%x)", label, mask);
             check_exact(dxg, dxw, sb_tensor_numel(x), what, cfg);
@@ -587,13 +564,14 @@ static void test_reductions(void) {
 static void test_order_visible(void) {
     int64_t n = 9001;
     float *x = alloc(n);
-    uint64_t saved = rng_state;
+    uint64_t saved = sb_test_seed(0);
+    sb_test_seed(saved);
     fill(x, n, 0);
     float seq = 0.0f;
     for (int64_t i = 0; i < n; i++) seq += x[i];
     CHECK(sb_test_bits(seq) != sb_test_bits(sb_sum_canonical(x, n, 1)),
           "mixed data must make the summation order visible");
-    rng_state = saved;
+    sb_test_seed(saved);
     free(x);
 }
 
@@ -662,6 +640,7 @@ static void test_errors(void) {
 int main(int argc, char **argv) {
     (void)argc;
     SB_TEST_MAIN_NAME(argv[0]);
+    sb_test_seed(0x243f6a8885a308d3ull);
     test_order_visible();
     test_activations();
     test_batch_norm();

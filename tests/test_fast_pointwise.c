@@ -18,31 +18,9 @@
 
 /* ---- helpers ---------------------------------------------------------------- */
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint32_t rnd32(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)(rng_state >> 16);
-}
-static float unif(float lo, float hi) { return lo + (hi - lo) * (float)(rnd32() >> 8) * 0x1p-24f; }
-static float from_bits(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
-
-/* Mostly ordinary values, with every special kind mixed in. */
-static float adversarial(void) {
-    static const uint32_t special[] = {
-        0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0x7fc12345u,
-        0xffc00001u, 0x00000001u, 0x807fffffu, 0x00400000u, 0x7f7fffffu, 0xff7fffffu,
-        0x3f800000u, 0xbf800000u, 0x00800000u, 0x80800000u};
-    uint32_t r = rnd32() % 16;
-    if (r == 0) return from_bits(special[rnd32() % (sizeof special / sizeof special[0])]);
-    if (r == 1) return unif(-1e30f, 1e30f);
-    if (r == 2) return unif(-1e-30f, 1e-30f);
-    return unif(-4.0f, 4.0f);
-}
 
 static void fill(float *x, int64_t n, bool adv) {
-    for (int64_t i = 0; i < n; i++) x[i] = adv ? adversarial() : unif(-3.0f, 3.0f);
+    for (int64_t i = 0; i < n; i++) x[i] = adv ? sb_test_adversarial(4.0f) : sb_test_unif(-3.0f, 3.0f);
 }
 
 static bool same(float a, float b, bool exact_nan) {
@@ -117,9 +95,9 @@ static void test_canonical_sum(void) {
     /* Values of wildly different magnitudes: any other order of additions
      * changes the bits. */
     for (int64_t i = 0; i < maxn; i++) {
-        int k = (int)(rnd32() % 8);
-        x[i] = k == 0 ? unif(-1e8f, 1e8f) : k == 1 ? adversarial() : unif(-1.0f, 1.0f);
-        if (!isfinite(x[i])) x[i] = unif(-1e3f, 1e3f);
+        int k = (int)(sb_test_rand32() % 8);
+        x[i] = k == 0 ? sb_test_unif(-1e8f, 1e8f) : k == 1 ? sb_test_adversarial(4.0f) : sb_test_unif(-1.0f, 1.0f);
+        if (!isfinite(x[i])) x[i] = sb_test_unif(-1e3f, 1e3f);
     }
     /* the order matters on this data: a sequential sum differs */
     {
@@ -143,10 +121,10 @@ static void test_canonical_sum(void) {
             sb_sum_init(&acc);
             int64_t i = 0;
             while (i < n) {
-                int64_t k = 1 + (int64_t)(rnd32() % 700);
-                if (rnd32() % 5 == 0) k = 1 + (int64_t)(rnd32() % 20000);
+                int64_t k = 1 + (int64_t)(sb_test_rand32() % 700);
+                if (sb_test_rand32() % 5 == 0) k = 1 + (int64_t)(sb_test_rand32() % 20000);
                 if (k > n - i) k = n - i;
-                if (rnd32() % 3 == 0) {
+                if (sb_test_rand32() % 3 == 0) {
                     for (int64_t j = 0; j < k; j++) sb_sum_add(&acc, x[i + j]);
                 } else {
                     sb_sum_add_n(&acc, x + i, k);
@@ -175,7 +153,7 @@ static void test_canonical_sum(void) {
     float z[100];
     for (int i = 0; i < 100; i++) z[i] = -0.0f;
     CHECK_BITS(sb_ssum(100, z, 1), -0.0f, "sum of -0 is -0");
-    z[77] = from_bits(0x7fc00000u);
+    z[77] = sb_test_from_bits(0x7fc00000u);
     CHECK(isnan(sb_ssum(100, z, 1)), "NaN propagates");
     free(x);
 }
@@ -359,7 +337,7 @@ static void test_softmax(void) {
         for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
             const scase *sc = &cases[k];
             int64_t n = sc->s[0] * sc->s[1] * sc->s[2];
-            rng_state = 1234 + k;
+            sb_test_seed(1234 + k);
             fill(x, n, sc->adv);
             fill(dy, n, false);
             int d = sc->dim < 0 ? sc->dim + 3 : sc->dim;
@@ -400,13 +378,13 @@ static void test_cross_entropy(void) {
         const char *cfg = sb_test_config_name(c);
         for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
             int64_t N = cases[k].N, C = cases[k].C, shape[2] = {N, C};
-            rng_state = 99 + k;
+            sb_test_seed(99 + k);
             fill(x, N * C, false);
             if (N > 3) x[C + 1] = -INFINITY; /* a -inf logit off the target */
             for (int64_t r = 0; r < N; r++) {
-                tg[r] = (int64_t)(rnd32() % (uint32_t)C);
+                tg[r] = (int64_t)(sb_test_rand32() % (uint32_t)C);
                 if (r % 7 == 3) tg[r] = -100; /* ignored */
-                dl[r] = unif(-1.0f, 1.0f);
+                dl[r] = sb_test_unif(-1.0f, 1.0f);
             }
             if (N > 3) tg[1] = (C + 1) % C == 1 && C > 2 ? 2 : 0;
             sb_tensor tx = view(x, 2, shape), tgr = view(got, 2, shape);
@@ -467,7 +445,7 @@ static void test_optim(void) {
             const char *cname = sb_test_config_name(c);
             for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
                 int64_t n = sizes[s];
-                rng_state = 7 + variant * 31 + s;
+                sb_test_seed(7 + variant * 31 + s);
                 fill(p0, n, variant == 5);
                 memcpy(p1, p0, (size_t)n * sizeof *p0);
                 for (int k = 0; k < 3; k++) {
@@ -509,6 +487,7 @@ static void test_optim(void) {
 int main(int argc, char **argv) {
     (void)argc;
     SB_TEST_MAIN_NAME(argv[0]);
+    sb_test_seed(0x9e3779b97f4a7c15ull);
     test_canonical_sum();
     test_relu();
     test_binary();

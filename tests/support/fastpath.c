@@ -2,6 +2,7 @@
 #include "fastpath.h"
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "../harness.h"
 #include "samebits.h"
 
@@ -57,4 +58,41 @@ void sb_test_config_reset(void) {
     build();
     sb_set_isa(sb_isa_best());
     sb_set_num_threads(initial_threads);
+}
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+uint64_t sb_test_seed(uint64_t seed) {
+    uint64_t old = rng_state;
+    rng_state = seed ? seed : 0x9e3779b97f4a7c15ull;
+    return old;
+}
+
+uint32_t sb_test_rand32(void) {
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state >> 16);
+}
+
+float sb_test_unif(float lo, float hi) {
+    return lo + (hi - lo) * (float)(sb_test_rand32() >> 8) * 0x1p-24f;
+}
+
+float sb_test_from_bits(uint32_t u) {
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+float sb_test_adversarial(float ordinary) {
+    static const uint32_t special[] = {
+        0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0x7fc12345u,
+        0xffc00001u, 0x00000001u, 0x807fffffu, 0x00400000u, 0x7f7fffffu, 0xff7fffffu,
+        0x3f800000u, 0xbf800000u, 0x00800000u, 0x80800000u};
+    uint32_t r = sb_test_rand32() % 16;
+    if (r == 0) return sb_test_from_bits(special[sb_test_rand32() % (sizeof special / sizeof special[0])]);
+    if (r == 1) return sb_test_unif(-1e30f, 1e30f);
+    if (r == 2) return sb_test_unif(-1e-30f, 1e-30f);
+    return sb_test_unif(-ordinary, ordinary);
 }

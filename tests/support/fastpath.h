@@ -20,4 +20,16 @@ const char *sb_test_config_name(int c);
 /* Back to the best level and the default thread count. */
 void sb_test_config_reset(void);
 
+/* Test data: a xorshift stream (each test seeds its own), uniform floats,
+ * and a mix in which one value in 16 is special (+-0, +-inf, NaNs with
+ * payloads, subnormals, +-FLT_MAX, +-1, the smallest normals), one huge,
+ * one tiny, and the rest uniform in [-ordinary, ordinary]. */
+#include <stdint.h>
+/* Sets the stream's state (0 picks a fixed default); returns the old one. */
+uint64_t sb_test_seed(uint64_t seed);
+uint32_t sb_test_rand32(void);
+float sb_test_unif(float lo, float hi);
+float sb_test_from_bits(uint32_t u);
+float sb_test_adversarial(float ordinary);
+
 #endif
