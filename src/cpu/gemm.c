@@ -74,9 +74,9 @@ void sb_gemm_ukernel_scalar(int64_t kc, const float *a, const float *b, float *c
 }
 
 #if SB_HAVE_X86_KERNELS
-/* The flexible kernels of a level, and the one whose row count wastes the
- * fewest padded rows for m (the larger one on a tie): LeNet's 6- and
- * 16-channel products would otherwise spend half their FMAs on zero rows.
+/* The flexible kernels of a level, and the one whose row count suits m:
+ * LeNet's 6- and 16-channel products would spend half their FMAs on zero
+ * rows with the tallest tile.
  * Full tiles of packed panels with the fixed kernel's row count keep the
  * fixed (unrolled) kernel. */
 typedef struct {
@@ -95,12 +95,21 @@ static const flex_option avx2_options[] = {{6, sb_gemm_flex_avx2_6, sb_gemm_offs
 
 static kernel pick_flex(const flex_option *opts, int count, int64_t m, int nr, int fixed_mr,
                         sb_gemm_ukernel_fn fixed) {
-    int best = 0;
+    /* Taller tiles reuse each B vector more, so the tallest (options come
+     * tallest first) wins unless it pads more than m/8 rows; then the one
+     * that pads least. */
+    int best = -1;
     int64_t best_rows = INT64_MAX;
-    for (int i = 0; i < count; i++) {
+    for (int i = 0; i < count && best < 0; i++) {
         int64_t padded = (m + opts[i].mr - 1) / opts[i].mr * opts[i].mr;
-        if (padded < best_rows) best_rows = padded, best = i;
+        if (padded - m <= m / 8) best = i;
     }
+    for (int i = 0; i < count && best < 0; i++) {
+        int64_t padded = (m + opts[i].mr - 1) / opts[i].mr * opts[i].mr;
+        if (padded < best_rows) best_rows = padded;
+    }
+    for (int i = 0; i < count && best < 0; i++)
+        if ((m + opts[i].mr - 1) / opts[i].mr * opts[i].mr == best_rows) best = i;
     return (kernel){opts[best].mr, nr, opts[best].mr == fixed_mr ? fixed : NULL, opts[best].flex,
                     opts[best].offset};
 }
