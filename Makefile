@@ -64,7 +64,12 @@ cli: $(BUILD)/samebits
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	@$(CC) $(CFLAGS_ALL) $(ISA_FLAGS) -MMD -MP -c $< -o $@
+	@$(CC) $(CFLAGS_ALL) $(ISA_FLAGS) $(VISIBILITY) -MMD -MP -c $< -o $@
+
+# Library objects export only what the public headers mark SB_API
+# (include/samebits/export.h); tests/check_exports.sh holds the shared
+# library to exactly the headers' functions.
+$(LIB_OBJ): VISIBILITY = -fvisibility=hidden
 
 $(BUILD)/obj/%_sse2.o: ISA_FLAGS = $(ISA_SSE2)
 $(BUILD)/obj/%_avx2.o: ISA_FLAGS = $(ISA_AVX2)
@@ -85,7 +90,7 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libsamebits.a $(TEST_SUPPORT_OBJ) tests/har
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(TEST_SUPPORT_OBJ) $(BUILD)/libsamebits.a -lmpfr -lgmp $(LDLIBS_ALL)
 
-tests: $(TEST_BIN) cli examples
+tests: $(TEST_BIN) $(BUILD)/libsamebits.so cli examples
 
 EXAMPLE_BIN := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 examples: $(EXAMPLE_BIN)

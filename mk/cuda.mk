@@ -45,10 +45,12 @@ all: cuda
 
 cuda: $(BUILD)/libsamebits_cuda.a $(CUDA_TEST_BIN) $(CUDA_TOOL_BIN) $(CUDA_BENCH_BIN)
 
+# Like the CPU library's objects, only SB_API functions are visible, should
+# the archive ever be linked into a shared object.
 $(BUILD)/obj/src/cuda/%.o: src/cuda/%.cu
 	@mkdir -p $(dir $@)
 	@echo "  NVCC    $<"
-	@$(NVCC) $(NVCCFLAGS_ALL) -MMD -MP -c $< -o $@
+	@$(NVCC) $(NVCCFLAGS_ALL) -Xcompiler -fvisibility=hidden -MMD -MP -c $< -o $@
 
 $(BUILD)/libsamebits_cuda.a: $(CUDA_OBJ)
 	@mkdir -p $(dir $@)

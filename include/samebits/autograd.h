@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "samebits/export.h"
 #include "samebits/tensor.h"
 #include "samebits/conv.h"
 #include "samebits/loss.h"
@@ -39,46 +40,46 @@ typedef struct sb_variable {
     int32_t producer;     /* index of the tape node that made it, -1 for leaves */
 } sb_variable;
 
-sb_status sb_graph_new(sb_graph **out);
-void sb_graph_free(sb_graph *g);
+SB_API sb_status sb_graph_new(sb_graph **out);
+SB_API void sb_graph_free(sb_graph *g);
 /* Forget the tape and release every activation of the last step. Variables
  * made by the graph become invalid; bound parameter gradients stay. */
-void sb_graph_reset(sb_graph *g);
-sb_arena *sb_graph_arena(sb_graph *g);
-size_t sb_graph_num_nodes(const sb_graph *g);
+SB_API void sb_graph_reset(sb_graph *g);
+SB_API sb_arena *sb_graph_arena(sb_graph *g);
+SB_API size_t sb_graph_num_nodes(const sb_graph *g);
 
 /* A leaf: an input (grad == NULL, requires_grad false) or a parameter whose
  * gradient is written into the caller's `grad` tensor (same shape). */
-sb_status sb_graph_input(sb_graph *g, sb_tensor *value, sb_variable **out);
-sb_status sb_graph_param(sb_graph *g, sb_tensor *value, sb_tensor *grad, sb_variable **out);
+SB_API sb_status sb_graph_input(sb_graph *g, sb_tensor *value, sb_variable **out);
+SB_API sb_status sb_graph_param(sb_graph *g, sb_tensor *value, sb_tensor *grad, sb_variable **out);
 
 /* Backpropagate from a scalar (one-element) loss, seeding d(loss) = 1.0f. */
-sb_status sb_graph_backward(sb_graph *g, sb_variable *loss);
+SB_API sb_status sb_graph_backward(sb_graph *g, sb_variable *loss);
 
 /* ---- differentiable ops (outputs are allocated in the graph) ---- */
-sb_status sb_ag_linear(sb_graph *g, sb_variable *x, sb_variable *w, sb_variable *b, sb_variable **y);
-sb_status sb_ag_conv2d(sb_graph *g, sb_variable *x, sb_variable *w, sb_variable *b,
+SB_API sb_status sb_ag_linear(sb_graph *g, sb_variable *x, sb_variable *w, sb_variable *b, sb_variable **y);
+SB_API sb_status sb_ag_conv2d(sb_graph *g, sb_variable *x, sb_variable *w, sb_variable *b,
                        const sb_conv2d_params *p, sb_variable **y);
-sb_status sb_ag_max_pool2d(sb_graph *g, sb_variable *x, const sb_pool2d_params *p, sb_variable **y);
-sb_status sb_ag_avg_pool2d(sb_graph *g, sb_variable *x, const sb_pool2d_params *p, sb_variable **y);
-sb_status sb_ag_relu(sb_graph *g, sb_variable *x, sb_variable **y);
-sb_status sb_ag_tanh(sb_graph *g, sb_variable *x, sb_variable **y);
-sb_status sb_ag_sigmoid(sb_graph *g, sb_variable *x, sb_variable **y);
-sb_status sb_ag_gelu(sb_graph *g, sb_variable *x, bool approximate_tanh, sb_variable **y);
-sb_status sb_ag_flatten(sb_graph *g, sb_variable *x, int start_dim, int end_dim, sb_variable **y);
-sb_status sb_ag_add(sb_graph *g, sb_variable *a, sb_variable *b, sb_variable **y);
-sb_status sb_ag_batch_norm(sb_graph *g, sb_variable *x, sb_variable *gamma, sb_variable *beta,
+SB_API sb_status sb_ag_max_pool2d(sb_graph *g, sb_variable *x, const sb_pool2d_params *p, sb_variable **y);
+SB_API sb_status sb_ag_avg_pool2d(sb_graph *g, sb_variable *x, const sb_pool2d_params *p, sb_variable **y);
+SB_API sb_status sb_ag_relu(sb_graph *g, sb_variable *x, sb_variable **y);
+SB_API sb_status sb_ag_tanh(sb_graph *g, sb_variable *x, sb_variable **y);
+SB_API sb_status sb_ag_sigmoid(sb_graph *g, sb_variable *x, sb_variable **y);
+SB_API sb_status sb_ag_gelu(sb_graph *g, sb_variable *x, bool approximate_tanh, sb_variable **y);
+SB_API sb_status sb_ag_flatten(sb_graph *g, sb_variable *x, int start_dim, int end_dim, sb_variable **y);
+SB_API sb_status sb_ag_add(sb_graph *g, sb_variable *a, sb_variable *b, sb_variable **y);
+SB_API sb_status sb_ag_batch_norm(sb_graph *g, sb_variable *x, sb_variable *gamma, sb_variable *beta,
                            sb_tensor *running_mean, sb_tensor *running_var, bool training,
                            float momentum, float eps, sb_variable **y);
-sb_status sb_ag_layer_norm(sb_graph *g, sb_variable *x, int normalized_ndim, sb_variable *w, sb_variable *b,
+SB_API sb_status sb_ag_layer_norm(sb_graph *g, sb_variable *x, int normalized_ndim, sb_variable *w, sb_variable *b,
                            float eps, sb_variable **y);
 /* Dropout draws its mask from Philox (seed, stream) at counter `offset`. */
-sb_status sb_ag_dropout(sb_graph *g, sb_variable *x, float p, bool training, uint64_t seed,
+SB_API sb_status sb_ag_dropout(sb_graph *g, sb_variable *x, float p, bool training, uint64_t seed,
                         uint64_t stream, uint64_t offset, sb_variable **y);
 /* targets: int64 class indices (N); loss is a 0-d tensor. */
-sb_status sb_ag_cross_entropy(sb_graph *g, sb_variable *logits, const sb_tensor *targets,
+SB_API sb_status sb_ag_cross_entropy(sb_graph *g, sb_variable *logits, const sb_tensor *targets,
                               sb_loss_reduction reduction, float label_smoothing, sb_variable **loss);
-sb_status sb_ag_mse(sb_graph *g, sb_variable *x, const sb_tensor *target, sb_loss_reduction reduction,
+SB_API sb_status sb_ag_mse(sb_graph *g, sb_variable *x, const sb_tensor *target, sb_loss_reduction reduction,
                     sb_variable **loss);
 
 #ifdef __cplusplus

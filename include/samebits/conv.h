@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "samebits/export.h"
 #include "samebits/tensor.h"
 
 #ifdef __cplusplus
@@ -39,7 +40,7 @@ typedef struct sb_conv2d_params {
 /* out = floor((in + 2*pad - dilation*(kernel-1) - 1) / stride) + 1 per axis.
  * Fails (SB_ERR_SHAPE) when the dilated kernel is larger than the padded
  * input, or on out-of-range params. */
-sb_status sb_conv2d_output_size(int64_t in_h, int64_t in_w, int64_t kernel_h, int64_t kernel_w,
+SB_API sb_status sb_conv2d_output_size(int64_t in_h, int64_t in_w, int64_t kernel_h, int64_t kernel_w,
                                 const sb_conv2d_params *params, int64_t *out_h, int64_t *out_w);
 
 /* x (N, C, H, W), w (O, C/groups, KH, KW), bias (O) or NULL, y (N, O, OH, OW).
@@ -48,7 +49,7 @@ sb_status sb_conv2d_output_size(int64_t in_h, int64_t in_w, int64_t kernel_h, in
  * [s*sw - pw + j*dw] * w[o][c][i][j], then + bias[o]. x_pad is x with +0.0f
  * outside it, and padded taps ARE terms (fmaf(0, w, acc): an inf or NaN
  * weight facing padding gives NaN). */
-sb_status sb_conv2d_forward(const sb_tensor *x, const sb_tensor *w, const sb_tensor *bias,
+SB_API sb_status sb_conv2d_forward(const sb_tensor *x, const sb_tensor *w, const sb_tensor *bias,
                             const sb_conv2d_params *params, sb_tensor *y);
 
 /* Gradients of sb_conv2d_forward given dy (N, O, OH, OW); dx (shape of x),
@@ -60,7 +61,7 @@ sb_status sb_conv2d_forward(const sb_tensor *x, const sb_tensor *w, const sb_ten
  *   dw[o][c][i][j] = chain over (n, r, s) lexicographic of dy[n][o][r][s] *
  *       x_pad[...] (padded taps ARE terms, with x_pad = +0.0f).
  *   db[o] = canonical sum over (n, r, s) lexicographic of dy[n][o][r][s]. */
-sb_status sb_conv2d_backward(const sb_tensor *dy, const sb_tensor *x, const sb_tensor *w,
+SB_API sb_status sb_conv2d_backward(const sb_tensor *dy, const sb_tensor *x, const sb_tensor *w,
                              const sb_conv2d_params *params, sb_tensor *dx, sb_tensor *dw,
                              sb_tensor *db);
 
@@ -85,7 +86,7 @@ typedef struct sb_pool2d_params {
 
 /* out = floor_or_ceil((in + 2*pad - kernel) / stride) + 1 per axis, minus one
  * in ceil mode when the last window would start at or past in + pad. */
-sb_status sb_pool2d_output_size(int64_t in_h, int64_t in_w, const sb_pool2d_params *params,
+SB_API sb_status sb_pool2d_output_size(int64_t in_h, int64_t in_w, const sb_pool2d_params *params,
                                 int64_t *out_h, int64_t *out_w);
 
 /* x (N, C, H, W) with H, W >= 1, y (N, C, OH, OW), indices (N, C, OH, OW)
@@ -93,23 +94,23 @@ sb_status sb_pool2d_output_size(int64_t in_h, int64_t in_w, const sb_pool2d_para
  * first maximal element in (i, j) order (a later element wins only if it
  * compares >, so of +0 and -0 the first wins); indices holds its position
  * h*W + w within its plane (PyTorch's convention). y copies x's bits. */
-sb_status sb_max_pool2d_forward(const sb_tensor *x, const sb_pool2d_params *params, sb_tensor *y,
+SB_API sb_status sb_max_pool2d_forward(const sb_tensor *x, const sb_pool2d_params *params, sb_tensor *y,
                                 sb_tensor *indices);
 
 /* dx (N, C, H, W) from dy and indices (N, C, OH, OW) from the forward pass:
  * dx[n][c][h][w'] = canonical sum, over the windows (r, s) in lexicographic
  * order whose index is h*W + w', of dy[n][c][r][s]; +0.0f when none. Every
  * index must lie inside its own window (SB_ERR_RANGE otherwise). */
-sb_status sb_max_pool2d_backward(const sb_tensor *dy, const sb_tensor *indices,
+SB_API sb_status sb_max_pool2d_backward(const sb_tensor *dy, const sb_tensor *indices,
                                  const sb_pool2d_params *params, sb_tensor *dx);
 
 /* y[n][c][r][s] = (canonical sum of the window's in-bounds elements in (i, j)
  * order) / divisor, one IEEE division. */
-sb_status sb_avg_pool2d_forward(const sb_tensor *x, const sb_pool2d_params *params, sb_tensor *y);
+SB_API sb_status sb_avg_pool2d_forward(const sb_tensor *x, const sb_pool2d_params *params, sb_tensor *y);
 
 /* dx[n][c][h][w'] = canonical sum, over the windows (r, s) containing (h, w')
  * in lexicographic order, of dy[n][c][r][s] / divisor(r, s); +0.0f if none. */
-sb_status sb_avg_pool2d_backward(const sb_tensor *dy, const sb_pool2d_params *params,
+SB_API sb_status sb_avg_pool2d_backward(const sb_tensor *dy, const sb_pool2d_params *params,
                                  sb_tensor *dx);
 
 #ifdef __cplusplus

@@ -14,6 +14,7 @@
 #define SAMEBITS_DROPOUT_H
 #include <stdbool.h>
 #include <stdint.h>
+#include "samebits/export.h"
 #include "samebits/tensor.h"
 
 #ifdef __cplusplus
@@ -23,12 +24,12 @@ extern "C" {
 /* x, y (and mask, if not NULL): float32 tensors of one shape, any strides.
  * p in [0, 1]; offset + numel(x) <= SB_RNG_INDEX_LIMIT. mask receives
  * 1.0f for kept and 0.0f for dropped elements (1.0f everywhere in eval). */
-sb_status sb_dropout_forward(const sb_tensor *x, float p, bool train, uint64_t seed,
+SB_API sb_status sb_dropout_forward(const sb_tensor *x, float p, bool train, uint64_t seed,
                              uint64_t stream, uint64_t offset, sb_tensor *y, sb_tensor *mask);
 
 /* dx_i = dy_i * (mask_i * scale) in training; dx_i = dy_i in eval (mask
  * may then be NULL). mask values must be 0.0f or 1.0f. */
-sb_status sb_dropout_backward(const sb_tensor *dy, const sb_tensor *mask, float p, bool train,
+SB_API sb_status sb_dropout_backward(const sb_tensor *dy, const sb_tensor *mask, float p, bool train,
                               sb_tensor *dx);
 
 #ifdef __cplusplus

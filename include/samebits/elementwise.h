@@ -21,6 +21,7 @@
 #ifndef SAMEBITS_ELEMENTWISE_H
 #define SAMEBITS_ELEMENTWISE_H
 #include <stdbool.h>
+#include "samebits/export.h"
 #include "samebits/tensor.h"
 
 #ifdef __cplusplus
@@ -39,24 +40,24 @@ typedef enum sb_binary_op {
 } sb_binary_op;
 
 /* out = a op b, broadcasting a and b to out's shape. */
-sb_status sb_binary(sb_binary_op op, const sb_tensor *a, const sb_tensor *b, sb_tensor *out);
-sb_status sb_add(const sb_tensor *a, const sb_tensor *b, sb_tensor *out);
-sb_status sb_sub(const sb_tensor *a, const sb_tensor *b, sb_tensor *out);
-sb_status sb_mul(const sb_tensor *a, const sb_tensor *b, sb_tensor *out);
-sb_status sb_div(const sb_tensor *a, const sb_tensor *b, sb_tensor *out);
+SB_API sb_status sb_binary(sb_binary_op op, const sb_tensor *a, const sb_tensor *b, sb_tensor *out);
+SB_API sb_status sb_add(const sb_tensor *a, const sb_tensor *b, sb_tensor *out);
+SB_API sb_status sb_sub(const sb_tensor *a, const sb_tensor *b, sb_tensor *out);
+SB_API sb_status sb_mul(const sb_tensor *a, const sb_tensor *b, sb_tensor *out);
+SB_API sb_status sb_div(const sb_tensor *a, const sb_tensor *b, sb_tensor *out);
 /* maximum(a, b): a NaN operand is returned unchanged (a's NaN if both are
  * NaN); otherwise the larger value, with -0 ordered below +0, so
  * maximum(+0, -0) = maximum(-0, +0) = +0 and minimum of them is -0. */
-sb_status sb_maximum(const sb_tensor *a, const sb_tensor *b, sb_tensor *out);
-sb_status sb_minimum(const sb_tensor *a, const sb_tensor *b, sb_tensor *out);
+SB_API sb_status sb_maximum(const sb_tensor *a, const sb_tensor *b, sb_tensor *out);
+SB_API sb_status sb_minimum(const sb_tensor *a, const sb_tensor *b, sb_tensor *out);
 
 /* out = x op s for a float scalar s (x is the left operand: sub_scalar is
  * x - s, div_scalar is x / s). Same bits as sb_binary with a 0-dim tensor. */
-sb_status sb_binary_scalar(sb_binary_op op, const sb_tensor *x, float s, sb_tensor *out);
-sb_status sb_add_scalar(const sb_tensor *x, float s, sb_tensor *out);
-sb_status sb_sub_scalar(const sb_tensor *x, float s, sb_tensor *out);
-sb_status sb_mul_scalar(const sb_tensor *x, float s, sb_tensor *out);
-sb_status sb_div_scalar(const sb_tensor *x, float s, sb_tensor *out);
+SB_API sb_status sb_binary_scalar(sb_binary_op op, const sb_tensor *x, float s, sb_tensor *out);
+SB_API sb_status sb_add_scalar(const sb_tensor *x, float s, sb_tensor *out);
+SB_API sb_status sb_sub_scalar(const sb_tensor *x, float s, sb_tensor *out);
+SB_API sb_status sb_mul_scalar(const sb_tensor *x, float s, sb_tensor *out);
+SB_API sb_status sb_div_scalar(const sb_tensor *x, float s, sb_tensor *out);
 
 /* Backward of out = a op b. dy has the broadcast shape; da (shape of a) and
  * db (shape of b) receive the gradients, either may be NULL when not needed.
@@ -69,7 +70,7 @@ sb_status sb_div_scalar(const sb_tensor *x, float s, sb_tensor *out);
  *        (a == b), NaN operands win (a first).
  * then each of ga, gb is summed back to its input's shape by
  * sb_reduce_to_shape. da/db must not overlap dy, a or b. */
-sb_status sb_binary_backward(sb_binary_op op, const sb_tensor *dy, const sb_tensor *a,
+SB_API sb_status sb_binary_backward(sb_binary_op op, const sb_tensor *dy, const sb_tensor *a,
                              const sb_tensor *b, sb_tensor *da, sb_tensor *db);
 
 /* Sums a gradient of a broadcast shape back to out's shape (out's shape must
@@ -77,7 +78,7 @@ sb_status sb_binary_backward(sb_binary_op op, const sb_tensor *dy, const sb_tens
  * "Canonical sum") of the grad elements that map to it, enumerated in
  * row-major order of the grad index. A dimension that is not reduced is a
  * sum of one element, which is that element (-0.0f + v == v). */
-sb_status sb_reduce_to_shape(const sb_tensor *grad, sb_tensor *out);
+SB_API sb_status sb_reduce_to_shape(const sb_tensor *grad, sb_tensor *out);
 
 /* ---- unary ops ----------------------------------------------------------- */
 
@@ -91,21 +92,21 @@ typedef enum sb_unary_op {
     SB_UNARY_RECIPROCAL  /* 1.0f / x */
 } sb_unary_op;
 
-sb_status sb_unary(sb_unary_op op, const sb_tensor *x, sb_tensor *out);
-sb_status sb_neg(const sb_tensor *x, sb_tensor *out);
-sb_status sb_abs(const sb_tensor *x, sb_tensor *out);
-sb_status sb_sqrt(const sb_tensor *x, sb_tensor *out);
-sb_status sb_exp(const sb_tensor *x, sb_tensor *out);
-sb_status sb_log(const sb_tensor *x, sb_tensor *out);
-sb_status sb_square(const sb_tensor *x, sb_tensor *out);
-sb_status sb_reciprocal(const sb_tensor *x, sb_tensor *out);
+SB_API sb_status sb_unary(sb_unary_op op, const sb_tensor *x, sb_tensor *out);
+SB_API sb_status sb_neg(const sb_tensor *x, sb_tensor *out);
+SB_API sb_status sb_abs(const sb_tensor *x, sb_tensor *out);
+SB_API sb_status sb_sqrt(const sb_tensor *x, sb_tensor *out);
+SB_API sb_status sb_exp(const sb_tensor *x, sb_tensor *out);
+SB_API sb_status sb_log(const sb_tensor *x, sb_tensor *out);
+SB_API sb_status sb_square(const sb_tensor *x, sb_tensor *out);
+SB_API sb_status sb_reciprocal(const sb_tensor *x, sb_tensor *out);
 
 /* Backward of y = op(x): x, y (the forward output) and dy have one shape,
  * dx receives the gradient (may alias dy). Per element:
  *   neg: -dy           abs: dy * sgn(x) (sgn: +-1, 0 for +-0, x for NaN)
  *   sqrt: dy / (2.0f * y)   exp: dy * y   log: dy / x
  *   square: dy * (2.0f * x)  reciprocal: -dy * (y * y)                */
-sb_status sb_unary_backward(sb_unary_op op, const sb_tensor *x, const sb_tensor *y,
+SB_API sb_status sb_unary_backward(sb_unary_op op, const sb_tensor *x, const sb_tensor *y,
                             const sb_tensor *dy, sb_tensor *dx);
 
 /* ---- activations ---------------------------------------------------------
@@ -115,39 +116,39 @@ sb_status sb_unary_backward(sb_unary_op op, const sb_tensor *x, const sb_tensor 
  * the contract; each mirrors PyTorch's CPU formula in its evaluation order. */
 
 /* y = NaN ? x : (x > 0 ? x : +0.0f);  dx = x <= 0 ? +0.0f : dy (NaN x passes dy) */
-sb_status sb_relu_forward(const sb_tensor *x, sb_tensor *y);
-sb_status sb_relu_backward(const sb_tensor *x, const sb_tensor *dy, sb_tensor *dx);
+SB_API sb_status sb_relu_forward(const sb_tensor *x, sb_tensor *y);
+SB_API sb_status sb_relu_backward(const sb_tensor *x, const sb_tensor *dy, sb_tensor *dx);
 
 /* y = x > 0 ? x : x * slope;  dx = x > 0 ? dy : dy * slope. slope finite. */
-sb_status sb_leaky_relu_forward(const sb_tensor *x, float negative_slope, sb_tensor *y);
-sb_status sb_leaky_relu_backward(const sb_tensor *x, const sb_tensor *dy, float negative_slope,
+SB_API sb_status sb_leaky_relu_forward(const sb_tensor *x, float negative_slope, sb_tensor *y);
+SB_API sb_status sb_leaky_relu_backward(const sb_tensor *x, const sb_tensor *dy, float negative_slope,
                                  sb_tensor *dx);
 
 /* y = sb_tanhf(x);  dx = dy * (1.0f - y * y) */
-sb_status sb_tanh_forward(const sb_tensor *x, sb_tensor *y);
-sb_status sb_tanh_backward(const sb_tensor *y, const sb_tensor *dy, sb_tensor *dx);
+SB_API sb_status sb_tanh_forward(const sb_tensor *x, sb_tensor *y);
+SB_API sb_status sb_tanh_backward(const sb_tensor *y, const sb_tensor *dy, sb_tensor *dx);
 
 /* y = 1.0f / (1.0f + sb_expf(-x));  dx = (dy * (1.0f - y)) * y */
-sb_status sb_sigmoid_forward(const sb_tensor *x, sb_tensor *y);
-sb_status sb_sigmoid_backward(const sb_tensor *y, const sb_tensor *dy, sb_tensor *dx);
+SB_API sb_status sb_sigmoid_forward(const sb_tensor *x, sb_tensor *y);
+SB_API sb_status sb_sigmoid_backward(const sb_tensor *y, const sb_tensor *dy, sb_tensor *dx);
 
 /* y = x / (1.0f + sb_expf(-x));  s = 1.0f / (1.0f + sb_expf(-x)),
  * dx = (dy * s) * (1.0f + x * (1.0f - s)) */
-sb_status sb_silu_forward(const sb_tensor *x, sb_tensor *y);
-sb_status sb_silu_backward(const sb_tensor *x, const sb_tensor *dy, sb_tensor *dx);
+SB_API sb_status sb_silu_forward(const sb_tensor *x, sb_tensor *y);
+SB_API sb_status sb_silu_backward(const sb_tensor *x, const sb_tensor *dy, sb_tensor *dx);
 
 /* GELU; approximate = false: erf form, true: tanh form (PyTorch's
  * approximate='none' / 'tanh'). Sequences and constant bits in the contract. */
-sb_status sb_gelu_forward(const sb_tensor *x, bool approximate, sb_tensor *y);
-sb_status sb_gelu_backward(const sb_tensor *x, const sb_tensor *dy, bool approximate,
+SB_API sb_status sb_gelu_forward(const sb_tensor *x, bool approximate, sb_tensor *y);
+SB_API sb_status sb_gelu_backward(const sb_tensor *x, const sb_tensor *dy, bool approximate,
                            sb_tensor *dx);
 
 /* Softplus like PyTorch: z = x * beta; y = z > threshold ? x
  * : sb_log1pf(sb_expf(z)) / beta;  dx = z > threshold ? dy
  * : (dy * e) / (e + 1.0f) with e = sb_expf(z). beta finite and non-zero,
  * threshold not NaN. */
-sb_status sb_softplus_forward(const sb_tensor *x, float beta, float threshold, sb_tensor *y);
-sb_status sb_softplus_backward(const sb_tensor *x, const sb_tensor *dy, float beta,
+SB_API sb_status sb_softplus_forward(const sb_tensor *x, float beta, float threshold, sb_tensor *y);
+SB_API sb_status sb_softplus_backward(const sb_tensor *x, const sb_tensor *dy, float beta,
                                float threshold, sb_tensor *dx);
 
 #ifdef __cplusplus

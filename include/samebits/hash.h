@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "samebits/export.h"
 #include "samebits/tensor.h"
 
 #ifdef __cplusplus
@@ -24,17 +25,17 @@ typedef struct sb_sha256 {
     size_t fill;
 } sb_sha256_ctx;
 
-void sb_sha256_init(sb_sha256_ctx *ctx);
-void sb_sha256_update(sb_sha256_ctx *ctx, const void *data, size_t len);
-void sb_sha256_final(sb_sha256_ctx *ctx, unsigned char digest[32]);
-void sb_sha256_bytes(const void *data, size_t len, unsigned char digest[32]);
+SB_API void sb_sha256_init(sb_sha256_ctx *ctx);
+SB_API void sb_sha256_update(sb_sha256_ctx *ctx, const void *data, size_t len);
+SB_API void sb_sha256_final(sb_sha256_ctx *ctx, unsigned char digest[32]);
+SB_API void sb_sha256_bytes(const void *data, size_t len, unsigned char digest[32]);
 
 /* Feed a tensor's canonical bytes into ctx. */
-sb_status sb_sha256_tensor(sb_sha256_ctx *ctx, const sb_tensor *t);
+SB_API sb_status sb_sha256_tensor(sb_sha256_ctx *ctx, const sb_tensor *t);
 /* SHA-256 of the concatenated canonical bytes of tensors[0..count-1]. */
-sb_status sb_hash_tensors(const sb_tensor *const *tensors, size_t count, unsigned char digest[32]);
+SB_API sb_status sb_hash_tensors(const sb_tensor *const *tensors, size_t count, unsigned char digest[32]);
 /* 64 lowercase hex characters and a NUL. */
-void sb_hex_digest(const unsigned char digest[32], char hex[65]);
+SB_API void sb_hex_digest(const unsigned char digest[32], char hex[65]);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "samebits/export.h"
 #include "samebits/status.h"
 #include "samebits/tensor.h"
 
@@ -48,8 +49,8 @@ typedef struct sb_idx {
 } sb_idx;
 
 /* Reads an IDX file (plain or gzip). On failure *out is NULL. */
-sb_status sb_idx_read(const char *path, sb_idx **out);
-void sb_idx_free(sb_idx *idx); /* NULL is ignored */
+SB_API sb_status sb_idx_read(const char *path, sb_idx **out);
+SB_API void sb_idx_free(sb_idx *idx); /* NULL is ignored */
 
 /* ---- MNIST-style datasets ----------------------------------------------
  * images: F32 (N, 1, H, W), pixel x = (float)byte / 255.0f (one IEEE
@@ -66,8 +67,8 @@ typedef struct sb_dataset {
  * ".gz" (as Debian's dataset-fashion-mnist installs them under
  * /usr/share/datasets/fashion-mnist) or spelled "-images.idx3-ubyte".
  * On failure *out is zeroed. */
-sb_status sb_mnist_load(const char *dir, bool train, sb_dataset *out);
-void sb_dataset_free(sb_dataset *ds); /* frees both tensors, zeroes *ds */
+SB_API sb_status sb_mnist_load(const char *dir, bool train, sb_dataset *out);
+SB_API void sb_dataset_free(sb_dataset *ds); /* frees both tensors, zeroes *ds */
 
 /* ---- safetensors -------------------------------------------------------
  * u64 little-endian header length N, N bytes of JSON header, then the data
@@ -95,24 +96,24 @@ typedef struct sb_safetensors sb_safetensors;
  * to "<path>.tmp.<pid>" in the same directory, which is flushed, fsynced and
  * renamed over path, then the directory is fsynced. On failure the temp
  * file is removed and a previous file at path is left as it was. */
-sb_status sb_safetensors_write(const char *path, const sb_named_tensor *tensors, size_t count,
+SB_API sb_status sb_safetensors_write(const char *path, const sb_named_tensor *tensors, size_t count,
                                const sb_kv *metadata, size_t n_meta);
 
 /* Reads and validates a whole file. On failure *out is NULL. */
-sb_status sb_safetensors_read(const char *path, sb_safetensors **out);
-void sb_safetensors_free(sb_safetensors *st); /* NULL is ignored */
+SB_API sb_status sb_safetensors_read(const char *path, sb_safetensors **out);
+SB_API void sb_safetensors_free(sb_safetensors *st); /* NULL is ignored */
 
 /* Tensors are owned by st (contiguous, CPU) and live until it is freed. */
-sb_status sb_safetensors_get(const sb_safetensors *st, const char *name, const sb_tensor **out);
+SB_API sb_status sb_safetensors_get(const sb_safetensors *st, const char *name, const sb_tensor **out);
 /* Enumeration in header order (the writer's order). */
-size_t sb_safetensors_count(const sb_safetensors *st);
-sb_status sb_safetensors_at(const sb_safetensors *st, size_t i, const char **name,
+SB_API size_t sb_safetensors_count(const sb_safetensors *st);
+SB_API sb_status sb_safetensors_at(const sb_safetensors *st, size_t i, const char **name,
                             const sb_tensor **tensor);
 
 /* Metadata strings are owned by st. The sha256 entry is listed too. */
-sb_status sb_safetensors_get_meta(const sb_safetensors *st, const char *key, const char **value);
-size_t sb_safetensors_meta_count(const sb_safetensors *st);
-sb_status sb_safetensors_meta_at(const sb_safetensors *st, size_t i, const char **key,
+SB_API sb_status sb_safetensors_get_meta(const sb_safetensors *st, const char *key, const char **value);
+SB_API size_t sb_safetensors_meta_count(const sb_safetensors *st);
+SB_API sb_status sb_safetensors_meta_at(const sb_safetensors *st, size_t i, const char **key,
                                  const char **value);
 
 #ifdef __cplusplus

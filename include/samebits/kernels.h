@@ -7,6 +7,7 @@
 #define SAMEBITS_KERNELS_H
 
 #include <stdint.h>
+#include "samebits/export.h"
 #include "samebits/status.h"
 
 #ifdef __cplusplus
@@ -19,13 +20,13 @@ extern "C" {
  *     acc = +0.0f;  for p = 0..k-1: acc = fmaf(op(A)[i][p], op(B)[p][j], acc)
  * (contract section "GEMM family"). C must not overlap A or B.
  * Returns SB_OK or an error (NULL pointers, negative sizes, bad strides). */
-int sb_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, const float *a,
+SB_API int sb_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, const float *a,
              int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc);
 
 /* The canonical sum of x[0], x[incx], ..., x[(n-1)*incx] (contract section
  * "Canonical sum"). n == 0 gives +0.0f. incx must be >= 1; on invalid
  * arguments it returns NaN and sets sb_last_error(). */
-float sb_ssum(int64_t n, const float *x, int64_t incx);
+SB_API float sb_ssum(int64_t n, const float *x, int64_t incx);
 
 #ifdef __cplusplus
 }

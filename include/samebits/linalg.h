@@ -17,6 +17,7 @@
 #define SAMEBITS_LINALG_H
 
 #include <stdbool.h>
+#include "samebits/export.h"
 #include "samebits/tensor.h"
 
 #ifdef __cplusplus
@@ -28,7 +29,7 @@ extern "C" {
  *   3-D: a (B, ., .) and b (B, ., .) with equal B give out (B, M, N); one
  *        operand may be 2-D and is then shared by every batch.
  * out[.., i, j] = chain over p = 0..K-1 ascending of op(a)[i][p] * op(b)[p][j]. */
-sb_status sb_matmul(const sb_tensor *a, const sb_tensor *b, bool trans_a, bool trans_b,
+SB_API sb_status sb_matmul(const sb_tensor *a, const sb_tensor *b, bool trans_a, bool trans_b,
                     sb_tensor *out);
 
 /* Gradients of sb_matmul given dout (shape of out); da (shape of a) and db
@@ -38,14 +39,14 @@ sb_status sb_matmul(const sb_tensor *a, const sb_tensor *b, bool trans_a, bool t
  *       chain runs over (batch, j) lexicographically.
  *   db: d op(b)[p][j] = chain over i = 0..M-1 ascending of op(a)[i][p]*dout[i][j];
  *       when b is a shared 2-D operand the chain runs over (batch, i). */
-sb_status sb_matmul_backward(const sb_tensor *dout, const sb_tensor *a, const sb_tensor *b,
+SB_API sb_status sb_matmul_backward(const sb_tensor *dout, const sb_tensor *a, const sb_tensor *b,
                              bool trans_a, bool trans_b, sb_tensor *da, sb_tensor *db);
 
 /* y = x . w^T + bias. x is (..., in) with any rank >= 1 (leading dims are
  * rows), w is (out, in), bias is (out) or NULL, y is (..., out) with x's
  * leading dims. y[r][o] = (chain over i = 0..in-1 of x[r][i]*w[o][i]) + bias[o]
  * (the addition only when bias is given). */
-sb_status sb_linear_forward(const sb_tensor *x, const sb_tensor *w, const sb_tensor *bias,
+SB_API sb_status sb_linear_forward(const sb_tensor *x, const sb_tensor *w, const sb_tensor *bias,
                             sb_tensor *y);
 
 /* Gradients of sb_linear_forward given dy (shape of y); each of dx (shape of
@@ -55,7 +56,7 @@ sb_status sb_linear_forward(const sb_tensor *x, const sb_tensor *w, const sb_ten
  *   dw[o][i] = chain over r = 0..R-1 of dy[r][o]*x[r][i]
  *   db[o]    = canonical sum over r = 0..R-1 of dy[r][o]
  * The gradients are written, not accumulated. */
-sb_status sb_linear_backward(const sb_tensor *dy, const sb_tensor *x, const sb_tensor *w,
+SB_API sb_status sb_linear_backward(const sb_tensor *dy, const sb_tensor *x, const sb_tensor *w,
                              sb_tensor *dx, sb_tensor *dw, sb_tensor *db);
 
 #ifdef __cplusplus

@@ -8,6 +8,7 @@
 #ifndef SAMEBITS_LOSS_H
 #define SAMEBITS_LOSS_H
 #include <stdint.h>
+#include "samebits/export.h"
 #include "samebits/tensor.h"
 
 #ifdef __cplusplus
@@ -26,15 +27,15 @@ typedef enum sb_loss_reduction {
  *     m = max_j x_j (NaN if any x_j is NaN), e_j = sb_expf(x_j - m),
  *     s = canonical sum of e_j (j ascending), y_j = e_j / s.
  * A row of all -inf gives NaN (like PyTorch). */
-sb_status sb_softmax_forward(const sb_tensor *x, int dim, sb_tensor *y);
+SB_API sb_status sb_softmax_forward(const sb_tensor *x, int dim, sb_tensor *y);
 /* dx_j = y_j * (dy_j - dot), dot = canonical sum of (dy_k * y_k). */
-sb_status sb_softmax_backward(const sb_tensor *y, const sb_tensor *dy, int dim, sb_tensor *dx);
+SB_API sb_status sb_softmax_backward(const sb_tensor *y, const sb_tensor *dy, int dim, sb_tensor *dx);
 
 /* y_j = (x_j - m) - sb_logf(s), m and s as for softmax. */
-sb_status sb_log_softmax_forward(const sb_tensor *x, int dim, sb_tensor *y);
+SB_API sb_status sb_log_softmax_forward(const sb_tensor *x, int dim, sb_tensor *y);
 /* dx_j = dy_j - sb_expf(y_j) * g, g = canonical sum of dy_k. y is the
  * forward output. */
-sb_status sb_log_softmax_backward(const sb_tensor *y, const sb_tensor *dy, int dim,
+SB_API sb_status sb_log_softmax_backward(const sb_tensor *y, const sb_tensor *dy, int dim,
                                   sb_tensor *dx);
 
 /* Cross-entropy of logits (N, C) against class indices targets (N) of
@@ -44,35 +45,35 @@ sb_status sb_log_softmax_backward(const sb_tensor *y, const sb_tensor *dy, int d
  * label_smoothing eps in [0, 1]: row loss (1 - eps) * nll + smooth * (eps / C)
  * with smooth = -sum_j log_softmax_j. loss is 0-d for MEAN/SUM, (N) for NONE.
  * MEAN divides by the number of counted rows (0 counted rows give NaN). */
-sb_status sb_cross_entropy_forward(const sb_tensor *logits, const sb_tensor *targets,
+SB_API sb_status sb_cross_entropy_forward(const sb_tensor *logits, const sb_tensor *targets,
                                    sb_loss_reduction reduction, float label_smoothing,
                                    int64_t ignore_index, sb_tensor *loss);
 /* dlogits (N, C) = (softmax - q) * g, q the smoothed one-hot target, g the
  * upstream gradient of the row (dloss, dloss / count, or dloss[n]: dloss is
  * 0-d for MEAN/SUM, (N) for NONE). Ignored rows get +0.0f. */
-sb_status sb_cross_entropy_backward(const sb_tensor *logits, const sb_tensor *targets,
+SB_API sb_status sb_cross_entropy_backward(const sb_tensor *logits, const sb_tensor *targets,
                                     sb_loss_reduction reduction, float label_smoothing,
                                     int64_t ignore_index, const sb_tensor *dloss,
                                     sb_tensor *dlogits);
 
 /* Negative log-likelihood of log-probabilities logp (N, C): row loss
  * -logp[n, t_n]; reductions and ignore_index as for cross-entropy. */
-sb_status sb_nll_loss_forward(const sb_tensor *logp, const sb_tensor *targets,
+SB_API sb_status sb_nll_loss_forward(const sb_tensor *logp, const sb_tensor *targets,
                               sb_loss_reduction reduction, int64_t ignore_index, sb_tensor *loss);
 /* dlogp[n, j] = (j == t_n) ? -g : +0.0f. */
-sb_status sb_nll_loss_backward(const sb_tensor *logp, const sb_tensor *targets,
+SB_API sb_status sb_nll_loss_backward(const sb_tensor *logp, const sb_tensor *targets,
                                sb_loss_reduction reduction, int64_t ignore_index,
                                const sb_tensor *dloss, sb_tensor *dlogp);
 
 /* Mean squared error of x against y (same shape, any rank, numel >= 1):
  * d_i = x_i - y_i, q_i = d_i * d_i; NONE: loss has x's shape, SUM/MEAN:
  * 0-d canonical sum of q in row-major order (MEAN then / (float)numel). */
-sb_status sb_mse_forward(const sb_tensor *x, const sb_tensor *y, sb_loss_reduction reduction,
+SB_API sb_status sb_mse_forward(const sb_tensor *x, const sb_tensor *y, sb_loss_reduction reduction,
                          sb_tensor *loss);
 /* dx_i = ((x_i - y_i) * norm) * g, norm = 2.0f / (float)numel for MEAN and
  * 2.0f otherwise, g = dloss (0-d) or dloss_i (NONE); dy_i = -dx_i when dy
  * is not NULL. */
-sb_status sb_mse_backward(const sb_tensor *x, const sb_tensor *y, sb_loss_reduction reduction,
+SB_API sb_status sb_mse_backward(const sb_tensor *x, const sb_tensor *y, sb_loss_reduction reduction,
                           const sb_tensor *dloss, sb_tensor *dx, sb_tensor *dy);
 
 #ifdef __cplusplus

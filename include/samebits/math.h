@@ -17,16 +17,18 @@
 #ifndef SAMEBITS_MATH_H
 #define SAMEBITS_MATH_H
 
+#include "samebits/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-float sb_expf(float x);   /* e^x */
-float sb_expm1f(float x); /* e^x - 1 */
-float sb_logf(float x);   /* natural log; log(-x) = NaN, log(+-0) = -inf */
-float sb_log1pf(float x); /* log(1 + x) */
-float sb_tanhf(float x);  /* hyperbolic tangent */
-float sb_erff(float x);   /* error function (exact GELU) */
+SB_API float sb_expf(float x);   /* e^x */
+SB_API float sb_expm1f(float x); /* e^x - 1 */
+SB_API float sb_logf(float x);   /* natural log; log(-x) = NaN, log(+-0) = -inf */
+SB_API float sb_log1pf(float x); /* log(1 + x) */
+SB_API float sb_tanhf(float x);  /* hyperbolic tangent */
+SB_API float sb_erff(float x);   /* error function (exact GELU) */
 
 #ifdef __cplusplus
 }

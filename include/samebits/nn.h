@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "samebits/export.h"
 #include "samebits/autograd.h"
 #include "samebits/conv.h"
 
@@ -32,52 +33,52 @@ typedef struct sb_named {
 } sb_named;
 
 /* ---- layers ---- */
-sb_status sb_nn_linear(sb_module **out, int64_t in_features, int64_t out_features, bool bias);
-sb_status sb_nn_conv2d(sb_module **out, int64_t in_channels, int64_t out_channels,
+SB_API sb_status sb_nn_linear(sb_module **out, int64_t in_features, int64_t out_features, bool bias);
+SB_API sb_status sb_nn_conv2d(sb_module **out, int64_t in_channels, int64_t out_channels,
                        int64_t kernel_h, int64_t kernel_w, const sb_conv2d_params *params,
                        bool bias);
-sb_status sb_nn_max_pool2d(sb_module **out, const sb_pool2d_params *params);
-sb_status sb_nn_avg_pool2d(sb_module **out, const sb_pool2d_params *params);
-sb_status sb_nn_relu(sb_module **out);
-sb_status sb_nn_tanh(sb_module **out);
-sb_status sb_nn_sigmoid(sb_module **out);
-sb_status sb_nn_gelu(sb_module **out, bool approximate_tanh);
-sb_status sb_nn_flatten(sb_module **out, int start_dim, int end_dim);
+SB_API sb_status sb_nn_max_pool2d(sb_module **out, const sb_pool2d_params *params);
+SB_API sb_status sb_nn_avg_pool2d(sb_module **out, const sb_pool2d_params *params);
+SB_API sb_status sb_nn_relu(sb_module **out);
+SB_API sb_status sb_nn_tanh(sb_module **out);
+SB_API sb_status sb_nn_sigmoid(sb_module **out);
+SB_API sb_status sb_nn_gelu(sb_module **out, bool approximate_tanh);
+SB_API sb_status sb_nn_flatten(sb_module **out, int start_dim, int end_dim);
 /* BatchNorm1d ((N,C) or (N,C,L)) and BatchNorm2d ((N,C,H,W)) are one module:
  * the input's rank decides. PyTorch defaults: eps 1e-5, momentum 0.1. */
-sb_status sb_nn_batch_norm(sb_module **out, int64_t num_features, float eps, float momentum,
+SB_API sb_status sb_nn_batch_norm(sb_module **out, int64_t num_features, float eps, float momentum,
                            bool affine);
-sb_status sb_nn_layer_norm(sb_module **out, int normalized_ndim, const int64_t *normalized_shape,
+SB_API sb_status sb_nn_layer_norm(sb_module **out, int normalized_ndim, const int64_t *normalized_shape,
                            float eps, bool elementwise_affine);
 /* Dropout masks come from Philox (seed, stream); its counter advances by the
  * number of elements of each training-mode call and is part of checkpoints. */
-sb_status sb_nn_dropout(sb_module **out, float p, uint64_t seed, uint64_t stream);
+SB_API sb_status sb_nn_dropout(sb_module **out, float p, uint64_t seed, uint64_t stream);
 /* Takes ownership of children[0..n-1] (also on failure). */
-sb_status sb_nn_sequential(sb_module **out, sb_module *const *children, size_t n);
+SB_API sb_status sb_nn_sequential(sb_module **out, sb_module *const *children, size_t n);
 
-void sb_module_free(sb_module *m);
-const char *sb_module_kind(const sb_module *m);
+SB_API void sb_module_free(sb_module *m);
+SB_API const char *sb_module_kind(const sb_module *m);
 
 /* ---- use ---- */
-sb_status sb_module_forward(sb_module *m, sb_graph *g, sb_variable *x, sb_variable **y);
-void sb_module_train(sb_module *m, bool training);
-bool sb_module_is_training(const sb_module *m);
+SB_API sb_status sb_module_forward(sb_module *m, sb_graph *g, sb_variable *x, sb_variable **y);
+SB_API void sb_module_train(sb_module *m, bool training);
+SB_API bool sb_module_is_training(const sb_module *m);
 
 /* Parameters / buffers in declaration order. *count is set to the total;
  * at most cap entries are written (pass cap 0 to ask for the count). */
-sb_status sb_module_parameters(sb_module *m, sb_named *out, size_t cap, size_t *count);
-sb_status sb_module_buffers(sb_module *m, sb_named *out, size_t cap, size_t *count);
-int64_t sb_module_num_scalars(sb_module *m); /* parameter elements */
+SB_API sb_status sb_module_parameters(sb_module *m, sb_named *out, size_t cap, size_t *count);
+SB_API sb_status sb_module_buffers(sb_module *m, sb_named *out, size_t cap, size_t *count);
+SB_API int64_t sb_module_num_scalars(sb_module *m); /* parameter elements */
 
 /* PyTorch's default initialisation, drawn from Philox so it is the same
  * everywhere: parameter number k (declaration order) uses stream k of seed.
  * Linear and Conv2d weights and biases: U(-b, b) with b = 1/sqrtf(fan_in)
  * (kaiming-uniform with a = sqrt(5) reduces to this bound); norm weights 1,
  * biases 0; running mean 0, running var 1. */
-sb_status sb_module_init(sb_module *m, uint64_t seed);
+SB_API sb_status sb_module_init(sb_module *m, uint64_t seed);
 
 /* SHA-256 of the parameters' canonical bytes in declaration order. */
-sb_status sb_module_hash(sb_module *m, unsigned char digest[32]);
+SB_API sb_status sb_module_hash(sb_module *m, unsigned char digest[32]);
 
 #ifdef __cplusplus
 }

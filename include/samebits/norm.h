@@ -12,6 +12,7 @@
 #define SAMEBITS_NORM_H
 
 #include <stdbool.h>
+#include "samebits/export.h"
 #include "samebits/tensor.h"
 
 #ifdef __cplusplus
@@ -35,7 +36,7 @@ extern "C" {
  *   save_rstd        inputs of sb_batch_norm_backward. In eval mode these are
  *                    running_mean and 1/sqrtf(running_var + eps).
  * training needs count >= 1. */
-sb_status sb_batch_norm_forward(const sb_tensor *x, const sb_tensor *gamma,
+SB_API sb_status sb_batch_norm_forward(const sb_tensor *x, const sb_tensor *gamma,
                                 const sb_tensor *beta, sb_tensor *running_mean,
                                 sb_tensor *running_var, bool training, float momentum,
                                 float eps, sb_tensor *y, sb_tensor *save_mean,
@@ -48,7 +49,7 @@ sb_status sb_batch_norm_forward(const sb_tensor *x, const sb_tensor *gamma,
  *   training         true: batch statistics (gradient flows through mean and
  *                    variance); false: fixed (running) statistics.
  *   dx (x's shape), dgamma (C), dbeta (C): outputs, each optional. */
-sb_status sb_batch_norm_backward(const sb_tensor *dy, const sb_tensor *x,
+SB_API sb_status sb_batch_norm_backward(const sb_tensor *dy, const sb_tensor *x,
                                  const sb_tensor *gamma, const sb_tensor *save_mean,
                                  const sb_tensor *save_rstd, bool training, sb_tensor *dx,
                                  sb_tensor *dgamma, sb_tensor *dbeta);
@@ -61,14 +62,14 @@ sb_status sb_batch_norm_backward(const sb_tensor *dy, const sb_tensor *x,
  *   y                same shape as x.
  *   save_mean,       shape = the leading dims of x (a 0-d scalar when
  *   save_rstd        normalized_ndim == x->ndim), or NULL. */
-sb_status sb_layer_norm_forward(const sb_tensor *x, int normalized_ndim, const sb_tensor *w,
+SB_API sb_status sb_layer_norm_forward(const sb_tensor *x, int normalized_ndim, const sb_tensor *w,
                                 const sb_tensor *b, float eps, sb_tensor *y,
                                 sb_tensor *save_mean, sb_tensor *save_rstd);
 
 /* Gradients of sb_layer_norm_forward given dy (shape of x). save_mean and
  * save_rstd are required; dx (x's shape), dw and db (the trailing dims) are
  * each optional. */
-sb_status sb_layer_norm_backward(const sb_tensor *dy, const sb_tensor *x, int normalized_ndim,
+SB_API sb_status sb_layer_norm_backward(const sb_tensor *dy, const sb_tensor *x, int normalized_ndim,
                                  const sb_tensor *w, const sb_tensor *save_mean,
                                  const sb_tensor *save_rstd, sb_tensor *dx, sb_tensor *dw,
                                  sb_tensor *db);

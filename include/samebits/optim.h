@@ -25,6 +25,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "samebits/export.h"
 #include "samebits/tensor.h"
 
 #ifdef __cplusplus
@@ -43,10 +44,10 @@ typedef struct sb_sgd_config {
 } sb_sgd_config;
 
 /* PyTorch's defaults: momentum 0, dampening 0, weight_decay 0, no flags. */
-sb_sgd_config sb_sgd_default_config(double lr);
+SB_API sb_sgd_config sb_sgd_default_config(double lr);
 
 /* Validates cfg; the message names `sb_sgd_check_config` and the field. */
-sb_status sb_sgd_check_config(const sb_sgd_config *cfg);
+SB_API sb_status sb_sgd_check_config(const sb_sgd_config *cfg);
 
 /* The float32 factors every element of a step uses (contract: computed once
  * per step on the host; a GPU kernel receives exactly these). */
@@ -59,7 +60,7 @@ typedef struct sb_sgd_factors {
     bool use_momentum;         /* momentum != 0 (tested in binary64) */
 } sb_sgd_factors;
 
-sb_status sb_sgd_factors_for(const sb_sgd_config *cfg, sb_sgd_factors *out);
+SB_API sb_status sb_sgd_factors_for(const sb_sgd_config *cfg, sb_sgd_factors *out);
 
 /* One SGD step, in place, over n elements:
  *   param        (n) updated;
@@ -68,11 +69,11 @@ sb_status sb_sgd_factors_for(const sb_sgd_config *cfg, sb_sgd_factors *out);
  *                    and may be NULL. At step == 1 it is set from the
  *                    gradient (its previous contents are ignored).
  * step is 1-based (1 on the first update of this parameter). */
-sb_status sb_sgd_step(const sb_sgd_config *cfg, int64_t step, int64_t n, float *param,
+SB_API sb_status sb_sgd_step(const sb_sgd_config *cfg, int64_t step, int64_t n, float *param,
                       const float *grad, float *momentum_buf);
 
 /* Tensor form: all tensors F32, contiguous, on the CPU, of param's shape. */
-sb_status sb_sgd_step_tensor(const sb_sgd_config *cfg, int64_t step, sb_tensor *param,
+SB_API sb_status sb_sgd_step_tensor(const sb_sgd_config *cfg, int64_t step, sb_tensor *param,
                              const sb_tensor *grad, sb_tensor *momentum_buf);
 
 /* ---- Adam / AdamW ------------------------------------------------------- */
@@ -89,10 +90,10 @@ typedef struct sb_adam_config {
 
 /* PyTorch's defaults. Adam: betas (0.9, 0.999), eps 1e-8, weight_decay 0.
  * AdamW: the same with weight_decay 0.01 and decoupled_weight_decay. */
-sb_adam_config sb_adam_default_config(double lr);
-sb_adam_config sb_adamw_default_config(double lr);
+SB_API sb_adam_config sb_adam_default_config(double lr);
+SB_API sb_adam_config sb_adamw_default_config(double lr);
 
-sb_status sb_adam_check_config(const sb_adam_config *cfg);
+SB_API sb_status sb_adam_check_config(const sb_adam_config *cfg);
 
 /* The scalar factors of step t (contract "Adam scalar factors"). The binary64
  * values are kept for inspection and tests; the float ones feed the kernel. */
@@ -114,7 +115,7 @@ typedef struct sb_adam_factors {
     bool maximize;
 } sb_adam_factors;
 
-sb_status sb_adam_factors_for(const sb_adam_config *cfg, int64_t step, sb_adam_factors *out);
+SB_API sb_status sb_adam_factors_for(const sb_adam_config *cfg, int64_t step, sb_adam_factors *out);
 
 /* One Adam/AdamW step, in place, over n elements:
  *   param          (n) updated;        grad (n) read only;
@@ -122,12 +123,12 @@ sb_status sb_adam_factors_for(const sb_adam_config *cfg, int64_t step, sb_adam_f
  *   max_exp_avg_sq (n) running max of exp_avg_sq when amsgrad, otherwise
  *                      unused and may be NULL.
  * At step == 1 the state buffers are read as +0. step is 1-based. */
-sb_status sb_adam_step(const sb_adam_config *cfg, int64_t step, int64_t n, float *param,
+SB_API sb_status sb_adam_step(const sb_adam_config *cfg, int64_t step, int64_t n, float *param,
                        const float *grad, float *exp_avg, float *exp_avg_sq,
                        float *max_exp_avg_sq);
 
 /* Tensor form: all tensors F32, contiguous, on the CPU, of param's shape. */
-sb_status sb_adam_step_tensor(const sb_adam_config *cfg, int64_t step, sb_tensor *param,
+SB_API sb_status sb_adam_step_tensor(const sb_adam_config *cfg, int64_t step, sb_tensor *param,
                               const sb_tensor *grad, sb_tensor *exp_avg, sb_tensor *exp_avg_sq,
                               sb_tensor *max_exp_avg_sq);
 

@@ -32,6 +32,7 @@
 #ifndef SAMEBITS_RANDOM_H
 #define SAMEBITS_RANDOM_H
 #include <stdint.h>
+#include "samebits/export.h"
 #include "samebits/tensor.h"
 
 #ifdef __cplusplus
@@ -49,18 +50,18 @@ extern "C" {
 /* The Philox4x32-10 bijection of Salmon et al. (SC'11, Random123):
  * 10 rounds, multipliers 0xD2511F53 / 0xCD9E8D57, Weyl key increments
  * 0x9E3779B9 / 0xBB67AE85. Pure function; out may not alias counter. */
-void sb_philox4x32_10(const uint32_t counter[4], const uint32_t key[2], uint32_t out[4]);
+SB_API void sb_philox4x32_10(const uint32_t counter[4], const uint32_t key[2], uint32_t out[4]);
 
 /* The four words of block (seed, stream, index mod 2^56, domain & 0xFF). */
-void sb_rng_block(uint64_t seed, uint64_t stream, uint64_t index, unsigned domain,
+SB_API void sb_rng_block(uint64_t seed, uint64_t stream, uint64_t index, unsigned domain,
                   uint32_t out[4]);
 
 /* Single elements, addressable by index (index taken modulo 2^56). */
-float sb_rng_uniform_at(uint64_t seed, uint64_t stream, uint64_t index);
+SB_API float sb_rng_uniform_at(uint64_t seed, uint64_t stream, uint64_t index);
 /* Standard normal element `index` (mean 0, variance 1); never -0.0f. */
-float sb_rng_normal_at(uint64_t seed, uint64_t stream, uint64_t index);
+SB_API float sb_rng_normal_at(uint64_t seed, uint64_t stream, uint64_t index);
 /* Uniform integer in [0, bound), exactly unbiased; bound 0 gives 0. */
-uint32_t sb_rng_bounded_at(uint64_t seed, uint64_t stream, uint64_t index, uint32_t bound);
+SB_API uint32_t sb_rng_bounded_at(uint64_t seed, uint64_t stream, uint64_t index, uint32_t bound);
 
 /* A generator position. `counter` is a plain element index, so a
  * checkpoint is these three integers. */
@@ -71,34 +72,34 @@ typedef struct sb_rng {
 } sb_rng;
 
 /* {seed, stream, 0}. */
-sb_rng sb_rng_make(uint64_t seed, uint64_t stream);
+SB_API sb_rng sb_rng_make(uint64_t seed, uint64_t stream);
 
 /* Fill out[j] = element (index + j) of the stream (rng->seed, rng->stream),
  * j = 0..n-1; rng->counter is neither read nor changed. Filling [0, n) at
  * once equals filling it in any chunks. Errors: NULL rng / out (n > 0),
  * n < 0, index + n > SB_RNG_INDEX_LIMIT, bad range arguments. */
-sb_status sb_rng_uniform(const sb_rng *rng, uint64_t index, float *out, int64_t n);
+SB_API sb_status sb_rng_uniform(const sb_rng *rng, uint64_t index, float *out, int64_t n);
 /* out[j] = lo + (hi - lo) * u; lo, hi finite, lo <= hi, hi - lo finite. */
-sb_status sb_rng_uniform_range(const sb_rng *rng, uint64_t index, float lo, float hi,
+SB_API sb_status sb_rng_uniform_range(const sb_rng *rng, uint64_t index, float lo, float hi,
                                float *out, int64_t n);
 /* out[j] = mean + std * z (two roundings, no fma); mean, std finite,
  * std >= 0. mean 0, std 1 gives z exactly. */
-sb_status sb_rng_normal(const sb_rng *rng, uint64_t index, float mean, float std, float *out,
+SB_API sb_status sb_rng_normal(const sb_rng *rng, uint64_t index, float mean, float std, float *out,
                         int64_t n);
 /* out[j] = bounded element (index + j), bound >= 1. */
-sb_status sb_rng_bounded(const sb_rng *rng, uint64_t index, uint32_t bound, uint32_t *out,
+SB_API sb_status sb_rng_bounded(const sb_rng *rng, uint64_t index, uint32_t bound, uint32_t *out,
                          int64_t n);
 
 /* Sequential use: the same as the calls above at index rng->counter, after
  * which rng->counter += n. On error the counter is unchanged. */
-sb_status sb_rng_next_uniform(sb_rng *rng, float *out, int64_t n);
-sb_status sb_rng_next_normal(sb_rng *rng, float mean, float std, float *out, int64_t n);
-sb_status sb_rng_next_bounded(sb_rng *rng, uint32_t bound, uint32_t *out, int64_t n);
+SB_API sb_status sb_rng_next_uniform(sb_rng *rng, float *out, int64_t n);
+SB_API sb_status sb_rng_next_normal(sb_rng *rng, float mean, float std, float *out, int64_t n);
+SB_API sb_status sb_rng_next_bounded(sb_rng *rng, uint32_t bound, uint32_t *out, int64_t n);
 
 /* A uniformly random permutation of 0..n-1 (0 <= n <= 2^32 - 1):
  *     perm[k] = k;  for i = n-1 down to 1:
  *         j = sb_rng_bounded_at(seed, stream, i, i + 1); swap(perm[i], perm[j]) */
-sb_status sb_rng_permutation(uint64_t seed, uint64_t stream, int64_t n, int64_t *perm);
+SB_API sb_status sb_rng_permutation(uint64_t seed, uint64_t stream, int64_t n, int64_t *perm);
 
 #ifdef __cplusplus
 }

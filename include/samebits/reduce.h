@@ -17,6 +17,7 @@
 #ifndef SAMEBITS_REDUCE_H
 #define SAMEBITS_REDUCE_H
 #include <stdbool.h>
+#include "samebits/export.h"
 #include "samebits/tensor.h"
 
 #ifdef __cplusplus
@@ -24,20 +25,20 @@ extern "C" {
 #endif
 
 /* Canonical sum of the reduced elements; +0.0f over no elements. */
-sb_status sb_sum(const sb_tensor *x, const int *dims, int ndims, bool keepdim, sb_tensor *out);
+SB_API sb_status sb_sum(const sb_tensor *x, const int *dims, int ndims, bool keepdim, sb_tensor *out);
 
 /* sum / (float)n, one IEEE division, n the number of reduced elements
  * converted to float with round-to-nearest-even (inexact above 2^24: the
  * divisor is then that rounded value). n == 0 gives 0/0 = NaN. */
-sb_status sb_mean(const sb_tensor *x, const int *dims, int ndims, bool keepdim, sb_tensor *out);
+SB_API sb_status sb_mean(const sb_tensor *x, const int *dims, int ndims, bool keepdim, sb_tensor *out);
 
 /* var = S / (float)(n - correction) with mean as sb_mean, d = x - mean and S
  * the canonical sum of d * d in the enumeration order (no FMA). correction
  * >= 0 (PyTorch: 1 = unbiased). n - correction <= 0 gives the quiet NaN
  * 0x7fc00000. std = sqrtf(var). */
-sb_status sb_var(const sb_tensor *x, const int *dims, int ndims, int64_t correction, bool keepdim,
+SB_API sb_status sb_var(const sb_tensor *x, const int *dims, int ndims, int64_t correction, bool keepdim,
                  sb_tensor *out);
-sb_status sb_std(const sb_tensor *x, const int *dims, int ndims, int64_t correction, bool keepdim,
+SB_API sb_status sb_std(const sb_tensor *x, const int *dims, int ndims, int64_t correction, bool keepdim,
                  sb_tensor *out);
 
 /* Max / min in the total order -inf < -0 < +0 < +inf, NaN above all: the
@@ -46,14 +47,14 @@ sb_status sb_std(const sb_tensor *x, const int *dims, int ndims, int64_t correct
  * winner in the enumeration of the reduced elements: for one axis, its
  * coordinate along that axis; for all axes, the row-major flat index. The
  * reduced extent must be non-empty. */
-sb_status sb_max(const sb_tensor *x, const int *dims, int ndims, bool keepdim, sb_tensor *out,
+SB_API sb_status sb_max(const sb_tensor *x, const int *dims, int ndims, bool keepdim, sb_tensor *out,
                  sb_tensor *indices);
-sb_status sb_min(const sb_tensor *x, const int *dims, int ndims, bool keepdim, sb_tensor *out,
+SB_API sb_status sb_min(const sb_tensor *x, const int *dims, int ndims, bool keepdim, sb_tensor *out,
                  sb_tensor *indices);
 /* The indices of sb_max / sb_min alone. */
-sb_status sb_argmax(const sb_tensor *x, const int *dims, int ndims, bool keepdim,
+SB_API sb_status sb_argmax(const sb_tensor *x, const int *dims, int ndims, bool keepdim,
                     sb_tensor *indices);
-sb_status sb_argmin(const sb_tensor *x, const int *dims, int ndims, bool keepdim,
+SB_API sb_status sb_argmin(const sb_tensor *x, const int *dims, int ndims, bool keepdim,
                     sb_tensor *indices);
 
 /* Backward. dx has the forward input's shape; dy has the forward output's
@@ -62,11 +63,11 @@ sb_status sb_argmin(const sb_tensor *x, const int *dims, int ndims, bool keepdim
  *   mean: dx = dy / (float)n (the same divisor as sb_mean)
  *   max/min: dx = dy at the element the forward indices name, +0.0f at
  *            every other element (indices out of range: SB_ERR_RANGE). */
-sb_status sb_sum_backward(const sb_tensor *dy, const int *dims, int ndims, bool keepdim,
+SB_API sb_status sb_sum_backward(const sb_tensor *dy, const int *dims, int ndims, bool keepdim,
                           sb_tensor *dx);
-sb_status sb_mean_backward(const sb_tensor *dy, const int *dims, int ndims, bool keepdim,
+SB_API sb_status sb_mean_backward(const sb_tensor *dy, const int *dims, int ndims, bool keepdim,
                            sb_tensor *dx);
-sb_status sb_max_backward(const sb_tensor *dy, const sb_tensor *indices, const int *dims,
+SB_API sb_status sb_max_backward(const sb_tensor *dy, const sb_tensor *indices, const int *dims,
                           int ndims, bool keepdim, sb_tensor *dx);
 
 #ifdef __cplusplus

@@ -14,6 +14,7 @@
 #define SAMEBITS_RUNTIME_H
 
 #include <stdbool.h>
+#include "samebits/export.h"
 #include "samebits/status.h"
 
 #ifdef __cplusplus
@@ -32,24 +33,24 @@ typedef enum sb_isa_level {
 } sb_isa_level;
 
 /* The level in use now. */
-sb_isa_level sb_isa(void);
+SB_API sb_isa_level sb_isa(void);
 /* "scalar", "sse2", "avx2", "avx512", "neon"; "?" for an invalid value. */
-const char *sb_isa_name(sb_isa_level level);
+SB_API const char *sb_isa_name(sb_isa_level level);
 /* Parses a name as above. SB_ERR_ARG for an unknown name. */
-sb_status sb_isa_from_name(const char *name, sb_isa_level *level);
+SB_API sb_status sb_isa_from_name(const char *name, sb_isa_level *level);
 /* True when this build has kernels for `level` and this CPU can run them. */
-bool sb_isa_supported(sb_isa_level level);
+SB_API bool sb_isa_supported(sb_isa_level level);
 /* The best supported level (what is used unless SB_ISA or sb_set_isa says
  * otherwise). */
-sb_isa_level sb_isa_best(void);
+SB_API sb_isa_level sb_isa_best(void);
 /* Selects a level for all threads. SB_ERR_ARG when unsupported here. */
-sb_status sb_set_isa(sb_isa_level level);
+SB_API sb_status sb_set_isa(sb_isa_level level);
 
 /* Threads used by the fast kernels (1 = run on the caller's thread only).
  * SB_ERR_ARG unless 1 <= n <= SB_MAX_THREADS. */
 #define SB_MAX_THREADS 256
-sb_status sb_set_num_threads(int n);
-int sb_num_threads(void);
+SB_API sb_status sb_set_num_threads(int n);
+SB_API int sb_num_threads(void);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,8 @@
 #ifndef SAMEBITS_STATUS_H
 #define SAMEBITS_STATUS_H
 
+#include "samebits/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -27,13 +29,13 @@ typedef enum sb_status {
 } sb_status;
 
 /* The message of the most recent failure on this thread ("" if none). */
-const char *sb_last_error(void);
+SB_API const char *sb_last_error(void);
 
 /* A short fixed name for a status code, e.g. "shape error". */
-const char *sb_status_name(sb_status status);
+SB_API const char *sb_status_name(sb_status status);
 
 /* Clear this thread's last-error message. */
-void sb_clear_error(void);
+SB_API void sb_clear_error(void);
 
 #ifdef __cplusplus
 }

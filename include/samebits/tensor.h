@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include "samebits/export.h"
 #include "samebits/status.h"
 
 #ifdef __cplusplus
@@ -44,41 +45,41 @@ typedef struct sb_tensor {
 } sb_tensor;
 
 /* Size in bytes of one element of dtype (0 for an invalid dtype). */
-size_t sb_dtype_size(sb_dtype dtype);
-const char *sb_dtype_name(sb_dtype dtype);
+SB_API size_t sb_dtype_size(sb_dtype dtype);
+SB_API const char *sb_dtype_name(sb_dtype dtype);
 
 /* Creation. shape may be NULL when ndim == 0. On failure *out is NULL. */
-sb_status sb_tensor_new(sb_tensor **out, sb_dtype dtype, int ndim, const int64_t *shape);
-sb_status sb_tensor_new_in(sb_tensor **out, sb_arena *arena, sb_dtype dtype, int ndim,
+SB_API sb_status sb_tensor_new(sb_tensor **out, sb_dtype dtype, int ndim, const int64_t *shape);
+SB_API sb_status sb_tensor_new_in(sb_tensor **out, sb_arena *arena, sb_dtype dtype, int ndim,
                            const int64_t *shape);
 /* strides may be NULL for a contiguous view. */
-sb_status sb_tensor_wrap(sb_tensor **out, void *data, sb_dtype dtype, int ndim,
+SB_API sb_status sb_tensor_wrap(sb_tensor **out, void *data, sb_dtype dtype, int ndim,
                          const int64_t *shape, const int64_t *strides);
-void sb_tensor_free(sb_tensor *t); /* NULL and arena tensors are ignored */
+SB_API void sb_tensor_free(sb_tensor *t); /* NULL and arena tensors are ignored */
 
 /* Properties. */
-int64_t sb_tensor_numel(const sb_tensor *t);
-bool sb_tensor_is_contiguous(const sb_tensor *t);
-float *sb_tensor_f32(const sb_tensor *t); /* data as float*, NULL if not F32 */
+SB_API int64_t sb_tensor_numel(const sb_tensor *t);
+SB_API bool sb_tensor_is_contiguous(const sb_tensor *t);
+SB_API float *sb_tensor_f32(const sb_tensor *t); /* data as float*, NULL if not F32 */
 
 /* Views share memory with src: reshape needs a contiguous src; one shape
  * entry may be -1 (inferred). flatten merges dims [start, end] (negative
  * values count from the end, like PyTorch). */
-sb_status sb_tensor_reshape(sb_tensor **out, const sb_tensor *src, int ndim, const int64_t *shape);
-sb_status sb_tensor_flatten(sb_tensor **out, const sb_tensor *src, int start_dim, int end_dim);
-sb_status sb_tensor_transpose(sb_tensor **out, const sb_tensor *src, int dim0, int dim1);
+SB_API sb_status sb_tensor_reshape(sb_tensor **out, const sb_tensor *src, int ndim, const int64_t *shape);
+SB_API sb_status sb_tensor_flatten(sb_tensor **out, const sb_tensor *src, int start_dim, int end_dim);
+SB_API sb_status sb_tensor_transpose(sb_tensor **out, const sb_tensor *src, int dim0, int dim1);
 
 /* Copies between tensors of equal shape and dtype, any strides. */
-sb_status sb_tensor_copy(sb_tensor *dst, const sb_tensor *src);
-sb_status sb_tensor_fill(sb_tensor *t, float value); /* F32 only */
+SB_API sb_status sb_tensor_copy(sb_tensor *dst, const sb_tensor *src);
+SB_API sb_status sb_tensor_fill(sb_tensor *t, float value); /* F32 only */
 
 /* Arenas: bump allocation, 64-byte aligned, reset in O(1). An arena grows by
  * chaining new chunks when full, so callers need not size it exactly. */
-sb_status sb_arena_new(sb_arena **out, size_t chunk_bytes);
-void sb_arena_reset(sb_arena *arena);
-void sb_arena_free(sb_arena *arena);
-size_t sb_arena_used(const sb_arena *arena);
-void *sb_arena_alloc(sb_arena *arena, size_t bytes); /* NULL + error on failure */
+SB_API sb_status sb_arena_new(sb_arena **out, size_t chunk_bytes);
+SB_API void sb_arena_reset(sb_arena *arena);
+SB_API void sb_arena_free(sb_arena *arena);
+SB_API size_t sb_arena_used(const sb_arena *arena);
+SB_API void *sb_arena_alloc(sb_arena *arena, size_t bytes); /* NULL + error on failure */
 
 #ifdef __cplusplus
 }

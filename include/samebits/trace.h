@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "samebits/export.h"
 #include "samebits/tensor.h"
 
 #ifdef __cplusplus
@@ -37,27 +38,27 @@ extern "C" {
 /* Start recording to `path` (replaced at sb_trace_close). The step starts at
  * 0. SB_ERR_ARG if a trace is already open or flags are unknown. The
  * environment variable SB_TRACE_INJECT=STEP:OP arms sb_trace_inject_ulp. */
-sb_status sb_trace_open(const char *path, unsigned flags);
+SB_API sb_status sb_trace_open(const char *path, unsigned flags);
 /* Finish the file and rename it into place; returns the first error the
  * trace met (then no file is written). SB_ERR_ARG if no trace is open. */
-sb_status sb_trace_close(void);
+SB_API sb_status sb_trace_close(void);
 /* Drop the trace being written (no file appears). */
-void sb_trace_abort(void);
-bool sb_trace_active(void);
+SB_API void sb_trace_abort(void);
+SB_API bool sb_trace_active(void);
 /* Begin step `step`: later records carry it, op indices restart at 0. */
-sb_status sb_trace_step(uint64_t step);
+SB_API sb_status sb_trace_step(uint64_t step);
 /* Append a record for a tensor the caller produced (e.g. parameters after an
  * optimizer step), as the next op of the current step. name: 1..63
  * printable ASCII characters without spaces. A no-op when no trace is open.
  * The injection applies here too, so t must be writable when it is armed. */
-sb_status sb_trace_record(const char *name, sb_tensor *t);
+SB_API sb_status sb_trace_record(const char *name, sb_tensor *t);
 
 /* Test hook: the record (step, op) changes one element of its output by one
  * unit in the last place (the lowest bit of element numel/2 is flipped)
  * BEFORE it is recorded and before anything downstream reads it, so the
  * change propagates like a real divergence. Float32 outputs only (others are
  * left alone). Disarm with sb_trace_inject_ulp(UINT64_MAX, UINT64_MAX). */
-void sb_trace_inject_ulp(uint64_t step, uint64_t op);
+SB_API void sb_trace_inject_ulp(uint64_t step, uint64_t op);
 
 /* ---- reading ---------------------------------------------------------------
  * Trace files are untrusted input: every field is checked, and a damaged,
@@ -80,15 +81,15 @@ typedef struct sb_trace_entry {
 
 /* `name` is used in messages (a path, say). The reader takes over nothing:
  * close fp yourself after sb_trace_reader_free. */
-sb_status sb_trace_reader_open(sb_trace_reader **out, FILE *fp, const char *name);
-sb_status sb_trace_reader_open_path(sb_trace_reader **out, const char *path);
-void sb_trace_reader_free(sb_trace_reader *r);
+SB_API sb_status sb_trace_reader_open(sb_trace_reader **out, FILE *fp, const char *name);
+SB_API sb_status sb_trace_reader_open_path(sb_trace_reader **out, const char *path);
+SB_API void sb_trace_reader_free(sb_trace_reader *r);
 /* Next record into *e: *done is true (and e untouched) after the last one,
  * once the trailer's record count and checksum have been verified. */
-sb_status sb_trace_reader_next(sb_trace_reader *r, sb_trace_entry *e, bool *done);
+SB_API sb_status sb_trace_reader_next(sb_trace_reader *r, sb_trace_entry *e, bool *done);
 /* Decompress the current record's values into e->values (checked against
  * the record's SHA-256). SB_ERR_ARG when the trace has no values. */
-sb_status sb_trace_reader_values(sb_trace_reader *r, sb_trace_entry *e);
+SB_API sb_status sb_trace_reader_values(sb_trace_reader *r, sb_trace_entry *e);
 
 #ifdef __cplusplus
 }
