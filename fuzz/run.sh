@@ -16,7 +16,7 @@ targets=${*:-"fuzz_idx fuzz_safetensors fuzz_trace"}
 out=${FUZZ_BUILD:-build-fuzz}
 cc=${CLANG:-clang}
 mkdir -p "$out/corpus/fuzz_idx" "$out/corpus/fuzz_safetensors" "$out/corpus/fuzz_trace"
-lib="src/io/idx.c src/io/safetensors.c src/io/atomic_file.c src/core/status.c src/core/tensor.c src/core/arena.c src/hash/sha256.c src/autograd/trace.c src/core/fpenv.c"
+lib="src/io/idx.c src/io/safetensors.c src/io/atomic_file.c src/io/regular_file.c src/core/status.c src/core/tensor.c src/core/arena.c src/hash/sha256.c src/autograd/trace.c src/core/fpenv.c"
 flags="-std=c11 -g -O1 -ffp-contract=off -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc -fno-omit-frame-pointer"
 san="-fsanitize=address,undefined -fno-sanitize-recover=all"
 

@@ -69,5 +69,20 @@ check "truncated data refused" '! "$bin" train --data "$tmp/data" > /dev/null 2>
 check "bad option refused" '! "$bin" train --batch-size 0 > /dev/null 2> "$tmp/err" && grep -q "batch-size" "$tmp/err"'
 check "unknown option refused" '! "$bin" train --bogus > /dev/null 2>&1'
 
+# 6. a path that is not a regular file is refused at once, never read (a
+# FIFO would block forever); `timeout` turns a hang into exit 124.
+mkfifo "$tmp/fifo"
+timeout 20 "$bin" train --data "$data" --limit-batches 1 --epochs 2 --resume "$tmp/fifo" > /dev/null 2> "$tmp/err"; rc=$?
+check "--resume FIFO refused with exit 1 (got $rc)" '[ $rc -eq 1 ] && grep -q "fifo.* is a FIFO (named pipe), not a regular file" "$tmp/err"'
+mkdir "$tmp/fifodata"
+for f in train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do cp "$tmp/data/$f" "$tmp/fifodata/$f"; done
+mkfifo "$tmp/fifodata/train-images-idx3-ubyte"
+timeout 20 "$bin" train --data "$tmp/fifodata" > /dev/null 2> "$tmp/err"; rc=$?
+check "FIFO as IDX data refused with exit 1 (got $rc)" '[ $rc -eq 1 ] && grep -q "is a FIFO" "$tmp/err"'
+timeout 20 "$bin" hash "$tmp" > /dev/null 2> "$tmp/err"; rc=$?
+check "directory as checkpoint refused (got $rc)" '[ $rc -eq 1 ] && grep -q "is a directory" "$tmp/err"'
+timeout 20 "$bin" hash-file "$tmp/fifo" > /dev/null 2> "$tmp/err"; rc=$?
+check "hash-file of a FIFO refused (got $rc)" '[ $rc -eq 1 ] && grep -q "is a FIFO" "$tmp/err"'
+
 echo "check_train: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/cli.h"
+#include "io/io_internal.h"
 #include "samebits.h"
 
 static int usage(FILE *f) {
@@ -24,8 +25,11 @@ static int usage(FILE *f) {
 }
 
 static int cmd_hash_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { fprintf(stderr, "samebits: cannot open %s\n", path); return 1; }
+    FILE *f;
+    if (sb_fopen_regular("hash-file", path, 0, &f, NULL) != SB_OK) {
+        fprintf(stderr, "samebits: %s\n", sb_last_error());
+        return 1;
+    }
     sb_sha256_ctx ctx;
     sb_sha256_init(&ctx);
     unsigned char buf[1 << 16];

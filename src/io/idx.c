@@ -11,6 +11,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #ifndef SB_NO_ZLIB
 #include <zlib.h>
 #endif
@@ -134,42 +136,144 @@ sb_status sb_idx_parse_buffer(const void *buf, size_t len, const char *name, sb_
     return SB_OK;
 }
 
-/* The byte stream sb_idx_read reads: zlib's gzFile, or a plain FILE. */
+/* The byte stream sb_idx_read reads: gzip through zlib's inflate, or a
+ * plain FILE.
+ *
+ * The gzip side drives inflate() directly rather than gzread(), because
+ * gzread silently skips whatever follows the last gzip member: a damaged or
+ * padded file would be accepted. Here the file must be one or more complete
+ * gzip members and nothing else; a file that does not start with the gzip
+ * magic is read as it is (like gzread's pass-through). */
 #ifndef SB_NO_ZLIB
-typedef gzFile idx_stream;
+enum { GZ_UNKNOWN, GZ_PLAIN, GZ_GZIP };
+enum { GZ_TRAILING = 1000 }; /* err: bytes after the last member */
 
-static idx_stream stream_open(const char *path) { return gzopen(path, "rb"); }
-static void stream_close(idx_stream s) { gzclose(s); }
+typedef struct gz_reader {
+    FILE *fp;
+    int mode;          /* GZ_UNKNOWN until the first read looks at the magic */
+    int in_member;     /* inside a gzip member: inflate has not reached its end */
+    int at_end;
+    int err;           /* 0, Z_ERRNO, a zlib error code or GZ_TRAILING */
+    const char *detail; /* why a read came up short, or the error's text */
+    uint64_t file_read; /* compressed bytes read from fp so far */
+    z_stream z;
+    unsigned char in[1 << 16];
+} gz_reader;
+typedef gz_reader *idx_stream;
 
-/* gzread of up to n bytes, looping over zlib's unsigned-int length. Returns
- * the number of bytes read (short only at end of stream) or -1. */
-static int64_t stream_read(idx_stream gz, void *dst, size_t n) {
-    size_t done = 0;
-    while (done < n) {
-        size_t step = n - done > (1u << 30) ? (1u << 30) : n - done;
-        int r = gzread(gz, (char *)dst + done, (unsigned)step);
-        if (r < 0) return -1;
-        if (r == 0) break;
-        done += (size_t)r;
+static idx_stream stream_from_fd(int fd) {
+    gz_reader *g = calloc(1, sizeof *g);
+    if (g) g->fp = fdopen(fd, "rb");
+    if (!g || !g->fp) {
+        free(g);
+        close(fd);
+        return NULL;
     }
-    return (int64_t)done;
+    return g;
 }
 
-static sb_status stream_failure(const char *fn, const char *path, idx_stream gz) {
-    int code = 0;
-    const char *msg = gzerror(gz, &code);
-    if (code == Z_ERRNO)
+static void stream_close(idx_stream g) {
+    if (g->mode == GZ_GZIP) inflateEnd(&g->z);
+    fclose(g->fp);
+    free(g);
+}
+
+/* Tops the input buffer up (keeping unread bytes). 0, or -1 on a read
+ * error. At end of file avail_in simply stays as it is. */
+static int gz_fill(gz_reader *g) {
+    if (g->z.avail_in && g->z.next_in != g->in) memmove(g->in, g->z.next_in, g->z.avail_in);
+    g->z.next_in = g->in;
+    size_t got = fread(g->in + g->z.avail_in, 1, sizeof g->in - g->z.avail_in, g->fp);
+    g->z.avail_in += (unsigned)got;
+    g->file_read += got;
+    if (got == 0 && ferror(g->fp)) {
+        g->err = Z_ERRNO;
+        return -1;
+    }
+    return 0;
+}
+
+/* Up to n bytes of the decoded stream. Returns the number of bytes read
+ * (short only at end of stream) or -1. */
+static int64_t stream_read(idx_stream g, void *dst, size_t n) {
+    unsigned char *out = dst;
+    size_t done = 0;
+    if (g->err) return -1;
+    if (g->mode == GZ_UNKNOWN) {
+        g->z.next_in = g->in;
+        if (gz_fill(g) != 0) return -1;
+        g->mode = g->z.avail_in >= 2 && g->in[0] == 0x1f && g->in[1] == 0x8b ? GZ_GZIP : GZ_PLAIN;
+        if (g->mode == GZ_GZIP && inflateInit2(&g->z, 15 + 16) != Z_OK) {
+            g->mode = GZ_PLAIN; /* nothing to inflateEnd */
+            g->err = Z_MEM_ERROR;
+            g->detail = "out of memory";
+            return -1;
+        }
+    }
+    if (g->mode == GZ_PLAIN) {
+        size_t take = g->z.avail_in < n ? g->z.avail_in : n;
+        memcpy(out, g->z.next_in, take);
+        g->z.next_in += take;
+        g->z.avail_in -= (unsigned)take;
+        done = take;
+        if (done < n) done += fread(out + done, 1, n - done, g->fp);
+        if (done < n && ferror(g->fp)) { g->err = Z_ERRNO; return -1; }
+        return (int64_t)done;
+    }
+    while (done < n && !g->at_end && !g->err) {
+        if (!g->in_member) {
+            /* Between members: the end of the file, or another member. */
+            if (g->z.avail_in < 2 && gz_fill(g) != 0) return -1;
+            if (g->z.avail_in == 0) { g->at_end = 1; break; }
+            if (g->z.avail_in < 2 || g->z.next_in[0] != 0x1f || g->z.next_in[1] != 0x8b) {
+                g->err = GZ_TRAILING;
+                return -1;
+            }
+            if (inflateReset(&g->z) != Z_OK) { g->err = Z_STREAM_ERROR; return -1; }
+            g->in_member = 1;
+        }
+        if (g->z.avail_in == 0) {
+            if (gz_fill(g) != 0) return -1;
+            if (g->z.avail_in == 0) {
+                /* Truncated inside a member: what was decoded is
+                 * returned (the caller reports the short count with this
+                 * detail); any further read fails. */
+                g->detail = "unexpected end of file";
+                g->err = Z_BUF_ERROR;
+                break;
+            }
+        }
+        size_t step = n - done > (1u << 30) ? (1u << 30) : n - done;
+        g->z.next_out = out + done;
+        g->z.avail_out = (unsigned)step;
+        int r = inflate(&g->z, Z_NO_FLUSH);
+        done += step - g->z.avail_out;
+        if (r == Z_STREAM_END) g->in_member = 0;
+        else if (r != Z_OK && r != Z_BUF_ERROR) {
+            g->err = r;
+            g->detail = g->z.msg ? g->z.msg : "unknown error";
+            return -1;
+        }
+    }
+    return g->err && done == 0 ? -1 : (int64_t)done;
+}
+
+static sb_status stream_failure(const char *fn, const char *path, idx_stream g) {
+    if (g->err == Z_ERRNO)
         return sb_fail(SB_ERR_IO, "%s: reading '%s' failed: %s", fn, path, strerror(errno));
+    if (g->err == Z_MEM_ERROR)
+        return sb_fail(SB_ERR_NOMEM, "%s: out of memory decompressing '%s'", fn, path);
+    if (g->err == GZ_TRAILING)
+        return sb_fail(SB_ERR_FORMAT,
+                       "%s: '%s': trailing garbage after the gzip data (byte %llu of the file is "
+                       "not the start of another gzip member)",
+                       fn, path, (unsigned long long)(g->file_read - g->z.avail_in));
     return sb_fail(SB_ERR_FORMAT, "%s: '%s': corrupt gzip stream (zlib: %s)", fn, path,
-                   msg ? msg : "unknown error");
+                   g->detail ? g->detail : "unknown error");
 }
 
-/* zlib's explanation of a short read (a damaged stream), or NULL. */
-static const char *stream_detail(idx_stream gz) {
-    int code = 0;
-    const char *msg = gzerror(gz, &code);
-    return code ? (msg ? msg : "unknown error") : NULL;
-}
+/* Why a read came up short (a truncated gzip stream), or NULL. */
+static const char *stream_detail(idx_stream g) { return g->detail; }
 
 static sb_status stream_check_magic(const char *fn, const char *path, const unsigned char *m) {
     (void)fn, (void)path, (void)m;
@@ -178,7 +282,11 @@ static sb_status stream_check_magic(const char *fn, const char *path, const unsi
 #else
 typedef FILE *idx_stream;
 
-static idx_stream stream_open(const char *path) { return fopen(path, "rb"); }
+static idx_stream stream_from_fd(int fd) {
+    FILE *f = fdopen(fd, "rb");
+    if (!f) close(fd);
+    return f;
+}
 static void stream_close(idx_stream s) { fclose(s); }
 
 static int64_t stream_read(idx_stream f, void *dst, size_t n) {
@@ -214,8 +322,10 @@ sb_status sb_idx_read(const char *path, sb_idx **out) {
     if (!out) return sb_fail(SB_ERR_NULL, "%s: out is NULL", fn);
     *out = NULL;
     if (!path) return sb_fail(SB_ERR_NULL, "%s: path is NULL", fn);
-    idx_stream gz = stream_open(path);
-    if (!gz) return sb_fail(SB_ERR_IO, "%s: cannot open '%s': %s", fn, path, strerror(errno));
+    int fd;
+    SB_TRY(sb_open_regular_fd(fn, path, 0, &fd, NULL));
+    idx_stream gz = stream_from_fd(fd);
+    if (!gz) return sb_fail(SB_ERR_NOMEM, "%s: cannot start reading '%s': %s", fn, path, strerror(errno));
     unsigned char head[IDX_HEADER_MAX];
     size_t hlen = 0;
     sb_idx *idx = NULL;
@@ -299,8 +409,10 @@ static sb_status find_file(const char *fn, const char *dir, const char *split, c
         char *p = sb_malloc(fn, cap);
         if (!p) return SB_ERR_NOMEM;
         snprintf(p, cap, patterns[i], dir, split, kind, n);
-        FILE *f = fopen(p, "rb");
-        if (f) { fclose(f); *found = p; return SB_OK; }
+        /* Existence only: sb_idx_read opens it and refuses anything but a
+         * regular file (opening a FIFO here would block). */
+        struct stat st;
+        if (stat(p, &st) == 0) { *found = p; return SB_OK; }
         free(p);
     }
     return sb_fail(SB_ERR_IO, "%s: no %s-%s-idx%d-ubyte or %s-%s-idx%d-ubyte.gz in '%s'", fn, split,

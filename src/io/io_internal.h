@@ -17,6 +17,19 @@ sb_status sb_idx_parse_buffer(const void *buf, size_t len, const char *name, sb_
 sb_status sb_safetensors_parse_buffer(const void *buf, size_t len, const char *name,
                                       sb_safetensors **out);
 
+/* ---- reading input files ----
+ * Open `path` for reading only if it is a regular file: a FIFO, directory,
+ * device or socket is refused at once (never blocks) with a message naming
+ * the path and what it is. When max_bytes is not 0, a file larger than that
+ * is refused too (SB_ERR_RANGE), so a caller can bound what it allocates.
+ * *size (may be NULL) receives the file size. `fn` prefixes the messages.
+ * Use these for every file a reader is handed (data, checkpoints, traces,
+ * vector files) instead of fopen(). */
+sb_status sb_open_regular_fd(const char *fn, const char *path, uint64_t max_bytes, int *fd,
+                             uint64_t *size);
+sb_status sb_fopen_regular(const char *fn, const char *path, uint64_t max_bytes, FILE **out,
+                           uint64_t *size);
+
 /* ---- atomic files ----
  * open creates "<path>.tmp.<pid>"; writes go there; commit flushes, fsyncs,
  * closes, renames over path and fsyncs the directory; abort (and commit on

@@ -613,22 +613,13 @@ sb_status sb_safetensors_read(const char *path, sb_safetensors **out) {
     if (!out) return sb_fail(SB_ERR_NULL, "%s: out is NULL", fn);
     *out = NULL;
     if (!path) return sb_fail(SB_ERR_NULL, "%s: path is NULL", fn);
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return sb_fail(SB_ERR_IO, "%s: cannot open '%s': %s", fn, path, strerror(errno));
+    FILE *fp;
+    uint64_t total;
+    SB_TRY(sb_fopen_regular(fn, path, 0, &fp, &total));
     unsigned char *header = NULL;
     sb_status s = SB_OK;
-    struct stat sbuf;
     unsigned char prefix[8];
-    uint64_t hlen = 0, total;
-    if (fstat(fileno(fp), &sbuf) != 0) {
-        s = sb_fail(SB_ERR_IO, "%s: cannot stat '%s': %s", fn, path, strerror(errno));
-        goto done;
-    }
-    if (!S_ISREG(sbuf.st_mode)) {
-        s = sb_fail(SB_ERR_IO, "%s: '%s' is not a regular file", fn, path);
-        goto done;
-    }
-    total = (uint64_t)sbuf.st_size;
+    uint64_t hlen = 0;
     if (total < 8) {
         s = sb_fail(SB_ERR_FORMAT, "%s: '%s': truncated: %llu bytes, shorter than the 8-byte header length",
                     fn, path, (unsigned long long)total);
