@@ -14,6 +14,8 @@ Library discovery, first hit wins:
 import ctypes
 import ctypes.util
 import glob
+import math
+import operator
 import os
 
 import numpy as np
@@ -33,6 +35,121 @@ class SamebitsError(RuntimeError):
 SB_MAX_DIMS = 8
 SB_F32, SB_I32, SB_I64 = 0, 1, 2
 SB_DEVICE_CPU, SB_DEVICE_CUDA = 0, 1
+
+
+# ---- C-type range checks -----------------------------------------------------
+# ctypes silently wraps an int that does not fit its C type (2**32 + 1 passed
+# as a C int arrives as 1) and rounds a double that a C float cannot hold to
+# inf or 0. Every integer and float argument of every call in _SIGS, and every
+# field of the parameter structs below, is checked against its declared C type
+# here first, so no value reaches C changed.
+
+_INT_TYPES = (ctypes.c_bool, ctypes.c_byte, ctypes.c_ubyte, ctypes.c_short, ctypes.c_ushort,
+              ctypes.c_int, ctypes.c_uint, ctypes.c_long, ctypes.c_ulong, ctypes.c_longlong,
+              ctypes.c_ulonglong, ctypes.c_size_t, ctypes.c_ssize_t, ctypes.c_int8,
+              ctypes.c_uint8, ctypes.c_int16, ctypes.c_uint16, ctypes.c_int32, ctypes.c_uint32,
+              ctypes.c_int64, ctypes.c_uint64)
+_FLOAT_TYPES = (ctypes.c_float, ctypes.c_double)
+
+
+def c_type_name(ctype):
+    """The C type of a ctypes scalar type, for messages: int32, uint64, bool,
+    float... (by size and sign: ctypes itself cannot tell size_t from
+    uint64_t, they are one type object)."""
+    if ctype is ctypes.c_bool:
+        return "bool"
+    if ctype is ctypes.c_float:
+        return "float"
+    if ctype is ctypes.c_double:
+        return "double"
+    if ctype in _INT_TYPES:
+        return "%sint%d" % ("" if ctype(-1).value < 0 else "u", 8 * ctypes.sizeof(ctype))
+    return ctype.__name__
+
+
+def int_range(ctype):
+    """(lowest, highest) value of a ctypes integer type, from its size and sign."""
+    if ctype is ctypes.c_bool:
+        return 0, 1
+    bits = 8 * ctypes.sizeof(ctype)
+    if ctype(-1).value < 0:
+        return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    return 0, (1 << bits) - 1
+
+
+def checked_int(value, ctype, what):
+    """value as a Python int that `ctype` holds exactly. A float, None or any
+    object without __index__ raises TypeError (int() would truncate 1.5 to
+    1); a value outside the C type's range raises OverflowError. `what` names
+    the argument in the message."""
+    if isinstance(value, float) or value is None:
+        raise TypeError("%s must be an integer, got %r" % (what, value))
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise TypeError("%s must be an integer, got %s" % (what, type(value).__name__)) from None
+    lo, hi = int_range(ctype)
+    if not lo <= v <= hi:
+        raise OverflowError("%s=%d is out of range (C %s holds [%d, %d])"
+                            % (what, v, c_type_name(ctype), lo, hi))
+    return v
+
+
+_FLT_MAX = float(ctypes.c_float(3.4028234663852886e38).value)
+
+
+def checked_float(value, ctype, what):
+    """value as a Python float that `ctype` holds without changing meaning:
+    a finite value that would round to infinity as a C float raises
+    OverflowError, a non-zero one that would round to zero ValueError (NaN
+    and infinities pass as they are; ops that refuse them say so)."""
+    if value is None or isinstance(value, (str, bytes)):
+        raise TypeError("%s must be a number, got %r" % (what, value))
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise TypeError("%s must be a number, got %s" % (what, type(value).__name__)) from None
+    if ctype is ctypes.c_float and math.isfinite(v):
+        r = ctypes.c_float(v).value
+        if math.isinf(r):
+            raise OverflowError("%s=%r is out of range (it rounds to %s as a C float)"
+                                % (what, v, r))
+        if r == 0.0 and v != 0.0:
+            raise ValueError("%s=%r underflows to 0 as a C float; pass 0 explicitly if that is "
+                             "meant" % (what, v))
+    return v
+
+
+def checked_scalar(value, ctype, what):
+    """checked_int or checked_float by `ctype`; any other type passes as is."""
+    if ctype in _INT_TYPES:
+        return checked_int(value, ctype, what)
+    if ctype in _FLOAT_TYPES:
+        return checked_float(value, ctype, what)
+    return value
+
+
+class CheckedStructure(ctypes.Structure):
+    """A ctypes struct whose scalar fields are range-checked at construction
+    (a plain Structure would wrap 2**64 + 1 to 1 in an int64_t field)."""
+
+    def __init__(self, *args, **kwargs):
+        names = [f[0] for f in self._fields_]
+        types = dict(self._fields_)
+        if len(args) > len(names):
+            raise TypeError("%s takes at most %d values" % (type(self).__name__, len(names)))
+        values = dict(zip(names, args))
+        values.update(kwargs)
+        for name, value in values.items():
+            if name not in types:
+                raise TypeError("%s has no field %r" % (type(self).__name__, name))
+            values[name] = checked_scalar(value, types[name],
+                                          "%s.%s" % (type(self).__name__, name))
+        super().__init__(**values)
+
+    @classmethod
+    def field_type(cls, name):
+        return dict(cls._fields_)[name]
 
 
 class Tensor(ctypes.Structure):
@@ -66,31 +183,31 @@ class Dataset(ctypes.Structure):
     ]
 
 
-class Conv2dParams(ctypes.Structure):
+class Conv2dParams(CheckedStructure):
     _fields_ = [(n, ctypes.c_int64) for n in
                 ("stride_h", "stride_w", "pad_h", "pad_w", "dilation_h", "dilation_w", "groups")]
 
 
-class Pool2dParams(ctypes.Structure):
+class Pool2dParams(CheckedStructure):
     _fields_ = [(n, ctypes.c_int64) for n in
                 ("kernel_h", "kernel_w", "stride_h", "stride_w", "pad_h", "pad_w")] + [
         ("ceil_mode", ctypes.c_bool), ("count_include_pad", ctypes.c_bool)]
 
 
-class SgdConfig(ctypes.Structure):
+class SgdConfig(CheckedStructure):
     _fields_ = [("lr", ctypes.c_double), ("momentum", ctypes.c_double),
                 ("dampening", ctypes.c_double), ("weight_decay", ctypes.c_double),
                 ("nesterov", ctypes.c_bool), ("maximize", ctypes.c_bool)]
 
 
-class AdamConfig(ctypes.Structure):
+class AdamConfig(CheckedStructure):
     _fields_ = [("lr", ctypes.c_double), ("beta1", ctypes.c_double),
                 ("beta2", ctypes.c_double), ("eps", ctypes.c_double),
                 ("weight_decay", ctypes.c_double), ("amsgrad", ctypes.c_bool),
                 ("decoupled_weight_decay", ctypes.c_bool), ("maximize", ctypes.c_bool)]
 
 
-class Rng(ctypes.Structure):
+class Rng(CheckedStructure):
     _fields_ = [("seed", ctypes.c_uint64), ("stream", ctypes.c_uint64),
                 ("counter", ctypes.c_uint64)]
 
@@ -133,7 +250,7 @@ def _load():
         "(tried: %s)" % ("; ".join(errors) if errors else ", ".join(paths)))
 
 
-lib, lib_path = _load()
+_cdll, lib_path = _load()
 
 _P = ctypes.c_void_p
 _T = ctypes.POINTER(Tensor)
@@ -225,9 +342,61 @@ _SIGS = {
 }
 
 for _name, (_res, _args) in _SIGS.items():
-    _fn = getattr(lib, _name)
+    _fn = getattr(_cdll, _name)
     _fn.restype = _res
     _fn.argtypes = _args
+
+
+def _checked_function(name, fn, argtypes):
+    """fn with every scalar argument range-checked against its declared type."""
+    whats = ["%s: argument #%d" % (name, i + 1) for i in range(len(argtypes))]
+
+    def call_checked(*args):
+        if len(args) != len(argtypes):
+            raise TypeError("%s takes %d arguments, got %d" % (name, len(argtypes), len(args)))
+        return fn(*[checked_scalar(a, t, w) for a, t, w in zip(args, argtypes, whats)])
+    call_checked.__name__ = name
+    return call_checked
+
+
+class _CheckedLibrary:
+    """libsamebits with every function of _SIGS wrapped by _checked_function;
+    other symbols (tests declare a few themselves) are the raw ctypes ones."""
+
+    def __init__(self, cdll):
+        self._cdll = cdll
+        self._checked = {n: _checked_function(n, getattr(cdll, n), a) for n, (_, a) in _SIGS.items()}
+
+    def __getattr__(self, name):
+        checked = self.__dict__.get("_checked", {})
+        if name in checked:
+            return checked[name]
+        return getattr(self._cdll, name)
+
+
+lib = _CheckedLibrary(_cdll)
+
+
+def argtype(name, index):
+    """The declared ctypes type of argument `index` (0-based) of C function `name`."""
+    return _SIGS[name][1][index]
+
+
+def arg_int(value, function, index, fn, param):
+    """A Python op's integer parameter checked against the C type of the
+    argument it becomes, with the Python parameter named:
+    'samebits.softmax: dim=4294967297 is out of range (C int holds ...)'."""
+    return checked_int(value, argtype(function, index), "samebits.%s: %s" % (fn, param))
+
+
+def arg_float(value, function, index, fn, param):
+    """A Python op's float parameter checked against its C argument's type."""
+    return checked_float(value, argtype(function, index), "samebits.%s: %s" % (fn, param))
+
+
+def field_int(value, struct, field, fn, param):
+    """A Python op's integer parameter that becomes `struct`.`field`."""
+    return checked_int(value, struct.field_type(field), "samebits.%s: %s" % (fn, param))
 
 
 def last_error():

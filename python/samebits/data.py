@@ -28,6 +28,9 @@ class BatchLoader:
     arrays were given in (torch tensors or numpy arrays)."""
 
     def __init__(self, images, labels, batch_size, shuffle=True, seed=0):
+        batch_size = _lib.checked_int(batch_size, ctypes.c_int64,
+                                      "samebits.data.BatchLoader: batch_size")
+        seed = _lib.checked_int(seed, ctypes.c_uint64, "samebits.data.BatchLoader: seed")
         if batch_size < 1:
             raise ValueError("samebits.data.BatchLoader: batch_size %d must be >= 1" % batch_size)
         if len(images) != len(labels) or len(images) < 1:

@@ -41,12 +41,63 @@ _UNARY = {"neg": 0, "abs": 1, "sqrt": 2, "exp": 3, "log": 4, "square": 5, "recip
 _REDUCTION = {"none": 0, "mean": 1, "sum": 2}
 
 
-def _pair(v, name):
+def _pair(v, fn, name, struct, field):
+    """(h, w) of an int-or-pair parameter, each checked against the C type of
+    the `struct` field it becomes."""
     if isinstance(v, (tuple, list)):
         if len(v) != 2:
-            raise ValueError("samebits: %s must be an int or a pair, got %r" % (name, v))
-        return int(v[0]), int(v[1])
-    return int(v), int(v)
+            raise ValueError("samebits.%s: %s must be an int or a pair, got %r" % (fn, name, v))
+        h, w = v
+    else:
+        h = w = v
+    return (_lib.field_int(h, struct, field, fn, name), _lib.field_int(w, struct, field, fn, name))
+
+
+def _flag(v, fn, name):
+    """A bool parameter: True/False (numpy's too) or the ints 0/1. Anything
+    else (a string, None, 2) is refused: bool('no') would be True."""
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    return bool(_lib.checked_int(v, ctypes.c_bool, "samebits.%s: %s" % (fn, name)))
+
+
+def _op_name(op, table, fn):
+    if op not in table:
+        raise ValueError("samebits.%s: op must be one of %s, got %r" % (fn, ", ".join(table), op))
+    return table[op]
+
+
+def _shape(v, fn, name, ndim=None):
+    """A shape parameter: a sequence of non-negative int64 sizes whose element
+    count a float32 array can hold."""
+    if isinstance(v, (int, np.integer)) or not hasattr(v, "__len__"):
+        raise TypeError("samebits.%s: %s must be a sequence of sizes, got %r" % (fn, name, v))
+    dims = tuple(_lib.checked_int(d, ctypes.c_int64, "samebits.%s: %s[%d]" % (fn, name, i))
+                 for i, d in enumerate(v))
+    if ndim is not None and len(dims) != ndim:
+        raise ValueError("samebits.%s: %s must have %d sizes, got %r" % (fn, name, ndim, dims))
+    total = 1
+    for d in dims:
+        if d < 0:
+            raise ValueError("samebits.%s: %s %r has a negative size" % (fn, name, dims))
+        total *= d
+    if total * 4 > _lib.int_range(ctypes.c_int64)[1]:
+        raise ValueError("samebits.%s: %s %r has more elements than an array can hold"
+                         % (fn, name, dims))
+    return dims
+
+
+def _normalized_ndim(x_shape, normalized_shape, fn):
+    """The number of trailing dims layer_norm normalises, after checking that
+    normalized_shape IS x's trailing shape (only its length reaches C)."""
+    if isinstance(normalized_shape, (int, np.integer)):
+        normalized_shape = (normalized_shape,)
+    shape = _shape(normalized_shape, fn, "normalized_shape")
+    nd = len(shape)
+    if not 1 <= nd <= len(x_shape) or tuple(x_shape[len(x_shape) - nd:]) != shape:
+        raise ValueError("samebits.%s: normalized_shape %s is not the trailing shape of the input "
+                         "%s" % (fn, shape, tuple(x_shape)))
+    return nd
 
 
 def _reduction(r, fn):
@@ -66,6 +117,7 @@ def _w(a):
 # ---- raw numpy-level kernels (used by samebits.nn.functional) --------------
 
 def _mm(a, b, trans_a, trans_b):
+    trans_a, trans_b = _flag(trans_a, "mm", "trans_a"), _flag(trans_b, "mm", "trans_b")
     if a.ndim not in (2, 3) or b.ndim not in (2, 3):
         raise _lib.SamebitsError("samebits.mm: a and b must be 2-D or 3-D, got %s and %s"
                                  % (a.shape, b.shape))
@@ -79,6 +131,8 @@ def _mm(a, b, trans_a, trans_b):
 
 
 def _mm_backward(dout, a, b, trans_a, trans_b, need_a=True, need_b=True):
+    fn = "mm_backward"
+    trans_a, trans_b = _flag(trans_a, fn, "trans_a"), _flag(trans_b, fn, "trans_b")
     da = empty(a.shape) if need_a else None
     db = empty(b.shape) if need_b else None
     call("sb_matmul_backward", ref(wrap(dout)), ref(wrap(a)), ref(wrap(b)), bool(trans_a),
@@ -104,11 +158,12 @@ def _linear_backward(dy, x, w, need_x, need_w, need_b):
     return dx, dw, db
 
 
-def _conv_params(stride, padding, dilation, groups):
-    sh, sw = _pair(stride, "stride")
-    ph, pw = _pair(padding, "padding")
-    dh, dw = _pair(dilation, "dilation")
-    return _lib.Conv2dParams(sh, sw, ph, pw, dh, dw, int(groups))
+def _conv_params(stride, padding, dilation, groups, fn="conv2d"):
+    P = _lib.Conv2dParams
+    sh, sw = _pair(stride, fn, "stride", P, "stride_h")
+    ph, pw = _pair(padding, fn, "padding", P, "pad_h")
+    dh, dw = _pair(dilation, fn, "dilation", P, "dilation_h")
+    return P(sh, sw, ph, pw, dh, dw, _lib.field_int(groups, P, "groups", fn, "groups"))
 
 
 def _conv2d(x, w, b, p):
@@ -132,14 +187,16 @@ def _conv2d_backward(dy, x, w, p, need_x, need_w, need_b):
     return dx, dw, db
 
 
-def _pool_params(kernel_size, stride, padding, ceil_mode, count_include_pad):
-    kh, kw = _pair(kernel_size, "kernel_size")
+def _pool_params(kernel_size, stride, padding, ceil_mode, count_include_pad, fn="pool2d"):
+    P = _lib.Pool2dParams
+    kh, kw = _pair(kernel_size, fn, "kernel_size", P, "kernel_h")
     if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0):
         sh, sw = kh, kw
     else:
-        sh, sw = _pair(stride, "stride")
-    ph, pw = _pair(padding, "padding")
-    return _lib.Pool2dParams(kh, kw, sh, sw, ph, pw, bool(ceil_mode), bool(count_include_pad))
+        sh, sw = _pair(stride, fn, "stride", P, "stride_h")
+    ph, pw = _pair(padding, fn, "padding", P, "pad_h")
+    return P(kh, kw, sh, sw, ph, pw, _flag(ceil_mode, fn, "ceil_mode"),
+             _flag(count_include_pad, fn, "count_include_pad"))
 
 
 def _pool_out(x, p):
@@ -159,7 +216,22 @@ def _max_pool2d(x, p):
     return y, idx
 
 
+def _pool_input_shape(x_shape, dy, p, fn):
+    """x_shape checked against dy: pooling an x of that shape gives dy's shape
+    (so a wrong or huge input_shape is refused before anything is allocated)."""
+    x_shape = _shape(x_shape, fn, "input_shape", 4)
+    oh, ow = ctypes.c_int64(), ctypes.c_int64()
+    call("sb_pool2d_output_size", x_shape[2], x_shape[3], ctypes.byref(p), ctypes.byref(oh),
+         ctypes.byref(ow))
+    expect = (x_shape[0], x_shape[1], oh.value, ow.value)
+    if tuple(dy.shape) != expect:
+        raise ValueError("samebits.%s: input_shape %s pools to %s, but dy has shape %s"
+                         % (fn, x_shape, expect, tuple(dy.shape)))
+    return x_shape
+
+
 def _max_pool2d_backward(dy, idx, x_shape, p):
+    x_shape = _pool_input_shape(x_shape, dy, p, "max_pool2d_backward")
     dx = empty(x_shape)
     call("sb_max_pool2d_backward", ref(wrap(dy)), ref(wrap(idx)), ctypes.byref(p), ref(wrap(dx)))
     return dx
@@ -172,6 +244,7 @@ def _avg_pool2d(x, p):
 
 
 def _avg_pool2d_backward(dy, x_shape, p):
+    x_shape = _pool_input_shape(x_shape, dy, p, "avg_pool2d_backward")
     dx = empty(x_shape)
     call("sb_avg_pool2d_backward", ref(wrap(dy)), ctypes.byref(p), ref(wrap(dx)))
     return dx
@@ -183,34 +256,41 @@ def _binary(op, a, b):
     except ValueError:
         raise _lib.SamebitsError("samebits.%s: shapes %s and %s do not broadcast"
                                  % (op, a.shape, b.shape)) from None
+    code = _op_name(op, _BINARY, op)
     out = empty(shape)
-    call("sb_binary", _BINARY[op], ref(wrap(a)), ref(wrap(b)), ref(wrap(out)))
+    call("sb_binary", code, ref(wrap(a)), ref(wrap(b)), ref(wrap(out)))
     return out
 
 
 def _binary_scalar(op, a, s):
+    code = _op_name(op, _BINARY, op)
+    # rounded to float32 here, as C would; a value that rounds to 0 or inf is refused
+    s = float(np.float32(_lib.arg_float(s, "sb_binary_scalar", 2, op, "b")))
     out = empty(a.shape)
-    call("sb_binary_scalar", _BINARY[op], ref(wrap(a)), float(np.float32(s)), ref(wrap(out)))
+    call("sb_binary_scalar", code, ref(wrap(a)), s, ref(wrap(out)))
     return out
 
 
 def _binary_backward(op, dy, a, b, need_a, need_b):
+    code = _op_name(op, _BINARY, "binary_backward")
     da = empty(a.shape) if need_a else None
     db = empty(b.shape) if need_b else None
-    call("sb_binary_backward", _BINARY[op], ref(wrap(dy)), ref(wrap(a)), ref(wrap(b)),
+    call("sb_binary_backward", code, ref(wrap(dy)), ref(wrap(a)), ref(wrap(b)),
          ref(_w(da)), ref(_w(db)))
     return da, db
 
 
 def _unary(op, x):
+    code = _op_name(op, _UNARY, op)
     out = empty(x.shape)
-    call("sb_unary", _UNARY[op], ref(wrap(x)), ref(wrap(out)))
+    call("sb_unary", code, ref(wrap(x)), ref(wrap(out)))
     return out
 
 
 def _unary_backward(op, x, y, dy):
+    code = _op_name(op, _UNARY, "unary_backward")
     dx = empty(x.shape)
-    call("sb_unary_backward", _UNARY[op], ref(wrap(x)), ref(wrap(y)), ref(wrap(dy)), ref(wrap(dx)))
+    call("sb_unary_backward", code, ref(wrap(x)), ref(wrap(y)), ref(wrap(dy)), ref(wrap(dx)))
     return dx
 
 
@@ -228,25 +308,29 @@ def _map_backward(name, saved, dy, *extra):
     return dx
 
 
-def _dims(x, dim):
+def _dim_tuple(name, dim, fn):
+    """dim (None, an int or a sequence of ints) as a tuple of C ints (the
+    element type of the C function's dims array), or None."""
     if dim is None:
+        return None
+    seq = dim if isinstance(dim, (tuple, list)) else (dim,)
+    elem = _lib.argtype(name, 1)._type_
+    return tuple(_lib.checked_int(d, elem, "samebits.%s: dim" % fn) for d in seq)
+
+
+def _dims(dims):
+    if dims is None:
         return None, 0
-    if isinstance(dim, int):
-        dim = (dim,)
-    dims = tuple(int(d) for d in dim)
     return (ctypes.c_int * max(len(dims), 1))(*dims), len(dims)
 
 
-def _reduced_shape(shape, dim, keepdim):
+def _reduced_shape(shape, dims, keepdim):
     nd = len(shape)
-    if dim is None:
+    if dims is None:
         axes = set(range(nd))
     else:
-        axes = set()
-        for d in ((dim,) if isinstance(dim, int) else dim):
-            d = int(d)
-            # range errors are left to the C library, which names them
-            axes.add(d + nd if d < 0 and nd else d)
+        # range errors are left to the C library, which names them
+        axes = set(d + nd if d < 0 and nd else d for d in dims)
         if nd == 0:
             axes = set()
     if keepdim:
@@ -254,29 +338,42 @@ def _reduced_shape(shape, dim, keepdim):
     return tuple(s for i, s in enumerate(shape) if i not in axes)
 
 
-def _reduce(name, x, dim, keepdim):
-    arr, n = _dims(x, dim)
-    out = empty(_reduced_shape(x.shape, dim, keepdim))
-    call(name, ref(wrap(x)), arr, n, bool(keepdim), ref(wrap(out)))
+def _reduce(name, x, dim, keepdim, fn=None):
+    fn = fn or name
+    dims = _dim_tuple(name, dim, fn)
+    keepdim = _flag(keepdim, fn, "keepdim")
+    arr, n = _dims(dims)
+    out = empty(_reduced_shape(x.shape, dims, keepdim))
+    call(name, ref(wrap(x)), arr, n, keepdim, ref(wrap(out)))
     return out
 
 
-def _reduce_backward(name, dy, x_shape, dim, keepdim):
-    arr, n = _dims(None, dim)
+def _reduce_backward(name, dy, x_shape, dim, keepdim, fn=None):
+    fn = fn or name
+    dims = _dim_tuple(name, dim, fn)
+    keepdim = _flag(keepdim, fn, "keepdim")
+    x_shape = _shape(x_shape, fn, "input_shape")
+    expect = _reduced_shape(x_shape, dims, keepdim)
+    if tuple(dy.shape) != expect:
+        raise ValueError("samebits.%s: reducing input_shape %s over dim=%r gives %s, but dy has "
+                         "shape %s" % (fn, x_shape, dim, expect, tuple(dy.shape)))
+    arr, n = _dims(dims)
     dx = empty(x_shape)
-    call(name, ref(wrap(dy)), arr, n, bool(keepdim), ref(wrap(dx)))
+    call(name, ref(wrap(dy)), arr, n, keepdim, ref(wrap(dx)))
     return dx
 
 
-def _softmax(name, x, dim):
+def _softmax(name, x, dim, fn="softmax"):
+    dim = _lib.arg_int(dim, name, 1, fn, "dim")
     y = empty(x.shape)
-    call(name, ref(wrap(x)), int(dim), ref(wrap(y)))
+    call(name, ref(wrap(x)), dim, ref(wrap(y)))
     return y
 
 
-def _softmax_backward(name, y, dy, dim):
+def _softmax_backward(name, y, dy, dim, fn="softmax_backward"):
+    dim = _lib.arg_int(dim, name, 2, fn, "dim")
     dx = empty(y.shape)
-    call(name, ref(wrap(y)), ref(wrap(dy)), int(dim), ref(wrap(dx)))
+    call(name, ref(wrap(y)), ref(wrap(dy)), dim, ref(wrap(dx)))
     return dx
 
 
@@ -284,18 +381,24 @@ def _loss_shape(n, red):
     return (n,) if red == 0 else ()
 
 
-def _cross_entropy(logits, targets, red, smoothing, ignore_index):
+def _cross_entropy(logits, targets, red, smoothing, ignore_index, fn="cross_entropy"):
+    c = "sb_cross_entropy_forward"
+    smoothing = _lib.arg_float(smoothing, c, 3, fn, "label_smoothing")
+    ignore_index = _lib.arg_int(ignore_index, c, 4, fn, "ignore_index")
     n = logits.shape[0] if logits.ndim else 1
     loss = empty(_loss_shape(n, red))
-    call("sb_cross_entropy_forward", ref(wrap(logits)), ref(wrap(targets)), red,
-         float(smoothing), int(ignore_index), ref(wrap(loss)))
+    call(c, ref(wrap(logits)), ref(wrap(targets)), red, smoothing, ignore_index, ref(wrap(loss)))
     return loss
 
 
-def _cross_entropy_backward(logits, targets, red, smoothing, ignore_index, dloss):
+def _cross_entropy_backward(logits, targets, red, smoothing, ignore_index, dloss,
+                            fn="cross_entropy_backward"):
+    c = "sb_cross_entropy_backward"
+    smoothing = _lib.arg_float(smoothing, c, 3, fn, "label_smoothing")
+    ignore_index = _lib.arg_int(ignore_index, c, 4, fn, "ignore_index")
     d = empty(logits.shape)
-    call("sb_cross_entropy_backward", ref(wrap(logits)), ref(wrap(targets)), red,
-         float(smoothing), int(ignore_index), ref(wrap(dloss)), ref(wrap(d)))
+    call(c, ref(wrap(logits)), ref(wrap(targets)), red, smoothing, ignore_index,
+         ref(wrap(dloss)), ref(wrap(d)))
     return d
 
 
@@ -313,7 +416,13 @@ def _mse_backward(x, y, red, dloss, need_x, need_y):
     return (dx if need_x else None), dy
 
 
-def _batch_norm(x, gamma, beta, rmean, rvar, training, momentum, eps):
+def _batch_norm(x, gamma, beta, rmean, rvar, training, momentum, eps, fn="batch_norm"):
+    c = "sb_batch_norm_forward"
+    training = _flag(training, fn, "training")
+    momentum = _lib.arg_float(momentum, c, 6, fn, "momentum")
+    eps = _lib.arg_float(eps, c, 7, fn, "eps")
+    _no_overlap(fn, [("running_mean", rmean), ("running_var", rvar)],
+                [("input", x), ("weight", gamma), ("bias", beta)])
     if x.ndim < 2:
         raise _lib.SamebitsError("samebits.batch_norm: x needs at least 2 dims (N, C, ...), got %s"
                                  % (x.shape,))
@@ -321,55 +430,83 @@ def _batch_norm(x, gamma, beta, rmean, rvar, training, momentum, eps):
     y = empty(x.shape)
     save_mean, save_rstd = empty((c,)), empty((c,))
     call("sb_batch_norm_forward", ref(wrap(x)), ref(_w(gamma)), ref(_w(beta)), ref(_w(rmean)),
-         ref(_w(rvar)), bool(training), float(momentum), float(eps), ref(wrap(y)),
+         ref(_w(rvar)), training, momentum, eps, ref(wrap(y)),
          ref(wrap(save_mean)), ref(wrap(save_rstd)))
     return y, save_mean, save_rstd
 
 
 def _batch_norm_backward(dy, x, gamma, save_mean, save_rstd, training, need_x, need_g, need_b):
+    training = _flag(training, "batch_norm_backward", "training")
+    if x.ndim < 2:
+        raise _lib.SamebitsError("samebits.batch_norm_backward: x needs at least 2 dims (N, C, "
+                                 "...), got %s" % (x.shape,))
     c = x.shape[1]
     dx = empty(x.shape) if need_x else None
     dg = empty((c,)) if need_g else None
     db = empty((c,)) if need_b else None
     call("sb_batch_norm_backward", ref(wrap(dy)), ref(wrap(x)), ref(_w(gamma)),
-         ref(wrap(save_mean)), ref(wrap(save_rstd)), bool(training), ref(_w(dx)), ref(_w(dg)),
+         ref(wrap(save_mean)), ref(wrap(save_rstd)), training, ref(_w(dx)), ref(_w(dg)),
          ref(_w(db)))
     return dx, dg, db
 
 
-def _layer_norm(x, nd, w, b, eps):
+def _layer_norm(x, nd, w, b, eps, fn="layer_norm"):
+    eps = _lib.arg_float(eps, "sb_layer_norm_forward", 4, fn, "eps")
     if not 1 <= nd <= x.ndim:
         raise _lib.SamebitsError("samebits.layer_norm: normalized_shape has %d dims, x has shape %s"
                                  % (nd, x.shape))
     lead = x.shape[:x.ndim - nd]
     y, mean, rstd = empty(x.shape), empty(lead), empty(lead)
-    call("sb_layer_norm_forward", ref(wrap(x)), int(nd), ref(_w(w)), ref(_w(b)), float(eps),
+    call("sb_layer_norm_forward", ref(wrap(x)), nd, ref(_w(w)), ref(_w(b)), eps,
          ref(wrap(y)), ref(wrap(mean)), ref(wrap(rstd)))
     return y, mean, rstd
 
 
-def _layer_norm_backward(dy, x, nd, w, mean, rstd, need_x, need_w, need_b):
+def _layer_norm_backward(dy, x, nd, w, mean, rstd, need_x, need_w, need_b,
+                         fn="layer_norm_backward"):
+    nd = _lib.arg_int(nd, "sb_layer_norm_backward", 2, fn, "normalized_ndim")
+    if not 1 <= nd <= x.ndim:
+        raise ValueError("samebits.%s: normalized_ndim=%d is not in [1, %d] (x has shape %s)"
+                         % (fn, nd, x.ndim, x.shape))
     tail = x.shape[x.ndim - nd:]
     dx = empty(x.shape) if need_x else None
     dw = empty(tail) if need_w else None
     db = empty(tail) if need_b else None
-    call("sb_layer_norm_backward", ref(wrap(dy)), ref(wrap(x)), int(nd), ref(_w(w)),
+    call("sb_layer_norm_backward", ref(wrap(dy)), ref(wrap(x)), nd, ref(_w(w)),
          ref(wrap(mean)), ref(wrap(rstd)), ref(_w(dx)), ref(_w(dw)), ref(_w(db)))
     return dx, dw, db
 
 
-def _dropout(x, p, training, seed, stream, offset):
+def _dropout(x, p, training, seed, stream, offset, fn="dropout"):
+    c = "sb_dropout_forward"
+    p = _lib.arg_float(p, c, 1, fn, "p")
+    training = _flag(training, fn, "training")
+    seed = _lib.arg_int(seed, c, 3, fn, "seed")
+    stream = _lib.arg_int(stream, c, 4, fn, "stream")
+    offset = _lib.arg_int(offset, c, 5, fn, "offset")
     y, mask = empty(x.shape), empty(x.shape)
-    call("sb_dropout_forward", ref(wrap(x)), float(p), bool(training), int(seed), int(stream),
-         int(offset), ref(wrap(y)), ref(wrap(mask)))
+    call(c, ref(wrap(x)), p, training, seed, stream, offset, ref(wrap(y)), ref(wrap(mask)))
     return y, mask
 
 
-def _dropout_backward(dy, mask, p, training):
+def _dropout_backward(dy, mask, p, training, fn="dropout_backward"):
+    p = _lib.arg_float(p, "sb_dropout_backward", 2, fn, "p")
+    training = _flag(training, fn, "training")
     dx = empty(dy.shape)
-    call("sb_dropout_backward", ref(wrap(dy)), ref(wrap(mask)), float(p), bool(training),
-         ref(wrap(dx)))
+    call("sb_dropout_backward", ref(wrap(dy)), ref(wrap(mask)), p, training, ref(wrap(dx)))
     return dx
+
+
+def _no_overlap(fn, outputs, inputs):
+    """Refuses an in-place output that shares memory with another output or
+    an input (C would read elements it has already overwritten)."""
+    outputs = [(n, a) for n, a in outputs if a is not None]
+    inputs = [(n, a) for n, a in inputs if a is not None]
+    for i, (na, a) in enumerate(outputs):
+        for nb, b in outputs[i + 1:] + inputs:
+            if np.may_share_memory(a, b):
+                raise ValueError("samebits.%s: %s and %s share memory; each needs its own buffer"
+                                 % (fn, na, nb))
 
 
 # ---- public API: torch or numpy in, the same type out ----------------------
@@ -431,6 +568,7 @@ def binary_backward(op, dy, a, b):
     """(da, db) for out = <op>(a, b); op is 'add', 'sub', 'mul', 'div',
     'maximum' or 'minimum'. Broadcast gradients are reduced back with the
     canonical sum."""
+    _op_name(op, _BINARY, "binary_backward")
     k = kind_of(dy, a, b)
     da, db = _binary_backward(op, to_np(dy, op, "dy"), to_np(a, op, "a"), to_np(b, op, "b"),
                               True, True)
@@ -456,6 +594,7 @@ reciprocal = _unary_public("reciprocal")
 
 def unary_backward(op, x, y, dy):
     """dx for y = <op>(x)."""
+    _op_name(op, _UNARY, "unary_backward")
     return back(_unary_backward(op, to_np(x, op, "x"), to_np(y, op, "y"), to_np(dy, op, "dy")),
                 kind_of(x, y, dy))
 
@@ -515,12 +654,14 @@ def softmax_backward(y, dy, dim=-1):
 
 
 def log_softmax(x, dim=-1):
-    return back(_softmax("sb_log_softmax_forward", to_np(x, "log_softmax", "x"), dim), kind_of(x))
+    return back(_softmax("sb_log_softmax_forward", to_np(x, "log_softmax", "x"), dim,
+                         "log_softmax"), kind_of(x))
 
 
 def log_softmax_backward(y, dy, dim=-1):
     return back(_softmax_backward("sb_log_softmax_backward", to_np(y, "log_softmax_backward", "y"),
-                                  to_np(dy, "log_softmax_backward", "dy"), dim), kind_of(y, dy))
+                                  to_np(dy, "log_softmax_backward", "dy"), dim,
+                                  "log_softmax_backward"), kind_of(y, dy))
 
 
 def cross_entropy(logits, targets, reduction="mean", label_smoothing=0.0, ignore_index=-100):
@@ -554,6 +695,28 @@ def mse_loss_backward(x, y, dloss, reduction="mean"):
     return back(dx, k), back(dy, k)
 
 
+def _conv_size(size, fn, name, dy, other, p, which):
+    """input_size (which=None; other is the weight) or weight_size
+    (which='weight'; other is the input), checked against grad_output before
+    the zero array standing for it is allocated: the convolution of that
+    input and weight must give grad_output's shape."""
+    size = _shape(size, fn, name, 4)
+    x_shape, w_shape = (other.shape, size) if which == "weight" else (size, other.shape)
+    if dy.ndim != 4 or len(x_shape) != 4 or len(w_shape) != 4:
+        raise _lib.SamebitsError("samebits.%s: grad_output, input and weight need 4 dims, got %s, "
+                                 "%s and %s" % (fn, dy.shape, tuple(x_shape), tuple(w_shape)))
+    oh, ow = ctypes.c_int64(), ctypes.c_int64()
+    call("sb_conv2d_output_size", x_shape[2], x_shape[3], w_shape[2], w_shape[3], ctypes.byref(p),
+         ctypes.byref(oh), ctypes.byref(ow))
+    expect = (x_shape[0], w_shape[0], oh.value, ow.value)
+    if tuple(dy.shape) != expect or x_shape[1] != w_shape[1] * p.groups:
+        raise ValueError("samebits.%s: %s %s does not match grad_output %s (input %s and weight %s "
+                         "give %s with groups=%d)" % (fn, name, size, tuple(dy.shape),
+                                                       tuple(x_shape), tuple(w_shape), expect,
+                                                       p.groups))
+    return size
+
+
 def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """torch.nn.functional.conv2d's arguments (padding as ints: zeros on both sides)."""
     p = _conv_params(stride, padding, dilation, groups)
@@ -563,8 +726,8 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 def conv2d_backward(dy, x, weight, stride=1, padding=0, dilation=1, groups=1):
     """(dx, dweight, dbias) for y = conv2d(x, weight, bias, ...)."""
-    p = _conv_params(stride, padding, dilation, groups)
     fn = "conv2d_backward"
+    p = _conv_params(stride, padding, dilation, groups, fn)
     r = _conv2d_backward(to_np(dy, fn, "dy"), to_np(x, fn, "x"), to_np(weight, fn, "weight"), p,
                          True, True, True)
     k = kind_of(dy, x, weight)
@@ -574,28 +737,30 @@ def conv2d_backward(dy, x, weight, stride=1, padding=0, dilation=1, groups=1):
 def conv2d_input(input_size, weight, grad_output, stride=1, padding=0, dilation=1, groups=1):
     """The input gradient of conv2d (torch.nn.grad.conv2d_input's signature).
     It does not depend on the input's values, only its size."""
-    p = _conv_params(stride, padding, dilation, groups)
     fn = "conv2d_input"
-    x = np.zeros(tuple(int(s) for s in input_size), dtype=np.float32)
-    dx, _, _ = _conv2d_backward(to_np(grad_output, fn, "grad_output"), x,
-                                to_np(weight, fn, "weight"), p, True, False, False)
+    p = _conv_params(stride, padding, dilation, groups, fn)
+    dy, w = to_np(grad_output, fn, "grad_output"), to_np(weight, fn, "weight")
+    size = _conv_size(input_size, fn, "input_size", dy, w, p, None)
+    x = np.zeros(size, dtype=np.float32)
+    dx, _, _ = _conv2d_backward(dy, x, w, p, True, False, False)
     return back(dx, kind_of(weight, grad_output))
 
 
 def conv2d_weight(input, weight_size, grad_output, stride=1, padding=0, dilation=1, groups=1):
     """The weight gradient of conv2d (torch.nn.grad.conv2d_weight's signature)."""
-    p = _conv_params(stride, padding, dilation, groups)
     fn = "conv2d_weight"
-    w = np.zeros(tuple(int(s) for s in weight_size), dtype=np.float32)
-    _, dw, _ = _conv2d_backward(to_np(grad_output, fn, "grad_output"), to_np(input, fn, "input"),
-                                w, p, False, True, False)
+    p = _conv_params(stride, padding, dilation, groups, fn)
+    dy, x = to_np(grad_output, fn, "grad_output"), to_np(input, fn, "input")
+    size = _conv_size(weight_size, fn, "weight_size", dy, x, p, "weight")
+    w = np.zeros(size, dtype=np.float32)
+    _, dw, _ = _conv2d_backward(dy, x, w, p, False, True, False)
     return back(dw, kind_of(input, grad_output))
 
 
 def max_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, return_indices=False):
     """First NaN, else first maximum in window order (PyTorch picks the last
     NaN); indices like PyTorch's (h*W + w in the plane)."""
-    p = _pool_params(kernel_size, stride, padding, ceil_mode, True)
+    p = _pool_params(kernel_size, stride, padding, ceil_mode, True, "max_pool2d")
     y, idx = _max_pool2d(to_np(x, "max_pool2d", "x"), p)
     k = kind_of(x)
     return (back(y, k), back(idx, k)) if return_indices else back(y, k)
@@ -603,42 +768,43 @@ def max_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, return_i
 
 def max_pool2d_backward(dy, indices, input_shape, kernel_size, stride=None, padding=0,
                         ceil_mode=False):
-    p = _pool_params(kernel_size, stride, padding, ceil_mode, True)
+    p = _pool_params(kernel_size, stride, padding, ceil_mode, True, "max_pool2d_backward")
     return back(_max_pool2d_backward(to_np(dy, "max_pool2d_backward", "dy"),
                                      to_np_index(indices, "max_pool2d_backward", "indices"),
-                                     tuple(input_shape), p), kind_of(dy))
+                                     input_shape, p), kind_of(dy))
 
 
 def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
-    p = _pool_params(kernel_size, stride, padding, ceil_mode, count_include_pad)
+    p = _pool_params(kernel_size, stride, padding, ceil_mode, count_include_pad, "avg_pool2d")
     return back(_avg_pool2d(to_np(x, "avg_pool2d", "x"), p), kind_of(x))
 
 
 def avg_pool2d_backward(dy, input_shape, kernel_size, stride=None, padding=0, ceil_mode=False,
                         count_include_pad=True):
-    p = _pool_params(kernel_size, stride, padding, ceil_mode, count_include_pad)
-    return back(_avg_pool2d_backward(to_np(dy, "avg_pool2d_backward", "dy"), tuple(input_shape),
-                                     p), kind_of(dy))
+    p = _pool_params(kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     "avg_pool2d_backward")
+    return back(_avg_pool2d_backward(to_np(dy, "avg_pool2d_backward", "dy"), input_shape, p),
+                kind_of(dy))
 
 
 def sum(x, dim=None, keepdim=False):  # noqa: A001 (mirrors torch.sum)
     """Canonical sum over `dim` (int, tuple, or None for all axes)."""
-    return back(_reduce("sb_sum", to_np(x, "sum", "x"), dim, keepdim), kind_of(x))
+    return back(_reduce("sb_sum", to_np(x, "sum", "x"), dim, keepdim, "sum"), kind_of(x))
 
 
 def mean(x, dim=None, keepdim=False):
     """Canonical sum / (float)count over `dim`."""
-    return back(_reduce("sb_mean", to_np(x, "mean", "x"), dim, keepdim), kind_of(x))
+    return back(_reduce("sb_mean", to_np(x, "mean", "x"), dim, keepdim, "mean"), kind_of(x))
 
 
 def sum_backward(dy, input_shape, dim=None, keepdim=False):
     return back(_reduce_backward("sb_sum_backward", to_np(dy, "sum_backward", "dy"),
-                                 tuple(input_shape), dim, keepdim), kind_of(dy))
+                                 input_shape, dim, keepdim, "sum_backward"), kind_of(dy))
 
 
 def mean_backward(dy, input_shape, dim=None, keepdim=False):
     return back(_reduce_backward("sb_mean_backward", to_np(dy, "mean_backward", "dy"),
-                                 tuple(input_shape), dim, keepdim), kind_of(dy))
+                                 input_shape, dim, keepdim, "mean_backward"), kind_of(dy))
 
 
 def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=False,
@@ -664,9 +830,10 @@ def batch_norm_backward(dy, x, weight, save_mean, save_rstd, training=True):
 
 
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
-    nd = 1 if isinstance(normalized_shape, int) else len(tuple(normalized_shape))
     fn = "layer_norm"
-    y, _, _ = _layer_norm(to_np(x, fn, "x"), nd, _opt(weight, fn, "weight"), _opt(bias, fn, "bias"),
+    xn = to_np(x, fn, "x")
+    nd = _normalized_ndim(xn.shape, normalized_shape, fn)
+    y, _, _ = _layer_norm(xn, nd, _opt(weight, fn, "weight"), _opt(bias, fn, "bias"),
                           eps)
     return back(y, kind_of(x))
 

@@ -6,17 +6,26 @@ operation, with every rounding fixed). Each parameter keeps its own step
 count, as PyTorch does. Parameters, gradients and state are contiguous
 float32 CPU tensors, updated in place by pointer.
 
+The C update is handed raw pointers and an element count, so before every
+step each parameter's gradient and state buffers are checked against it
+(float32, CPU, contiguous, the parameter's shape, no shared memory): a
+state_dict from another model or a parameter resized after a step raises
+instead of reading or writing past a buffer. load_state_dict checks the same
+before it changes anything. Parameter lists with duplicates or non-leaf
+tensors are refused.
+
 zero_grad() sets gradients to None by default, so the next backward WRITES
 them (an add into a zeroed buffer would turn a -0.0 gradient into +0.0,
 unlike the C autograd).
 """
 import ctypes
 
+import numpy as np
 import torch
 
 from . import _lib
 from ._lib import call
-from ._convert import device_of
+from ._convert import UnsupportedDeviceError
 
 __all__ = ["SGD", "Adam", "AdamW"]
 
@@ -25,37 +34,239 @@ def _ptr(t):
     return ctypes.c_void_p(t.data_ptr())
 
 
-def _check_param(p, fn):
-    device_of(p, fn, "a parameter")
-    if p.dtype != torch.float32:
-        raise TypeError("samebits.optim.%s: a parameter has dtype %s; samebits optimizers update "
-                        "float32 parameters only" % (fn, p.dtype))
-    if not p.is_contiguous():
-        raise ValueError("samebits.optim.%s: a parameter is not contiguous; samebits updates "
-                         "parameters in place and needs dense storage" % fn)
-    if p.grad.is_sparse:
-        raise TypeError("samebits.optim.%s: sparse gradients are not supported" % fn)
-    device_of(p.grad, fn, "a gradient")
-    if p.grad.dtype != torch.float32:
-        raise TypeError("samebits.optim.%s: a gradient has dtype %s" % (fn, p.grad.dtype))
-    return p.grad.contiguous()
+def _where(gi, pi):
+    return "parameter %d of group %d" % (pi, gi)
+
+
+def _check_dense(t, fn, what, shape):
+    """t must be a contiguous float32 CPU tensor of `shape` (C reads and
+    writes shape's element count through its pointer)."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError("samebits.optim.%s: %s is a %s, not a tensor" % (fn, what, type(t).__name__))
+    if t.is_sparse:
+        raise TypeError("samebits.optim.%s: %s is sparse; only dense tensors are supported"
+                        % (fn, what))
+    if t.device.type != "cpu":
+        raise UnsupportedDeviceError("samebits.optim.%s: %s is on %s; CUDA tensors are not "
+                                     "supported by this build" % (fn, what, t.device))
+    if t.dtype != torch.float32:
+        raise TypeError("samebits.optim.%s: %s has dtype %s; samebits optimizers use float32 only"
+                        % (fn, what, t.dtype))
+    if not t.is_contiguous():
+        raise ValueError("samebits.optim.%s: %s is not contiguous; samebits updates in place and "
+                         "needs dense storage" % (fn, what))
+    if tuple(t.shape) != tuple(shape):
+        raise ValueError("samebits.optim.%s: %s has shape %s, but the parameter has shape %s "
+                         "(%d vs %d elements)" % (fn, what, tuple(t.shape), tuple(shape),
+                                                  t.numel(), int(np.prod(shape, dtype=np.int64))))
+
+
+def _span(t):
+    start = t.data_ptr()
+    return start, start + t.numel() * t.element_size()
+
+
+def _check_disjoint(fn, where, named):
+    """No two of the (name, tensor) buffers of one update share memory: C
+    would read elements it has already overwritten."""
+    spans = [(n, _span(t)) for n, t in named if t is not None and t.numel() > 0]
+    for i, (na, (a0, a1)) in enumerate(spans):
+        for nb, (b0, b1) in spans[i + 1:]:
+            if a0 < b1 and b0 < a1:
+                raise ValueError("samebits.optim.%s: %s: %s and %s share memory; each needs its "
+                                 "own buffer" % (fn, where, na, nb))
+
+
+def _check_step(value, fn, what):
+    """A step count: a non-negative integer (an int, or a one-element tensor
+    holding an integral value, as torch.optim stores it) that fits int64."""
+    if isinstance(value, torch.Tensor):
+        if value.numel() != 1:
+            raise ValueError("samebits.optim.%s: %s has %d elements, expected one"
+                             % (fn, what, value.numel()))
+        value = value.item()
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError("samebits.optim.%s: %s=%r is not an integer" % (fn, what, value))
+        value = int(value)
+    v = _lib.checked_int(value, ctypes.c_int64, "samebits.optim.%s: %s" % (fn, what))
+    if v < 0:
+        raise ValueError("samebits.optim.%s: %s=%d is negative" % (fn, what, v))
+    return v
+
+
+def _check_hyper(value, fn, name, g):
+    """A hyperparameter the C update rounds to float32 once: a finite
+    non-zero value that would become 0 or infinity there is refused (lr=1e-50
+    would train nothing)."""
+    try:
+        _lib.checked_float(value, ctypes.c_float, "samebits.optim.%s: %s" % (fn, name))
+    except (OverflowError, ValueError) as e:
+        raise ValueError("%s (group %d)" % (e, g)) from None
+    return float(value)
 
 
 class _Base(torch.optim.Optimizer):
+    # state keys the C update reads and writes through a pointer
+    _BUFFERS = ()
+
+    def __init__(self, params, defaults):
+        if isinstance(params, (set, frozenset)):
+            raise TypeError("samebits.optim.%s: parameters must be an ordered sequence, not a set "
+                            "(the update order would vary between runs)" % type(self).__name__)
+        super().__init__(params, defaults)
+
     def zero_grad(self, set_to_none=True):
         super().zero_grad(set_to_none=set_to_none)
+
+    def add_param_group(self, param_group):
+        fn = type(self).__name__
+        group = param_group if isinstance(param_group, dict) else {"params": param_group}
+        params = group.get("params")
+        if isinstance(params, torch.Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError("samebits.optim.%s: parameters must be an ordered sequence, not a set "
+                            "(the update order would vary between runs)" % fn)
+        else:
+            params = list(params)
+        gi = len(getattr(self, "param_groups", []))
+        seen = {}
+        for other in getattr(self, "param_groups", []):
+            for p in other["params"]:
+                seen[id(p)] = "group %d" % self.param_groups.index(other)
+        for pi, p in enumerate(params):
+            if not isinstance(p, torch.Tensor):
+                raise TypeError("samebits.optim.%s: %s is a %s, not a tensor"
+                                % (fn, _where(gi, pi), type(p).__name__))
+            if not p.is_leaf:
+                raise ValueError("samebits.optim.%s: %s is not a leaf tensor (it is computed from "
+                                 "others); optimize the leaf parameters it comes from"
+                                 % (fn, _where(gi, pi)))
+            if id(p) in seen:
+                raise ValueError("samebits.optim.%s: %s is a duplicate: the same tensor is already "
+                                 "in %s (it would be updated twice per step)"
+                                 % (fn, _where(gi, pi), seen[id(p)]))
+            seen[id(p)] = "group %d (parameter %d)" % (gi, pi)
+        group = dict(group)
+        group["params"] = params
+        super().add_param_group(group)
+        self._check_config(self.param_groups[-1], len(self.param_groups) - 1)
+
+    # -- validation of parameters, gradients and state ------------------------
+
+    def _buffers_of(self, g):
+        return self._BUFFERS
+
+    def _check_state(self, st, p, fn, where, g, require=False):
+        """A parameter's state entry against the parameter: every buffer the
+        update will touch has the parameter's shape, dtype and device."""
+        if not isinstance(st, dict):
+            raise TypeError("samebits.optim.%s: the state of %s is a %s, not a dict"
+                            % (fn, where, type(st).__name__))
+        if not st:
+            return
+        if "step" in st:
+            _check_step(st["step"], fn, "state['step'] of %s" % where)
+        elif require:
+            raise ValueError("samebits.optim.%s: the state of %s has no 'step'" % (fn, where))
+        for key, needed in self._buffers_of(g):
+            buf = st.get(key)
+            if buf is None:
+                if needed and require:
+                    raise ValueError("samebits.optim.%s: the state of %s has no %r"
+                                     % (fn, where, key))
+                continue
+            _check_dense(buf, fn, "state[%r] of %s" % (key, where), p.shape)
+
+    def _check_param(self, p, fn, where):
+        _check_dense(p, fn, where, p.shape)
+        grad = p.grad
+        if grad.is_sparse:
+            raise TypeError("samebits.optim.%s: the gradient of %s is sparse; sparse gradients are "
+                            "not supported" % (fn, where))
+        if grad.device.type != "cpu" or grad.dtype != torch.float32 or \
+                tuple(grad.shape) != tuple(p.shape):
+            # contiguity is not required: a strided gradient is copied (exactly)
+            _check_dense(grad.contiguous(), fn, "the gradient of %s" % where, p.shape)
+
+    def _validated(self):
+        """[(group index, group, [(param, grad, state)])] for every parameter
+        with a gradient, all checked before any update (a bad entry anywhere
+        leaves every parameter and buffer as it was)."""
+        fn = type(self).__name__
+        out = []
+        for gi, g in enumerate(self.param_groups):
+            self._check_config(g, gi)
+            items = []
+            for pi, p in enumerate(g["params"]):
+                if p.grad is None:
+                    continue
+                where = _where(gi, pi)
+                self._check_param(p, fn, where)
+                st = self.state[p]
+                self._check_state(st, p, fn, where, g, require=bool(st) and self._requires_all)
+                grad = p.grad.contiguous()
+                _check_disjoint(fn, where, [("the parameter", p), ("its gradient", grad)] + [
+                    ("state[%r]" % k, st.get(k)) for k, _ in self._buffers_of(g)])
+                items.append((p, grad, st))
+            out.append((gi, g, items))
+        return out
+
+    def load_state_dict(self, state_dict):
+        """torch.optim's load_state_dict, after checking every state entry
+        against the parameter it will belong to (shape, float32, dense; a
+        valid step count): a mismatch raises ValueError/TypeError naming the
+        group, the parameter and the state key, and the optimizer is left
+        unchanged."""
+        fn = type(self).__name__
+        if not isinstance(state_dict, dict) or "state" not in state_dict or \
+                "param_groups" not in state_dict:
+            raise TypeError("samebits.optim.%s.load_state_dict: expected a dict with 'state' and "
+                            "'param_groups' (from state_dict())" % fn)
+        saved = state_dict["param_groups"]
+        if len(saved) != len(self.param_groups):
+            raise ValueError("samebits.optim.%s.load_state_dict: the state dict has %d parameter "
+                             "groups, this optimizer %d" % (fn, len(saved), len(self.param_groups)))
+        where_of = {}
+        for gi, (sg, g) in enumerate(zip(saved, self.param_groups)):
+            if len(sg["params"]) != len(g["params"]):
+                raise ValueError("samebits.optim.%s.load_state_dict: group %d has %d parameters in "
+                                 "the state dict, %d here" % (fn, gi, len(sg["params"]),
+                                                             len(g["params"])))
+            merged = dict(sg)
+            merged["params"] = g["params"]
+            self._check_config(merged, gi)
+            for pi, (key, p) in enumerate(zip(sg["params"], g["params"])):
+                where_of[key] = (gi, pi, p, merged)
+        for key, st in state_dict["state"].items():
+            if key not in where_of:
+                raise ValueError("samebits.optim.%s.load_state_dict: state for parameter id %r, "
+                                 "which no group lists" % (fn, key))
+            gi, pi, p, g = where_of[key]
+            self._check_state(st, p, fn + ".load_state_dict", _where(gi, pi), g,
+                              require=bool(st) and self._requires_all)
+        super().load_state_dict(state_dict)
 
 
 class SGD(_Base):
     """torch.optim.SGD's arguments (lr is required, as in PyTorch 1.13)."""
+
+    _requires_all = False
 
     def __init__(self, params, lr, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False,
                  maximize=False):
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                         nesterov=nesterov, maximize=maximize)
         super().__init__(params, defaults)
-        for g in self.param_groups:
-            call("sb_sgd_check_config", ctypes.byref(self._config(g)))
+
+    def _buffers_of(self, g):
+        return (("momentum_buffer", False),)
+
+    def _check_config(self, g, gi):
+        for k in ("lr", "momentum", "dampening", "weight_decay"):
+            _check_hyper(g[k], "SGD", k, gi)
+        call("sb_sgd_check_config", ctypes.byref(self._config(g)))
 
     @staticmethod
     def _config(g):
@@ -68,21 +279,17 @@ class SGD(_Base):
         if closure is not None:
             with torch.enable_grad():
                 loss = closure()
-        for g in self.param_groups:
+        for gi, g, items in self._validated():
             cfg = self._config(g)
-            for p in g["params"]:
-                if p.grad is None:
-                    continue
-                grad = _check_param(p, "SGD")
-                st = self.state[p]
-                st["step"] = st.get("step", 0) + 1
+            for p, grad, st in items:
+                step = _check_step(st.get("step", 0), "SGD", "step") + 1
                 buf = None
                 if g["momentum"] != 0:
                     if st.get("momentum_buffer") is None:
                         st["momentum_buffer"] = torch.zeros_like(p, memory_format=torch.contiguous_format)
                     buf = _ptr(st["momentum_buffer"])
-                call("sb_sgd_step", ctypes.byref(cfg), st["step"], p.numel(), _ptr(p), _ptr(grad),
-                     buf)
+                call("sb_sgd_step", ctypes.byref(cfg), step, p.numel(), _ptr(p), _ptr(grad), buf)
+                st["step"] = step
         return loss
 
 
@@ -90,14 +297,24 @@ class Adam(_Base):
     """torch.optim.Adam's arguments; decoupled=True gives AdamW."""
 
     _decoupled = False
+    _requires_all = True
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
                  amsgrad=False, maximize=False):
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                         amsgrad=amsgrad, maximize=maximize)
         super().__init__(params, defaults)
-        for g in self.param_groups:
-            call("sb_adam_check_config", ctypes.byref(self._config(g)))
+
+    def _buffers_of(self, g):
+        return (("exp_avg", True), ("exp_avg_sq", True), ("max_exp_avg_sq", bool(g["amsgrad"])))
+
+    def _check_config(self, g, gi):
+        name = type(self).__name__
+        b1, b2 = g["betas"]
+        for k, v in (("lr", g["lr"]), ("beta1", b1), ("beta2", b2), ("eps", g["eps"]),
+                     ("weight_decay", g["weight_decay"])):
+            _check_hyper(v, name, k, gi)
+        call("sb_adam_check_config", ctypes.byref(self._config(g)))
 
     def _config(self, g):
         b1, b2 = g["betas"]
@@ -112,13 +329,9 @@ class Adam(_Base):
             with torch.enable_grad():
                 loss = closure()
         name = type(self).__name__
-        for g in self.param_groups:
+        for gi, g, items in self._validated():
             cfg = self._config(g)
-            for p in g["params"]:
-                if p.grad is None:
-                    continue
-                grad = _check_param(p, name)
-                st = self.state[p]
+            for p, grad, st in items:
                 if not st:
                     st["step"] = 0
                     st["exp_avg"] = torch.zeros_like(p, memory_format=torch.contiguous_format)
@@ -126,11 +339,12 @@ class Adam(_Base):
                     if g["amsgrad"]:
                         st["max_exp_avg_sq"] = torch.zeros_like(
                             p, memory_format=torch.contiguous_format)
-                st["step"] += 1
-                mx = st.get("max_exp_avg_sq")
-                call("sb_adam_step", ctypes.byref(cfg), int(st["step"]), p.numel(), _ptr(p),
+                step = _check_step(st["step"], name, "step") + 1
+                mx = st.get("max_exp_avg_sq") if g["amsgrad"] else None
+                call("sb_adam_step", ctypes.byref(cfg), step, p.numel(), _ptr(p),
                      _ptr(grad), _ptr(st["exp_avg"]), _ptr(st["exp_avg_sq"]),
                      None if mx is None else _ptr(mx))
+                st["step"] = step
         return loss
 
 

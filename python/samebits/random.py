@@ -16,7 +16,6 @@ follow the C library's numbering:
     construction order since the last manual_seed.
 """
 import ctypes
-import math
 
 import numpy as np
 
@@ -37,14 +36,33 @@ _state = {"seed": 0, "param_stream": 0, "dropout_stream": 0}
 def manual_seed(seed):
     """Sets samebits' seed (an integer in [0, 2^64)) and restarts the stream
     counters. The default seed, before any call, is 0 (the CLI's default)."""
-    seed = int(seed)
-    if not 0 <= seed < 2 ** 64:
-        raise ValueError("samebits.manual_seed: seed %d is outside [0, 2^64)" % seed)
+    seed = _u64(seed, "manual_seed", "seed")
     _state.update(seed=seed, param_stream=0, dropout_stream=0)
 
 
 def initial_seed():
     return _state["seed"]
+
+
+def _u64(value, fn, name):
+    """A seed, stream or index: an integer in [0, 2^64) (a float or a larger
+    int is refused, not truncated)."""
+    return _lib.checked_int(value, ctypes.c_uint64, "samebits.%s: %s" % (fn, name))
+
+
+def _count(shape, fn):
+    """The element count of an output shape, each size a non-negative int64."""
+    dims = tuple(shape) if hasattr(shape, "__len__") else (shape,)
+    n = 1
+    for i, d in enumerate(dims):
+        d = _lib.checked_int(d, ctypes.c_int64, "samebits.%s: shape[%d]" % (fn, i))
+        if d < 0:
+            raise ValueError("samebits.%s: shape %r has a negative size" % (fn, dims))
+        n *= d
+    if n > _lib.int_range(ctypes.c_int64)[1] // 4:
+        raise ValueError("samebits.%s: shape %r has more elements than an array can hold"
+                         % (fn, dims))
+    return dims, n
 
 
 def _next_streams(n):
@@ -112,7 +130,7 @@ def init_module(module, seed=None):
     0; batch-norm running mean 0, running var 1, batch count 0. Returns the
     module."""
     import torch
-    seed = _state["seed"] if seed is None else int(seed)
+    seed = _state["seed"] if seed is None else _u64(seed, "init_module", "seed")
     stream = 0
     seen = set()
     with torch.no_grad():
@@ -134,32 +152,40 @@ def init_module(module, seed=None):
 
 def permutation(n, seed, stream):
     """sb_rng_permutation: a uniformly random permutation of 0..n-1 (int64 numpy)."""
-    perm = np.empty(int(n), dtype=np.int64)
-    call("sb_rng_permutation", int(seed), int(stream), int(n), ctypes.c_void_p(perm.ctypes.data))
+    (n,), _ = _count((n,), "permutation")
+    seed, stream = _u64(seed, "permutation", "seed"), _u64(stream, "permutation", "stream")
+    perm = np.empty(n, dtype=np.int64)
+    call("sb_rng_permutation", seed, stream, n, ctypes.c_void_p(perm.ctypes.data))
     return perm
 
 
 def epoch_permutation(n, seed, epoch):
     """The order in which the C loader visits n examples in epoch `epoch`."""
-    return permutation(n, seed, SHUFFLE_STREAM + int(epoch))
+    epoch = _u64(epoch, "epoch_permutation", "epoch")
+    return permutation(n, seed, _u64(SHUFFLE_STREAM + epoch, "epoch_permutation",
+                                     "SHUFFLE_STREAM + epoch"))
 
 
 def uniform(shape, seed, stream, low=0.0, high=1.0, index=0):
     """float32 numpy array of Philox uniforms: element j is element index + j
     of (seed, stream), mapped to low + (high - low) * u."""
-    n = int(math.prod(shape)) if len(tuple(shape)) else 1
-    out = np.empty(tuple(shape), dtype=np.float32)
-    rng = _lib.Rng(int(seed), int(stream), 0)
-    call("sb_rng_uniform_range", ctypes.byref(rng), int(index), float(low), float(high),
-         ctypes.c_void_p(out.ctypes.data), n)
+    c = "sb_rng_uniform_range"
+    shape, n = _count(shape, "uniform")
+    rng = _lib.Rng(_u64(seed, "uniform", "seed"), _u64(stream, "uniform", "stream"), 0)
+    index = _lib.arg_int(index, c, 1, "uniform", "index")
+    low, high = _lib.arg_float(low, c, 2, "uniform", "low"), _lib.arg_float(high, c, 3, "uniform", "high")
+    out = np.empty(shape, dtype=np.float32)
+    call(c, ctypes.byref(rng), index, low, high, ctypes.c_void_p(out.ctypes.data), n)
     return out
 
 
 def normal(shape, seed, stream, mean=0.0, std=1.0, index=0):
     """float32 numpy array of Philox normals (mean + std * z)."""
-    n = int(math.prod(shape)) if len(tuple(shape)) else 1
-    out = np.empty(tuple(shape), dtype=np.float32)
-    rng = _lib.Rng(int(seed), int(stream), 0)
-    call("sb_rng_normal", ctypes.byref(rng), int(index), float(mean), float(std),
-         ctypes.c_void_p(out.ctypes.data), n)
+    c = "sb_rng_normal"
+    shape, n = _count(shape, "normal")
+    rng = _lib.Rng(_u64(seed, "normal", "seed"), _u64(stream, "normal", "stream"), 0)
+    index = _lib.arg_int(index, c, 1, "normal", "index")
+    mean, std = _lib.arg_float(mean, c, 2, "normal", "mean"), _lib.arg_float(std, c, 3, "normal", "std")
+    out = np.empty(shape, dtype=np.float32)
+    call(c, ctypes.byref(rng), index, mean, std, ctypes.c_void_p(out.ctypes.data), n)
     return out

@@ -64,7 +64,7 @@ def print_hash(label, x):
 
 def set_num_threads(n):
     """Threads samebits' kernels use (results do not depend on it)."""
-    call("sb_set_num_threads", int(n))
+    call("sb_set_num_threads", _lib.arg_int(n, "sb_set_num_threads", 0, "set_num_threads", "n"))
 
 
 def get_num_threads():

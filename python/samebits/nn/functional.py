@@ -15,6 +15,7 @@ zero_grad(set_to_none=True), the samebits optimizers' default).
 import torch
 from torch.autograd.function import once_differentiable
 
+from .. import _lib
 from .. import ops as _ops
 from .._convert import to_np, to_np_index
 
@@ -109,9 +110,9 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     if dilation not in (1, (1, 1), [1, 1]):
         raise NotImplementedError("samebits.nn.functional.max_pool2d: dilation %r is not "
                                   "supported (samebits pooling has no dilation)" % (dilation,))
-    p = _ops._pool_params(kernel_size, stride, padding, ceil_mode, True)
+    p = _ops._pool_params(kernel_size, stride, padding, ceil_mode, True, "max_pool2d")
     y, idx = _MaxPool2d.apply(input, p)
-    return (y, idx) if return_indices else y
+    return (y, idx) if _ops._flag(return_indices, "max_pool2d", "return_indices") else y
 
 
 class _AvgPool2d(torch.autograd.Function):
@@ -131,7 +132,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     if divisor_override is not None:
         raise NotImplementedError("samebits.nn.functional.avg_pool2d: divisor_override is not "
                                   "supported")
-    p = _ops._pool_params(kernel_size, stride, padding, ceil_mode, count_include_pad)
+    p = _ops._pool_params(kernel_size, stride, padding, ceil_mode, count_include_pad, "avg_pool2d")
     return _AvgPool2d.apply(input, p)
 
 
@@ -167,7 +168,13 @@ _ACT = {
 
 def relu(input, inplace=False):
     """max(x, +0) with relu(-0) = +0 and dx = +0 where x <= 0 (PyTorch's
-    relu keeps -0.0: one of the reasons conversion replaces nn.ReLU)."""
+    relu keeps -0.0: one of the reasons conversion replaces nn.ReLU).
+    inplace=True is refused: the result is always a new tensor, and code
+    that relied on the input changing would silently go on with the old
+    values (samebits.nn.ReLU(inplace=True) is fine: it uses the result)."""
+    if _ops._flag(inplace, "nn.functional.relu", "inplace"):
+        raise NotImplementedError("samebits.nn.functional.relu: inplace=True is not supported; use "
+                                  "the returned tensor (y = relu(x))")
     return _Activation.apply(input, "relu", ())
 
 
@@ -188,7 +195,8 @@ class _Softmax(torch.autograd.Function):
     def forward(ctx, x, dim, log):
         names = ("sb_log_softmax_forward", "sb_log_softmax_backward") if log else \
             ("sb_softmax_forward", "sb_softmax_backward")
-        y = torch.from_numpy(_ops._softmax(names[0], to_np(x, "softmax", "input"), dim))
+        fn = "log_softmax" if log else "softmax"
+        y = torch.from_numpy(_ops._softmax(names[0], to_np(x, fn, "input"), dim, fn))
         ctx.dim, ctx.bwd = dim, names[1]
         ctx.save_for_backward(y)
         return y
@@ -205,7 +213,7 @@ def _dim(dim, fn):
     if dim is None:
         raise ValueError("samebits.nn.functional.%s: pass dim explicitly (PyTorch's implicit "
                          "dim choice is deprecated)" % fn)
-    return int(dim)
+    return _lib.arg_int(dim, "sb_softmax_forward", 1, "nn.functional." + fn, "dim")
 
 
 def softmax(input, dim=None, dtype=None):
@@ -245,11 +253,13 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if weight is not None or size_average is not None or reduce is not None:
         raise NotImplementedError("samebits.nn.functional.cross_entropy: class weights and the "
                                   "deprecated size_average/reduce are not supported")
-    if target.dtype.is_floating_point:
+    if getattr(target, "dtype", None) is not None and target.dtype.is_floating_point:
         raise NotImplementedError("samebits.nn.functional.cross_entropy: probability targets are "
                                   "not supported; pass class indices (int64)")
+    fn, c = "nn.functional.cross_entropy", "sb_cross_entropy_forward"
     return _CrossEntropy.apply(input, target, _ops._reduction(reduction, "cross_entropy"),
-                               float(label_smoothing), int(ignore_index))
+                               _lib.arg_float(label_smoothing, c, 3, fn, "label_smoothing"),
+                               _lib.arg_int(ignore_index, c, 4, fn, "ignore_index"))
 
 
 class _Mse(torch.autograd.Function):
@@ -309,8 +319,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if momentum is None:
         raise NotImplementedError("samebits.nn.functional.batch_norm: momentum=None (cumulative "
                                   "average) is not supported")
-    return _BatchNorm.apply(input, weight, bias, running_mean, running_var, bool(training),
-                            float(momentum), float(eps))
+    fn, c = "nn.functional.batch_norm", "sb_batch_norm_forward"
+    return _BatchNorm.apply(input, weight, bias, running_mean, running_var,
+                            _ops._flag(training, fn, "training"),
+                            _lib.arg_float(momentum, c, 6, fn, "momentum"),
+                            _lib.arg_float(eps, c, 7, fn, "eps"))
 
 
 class _LayerNorm(torch.autograd.Function):
@@ -338,12 +351,10 @@ class _LayerNorm(torch.autograd.Function):
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    nd = 1 if isinstance(normalized_shape, int) else len(tuple(normalized_shape))
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if tuple(input.shape[input.dim() - nd:]) != shape:
-        raise ValueError("samebits.nn.functional.layer_norm: input shape %s does not end with "
-                         "normalized_shape %s" % (tuple(input.shape), shape))
-    return _LayerNorm.apply(input, weight, bias, nd, float(eps))
+    fn = "nn.functional.layer_norm"
+    nd = _ops._normalized_ndim(to_np(input, fn, "input").shape, normalized_shape, fn)
+    return _LayerNorm.apply(input, weight, bias, nd,
+                            _lib.arg_float(eps, "sb_layer_norm_forward", 4, fn, "eps"))
 
 
 class _Dropout(torch.autograd.Function):
@@ -364,7 +375,11 @@ def dropout(input, p, training, seed, stream, offset=0):
     """Inverted dropout whose mask is Philox element (seed, stream, offset + i).
     Unlike torch's, the randomness is explicit; samebits.nn.Dropout keeps and
     advances the offset for you."""
-    return _Dropout.apply(input, float(p), bool(training), int(seed), int(stream), int(offset))
+    fn, c = "nn.functional.dropout", "sb_dropout_forward"
+    return _Dropout.apply(input, _lib.arg_float(p, c, 1, fn, "p"),
+                          _ops._flag(training, fn, "training"), _lib.arg_int(seed, c, 3, fn, "seed"),
+                          _lib.arg_int(stream, c, 4, fn, "stream"),
+                          _lib.arg_int(offset, c, 5, fn, "offset"))
 
 
 class _Mm(torch.autograd.Function):
@@ -385,7 +400,8 @@ class _Mm(torch.autograd.Function):
 
 
 def mm(a, b, trans_a=False, trans_b=False):
-    return _Mm.apply(a, b, bool(trans_a), bool(trans_b))
+    fn = "nn.functional.mm"
+    return _Mm.apply(a, b, _ops._flag(trans_a, fn, "trans_a"), _ops._flag(trans_b, fn, "trans_b"))
 
 
 class _Binary(torch.autograd.Function):
@@ -407,7 +423,9 @@ class _Binary(torch.autograd.Function):
 
 def div(a, b):
     if not isinstance(b, torch.Tensor):
-        b = torch.tensor(float(b), dtype=torch.float32)
+        # rounded to float32 here; a value that rounds to 0 or inf is refused
+        b = torch.tensor(_lib.arg_float(b, "sb_binary_scalar", 2, "nn.functional.div", "b"),
+                         dtype=torch.float32)
     return _Binary.apply(a, b, "div")
 
 
@@ -444,8 +462,10 @@ class _Reduce(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, dim, keepdim, is_mean):
         names = ("sb_mean", "sb_mean_backward") if is_mean else ("sb_sum", "sb_sum_backward")
-        ctx.args = (names[1], tuple(x.shape), dim, keepdim)
-        return torch.from_numpy(_ops._reduce(names[0], to_np(x, names[0], "input"), dim, keepdim))
+        fn = "nn.functional." + ("mean" if is_mean else "sum")
+        x_np = to_np(x, fn, "input")
+        ctx.args = (names[1], tuple(x_np.shape), dim, keepdim)
+        return torch.from_numpy(_ops._reduce(names[0], x_np, dim, keepdim, fn))
 
     @staticmethod
     @once_differentiable
