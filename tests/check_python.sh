@@ -16,7 +16,7 @@ repo=$(dirname "$here")
 data=${SB_TEST_DATA:-/usr/share/datasets/fashion-mnist}
 lib="$build/libsamebits.so"
 case "$lib" in /*) ;; *) lib="$(pwd)/$lib" ;; esac
-ASAN_FILES="test_optim_state.py test_c_types.py"
+ASAN_FILES="test_optim_state.py test_c_types.py test_bad_inputs.py"
 
 sanitized=0
 if case "$build" in *asan*) true ;; *) false ;; esac || \

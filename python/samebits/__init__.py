@@ -7,7 +7,7 @@ The package loads libsamebits.so with ctypes (no compiled dependency on
 PyTorch) and passes contiguous float32 CPU tensors to it by pointer.
 See python/README.md for what is covered.
 """
-from ._lib import SamebitsError, lib_path
+from ._lib import SamebitsError, ArgumentRangeError, lib_path
 from ._convert import UnsupportedDeviceError
 from . import ops
 from .random import manual_seed, initial_seed, init_module
@@ -18,7 +18,7 @@ __version__ = "0.1.0"
 
 __all__ = ["ops", "nn", "optim", "utils", "random", "data", "from_torch_module", "manual_seed",
            "initial_seed", "init_module", "get_hash", "print_hash", "set_num_threads",
-           "get_num_threads", "SamebitsError", "UnsupportedDeviceError", "lib_path"]
+           "get_num_threads", "SamebitsError", "ArgumentRangeError", "UnsupportedDeviceError", "UnsupportedModuleError", "lib_path"]
 
 try:
     import torch as _torch  # noqa: F401
@@ -27,4 +27,4 @@ except ImportError:  # samebits.ops works on numpy arrays without PyTorch
 
 if _torch is not None:
     from . import nn, optim
-    from .convert import from_torch_module
+    from .convert import from_torch_module, UnsupportedModuleError

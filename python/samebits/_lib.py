@@ -20,7 +20,7 @@ import os
 
 import numpy as np
 
-__all__ = ["lib", "SamebitsError", "Tensor", "check", "lib_path"]
+__all__ = ["lib", "SamebitsError", "ArgumentRangeError", "Tensor", "check", "lib_path"]
 
 
 class SamebitsError(RuntimeError):
@@ -30,6 +30,12 @@ class SamebitsError(RuntimeError):
         super().__init__(message)
         self.status = status
         self.function = function
+
+
+class ArgumentRangeError(OverflowError, ValueError):
+    """A value outside what its C type holds (an int too large for an int32,
+    a float that a C float rounds to 0 or infinity). Both an OverflowError
+    and a ValueError, so either kind of handler catches it."""
 
 
 SB_MAX_DIMS = 8
@@ -90,7 +96,7 @@ def checked_int(value, ctype, what):
         raise TypeError("%s must be an integer, got %s" % (what, type(value).__name__)) from None
     lo, hi = int_range(ctype)
     if not lo <= v <= hi:
-        raise OverflowError("%s=%d is out of range (C %s holds [%d, %d])"
+        raise ArgumentRangeError("%s=%d is out of range (C %s holds [%d, %d])"
                             % (what, v, c_type_name(ctype), lo, hi))
     return v
 
@@ -112,10 +118,10 @@ def checked_float(value, ctype, what):
     if ctype is ctypes.c_float and math.isfinite(v):
         r = ctypes.c_float(v).value
         if math.isinf(r):
-            raise OverflowError("%s=%r is out of range (it rounds to %s as a C float)"
+            raise ArgumentRangeError("%s=%r is out of range (it rounds to %s as a C float)"
                                 % (what, v, r))
         if r == 0.0 and v != 0.0:
-            raise ValueError("%s=%r underflows to 0 as a C float; pass 0 explicitly if that is "
+            raise ArgumentRangeError("%s=%r underflows to 0 as a C float; pass 0 explicitly if that is "
                              "meant" % (what, v))
     return v
 

@@ -1,11 +1,18 @@
 """from_torch_module: a samebits copy of a PyTorch module tree."""
 import copy
+import operator
 
 import torch
+import torch.fx
 
 from . import nn as snn
 
-__all__ = ["from_torch_module"]
+__all__ = ["from_torch_module", "UnsupportedModuleError"]
+
+
+class UnsupportedModuleError(NotImplementedError):
+    """from_torch_module met a module it cannot turn into samebits arithmetic
+    (the message names its kind and where it is in the tree)."""
 
 # torch.nn class -> samebits.nn class (an exact-type match: a user subclass
 # of, say, nn.Linear may override forward, so it is not silently replaced).
@@ -39,38 +46,80 @@ def _type_name(m):
     return "%s.%s" % (t.__module__, t.__qualname__)
 
 
+def _at(path):
+    return " (at '%s')" % path if path else " (the root module)"
+
+
+# torch.fx graph nodes that only move or describe bits (views, shapes,
+# indexing): a GraphModule made of these and call_module nodes runs its
+# converted children and nothing else.
+_FX_FUNCTIONS = (torch.flatten, torch.reshape, torch.squeeze, torch.unsqueeze, torch.permute,
+                 torch.transpose, operator.getitem, getattr)
+_FX_METHODS = ("view", "reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose",
+               "contiguous", "size", "dim")
+
+
+def _refuse_kind(m, path):
+    """Module kinds whose forward is not Python code calling its children, so
+    converting the children would change nothing or not everything."""
+    if isinstance(m, torch.jit.ScriptModule):
+        raise UnsupportedModuleError(
+            "samebits.from_torch_module: cannot convert TorchScript module %s%s: its forward is "
+            "compiled PyTorch code that keeps PyTorch's arithmetic whatever its children become; "
+            "convert the Python module first, then script or trace the result if you must"
+            % (_type_name(m), _at(path)))
+    if isinstance(m, torch.fx.GraphModule):
+        for node in m.graph.nodes:
+            op, target = node.op, node.target
+            if op in ("placeholder", "output", "call_module", "get_attr") or \
+                    (op == "call_function" and target in _FX_FUNCTIONS) or \
+                    (op == "call_method" and target in _FX_METHODS):
+                continue
+            name = getattr(target, "__name__", target)
+            raise UnsupportedModuleError(
+                "samebits.from_torch_module: cannot convert torch.fx.GraphModule%s: node %r is %s "
+                "%s, PyTorch arithmetic in the generated forward (only call_module nodes and "
+                "views are convertible)" % (_at(path), node.name, op, name))
+    hooks = [h for h in ("_forward_pre_hooks", "_forward_hooks") if getattr(m, h, None)]
+    if hooks:
+        raise UnsupportedModuleError(
+            "samebits.from_torch_module: cannot convert %s%s: it has forward hooks (%s), which "
+            "run PyTorch code around its forward (weight_norm, spectral_norm, parametrizations); "
+            "remove them first" % (_type_name(m), _at(path), ", ".join(hooks)))
+
+
 def _check(m, path):
     """Refuses settings a samebits module cannot honour, before any forward."""
     where = " (at '%s')" % path if path else ""
     t = type(m)
     if t is torch.nn.Conv2d:
         if m.padding_mode != "zeros" or isinstance(m.padding, str):
-            raise NotImplementedError(
+            raise UnsupportedModuleError(
                 "samebits.from_torch_module: cannot convert torch.nn.Conv2d%s with padding=%r, "
                 "padding_mode=%r; samebits supports int zero padding only"
                 % (where, m.padding, m.padding_mode))
     if t in (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d):
         if not m.track_running_stats or m.momentum is None:
-            raise NotImplementedError(
+            raise UnsupportedModuleError(
                 "samebits.from_torch_module: cannot convert %s%s with track_running_stats=False "
                 "or momentum=None" % (_type_name(m), where))
     if t is torch.nn.CrossEntropyLoss and m.weight is not None:
-        raise NotImplementedError("samebits.from_torch_module: cannot convert "
+        raise UnsupportedModuleError("samebits.from_torch_module: cannot convert "
                                   "torch.nn.CrossEntropyLoss%s with class weights" % where)
     if t is torch.nn.MaxPool2d and m.dilation not in (1, (1, 1)):
-        raise NotImplementedError("samebits.from_torch_module: cannot convert torch.nn.MaxPool2d%s "
+        raise UnsupportedModuleError("samebits.from_torch_module: cannot convert torch.nn.MaxPool2d%s "
                                   "with dilation %r" % (where, m.dilation))
     if t is torch.nn.AvgPool2d and m.divisor_override is not None:
-        raise NotImplementedError("samebits.from_torch_module: cannot convert torch.nn.AvgPool2d%s "
+        raise UnsupportedModuleError("samebits.from_torch_module: cannot convert torch.nn.AvgPool2d%s "
                                   "with divisor_override" % where)
     if t in (torch.nn.Softmax, torch.nn.LogSoftmax) and m.dim is None:
-        raise NotImplementedError("samebits.from_torch_module: cannot convert %s%s with dim=None; "
+        raise UnsupportedModuleError("samebits.from_torch_module: cannot convert %s%s with dim=None; "
                                   "give the dimension explicitly" % (_type_name(m), where))
     for name, p in list(m.named_parameters(recurse=False)) + list(m.named_buffers(recurse=False)):
         if p is None:
             continue
         if p.device.type != "cpu":
-            raise NotImplementedError(
+            raise UnsupportedModuleError(
                 "samebits.from_torch_module: %s%s has %s on %s; CUDA tensors are not supported by "
                 "this build (call .cpu() first)" % (_type_name(m), where, name, p.device))
         if p.dtype.is_floating_point and p.dtype != torch.float32:
@@ -81,6 +130,7 @@ def _check(m, path):
 
 def _convert(m, path):
     t = type(m)
+    _refuse_kind(m, path)
     if t in _CONVERT:
         _check(m, path)
         new_cls = _CONVERT[t]
@@ -91,17 +141,19 @@ def _convert(m, path):
         else:
             m.__class__ = new_cls
         return
-    if isinstance(m, _SAMEBITS) or t in _EXACT or t in _CONTAINERS:
+    if isinstance(m, _SAMEBITS) or t in _EXACT or t in _CONTAINERS or \
+            isinstance(m, torch.fx.GraphModule):
         pass
-    elif t.__module__.startswith("torch.nn") or isinstance(m, tuple(_CONVERT)):
-        # a torch layer samebits has no version of, or a user subclass of one
-        # that may override its forward
-        raise NotImplementedError(
+    elif t.__module__ == "torch" or t.__module__.startswith("torch.") or \
+            isinstance(m, tuple(_CONVERT)):
+        # a module of PyTorch's own (torch.nn, torch.ao quantized and fused
+        # modules, ...) samebits has no version of, or a user subclass of a
+        # supported one that may override its forward
+        raise UnsupportedModuleError(
             "samebits.from_torch_module: cannot convert %s%s: samebits has no reproducible "
             "version of it (supported: %s; kept as they are: containers, Flatten, Unflatten, "
             "Identity and custom modules, whose children are converted)"
-            % (_type_name(m), " (at '%s')" % path if path else "",
-               ", ".join(sorted(c.__name__ for c in _CONVERT)), ))
+            % (_type_name(m), _at(path), ", ".join(sorted(c.__name__ for c in _CONVERT)), ))
     else:
         _check(m, path)  # a custom module: its own tensors must be float32 CPU
     for name, child in m.named_children():
@@ -114,7 +166,11 @@ def from_torch_module(module):
     becomes its samebits.nn class; containers (Sequential, ModuleList,
     ModuleDict) and custom modules are kept and their children converted,
     Flatten/Unflatten/Identity are kept (exact). Any other torch.nn layer
-    raises NotImplementedError naming its type and place.
+    raises UnsupportedModuleError (a NotImplementedError) naming its type
+    and place, and so do module kinds whose forward is not plain Python
+    calling its children: TorchScript (scripted or traced) modules, a
+    torch.fx GraphModule whose graph does arithmetic itself (one of only
+    call_module nodes and views converts), and modules with forward hooks.
 
     A custom module's own forward code still runs as written: arithmetic it
     does itself with torch ops (x @ w, x + y, torch.relu...) is PyTorch's,
@@ -122,6 +178,8 @@ def from_torch_module(module):
     if not isinstance(module, torch.nn.Module):
         raise TypeError("samebits.from_torch_module: expected a torch.nn.Module, got %s"
                         % type(module).__name__)
+    for path, m in module.named_modules():
+        _refuse_kind(m, path)  # before copying anything
     out = copy.deepcopy(module)
     _convert(out, "")
     return out

@@ -199,9 +199,9 @@ def _pool_params(kernel_size, stride, padding, ceil_mode, count_include_pad, fn=
              _flag(count_include_pad, fn, "count_include_pad"))
 
 
-def _pool_out(x, p):
+def _pool_out(x, p, fn):
     if x.ndim != 4:
-        raise _lib.SamebitsError("samebits pooling: x must be (N,C,H,W), got %s" % (x.shape,))
+        raise _lib.SamebitsError("samebits.%s: x must be (N,C,H,W), got %s" % (fn, x.shape))
     oh, ow = ctypes.c_int64(), ctypes.c_int64()
     call("sb_pool2d_output_size", x.shape[2], x.shape[3], ctypes.byref(p), ctypes.byref(oh),
          ctypes.byref(ow))
@@ -209,7 +209,7 @@ def _pool_out(x, p):
 
 
 def _max_pool2d(x, p):
-    shape = _pool_out(x, p)
+    shape = _pool_out(x, p, "max_pool2d")
     y = empty(shape)
     idx = np.empty(shape, dtype=np.int64)
     call("sb_max_pool2d_forward", ref(wrap(x)), ctypes.byref(p), ref(wrap(y)), ref(wrap(idx)))
@@ -238,7 +238,7 @@ def _max_pool2d_backward(dy, idx, x_shape, p):
 
 
 def _avg_pool2d(x, p):
-    y = empty(_pool_out(x, p))
+    y = empty(_pool_out(x, p, "avg_pool2d"))
     call("sb_avg_pool2d_forward", ref(wrap(x)), ctypes.byref(p), ref(wrap(y)))
     return y
 

@@ -37,7 +37,7 @@ class _Linear(torch.autograd.Function):
     def forward(ctx, x, w, b):
         ctx.save_for_backward(x, w)
         ctx.has_bias = b is not None
-        return _t(_ops._linear(_np(x, "linear", "input"), _np(w, "linear", "weight"),
+        return _t(_ops._linear(to_np(x, "linear", "input"), to_np(w, "linear", "weight"),
                                _np(b, "linear", "bias")))
 
     @staticmethod
@@ -62,7 +62,7 @@ class _Conv2d(torch.autograd.Function):
         ctx.save_for_backward(x, w)
         ctx.p = p
         ctx.has_bias = b is not None
-        return _t(_ops._conv2d(_np(x, "conv2d", "input"), _np(w, "conv2d", "weight"),
+        return _t(_ops._conv2d(to_np(x, "conv2d", "input"), to_np(w, "conv2d", "weight"),
                                _np(b, "conv2d", "bias"), p))
 
     @staticmethod
@@ -118,8 +118,9 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 class _AvgPool2d(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, p):
-        ctx.p, ctx.shape = p, tuple(x.shape)
-        return _t(_ops._avg_pool2d(to_np(x, "avg_pool2d", "input"), p))
+        xn = to_np(x, "avg_pool2d", "input")
+        ctx.p, ctx.shape = p, xn.shape
+        return _t(_ops._avg_pool2d(xn, p))
 
     @staticmethod
     @once_differentiable

@@ -1,0 +1,333 @@
+"""Every public function of samebits.ops and samebits.nn.functional against
+bad input, generated: the functions are found by introspection (a new op
+without a valid call below fails test_every_public_function_has_a_valid_call),
+and each argument of a known-good call is mutated in turn: None, float64 and
+int64 arrays, a rank more and a rank less, a mismatched size, a zero size,
+a non-contiguous view, out-of-range and non-integral integers, floats a C
+float cannot hold, huge and negative shapes, and aliased in-place outputs.
+Each mutated call must raise a clear exception (a samebits message naming
+the function) and leave every argument's bits as they were, or, for the
+mutations listed as valid for that function, succeed. tests/check_python.sh
+also runs this file against the ASan build."""
+import inspect
+
+import numpy as np
+import pytest
+import torch
+
+import samebits
+from samebits import ops
+from samebits.nn import functional as F
+
+CLEAR_ERRORS = (TypeError, ValueError, OverflowError, NotImplementedError, samebits.SamebitsError)
+
+# Public functions that take no tensor: nothing to mutate (and why).
+EXEMPT = {}
+
+
+def public_functions(module):
+    return sorted(name for name, f in vars(module).items()
+                  if not name.startswith("_") and inspect.isfunction(f) and
+                  f.__module__ == module.__name__)
+
+
+def _rng():
+    return np.random.default_rng(7)
+
+
+def _f(*shape, positive=False):
+    a = _rng().standard_normal(shape).astype(np.float32)
+    return np.abs(a) + np.float32(0.5) if positive else a
+
+
+def _i(*shape, high=3):
+    return (np.arange(int(np.prod(shape)), dtype=np.int64) % high).reshape(shape)
+
+
+def _pool_indices():
+    _, idx = ops.max_pool2d(_f(1, 2, 4, 4), 2, return_indices=True)
+    return idx
+
+
+# name -> (a function giving the keyword arguments of a valid call, the
+# mutations "arg:kind" that are valid for it and must succeed)
+ELEMENTWISE_OK = {"rank_up", "rank_down", "zero", "mismatch"}
+
+
+def _all(args, kinds):
+    return {"%s:%s" % (a, k) for a in args for k in kinds}
+
+
+BROADCAST_OK = _all("ab", ("rank_down",)) | {"a:rank_up", "b:rank_up"}
+
+OPS = {
+    # a batched operand broadcasts against a 2-D one
+    "mm": (lambda: dict(a=_f(2, 3), b=_f(3, 4)), {"a:zero", "a:rank_up", "b:rank_up",
+                                                   "b:mismatch"}),
+    "mm_backward": (lambda: dict(dout=_f(2, 4), a=_f(2, 3), b=_f(3, 4)), set()),
+    "linear": (lambda: dict(x=_f(2, 3), weight=_f(4, 3), bias=_f(4)),
+               {"x:rank_up", "x:rank_down", "x:zero"}),
+    "linear_backward": (lambda: dict(dy=_f(2, 4), x=_f(2, 3), weight=_f(4, 3)), set()),
+    "binary_backward": (lambda: dict(op="mul", dy=_f(2, 3), a=_f(2, 3), b=_f(2, 3)),
+                        {"a:rank_down", "b:rank_down"}),
+    "unary_backward": (lambda: dict(op="exp", x=_f(2, 3), y=_f(2, 3), dy=_f(2, 3)), set()),
+    "relu_backward": (lambda: dict(x=_f(2, 3), dy=_f(2, 3)), set()),
+    "tanh_backward": (lambda: dict(y=_f(2, 3), dy=_f(2, 3)), set()),
+    "sigmoid_backward": (lambda: dict(y=_f(2, 3), dy=_f(2, 3)), set()),
+    "gelu_backward": (lambda: dict(x=_f(2, 3), dy=_f(2, 3)), set()),
+    "softmax": (lambda: dict(x=_f(2, 3), dim=-1), _all("x", ELEMENTWISE_OK)),
+    "log_softmax": (lambda: dict(x=_f(2, 3), dim=-1), _all("x", ELEMENTWISE_OK)),
+    "softmax_backward": (lambda: dict(y=_f(2, 3), dy=_f(2, 3), dim=-1), set()),
+    "log_softmax_backward": (lambda: dict(y=_f(2, 3), dy=_f(2, 3), dim=-1), set()),
+    "cross_entropy": (lambda: dict(logits=_f(2, 3), targets=_i(2), ignore_index=-100),
+                      {"ignore_index:negative", "logits:mismatch"}),
+    "cross_entropy_backward": (lambda: dict(logits=_f(2, 3), targets=_i(2), dloss=_f()),
+                               {"logits:mismatch"}),
+    "mse_loss": (lambda: dict(x=_f(2, 3), y=_f(2, 3)), set()),
+    "mse_loss_backward": (lambda: dict(x=_f(2, 3), y=_f(2, 3), dloss=_f()), set()),
+    "conv2d": (lambda: dict(x=_f(1, 2, 5, 5), weight=_f(3, 2, 3, 3), bias=_f(3), stride=1),
+               {"x:zero", "x:mismatch", "weight:mismatch"}),
+    "conv2d_backward": (lambda: dict(dy=_f(1, 3, 3, 3), x=_f(1, 2, 5, 5), weight=_f(3, 2, 3, 3)),
+                        set()),
+    "conv2d_input": (lambda: dict(input_size=(1, 2, 5, 5), weight=_f(3, 2, 3, 3),
+                                  grad_output=_f(1, 3, 3, 3)), set()),
+    "conv2d_weight": (lambda: dict(input=_f(1, 2, 5, 5), weight_size=(3, 2, 3, 3),
+                                   grad_output=_f(1, 3, 3, 3)), set()),
+    "max_pool2d": (lambda: dict(x=_f(1, 2, 4, 4), kernel_size=2),
+                   {"x:zero", "x:mismatch"}),
+    "max_pool2d_backward": (lambda: dict(dy=_f(1, 2, 2, 2), indices=_pool_indices(),
+                                         input_shape=(1, 2, 4, 4), kernel_size=2), set()),
+    "avg_pool2d": (lambda: dict(x=_f(1, 2, 4, 4), kernel_size=2), {"x:zero", "x:mismatch"}),
+    "avg_pool2d_backward": (lambda: dict(dy=_f(1, 2, 2, 2), input_shape=(1, 2, 4, 4),
+                                         kernel_size=2), set()),
+    "sum": (lambda: dict(x=_f(2, 3), dim=1), {"x:rank_up", "x:zero", "x:mismatch", "dim:none"}),
+    "mean": (lambda: dict(x=_f(2, 3), dim=1), {"x:rank_up", "x:zero", "x:mismatch", "dim:none"}),
+    "sum_backward": (lambda: dict(dy=_f(2), input_shape=(2, 3), dim=1), set()),
+    "mean_backward": (lambda: dict(dy=_f(2), input_shape=(2, 3), dim=1), set()),
+    "batch_norm": (lambda: dict(x=_f(4, 3), running_mean=_f(3), running_var=_f(3, positive=True),
+                                weight=_f(3), bias=_f(3), training=True), set()),
+    "batch_norm_backward": (lambda: dict(dy=_f(4, 3), x=_f(4, 3), weight=_f(3), save_mean=_f(3),
+                                         save_rstd=_f(3, positive=True)), {"weight:none"}),
+    "layer_norm": (lambda: dict(x=_f(2, 3), normalized_shape=(3,), weight=_f(3), bias=_f(3)),
+                   {"x:rank_up", "x:rank_down", "x:zero"}),
+    "layer_norm_backward": (lambda: dict(dy=_f(2, 3), x=_f(2, 3), normalized_ndim=1, weight=_f(3),
+                                         save_mean=_f(2), save_rstd=_f(2, positive=True)),
+                            {"weight:none"}),
+    "dropout": (lambda: dict(x=_f(2, 3), p=0.5, training=True, seed=1, stream=2),
+                _all("x", ELEMENTWISE_OK)),
+    "dropout_backward": (lambda: dict(dy=_f(2, 3), mask=ops.dropout(_f(2, 3), 0.5, True, 1, 2)[1],
+                                      p=0.5), set()),
+}
+for _n in ("add", "sub", "mul", "div"):
+    OPS[_n] = (lambda: dict(a=_f(2, 3), b=_f(2, 3, positive=True)), BROADCAST_OK)
+for _n in ("neg", "abs", "sqrt", "exp", "log", "square", "reciprocal", "relu", "tanh", "sigmoid",
+           "gelu"):
+    OPS[_n] = (lambda: dict(x=_f(2, 3, positive=True)), _all("x", ELEMENTWISE_OK))
+
+
+def _t(a):
+    return torch.from_numpy(a)
+
+
+FUNCTIONAL = {
+    "linear": (lambda: dict(input=_t(_f(2, 3)), weight=_t(_f(4, 3)), bias=_t(_f(4))),
+               {"input:rank_up", "input:rank_down", "input:zero"}),
+    "conv2d": (lambda: dict(input=_t(_f(1, 2, 5, 5)), weight=_t(_f(3, 2, 3, 3)), bias=_t(_f(3))),
+               {"input:zero", "input:mismatch", "weight:mismatch"}),
+    "max_pool2d": (lambda: dict(input=_t(_f(1, 2, 4, 4)), kernel_size=2),
+                   {"input:zero", "input:mismatch"}),
+    "avg_pool2d": (lambda: dict(input=_t(_f(1, 2, 4, 4)), kernel_size=2),
+                   {"input:zero", "input:mismatch"}),
+    "softmax": (lambda: dict(input=_t(_f(2, 3)), dim=-1), _all(["input"], ELEMENTWISE_OK)),
+    "log_softmax": (lambda: dict(input=_t(_f(2, 3)), dim=-1), _all(["input"], ELEMENTWISE_OK)),
+    "cross_entropy": (lambda: dict(input=_t(_f(2, 3)), target=_t(_i(2))), {"input:mismatch"}),
+    "mse_loss": (lambda: dict(input=_t(_f(2, 3)), target=_t(_f(2, 3))), set()),
+    "batch_norm": (lambda: dict(input=_t(_f(4, 3)), running_mean=_t(_f(3)),
+                                running_var=_t(_f(3, positive=True)), weight=_t(_f(3)),
+                                bias=_t(_f(3)), training=True), set()),
+    "layer_norm": (lambda: dict(input=_t(_f(2, 3)), normalized_shape=(3,), weight=_t(_f(3)),
+                                bias=_t(_f(3))), {"input:rank_up", "input:rank_down", "input:zero"}),
+    "dropout": (lambda: dict(input=_t(_f(2, 3)), p=0.5, training=True, seed=1, stream=2),
+                _all(["input"], ELEMENTWISE_OK)),
+    "mm": (lambda: dict(a=_t(_f(2, 3)), b=_t(_f(3, 4))), {"a:zero", "a:rank_up", "b:rank_up",
+                                                         "b:mismatch"}),
+    "div": (lambda: dict(a=_t(_f(2, 3)), b=_t(_f(2, 3, positive=True))), BROADCAST_OK),
+    "sum": (lambda: dict(input=_t(_f(2, 3)), dim=1), {"input:rank_up", "input:zero",
+                                                     "input:mismatch", "dim:none"}),
+    "mean": (lambda: dict(input=_t(_f(2, 3)), dim=1), {"input:rank_up", "input:zero",
+                                                      "input:mismatch", "dim:none"}),
+}
+for _n in ("relu", "tanh", "sigmoid", "gelu", "sqrt", "exp", "log"):
+    FUNCTIONAL[_n] = (lambda: dict(input=_t(_f(2, 3, positive=True))),
+                      _all(["input"], ELEMENTWISE_OK))
+
+MODULES = {"ops": (ops, OPS), "nn.functional": (F, FUNCTIONAL)}
+
+
+def test_every_public_function_has_a_valid_call():
+    for label, (module, table) in MODULES.items():
+        found = public_functions(module)
+        assert len(found) >= 15
+        missing = [n for n in found if n not in table and n not in EXEMPT]
+        assert not missing, "%s functions without a bad-input spec: %s" % (label, missing)
+        stale = [n for n in table if n not in found]
+        assert not stale, "%s specs for functions that do not exist: %s" % (label, stale)
+        assert sorted(module.__all__) == sorted(n for n in module.__all__ if n in found or
+                                                n == "functional")
+
+
+def test_exemptions_are_few_and_justified():
+    assert len(EXEMPT) <= 3
+    assert all(isinstance(why, str) and len(why) > 20 for why in EXEMPT.values())
+
+
+def test_the_valid_calls_succeed():
+    # the mutations below start from calls that work
+    for label, (module, table) in MODULES.items():
+        for name, (make, _) in table.items():
+            getattr(module, name)(**make())
+
+
+# ---- mutations -------------------------------------------------------------
+
+def _is_array(v):
+    return isinstance(v, (np.ndarray, torch.Tensor))
+
+
+def _np(v):
+    return v.numpy() if isinstance(v, torch.Tensor) else v
+
+
+def _like(v, a):
+    return torch.from_numpy(np.ascontiguousarray(a)) if isinstance(v, torch.Tensor) else a
+
+
+def _noncontig(v, a):
+    """The same values in a strided (non-contiguous) view."""
+    big = np.zeros(a.shape + (2,), dtype=a.dtype)
+    big[..., 0] = a
+    view = big[..., 0]
+    if isinstance(v, torch.Tensor):
+        view = torch.from_numpy(big)[..., 0]
+        assert not view.is_contiguous() or a.size <= 1
+    return view
+
+
+def _array_mutations(v):
+    a = _np(v)
+    out = {"f64": _like(v, a.astype(np.float64)),
+           "i64": _like(v, a.astype(np.int64)) if a.dtype != np.int64 else
+           _like(v, a.astype(np.float32)),
+           "rank_up": _like(v, np.stack([a, a, a])),
+           "noncontig": _noncontig(v, a)}
+    if a.ndim >= 1:
+        out["rank_down"] = _like(v, a[0])
+        out["mismatch"] = _like(v, np.concatenate([a, a[..., :1]], axis=-1))
+        out["zero"] = _like(v, a[:0])
+    return out
+
+
+def _scalar_mutations(name, v):
+    if isinstance(v, bool):
+        return {"not_a_flag": "yes", "int_flag": 7}
+    if isinstance(v, int):
+        return {"huge": 2 ** 64 + 1, "huge_negative": -(2 ** 64) - 1, "non_integral": 1.5,
+                "negative": -1000, "none": None}
+    if isinstance(v, float):
+        return {"overflow": 1e39, "none": None, "text": "0.5"}
+    if isinstance(v, tuple):  # a shape
+        return {"negative_size": (-1,) + v[1:], "huge_size": (2 ** 62,) + v[1:],
+                "overflowing_size": (2 ** 64,) + v[1:], "non_integral_size": (1.5,) + v[1:],
+                "short": v[:-1]}
+    if isinstance(v, str):
+        return {"unknown": "no-such-op"}
+    return {}
+
+
+def _cases():
+    out = []
+    for label, (module, table) in MODULES.items():
+        for name, (make, valid) in sorted(table.items()):
+            params = inspect.signature(getattr(module, name)).parameters
+            for arg, v in make().items():
+                if _is_array(v):
+                    kinds = sorted(_array_mutations(v))
+                    if params[arg].default is not None:
+                        kinds.append("none")
+                else:
+                    kinds = sorted(_scalar_mutations(arg, v))
+                for kind in kinds:
+                    key = "%s:%s" % (arg, kind)
+                    ok = key in valid or kind == "noncontig"
+                    out.append(pytest.param(label, name, arg, kind, ok,
+                                            id="%s.%s-%s" % (label, name, key)))
+    return out
+
+
+def _snapshot(kwargs):
+    return {k: _np(v).copy() for k, v in kwargs.items() if _is_array(v)}
+
+
+def _untouched(kwargs, snap):
+    for k, a in snap.items():
+        now = _np(kwargs[k])
+        assert now.shape == a.shape and now.tobytes() == a.tobytes(), \
+            "%s was modified by a call that failed" % k
+
+
+def _bits(x):
+    if isinstance(x, (tuple, list)):
+        return [_bits(v) for v in x]
+    if x is None:
+        return None
+    a = _np(x.detach() if isinstance(x, torch.Tensor) else x)
+    return (a.shape, a.dtype.str, np.ascontiguousarray(a).tobytes())
+
+
+@pytest.mark.parametrize("label,name,arg,kind,ok", _cases())
+def test_bad_input(label, name, arg, kind, ok):
+    module, table = MODULES[label]
+    fn = getattr(module, name)
+    kwargs = table[name][0]()
+    v = kwargs[arg]
+    if kind == "none":
+        kwargs[arg] = None
+    elif _is_array(v):
+        kwargs[arg] = _array_mutations(v)[kind]
+    else:
+        kwargs[arg] = _scalar_mutations(arg, v)[kind]
+    snap = _snapshot(kwargs)
+    if ok:
+        got = fn(**kwargs)
+        if kind == "noncontig":  # the same bits as the contiguous call
+            ref = table[name][0]()
+            assert _bits(got) == _bits(fn(**ref))
+        return
+    with pytest.raises(CLEAR_ERRORS) as e:
+        fn(**kwargs)
+    msg = str(e.value)
+    assert msg.startswith("samebits.") or msg.startswith("sb_"), \
+        "unclear message for %s(%s=%s): %r" % (name, arg, kind, msg)
+    _untouched(kwargs, snap)
+
+
+# ---- in-place outputs that alias ------------------------------------------
+
+@pytest.mark.parametrize("label", ["ops", "nn.functional"])
+@pytest.mark.parametrize("alias", ["running_var", "x", "weight"])
+def test_aliased_running_statistics_are_refused_and_untouched(label, alias):
+    module, table = MODULES[label]
+    kwargs = table["batch_norm"][0]()
+    xname = "x" if label == "ops" else "input"
+    other = {"x": xname}.get(alias, alias)
+    if other == xname:
+        kwargs[xname] = kwargs[xname][:, :3].contiguous() if label != "ops" else kwargs[xname]
+        # running_mean is (C,) = row 0 of x
+        kwargs["running_mean"] = kwargs[xname][0]
+    else:
+        kwargs["running_mean"] = kwargs[other]
+    snap = _snapshot(kwargs)
+    with pytest.raises(ValueError, match=r"samebits\..*batch_norm: running_mean and .* share "
+                       r"memory"):
+        getattr(module, "batch_norm")(**kwargs)
+    _untouched(kwargs, snap)
