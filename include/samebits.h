@@ -27,5 +27,6 @@
 #include "samebits/autograd.h"
 #include "samebits/nn.h"
 #include "samebits/trace.h"
+#include "samebits/train.h"
 
 #endif

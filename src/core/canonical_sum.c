@@ -17,6 +17,7 @@
  * depth L; a full block is folded and pushed one level up. Whole lane rows
  * (32 elements starting at lane 0) go through the SIMD row adders of
  * src/cpu/sum_*.c, which perform the very same per-lane additions. */
+#include "samebits/runtime.h"
 #include "core/canonical_sum.h"
 #include "cpu/sum_internal.h"
 

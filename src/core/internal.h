@@ -1,11 +1,14 @@
 /* src/core/internal.h - helpers every samebits source file may use.
- * Not installed; public code sees only include/. */
+ * Not installed; public code sees only include/. It includes only the public
+ * headers its own declarations need (status codes, tensors): each source
+ * file includes the public headers of the functions it calls. */
 #ifndef SAMEBITS_INTERNAL_H
 #define SAMEBITS_INTERNAL_H
 
 #include <stdint.h>
 #include <string.h>
-#include "samebits.h"
+#include "samebits/status.h"
+#include "samebits/tensor.h"
 
 /* Record a failure for sb_last_error() and return `status`, so a check reads
  *     if (!x) return sb_fail(SB_ERR_NULL, "sb_matmul: a is NULL");        */

@@ -1,4 +1,5 @@
 /* sb_ssum: the raw-buffer canonical sum (include/samebits/kernels.h). */
+#include "samebits/kernels.h"
 #include "core/fpenv.h"
 #include "core/canonical_sum.h"
 #include "core/internal.h"

@@ -14,7 +14,9 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include "samebits.h"
+#include "samebits/elementwise.h"
+#include "samebits/loss.h"
+#include "samebits/optim.h"
 #include "cpu/cpu.h"
 #include "ref/ref_pointwise.h"
 

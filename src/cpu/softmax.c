@@ -10,6 +10,8 @@
  * row maximum stays a scalar scan: its sign of zero and first-NaN rule are
  * part of the bits (x - m of -0 and +-0 differ in sign). */
 #include <stdlib.h>
+#include "samebits/loss.h"
+#include "samebits/math.h"
 #include "core/internal.h"
 #include "core/canonical_sum.h"
 #include "cpu/ops_internal.h"

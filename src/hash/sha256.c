@@ -1,5 +1,6 @@
 /* SHA-256 (FIPS 180-4), written for any byte order: words are assembled from
  * bytes explicitly, never by casting the buffer. */
+#include "samebits/hash.h"
 #include "core/internal.h"
 
 static const uint32_t K[64] = {

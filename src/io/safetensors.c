@@ -12,6 +12,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include "samebits/hash.h"
+#include "samebits/io.h"
 #include "io/io_internal.h"
 
 #define META_KEY "__metadata__"

@@ -4,6 +4,7 @@
  * which the ones without a transcendental still use directly). One table-
  * driven path serves every activation, forward and backward. */
 #include <math.h>
+#include "samebits/elementwise.h"
 #include "core/fpenv.h"
 #include "core/internal.h"
 #include "cpu/ops_internal.h"

@@ -2,6 +2,7 @@
  * checks, then the fast kernels of src/cpu/conv2d.c and pool2d.c, which
  * reproduce the reference kernels of src/ref/conv2d.c and pool2d.c bit for bit. */
 #include <stdio.h>
+#include "samebits/conv.h"
 #include "core/fpenv.h"
 #include "core/internal.h"
 #include "cpu/conv_internal.h"

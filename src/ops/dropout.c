@@ -3,6 +3,8 @@
  * elementwise, so every tensor may have any strides (element i is the i-th
  * in row-major logical order, whatever the memory layout). */
 #include <math.h>
+#include "samebits/dropout.h"
+#include "samebits/random.h"
 #include "core/fpenv.h"
 #include "core/internal.h"
 #include "cpu/ops_internal.h"

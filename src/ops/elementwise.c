@@ -3,6 +3,7 @@
  * input's shape. The arithmetic itself lives in src/ref/elementwise.c. */
 #include <stdio.h>
 #include <stdlib.h>
+#include "samebits/elementwise.h"
 #include "core/fpenv.h"
 #include "core/internal.h"
 #include "cpu/ops_internal.h"

@@ -2,6 +2,7 @@
  * checks, then the fast GEMM of src/cpu/gemm.c, which reproduces the
  * reference GEMM of src/ref/gemm.c bit for bit. */
 #include <stdio.h>
+#include "samebits/linalg.h"
 #include "core/fpenv.h"
 #include "core/canonical_sum.h"
 #include "core/internal.h"

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "samebits/loss.h"
 #include "core/fpenv.h"
 #include "core/internal.h"
 #include "cpu/ops_internal.h"

@@ -4,6 +4,7 @@
  * Every check runs before the first write, so a failing call leaves all
  * outputs and running statistics untouched. */
 #include <math.h>
+#include "samebits/norm.h"
 #include "core/fpenv.h"
 #include "core/internal.h"
 #include "cpu/ops_internal.h"

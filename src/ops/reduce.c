@@ -1,6 +1,7 @@
 /* Tensor-level reductions over axes and their backward: validation and the
  * mapping from tensors to the fast kernels of src/cpu/reduce.c (bit for bit
  * the reference kernels of src/ref/reduce.c, threaded over outputs). */
+#include "samebits/reduce.h"
 #include "core/fpenv.h"
 #include "core/internal.h"
 #include "cpu/ops_internal.h"

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "samebits/optim.h"
 #include "core/fpenv.h"
 #include "core/internal.h"
 #include "cpu/ops_internal.h"

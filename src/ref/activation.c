@@ -4,6 +4,7 @@
  * functions do; the elementary functions are samebits' correctly rounded
  * ones, never libm. No FMA anywhere (-ffp-contract=off). */
 #include <math.h>
+#include "samebits/math.h"
 #include "core/internal.h"
 #include "ref/ref_pointwise.h"
 

@@ -2,6 +2,7 @@
  *
  * Element i's fate is a function of (seed, stream, offset + i) alone, so
  * any tiling of the tensor over threads drops the same elements. */
+#include "samebits/random.h"
 #include "core/internal.h"
 #include "ref/ref_loss.h"
 

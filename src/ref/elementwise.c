@@ -3,6 +3,8 @@
  * sequence of binary32 operations on the same-index input elements; the
  * build forbids contraction into FMA (-ffp-contract=off). */
 #include <math.h>
+#include "samebits/elementwise.h"
+#include "samebits/math.h"
 #include "core/internal.h"
 #include "ref/ref_pointwise.h"
 

@@ -7,6 +7,7 @@
  * associate. A blocked/vectorised kernel may tile over i and j freely, but it
  * must run each element's k terms in this order. */
 #include <math.h>
+#include "samebits/kernels.h"
 #include "core/fpenv.h"
 #include "core/internal.h"
 #include "cpu/cpu.h"

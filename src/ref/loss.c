@@ -5,6 +5,8 @@
  * +0.0f in their own positions, are summed by the canonical sum in index
  * order, so SUM is exactly the canonical sum of the NONE output and MEAN
  * is that sum divided once by the count. */
+#include "samebits/loss.h"
+#include "samebits/math.h"
 #include "core/canonical_sum.h"
 #include "core/internal.h"
 #include "ref/ref_loss.h"

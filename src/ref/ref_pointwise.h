@@ -12,7 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "samebits.h"
+#include "samebits/elementwise.h"
 
 /* ---- elementwise (src/ref/elementwise.c); all buffers have n elements ---- */
 

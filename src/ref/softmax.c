@@ -5,6 +5,7 @@
  * every elementary function is sb_expf / sb_logf, so a row's bits depend
  * only on the row. */
 #include <math.h>
+#include "samebits/math.h"
 #include "core/canonical_sum.h"
 #include "core/internal.h"
 #include "ref/ref_loss.h"

@@ -5,6 +5,8 @@
  * functions below are loops of the *_at functions and any split of the
  * index range over threads gives the same bits. */
 #include <math.h>
+#include "samebits/math.h"
+#include "samebits/random.h"
 #include "core/fpenv.h"
 #include "core/internal.h"
 
