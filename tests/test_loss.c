@@ -589,7 +589,7 @@ static void test_errors(void) {
     CHECK_ERROR(sb_nll_loss_backward(x, tn, SB_LOSS_SUM, -100, sc, z), SB_ERR_RANGE, "sb_nll_loss_backward: targets[1] = -1");
     CHECK_ERROR(sb_nll_loss_backward(x, t, SB_LOSS_SUM, -100, NULL, z), SB_ERR_NULL, "dloss is NULL");
     /* MSE */
-    CHECK_ERROR(sb_mse_forward(x, y43, SB_LOSS_MEAN, sc), SB_ERR_SHAPE, "sb_mse_forward: y has shape [4, 3]");
+    CHECK_ERROR(sb_mse_forward(x, y43, SB_LOSS_MEAN, sc), SB_ERR_SHAPE, "sb_mse_forward: target has shape [4, 3]");
     CHECK_ERROR(sb_mse_forward(NULL, y, SB_LOSS_MEAN, sc), SB_ERR_NULL, "x is NULL");
     CHECK_ERROR(sb_mse_forward(x, y, SB_LOSS_MEAN, NULL), SB_ERR_NULL, "loss is NULL");
     CHECK_ERROR(sb_mse_forward(xi, xi, SB_LOSS_MEAN, sc), SB_ERR_DTYPE, "x has dtype int32");
@@ -598,7 +598,7 @@ static void test_errors(void) {
     CHECK_ERROR(sb_mse_forward(x0, x0, SB_LOSS_MEAN, sc), SB_ERR_SHAPE, "no elements");
     CHECK_ERROR(sb_mse_forward(x, y, (sb_loss_reduction)-1, sc), SB_ERR_ARG, "reduction -1");
     CHECK_ERROR(sb_mse_backward(x, y, SB_LOSS_MEAN, sc, y43, NULL), SB_ERR_SHAPE, "sb_mse_backward: dx has shape [4, 3]");
-    CHECK_ERROR(sb_mse_backward(x, y, SB_LOSS_MEAN, sc, z, y43), SB_ERR_SHAPE, "dy has shape [4, 3]");
+    CHECK_ERROR(sb_mse_backward(x, y, SB_LOSS_MEAN, sc, z, y43), SB_ERR_SHAPE, "dtarget has shape [4, 3]");
     CHECK_ERROR(sb_mse_backward(x, y, SB_LOSS_MEAN, v3, z, NULL), SB_ERR_SHAPE, "dloss has shape [3]");
     CHECK_ERROR(sb_mse_backward(x, y, SB_LOSS_MEAN, sc, NULL, NULL), SB_ERR_NULL, "dx is NULL");
     CHECK_ERROR(sb_mse_backward(x, y, SB_LOSS_NONE, sc, z, NULL), SB_ERR_SHAPE, "expected [3, 4]");

@@ -940,9 +940,9 @@ static void test_bad_inputs(void) {
     CHECK_ERROR(sb_layer_norm_forward(x, 4, w5, w5, 1e-5f, y, lsm, lsr), SB_ERR_ARG,
                 "normalized_ndim = 4");
     CHECK_ERROR(sb_layer_norm_forward(x, 1, w4, w5, 1e-5f, y, lsm, lsr), SB_ERR_SHAPE,
-                "w must have shape [5]");
+                "gamma must have shape [5]");
     CHECK_ERROR(sb_layer_norm_forward(x, 2, w35, w5, 1e-5f, y, sm, sr), SB_ERR_SHAPE,
-                "b must have shape [3, 5]");
+                "beta must have shape [3, 5]");
     CHECK_ERROR(sb_layer_norm_forward(x, 1, w5, w5, 1e-5f, y, sm, lsr), SB_ERR_SHAPE,
                 "save_mean must have shape [4, 3]");
     CHECK_ERROR(sb_layer_norm_forward(x, 1, w5, w5, 0.0f, y, lsm, lsr), SB_ERR_ARG,
@@ -967,13 +967,13 @@ static void test_bad_inputs(void) {
     CHECK_ERROR(sb_layer_norm_backward(y, x, 1, w5, lsm, NULL, dx, NULL, NULL), SB_ERR_NULL,
                 "save_rstd is NULL");
     CHECK_ERROR(sb_layer_norm_backward(y, x, 1, w5, lsm, lsr, dx, w4, NULL), SB_ERR_SHAPE,
-                "dw must have shape [5]");
+                "dgamma must have shape [5]");
     CHECK_ERROR(sb_layer_norm_backward(y, x, 1, w5, lsm, sr, dx, NULL, NULL), SB_ERR_SHAPE,
                 "save_rstd must have shape [4, 3]");
     CHECK_ERROR(sb_layer_norm_backward(ybad, x, 1, w5, lsm, lsr, dx, NULL, NULL), SB_ERR_SHAPE,
                 "dy must have shape");
     CHECK_ERROR(sb_layer_norm_backward(y, x, 1, w5, lsm, lsr, dx, NULL, w4), SB_ERR_SHAPE,
-                "db must have shape [5]");
+                "dbeta must have shape [5]");
 
     sb_tensor *all[] = {x, y, g, b, rm, rv, sm, sr, g4, x1, ybad, x2, dx, dg, xi, w5, w4, lsm,
                         lsr, w35};

@@ -57,11 +57,11 @@ SB_API sb_status sb_graph_param(sb_graph *g, sb_tensor *value, sb_tensor *grad, 
 SB_API sb_status sb_graph_backward(sb_graph *g, sb_variable *loss);
 
 /* ---- differentiable ops (outputs are allocated in the graph) ---- */
-SB_API sb_status sb_ag_linear(sb_graph *g, sb_variable *x, sb_variable *w, sb_variable *b, sb_variable **y);
-SB_API sb_status sb_ag_conv2d(sb_graph *g, sb_variable *x, sb_variable *w, sb_variable *b,
-                       const sb_conv2d_params *p, sb_variable **y);
-SB_API sb_status sb_ag_max_pool2d(sb_graph *g, sb_variable *x, const sb_pool2d_params *p, sb_variable **y);
-SB_API sb_status sb_ag_avg_pool2d(sb_graph *g, sb_variable *x, const sb_pool2d_params *p, sb_variable **y);
+SB_API sb_status sb_ag_linear(sb_graph *g, sb_variable *x, sb_variable *w, sb_variable *bias, sb_variable **y);
+SB_API sb_status sb_ag_conv2d(sb_graph *g, sb_variable *x, sb_variable *w, sb_variable *bias,
+                       const sb_conv2d_params *params, sb_variable **y);
+SB_API sb_status sb_ag_max_pool2d(sb_graph *g, sb_variable *x, const sb_pool2d_params *params, sb_variable **y);
+SB_API sb_status sb_ag_avg_pool2d(sb_graph *g, sb_variable *x, const sb_pool2d_params *params, sb_variable **y);
 SB_API sb_status sb_ag_relu(sb_graph *g, sb_variable *x, sb_variable **y);
 SB_API sb_status sb_ag_tanh(sb_graph *g, sb_variable *x, sb_variable **y);
 SB_API sb_status sb_ag_sigmoid(sb_graph *g, sb_variable *x, sb_variable **y);
@@ -71,8 +71,9 @@ SB_API sb_status sb_ag_add(sb_graph *g, sb_variable *a, sb_variable *b, sb_varia
 SB_API sb_status sb_ag_batch_norm(sb_graph *g, sb_variable *x, sb_variable *gamma, sb_variable *beta,
                            sb_tensor *running_mean, sb_tensor *running_var, bool training,
                            float momentum, float eps, sb_variable **y);
-SB_API sb_status sb_ag_layer_norm(sb_graph *g, sb_variable *x, int normalized_ndim, sb_variable *w, sb_variable *b,
-                           float eps, sb_variable **y);
+SB_API sb_status sb_ag_layer_norm(sb_graph *g, sb_variable *x, int normalized_ndim,
+                                  sb_variable *gamma, sb_variable *beta, float eps,
+                                  sb_variable **y);
 /* Dropout draws its mask from Philox (seed, stream) at counter `offset`. */
 SB_API sb_status sb_ag_dropout(sb_graph *g, sb_variable *x, float p, bool training, uint64_t seed,
                         uint64_t stream, uint64_t offset, sb_variable **y);

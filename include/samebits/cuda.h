@@ -133,20 +133,20 @@ SB_API sb_status sb_cuda_linear_backward(sb_cuda_context *ctx, const sb_tensor *
                                   const sb_tensor *w, sb_tensor *dx, sb_tensor *dw,
                                   sb_tensor *db);
 SB_API sb_status sb_cuda_conv2d_forward(sb_cuda_context *ctx, const sb_tensor *x, const sb_tensor *w,
-                                 const sb_tensor *bias, const sb_conv2d_params *p, sb_tensor *y);
+                                 const sb_tensor *bias, const sb_conv2d_params *params, sb_tensor *y);
 SB_API sb_status sb_cuda_conv2d_backward(sb_cuda_context *ctx, const sb_tensor *dy, const sb_tensor *x,
-                                  const sb_tensor *w, const sb_conv2d_params *p, sb_tensor *dx,
+                                  const sb_tensor *w, const sb_conv2d_params *params, sb_tensor *dx,
                                   sb_tensor *dw, sb_tensor *db);
 /* indices: I64 device tensor of y's shape, or NULL (forward only). */
 SB_API sb_status sb_cuda_max_pool2d_forward(sb_cuda_context *ctx, const sb_tensor *x,
-                                     const sb_pool2d_params *p, sb_tensor *y, sb_tensor *indices);
+                                     const sb_pool2d_params *params, sb_tensor *y, sb_tensor *indices);
 SB_API sb_status sb_cuda_max_pool2d_backward(sb_cuda_context *ctx, const sb_tensor *dy,
-                                      const sb_tensor *indices, const sb_pool2d_params *p,
+                                      const sb_tensor *indices, const sb_pool2d_params *params,
                                       sb_tensor *dx);
 SB_API sb_status sb_cuda_avg_pool2d_forward(sb_cuda_context *ctx, const sb_tensor *x,
-                                     const sb_pool2d_params *p, sb_tensor *y);
+                                     const sb_pool2d_params *params, sb_tensor *y);
 SB_API sb_status sb_cuda_avg_pool2d_backward(sb_cuda_context *ctx, const sb_tensor *dy,
-                                      const sb_pool2d_params *p, sb_tensor *dx);
+                                      const sb_pool2d_params *params, sb_tensor *dx);
 SB_API sb_status sb_cuda_relu_forward(sb_cuda_context *ctx, const sb_tensor *x, sb_tensor *y);
 SB_API sb_status sb_cuda_relu_backward(sb_cuda_context *ctx, const sb_tensor *x, const sb_tensor *dy,
                                 sb_tensor *dx);

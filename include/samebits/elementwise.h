@@ -137,10 +137,10 @@ SB_API sb_status sb_sigmoid_backward(const sb_tensor *y, const sb_tensor *dy, sb
 SB_API sb_status sb_silu_forward(const sb_tensor *x, sb_tensor *y);
 SB_API sb_status sb_silu_backward(const sb_tensor *x, const sb_tensor *dy, sb_tensor *dx);
 
-/* GELU; approximate = false: erf form, true: tanh form (PyTorch's
+/* GELU; approximate_tanh = false: erf form, true: tanh form (PyTorch's
  * approximate='none' / 'tanh'). Sequences and constant bits in the contract. */
-SB_API sb_status sb_gelu_forward(const sb_tensor *x, bool approximate, sb_tensor *y);
-SB_API sb_status sb_gelu_backward(const sb_tensor *x, const sb_tensor *dy, bool approximate,
+SB_API sb_status sb_gelu_forward(const sb_tensor *x, bool approximate_tanh, sb_tensor *y);
+SB_API sb_status sb_gelu_backward(const sb_tensor *x, const sb_tensor *dy, bool approximate_tanh,
                            sb_tensor *dx);
 
 /* Softplus like PyTorch: z = x * beta; y = z > threshold ? x

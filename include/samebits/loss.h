@@ -65,16 +65,16 @@ SB_API sb_status sb_nll_loss_backward(const sb_tensor *logp, const sb_tensor *ta
                                sb_loss_reduction reduction, int64_t ignore_index,
                                const sb_tensor *dloss, sb_tensor *dlogp);
 
-/* Mean squared error of x against y (same shape, any rank, numel >= 1):
- * d_i = x_i - y_i, q_i = d_i * d_i; NONE: loss has x's shape, SUM/MEAN:
+/* Mean squared error of x against target (same shape, any rank, numel >= 1):
+ * d_i = x_i - target_i, q_i = d_i * d_i; NONE: loss has x's shape, SUM/MEAN:
  * 0-d canonical sum of q in row-major order (MEAN then / (float)numel). */
-SB_API sb_status sb_mse_forward(const sb_tensor *x, const sb_tensor *y, sb_loss_reduction reduction,
+SB_API sb_status sb_mse_forward(const sb_tensor *x, const sb_tensor *target, sb_loss_reduction reduction,
                          sb_tensor *loss);
-/* dx_i = ((x_i - y_i) * norm) * g, norm = 2.0f / (float)numel for MEAN and
- * 2.0f otherwise, g = dloss (0-d) or dloss_i (NONE); dy_i = -dx_i when dy
- * is not NULL. */
-SB_API sb_status sb_mse_backward(const sb_tensor *x, const sb_tensor *y, sb_loss_reduction reduction,
-                          const sb_tensor *dloss, sb_tensor *dx, sb_tensor *dy);
+/* dx_i = ((x_i - target_i) * norm) * g, norm = 2.0f / (float)numel for
+ * MEAN and 2.0f otherwise, g = dloss (0-d) or dloss_i (NONE);
+ * dtarget_i = -dx_i when dtarget is not NULL. */
+SB_API sb_status sb_mse_backward(const sb_tensor *x, const sb_tensor *target, sb_loss_reduction reduction,
+                          const sb_tensor *dloss, sb_tensor *dx, sb_tensor *dtarget);
 
 #ifdef __cplusplus
 }

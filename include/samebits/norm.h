@@ -57,22 +57,22 @@ SB_API sb_status sb_batch_norm_backward(const sb_tensor *dy, const sb_tensor *x,
 /* Layer norm of x over its last normalized_ndim dimensions (1..x->ndim):
  * rows are the leading dims (R = their product, 1 if none), each row has
  * D = prod(trailing dims) >= 1 elements.
- *   w, b             shape = the trailing dims of x, or NULL (independently).
+ *   gamma, beta      shape = the trailing dims of x, or NULL (independently).
  *   eps              finite and > 0.
  *   y                same shape as x.
  *   save_mean,       shape = the leading dims of x (a 0-d scalar when
  *   save_rstd        normalized_ndim == x->ndim), or NULL. */
-SB_API sb_status sb_layer_norm_forward(const sb_tensor *x, int normalized_ndim, const sb_tensor *w,
-                                const sb_tensor *b, float eps, sb_tensor *y,
+SB_API sb_status sb_layer_norm_forward(const sb_tensor *x, int normalized_ndim, const sb_tensor *gamma,
+                                const sb_tensor *beta, float eps, sb_tensor *y,
                                 sb_tensor *save_mean, sb_tensor *save_rstd);
 
 /* Gradients of sb_layer_norm_forward given dy (shape of x). save_mean and
- * save_rstd are required; dx (x's shape), dw and db (the trailing dims) are
+ * save_rstd are required; dx (x's shape), dgamma and dbeta (the trailing dims) are
  * each optional. */
 SB_API sb_status sb_layer_norm_backward(const sb_tensor *dy, const sb_tensor *x, int normalized_ndim,
-                                 const sb_tensor *w, const sb_tensor *save_mean,
-                                 const sb_tensor *save_rstd, sb_tensor *dx, sb_tensor *dw,
-                                 sb_tensor *db);
+                                 const sb_tensor *gamma, const sb_tensor *save_mean,
+                                 const sb_tensor *save_rstd, sb_tensor *dx, sb_tensor *dgamma,
+                                 sb_tensor *dbeta);
 
 #ifdef __cplusplus
 }

@@ -49,8 +49,8 @@ static sb_status layer_norm_backward(sb_graph *g, sb_node *n) {
     return sb_ag_commit(g, n, d);
 }
 
-sb_status sb_ag_layer_norm(sb_graph *g, sb_variable *x, int normalized_ndim, sb_variable *w, sb_variable *b,
-                           float eps, sb_variable **y) {
+sb_status sb_ag_layer_norm(sb_graph *g, sb_variable *x, int normalized_ndim, sb_variable *gamma,
+                           sb_variable *beta, float eps, sb_variable **y) {
     SB_FPENV_GUARD();
     const char *fn = "sb_ag_layer_norm";
     if (!y) return sb_fail(SB_ERR_NULL, "%s: y is NULL", fn);
@@ -61,13 +61,13 @@ sb_status sb_ag_layer_norm(sb_graph *g, sb_variable *x, int normalized_ndim, sb_
         return sb_fail(SB_ERR_ARG, "%s: normalized_ndim %d is outside 1..%d", fn, normalized_ndim,
                        x->value->ndim);
     int rows_ndim = x->value->ndim - normalized_ndim;
-    sb_variable *in[3] = {x, w, b}, *out;
+    sb_variable *in[3] = {x, gamma, beta}, *out;
     SB_TRY(sb_ag_output(g, x->value->ndim, x->value->shape, in, 3, &out));
     sb_tensor *mean, *rstd;
     SB_TRY(sb_tensor_new_in(&mean, sb_graph_arena(g), SB_F32, rows_ndim, x->value->shape));
     SB_TRY(sb_tensor_new_in(&rstd, sb_graph_arena(g), SB_F32, rows_ndim, x->value->shape));
-    SB_TRY(sb_layer_norm_forward(x->value, normalized_ndim, w ? w->value : NULL, b ? b->value : NULL,
-                                 eps, out->value, mean, rstd));
+    SB_TRY(sb_layer_norm_forward(x->value, normalized_ndim, gamma ? gamma->value : NULL,
+                                 beta ? beta->value : NULL, eps, out->value, mean, rstd));
     sb_node *node;
     SB_TRY(sb_ag_finish(g, "layer_norm", layer_norm_backward, in, 3, out, y, &node));
     if (node) {

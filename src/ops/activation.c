@@ -121,15 +121,15 @@ sb_status sb_silu_backward(const sb_tensor *x, const sb_tensor *dy, sb_tensor *d
     return act_run("sb_silu_backward", &c, x, "x", dy, dx);
 }
 
-sb_status sb_gelu_forward(const sb_tensor *x, bool approximate, sb_tensor *y) {
+sb_status sb_gelu_forward(const sb_tensor *x, bool approximate_tanh, sb_tensor *y) {
     SB_FPENV_GUARD();
-    act_ctx c = { .kind = ACT_GELU, .approximate = approximate };
+    act_ctx c = { .kind = ACT_GELU, .approximate = approximate_tanh };
     return act_run("sb_gelu_forward", &c, x, "x", NULL, y);
 }
-sb_status sb_gelu_backward(const sb_tensor *x, const sb_tensor *dy, bool approximate,
+sb_status sb_gelu_backward(const sb_tensor *x, const sb_tensor *dy, bool approximate_tanh,
                            sb_tensor *dx) {
     SB_FPENV_GUARD();
-    act_ctx c = { .kind = ACT_GELU, .backward = true, .approximate = approximate };
+    act_ctx c = { .kind = ACT_GELU, .backward = true, .approximate = approximate_tanh };
     return act_run("sb_gelu_backward", &c, x, "x", dy, dx);
 }
 

@@ -16,7 +16,7 @@ static sb_status check_p(const char *fn, float p) {
     return SB_OK;
 }
 
-sb_status sb_dropout_forward(const sb_tensor *x, float p, bool train, uint64_t seed,
+sb_status sb_dropout_forward(const sb_tensor *x, float p, bool training, uint64_t seed,
                              uint64_t stream, uint64_t offset, sb_tensor *y, sb_tensor *mask) {
     SB_FPENV_GUARD();
     const char *fn = "sb_dropout_forward";
@@ -39,7 +39,7 @@ sb_status sb_dropout_forward(const sb_tensor *x, float p, bool train, uint64_t s
     sb_status st = sb_loss_input(x, &x_copy, &xd);
     if (st == SB_OK) st = sb_loss_output(y, &y_scratch, &yd);
     if (st == SB_OK && mask) st = sb_loss_output(mask, &m_scratch, &md);
-    if (st == SB_OK) sb_cpu_dropout_forward(xd, (int64_t)n, p, train, seed, stream, offset, yd, md);
+    if (st == SB_OK) sb_cpu_dropout_forward(xd, (int64_t)n, p, training, seed, stream, offset, yd, md);
     sb_tensor_free(x_copy);
     if (st != SB_OK) {
         sb_tensor_free(y_scratch);
@@ -54,7 +54,7 @@ sb_status sb_dropout_forward(const sb_tensor *x, float p, bool train, uint64_t s
     return st;
 }
 
-sb_status sb_dropout_backward(const sb_tensor *dy, const sb_tensor *mask, float p, bool train,
+sb_status sb_dropout_backward(const sb_tensor *dy, const sb_tensor *mask, float p, bool training,
                               sb_tensor *dx) {
     SB_FPENV_GUARD();
     const char *fn = "sb_dropout_backward";
@@ -62,8 +62,8 @@ sb_status sb_dropout_backward(const sb_tensor *dy, const sb_tensor *mask, float 
     SB_TRY(sb_check_tensor(fn, "dx", dx, SB_F32, -1));
     SB_TRY(sb_check_same_shape(fn, "dx", dx, "dy", dy));
     SB_TRY(check_p(fn, p));
-    if (train) {
-        if (!mask) return sb_fail(SB_ERR_NULL, "%s: mask is NULL (required when train is true)", fn);
+    if (training) {
+        if (!mask) return sb_fail(SB_ERR_NULL, "%s: mask is NULL (required when training is true)", fn);
         SB_TRY(sb_check_tensor(fn, "mask", mask, SB_F32, -1));
         SB_TRY(sb_check_same_shape(fn, "mask", mask, "dy", dy));
     }
@@ -71,16 +71,16 @@ sb_status sb_dropout_backward(const sb_tensor *dy, const sb_tensor *mask, float 
     const float *dyd = NULL, *md = NULL;
     float *dxd = NULL;
     sb_status st = sb_loss_input(dy, &dy_copy, &dyd);
-    if (st == SB_OK && train) st = sb_loss_input(mask, &m_copy, &md);
+    if (st == SB_OK && training) st = sb_loss_input(mask, &m_copy, &md);
     int64_t n = sb_tensor_numel(dy);
     /* A mask value other than 0 or 1 is not a dropout mask: reject it
      * before writing anything. */
-    for (int64_t i = 0; st == SB_OK && train && i < n; i++)
+    for (int64_t i = 0; st == SB_OK && training && i < n; i++)
         if (md[i] != 0.0f && md[i] != 1.0f)
             st = sb_fail(SB_ERR_ARG, "%s: mask element %lld is %g, expected 0 or 1", fn,
                          (long long)i, (double)md[i]);
     if (st == SB_OK) st = sb_loss_output(dx, &dx_scratch, &dxd);
-    if (st == SB_OK) sb_cpu_dropout_backward(dyd, md, n, p, train, dxd);
+    if (st == SB_OK) sb_cpu_dropout_backward(dyd, md, n, p, training, dxd);
     sb_tensor_free(dy_copy);
     sb_tensor_free(m_copy);
     if (st != SB_OK) { sb_tensor_free(dx_scratch); return st; }

@@ -308,12 +308,12 @@ sb_status sb_nll_loss_backward(const sb_tensor *logp, const sb_tensor *targets,
 
 /* ---- MSE ---- */
 
-static sb_status check_mse_inputs(const char *fn, const sb_tensor *x, const sb_tensor *y,
+static sb_status check_mse_inputs(const char *fn, const sb_tensor *x, const sb_tensor *target,
                                   sb_loss_reduction reduction) {
     SB_TRY(check_reduction(fn, reduction));
     SB_TRY(sb_check_tensor(fn, "x", x, SB_F32, -1));
-    SB_TRY(sb_check_tensor(fn, "y", y, SB_F32, -1));
-    SB_TRY(sb_check_same_shape(fn, "y", y, "x", x));
+    SB_TRY(sb_check_tensor(fn, "target", target, SB_F32, -1));
+    SB_TRY(sb_check_same_shape(fn, "target", target, "x", x));
     if (sb_tensor_numel(x) < 1) {
         char s[128];
         return sb_fail(SB_ERR_SHAPE, "%s: x has shape %s with no elements", fn,
@@ -322,41 +322,41 @@ static sb_status check_mse_inputs(const char *fn, const sb_tensor *x, const sb_t
     return SB_OK;
 }
 
-sb_status sb_mse_forward(const sb_tensor *x, const sb_tensor *y, sb_loss_reduction reduction,
+sb_status sb_mse_forward(const sb_tensor *x, const sb_tensor *target, sb_loss_reduction reduction,
                          sb_tensor *loss) {
     SB_FPENV_GUARD();
     const char *fn = "sb_mse_forward";
-    SB_TRY(check_mse_inputs(fn, x, y, reduction));
+    SB_TRY(check_mse_inputs(fn, x, target, reduction));
     SB_TRY(check_loss_shape(fn, "loss", loss, reduction, x));
     buffers b;
-    sb_status st = buffers_get(&b, x, y, NULL, loss);
+    sb_status st = buffers_get(&b, x, target, NULL, loss);
     if (st == SB_OK) sb_ref_mse_forward(b.in[0], b.in[1], sb_tensor_numel(x), reduction, b.out);
     return buffers_done(&b, loss, st);
 }
 
-sb_status sb_mse_backward(const sb_tensor *x, const sb_tensor *y, sb_loss_reduction reduction,
-                          const sb_tensor *dloss, sb_tensor *dx, sb_tensor *dy) {
+sb_status sb_mse_backward(const sb_tensor *x, const sb_tensor *target, sb_loss_reduction reduction,
+                          const sb_tensor *dloss, sb_tensor *dx, sb_tensor *dtarget) {
     SB_FPENV_GUARD();
     const char *fn = "sb_mse_backward";
-    SB_TRY(check_mse_inputs(fn, x, y, reduction));
+    SB_TRY(check_mse_inputs(fn, x, target, reduction));
     SB_TRY(check_loss_shape(fn, "dloss", dloss, reduction, x));
     SB_TRY(sb_check_tensor(fn, "dx", dx, SB_F32, -1));
     SB_TRY(sb_check_same_shape(fn, "dx", dx, "x", x));
-    if (dy) {
-        SB_TRY(sb_check_tensor(fn, "dy", dy, SB_F32, -1));
-        SB_TRY(sb_check_same_shape(fn, "dy", dy, "x", x));
+    if (dtarget) {
+        SB_TRY(sb_check_tensor(fn, "dtarget", dtarget, SB_F32, -1));
+        SB_TRY(sb_check_same_shape(fn, "dtarget", dtarget, "x", x));
     }
     buffers b;
-    sb_status st = buffers_get(&b, x, y, dloss, dx);
-    sb_tensor *dy_scratch = NULL;
-    float *dy_data = NULL;
-    if (st == SB_OK && dy) st = sb_loss_output(dy, &dy_scratch, &dy_data);
+    sb_status st = buffers_get(&b, x, target, dloss, dx);
+    sb_tensor *dt_scratch = NULL;
+    float *dt_data = NULL;
+    if (st == SB_OK && dtarget) st = sb_loss_output(dtarget, &dt_scratch, &dt_data);
     if (st == SB_OK)
-        sb_ref_mse_backward(b.in[0], b.in[1], sb_tensor_numel(x), reduction, b.in[2], b.out, dy_data);
+        sb_ref_mse_backward(b.in[0], b.in[1], sb_tensor_numel(x), reduction, b.in[2], b.out, dt_data);
     st = buffers_done(&b, dx, st);
-    if (dy) {
-        if (st == SB_OK) st = sb_loss_output_done(dy, dy_scratch);
-        else sb_tensor_free(dy_scratch);
+    if (dtarget) {
+        if (st == SB_OK) st = sb_loss_output_done(dtarget, dt_scratch);
+        else sb_tensor_free(dt_scratch);
     }
     return st;
 }

@@ -171,8 +171,8 @@ static sb_status ln_input(const char *fn, const sb_tensor *x, int normalized_ndi
     return SB_OK;
 }
 
-sb_status sb_layer_norm_forward(const sb_tensor *x, int normalized_ndim, const sb_tensor *w,
-                                const sb_tensor *b, float eps, sb_tensor *y,
+sb_status sb_layer_norm_forward(const sb_tensor *x, int normalized_ndim, const sb_tensor *gamma,
+                                const sb_tensor *beta, float eps, sb_tensor *y,
                                 sb_tensor *save_mean, sb_tensor *save_rstd) {
     SB_FPENV_GUARD();
     const char *fn = "sb_layer_norm_forward";
@@ -184,20 +184,20 @@ sb_status sb_layer_norm_forward(const sb_tensor *x, int normalized_ndim, const s
     SB_TRY(check_eps(fn, eps));
     const char *trail = "the last normalized_ndim dims of x";
     const char *leading = "the leading dims of x, before the normalized ones";
-    SB_TRY(check_optional(fn, "w", w, normalized_ndim, x->shape + lead, trail));
-    SB_TRY(check_optional(fn, "b", b, normalized_ndim, x->shape + lead, trail));
+    SB_TRY(check_optional(fn, "gamma", gamma, normalized_ndim, x->shape + lead, trail));
+    SB_TRY(check_optional(fn, "beta", beta, normalized_ndim, x->shape + lead, trail));
     SB_TRY(check_optional(fn, "save_mean", save_mean, lead, x->shape, leading));
     SB_TRY(check_optional(fn, "save_rstd", save_rstd, lead, x->shape, leading));
 
-    sb_cpu_layer_norm_forward(f32(x), f32(w), f32(b), eps, f32(y), f32(save_mean),
+    sb_cpu_layer_norm_forward(f32(x), f32(gamma), f32(beta), eps, f32(y), f32(save_mean),
                               f32(save_rstd), R, D);
     return SB_OK;
 }
 
 sb_status sb_layer_norm_backward(const sb_tensor *dy, const sb_tensor *x, int normalized_ndim,
-                                 const sb_tensor *w, const sb_tensor *save_mean,
-                                 const sb_tensor *save_rstd, sb_tensor *dx, sb_tensor *dw,
-                                 sb_tensor *db) {
+                                 const sb_tensor *gamma, const sb_tensor *save_mean,
+                                 const sb_tensor *save_rstd, sb_tensor *dx, sb_tensor *dgamma,
+                                 sb_tensor *dbeta) {
     SB_FPENV_GUARD();
     const char *fn = "sb_layer_norm_backward";
     int64_t R, D;
@@ -208,7 +208,7 @@ sb_status sb_layer_norm_backward(const sb_tensor *dy, const sb_tensor *x, int no
     SB_TRY(check_optional(fn, "dx", dx, x->ndim, x->shape, "the shape of x"));
     const char *trail = "the last normalized_ndim dims of x";
     const char *leading = "the leading dims of x, before the normalized ones";
-    SB_TRY(check_optional(fn, "w", w, normalized_ndim, x->shape + lead, trail));
+    SB_TRY(check_optional(fn, "gamma", gamma, normalized_ndim, x->shape + lead, trail));
     if (!save_mean)
         return sb_fail(SB_ERR_NULL, "%s: save_mean is NULL (pass the save_mean written by "
                        "sb_layer_norm_forward)", fn);
@@ -217,10 +217,10 @@ sb_status sb_layer_norm_backward(const sb_tensor *dy, const sb_tensor *x, int no
                        "sb_layer_norm_forward)", fn);
     SB_TRY(check_exact(fn, "save_mean", save_mean, lead, x->shape, leading));
     SB_TRY(check_exact(fn, "save_rstd", save_rstd, lead, x->shape, leading));
-    SB_TRY(check_optional(fn, "dw", dw, normalized_ndim, x->shape + lead, trail));
-    SB_TRY(check_optional(fn, "db", db, normalized_ndim, x->shape + lead, trail));
+    SB_TRY(check_optional(fn, "dgamma", dgamma, normalized_ndim, x->shape + lead, trail));
+    SB_TRY(check_optional(fn, "dbeta", dbeta, normalized_ndim, x->shape + lead, trail));
 
-    sb_cpu_layer_norm_backward(f32(dy), f32(x), f32(w), f32(save_mean), f32(save_rstd),
-                               f32(dx), f32(dw), f32(db), R, D);
+    sb_cpu_layer_norm_backward(f32(dy), f32(x), f32(gamma), f32(save_mean), f32(save_rstd),
+                               f32(dx), f32(dgamma), f32(dbeta), R, D);
     return SB_OK;
 }
