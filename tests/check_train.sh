@@ -51,12 +51,38 @@ check "truncated checkpoint refused" '! "$bin" train --data "$data" --limit-batc
 check "truncation message names the file" 'grep -q "trunc.safetensors" "$tmp/err"'
 check "mismatched settings refused" '! "$bin" train --data "$data" --limit-batches 1 --epochs 2 --seed 5 --resume "$tmp/ck.safetensors" > /dev/null 2> "$tmp/err" && grep -q "seed" "$tmp/err"'
 
-# 4. a failed save leaves the previous checkpoint untouched
+# 4. a failed save leaves the previous checkpoint untouched, and a --save
+# that cannot be written is refused before training (nothing on stdout:
+# not even the initial hash line)
 mkdir "$tmp/ro"; cp "$tmp/ck.safetensors" "$tmp/ro/ck.safetensors"; chmod a-w "$tmp/ro"
 if [ "$(id -u)" != 0 ]; then
-    check "save into a read-only directory fails" '! "$bin" train --data "$data" --limit-batches 1 --epochs 1 --save "$tmp/ro/ck.safetensors" > /dev/null 2>&1'
+    "$bin" train --data "$data" --limit-batches 1 --epochs 1 --save "$tmp/ro/ck.safetensors" > "$tmp/out" 2> "$tmp/err"; rc=$?
+    check "save into a read-only directory fails before training (exit $rc)" '[ $rc -eq 1 ] && [ ! -s "$tmp/out" ] && grep -q "checking --save" "$tmp/err"'
     check "previous checkpoint unchanged" 'cmp -s "$tmp/ck.safetensors" "$tmp/ro/ck.safetensors"'
 fi
+"$bin" train --data "$data" --limit-batches 1 --epochs 1 --save "$tmp/no/such/dir/ck.safetensors" > "$tmp/out" 2> "$tmp/err"; rc=$?
+check "save into a missing directory fails before training (exit $rc)" '[ $rc -eq 1 ] && [ ! -s "$tmp/out" ] && grep -q "no/such/dir" "$tmp/err"'
+"$bin" train --data "$data" --limit-batches 1 --epochs 1 --save "$tmp/ro" > "$tmp/out" 2> "$tmp/err"; rc=$?
+check "save onto a directory fails before training (exit $rc)" '[ $rc -eq 1 ] && [ ! -s "$tmp/out" ] && grep -q "is a directory" "$tmp/err"'
+
+# 4b. a killed save's temp file (its pid no longer exists) is removed by the
+# next save to that path; a live writer's (this shell's pid) is not.
+sh -c 'exit 0' & dead=$!; wait $dead
+printf 'partial' > "$tmp/ck.safetensors.tmp.$dead"
+printf 'partial' > "$tmp/ck.safetensors.tmp.$$"
+"$bin" train --data "$data" --limit-batches 1 --epochs 1 --save "$tmp/ck.safetensors" > /dev/null 2>&1 || bad "save over stale temp files failed"
+check "dead writer's temp file removed" '[ ! -e "$tmp/ck.safetensors.tmp.$dead" ]'
+check "live writer's temp file kept" '[ -e "$tmp/ck.safetensors.tmp.$$" ]'
+rm -f "$tmp/ck.safetensors.tmp.$$"
+
+# 4c. the seed is a full u64: 2^64-1 is stored as such (not 2^63-1), shuffles
+# and initialises differently from 2^63-1, and resumes only with itself
+"$bin" train --data "$data" --limit-batches 1 --epochs 1 --seed 18446744073709551615 --save "$tmp/seed.safetensors" > "$tmp/s64.out" 2> "$tmp/err" || bad "seed 2^64-1 failed: $(cat "$tmp/err")"
+check "checkpoint metadata holds seed 18446744073709551615" 'head -c 4096 "$tmp/seed.safetensors" | grep -a -q "\"seed\":\"18446744073709551615\""'
+"$bin" train --data "$data" --limit-batches 1 --epochs 1 --seed 9223372036854775807 > "$tmp/s63.out" 2>/dev/null
+check "seeds 2^64-1 and 2^63-1 give different initial models" '[ "$(head -n 1 "$tmp/s64.out")" != "$(head -n 1 "$tmp/s63.out")" ]'
+check "resume with seed 2^64-1" '"$bin" train --data "$data" --limit-batches 1 --epochs 2 --seed 18446744073709551615 --resume "$tmp/seed.safetensors" > /dev/null 2>&1'
+check "resume with seed 2^63-1 refused" '! "$bin" train --data "$data" --limit-batches 1 --epochs 2 --seed 9223372036854775807 --resume "$tmp/seed.safetensors" > /dev/null 2> "$tmp/err" && grep -q "18446744073709551615" "$tmp/err"'
 
 # 5. bad data and options
 mkdir "$tmp/data"
@@ -66,8 +92,40 @@ for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte 
 done
 head -c 5000 "$tmp/data/t10k-images-idx3-ubyte" > "$tmp/data/t" && mv "$tmp/data/t" "$tmp/data/t10k-images-idx3-ubyte"
 check "truncated data refused" '! "$bin" train --data "$tmp/data" > /dev/null 2> "$tmp/err" && grep -q "truncated" "$tmp/err"'
-check "bad option refused" '! "$bin" train --batch-size 0 > /dev/null 2> "$tmp/err" && grep -q "batch-size" "$tmp/err"'
-check "unknown option refused" '! "$bin" train --bogus > /dev/null 2>&1'
+# Every option value is checked before anything runs: exit 2 (a usage
+# error), a message naming the option, nothing on stdout. Each of these was
+# once clamped or wrapped silently (a batch size that trained nothing, a
+# seed cut to 2^63-1, an lr of 0 in float32, 4294967297 threads as 1,
+# epochs that never end).
+bad_option() { # $1: expected text in the message; the rest: train's options
+    want=$1; shift
+    "$bin" train --data "$data" "$@" > "$tmp/out" 2> "$tmp/err"; rc=$?
+    check "train $* exits 2 (got $rc)" '[ $rc -eq 2 ]'
+    check "train $*: message names $want" 'grep -q -e "$want" "$tmp/err" || { cat "$tmp/err" >&2; false; }'
+    check "train $*: nothing on stdout" '[ ! -s "$tmp/out" ]'
+}
+bad_option "--batch-size" --batch-size 0
+bad_option "--batch-size = 99999999999999999999 is out of range" --batch-size 99999999999999999999
+bad_option "--batch-size" --batch-size 9223372036854775807
+bad_option "--seed = 18446744073709551616 is out of range" --seed 18446744073709551616
+bad_option "--seed" --seed -1
+bad_option "--lr = 1e-50 is rounded to 0 in float32" --lr 1e-50
+bad_option "--lr = 1e-40 is subnormal in float32" --lr 1e-40
+bad_option "--lr" --lr nan
+bad_option "--lr" --lr inf
+bad_option "--lr" --lr 0
+bad_option "--lr" --lr 0.01x
+bad_option "--threads = 4294967297 is out of range 1..256" --threads 4294967297
+bad_option "--threads" --threads 0
+bad_option "--epochs = 99999999999999999999 is out of range 1..1000000" --epochs 99999999999999999999
+bad_option "--epochs" --epochs 1000001
+bad_option "--epochs" --epochs " 3"
+bad_option "--limit-batches" --limit-batches 1x
+bad_option "--limit-batches" --limit-batches
+bad_option "unknown option '--bogus'" --bogus
+bad_option "--save needs a non-empty value" --save ""
+"$bin" hash "$tmp/ck.safetensors" --data x > /dev/null 2> "$tmp/err"; rc=$?
+check "hash takes no --data (exit $rc)" '[ $rc -eq 2 ] && grep -q "unknown option" "$tmp/err"'
 
 # 6. a path that is not a regular file is refused at once, never read (a
 # FIFO would block forever); `timeout` turns a hang into exit 124.

@@ -3,6 +3,7 @@
  * and deterministic mutation of valid files (truncations, byte flips). */
 #include <dirent.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "harness.h"
 #include "samebits/io.h"
@@ -495,11 +496,11 @@ static void test_atomic(void) {
     path_in(nodir, sizeof nodir, "missing/ckpt.safetensors");
     sb_named_tensor none[1];
     CHECK_ERROR(sb_safetensors_write(nodir, none, 0, NULL, 0), SB_ERR_IO, "cannot create temporary file");
-    /* The target is a directory: rename fails; the temp is cleaned up. */
+    /* The target is a directory: refused before anything is created. */
     char target[160];
     path_in(target, sizeof target, "adir");
     mkdir(target, 0755);
-    CHECK_ERROR(sb_safetensors_write(target, none, 0, NULL, 0), SB_ERR_IO, "renaming");
+    CHECK_ERROR(sb_safetensors_write(target, none, 0, NULL, 0), SB_ERR_ARG, "is a directory");
     struct stat sbuf;
     CHECK(stat(target, &sbuf) == 0 && S_ISDIR(sbuf.st_mode), "directory target clobbered");
     CHECK(count_tmp_files() == 0, "temp left after rename failure");
@@ -523,9 +524,10 @@ static void test_atomic(void) {
         unlink(ro_file);
         rmdir(ro);
     }
-    /* A crash mid-write of another process leaves a partial temp file:
-     * reads of path ignore it, and later writes neither read nor remove it. */
-    snprintf(stale, sizeof stale, "%s.tmp.999999999", path);
+    /* A live writer's partial temp file (here: our parent's pid, a live
+     * process): reads of path ignore it, and later writes neither read nor
+     * remove it. */
+    snprintf(stale, sizeof stale, "%s.tmp.%ld", path, (long)getppid());
     spit(stale, fresh, new_len / 2);
     sb_safetensors *st = NULL;
     CHECK_OK(sb_safetensors_read(path, &st));
@@ -537,6 +539,25 @@ static void test_atomic(void) {
     struct stat s2;
     CHECK(stat(stale, &s2) == 0 && (size_t)s2.st_size == new_len / 2, "foreign temp file touched");
     unlink(stale);
+    /* A writer killed mid-save (a pid with no process: a child that has
+     * exited and been reaped) left its temp file: the next write to the
+     * same path removes it; temp files of other paths and names that are
+     * not "<path>.tmp.<digits>" stay. */
+    pid_t dead = fork();
+    if (dead == 0) _exit(0);
+    waitpid(dead, NULL, 0);
+    char other[300], odd[300];
+    snprintf(stale, sizeof stale, "%s.tmp.%ld", path, (long)dead);
+    snprintf(other, sizeof other, "%s.other.tmp.%ld", path, (long)dead);
+    snprintf(odd, sizeof odd, "%s.tmp.%ldx", path, (long)dead);
+    spit(stale, fresh, new_len / 2);
+    spit(other, "o", 1);
+    spit(odd, "x", 1);
+    write_small(path, 2.5f);
+    CHECK(access(stale, F_OK) != 0, "dead writer's temp file not removed");
+    CHECK(access(other, F_OK) == 0 && access(odd, F_OK) == 0, "unrelated temp-like files removed");
+    unlink(other);
+    unlink(odd);
     /* A stale temp with our own pid (a dead process that had it) is replaced. */
     snprintf(stale, sizeof stale, "%s.tmp.%ld", path, (long)getpid());
     spit(stale, "junk", 4);

@@ -6,58 +6,12 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli/cli.h"
+#include "cli/options.h"
+#include "cli/train_options.h"
+#include "io/io_internal.h"
 #include "samebits.h"
 #include "samebits/train.h"
 #include "samebits/trace.h"
-
-typedef struct {
-    const char *data, *save, *resume, *trace;
-    bool trace_hashes_only;
-    int64_t epochs, batch_size, limit_batches, threads;
-    double lr;
-    uint64_t seed;
-} train_options;
-
-static int parse_int(const char *flag, const char *v, int64_t min, int64_t *out) {
-    char *end;
-    long long x = v ? strtoll(v, &end, 10) : 0;
-    if (!v || !*v || *end || x < min) {
-        fprintf(stderr, "samebits: %s needs an integer >= %lld\n", flag, (long long)min);
-        return 0;
-    }
-    *out = x;
-    return 1;
-}
-
-static int parse_options(int argc, char **argv, train_options *o) {
-    /* threads 0: the library's default (SB_NUM_THREADS, else every CPU);
-     * the printed bits never depend on it. */
-    *o = (train_options){"/usr/share/datasets/fashion-mnist", NULL, NULL, NULL, false, 2, 100, 0, 0, 0.01, 0};
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int64_t x;
-        if (!strcmp(a, "--data") && v) o->data = argv[++i];
-        else if (!strcmp(a, "--save") && v) o->save = argv[++i];
-        else if (!strcmp(a, "--resume") && v) o->resume = argv[++i];
-        else if (!strcmp(a, "--trace") && v) o->trace = argv[++i];
-        else if (!strcmp(a, "--trace-hashes-only")) o->trace_hashes_only = true;
-        else if (!strcmp(a, "--epochs")) { if (!parse_int(a, v, 1, &o->epochs)) return 0; i++; }
-        else if (!strcmp(a, "--batch-size")) { if (!parse_int(a, v, 1, &o->batch_size)) return 0; i++; }
-        else if (!strcmp(a, "--limit-batches")) { if (!parse_int(a, v, 1, &o->limit_batches)) return 0; i++; }
-        else if (!strcmp(a, "--threads")) { if (!parse_int(a, v, 1, &o->threads)) return 0; i++; }
-        else if (!strcmp(a, "--seed")) { if (!parse_int(a, v, 0, &x)) return 0; o->seed = (uint64_t)x; i++; }
-        else if (!strcmp(a, "--lr")) {
-            char *end;
-            o->lr = v ? strtod(v, &end) : -1;
-            if (!v || *end || !(o->lr > 0)) { fprintf(stderr, "samebits: --lr needs a positive number\n"); return 0; }
-            i++;
-        } else {
-            fprintf(stderr, "samebits: unknown or incomplete option '%s'\n", a);
-            return 0;
-        }
-    }
-    return 1;
-}
 
 static int fail(const char *what) {
     fprintf(stderr, "samebits: %s: %s\n", what, sb_last_error());
@@ -128,8 +82,14 @@ static sb_status trace_parameters(sb_module *model) {
 }
 
 int sb_cli_train(int argc, char **argv) {
-    train_options o;
-    if (!parse_options(argc, argv, &o)) return 2;
+    sb_train_options o;
+    if (sb_cli_train_options(argc, argv, &o) != SB_OK) {
+        fprintf(stderr, "samebits: %s\n", sb_last_error());
+        return 2;
+    }
+    /* A --save that cannot be written must fail now, not after the whole
+     * run has trained: create and remove its temp file once. */
+    if (o.save && sb_atomic_probe("--save", o.save) != SB_OK) return fail("checking --save");
     int progress_tty = isatty(STDERR_FILENO);
     sb_dataset train = {0}, test = {0};
     sb_module *model = NULL;
@@ -234,9 +194,10 @@ static int with_checkpoint(int argc, char **argv, bool run_eval) {
         return 2;
     }
     const char *path = argv[0], *data = "/usr/share/datasets/fashion-mnist";
-    for (int i = 1; i < argc; i++) {
-        if (run_eval && !strcmp(argv[i], "--data") && i + 1 < argc) data = argv[++i];
-        else { fprintf(stderr, "samebits: unknown or incomplete option '%s'\n", argv[i]); return 2; }
+    const sb_cli_option opts[] = {{.name = "--data", .kind = SB_CLI_TEXT, .dest = &data}};
+    if (sb_cli_parse_options(cmd, opts, run_eval ? 1 : 0, argc - 1, argv + 1) != SB_OK) {
+        fprintf(stderr, "samebits: %s\n", sb_last_error());
+        return 2;
     }
     sb_module *model = NULL;
     sb_optimizer *opt = NULL;

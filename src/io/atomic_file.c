@@ -1,9 +1,12 @@
 /* Atomic file replacement: write a sibling temp file, make it durable, then
  * rename it over the target. rename() within one directory is atomic on
  * POSIX file systems, so a reader sees either the old file or the complete
- * new one, never a torn write; a crash leaves at most a stray temp file. */
+ * new one, never a torn write. A writer killed mid-save leaves its temp
+ * file; the next save to the same path removes those of dead writers. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -34,11 +37,67 @@ static void clear(sb_atomic_file *af) {
     af->path = af->tmp_path = NULL;
 }
 
+/* Splits path into a heap copy of its directory ("." when it has none) and
+ * a pointer to its last component. */
+static char *parent_dir(const char *path, const char **base) {
+    const char *slash = strrchr(path, '/');
+    *base = slash ? slash + 1 : path;
+    if (!slash) return dup_str("parent_dir", ".");
+    size_t n = slash == path ? 1 : (size_t)(slash - path);
+    char *dir = malloc(n + 1);
+    if (dir) { memcpy(dir, path, n); dir[n] = '\0'; }
+    return dir;
+}
+
+/* The pid in "<base>.tmp.<pid>", or 0 when name is not such a temp file. */
+static long temp_owner(const char *name, const char *base, size_t base_len) {
+    if (strncmp(name, base, base_len) || strncmp(name + base_len, ".tmp.", 5)) return 0;
+    const char *d = name + base_len + 5;
+    long pid = 0;
+    if (!*d || strlen(d) > 9) return 0;
+    for (; *d; d++) {
+        if (*d < '0' || *d > '9') return 0;
+        pid = pid * 10 + (*d - '0');
+    }
+    return pid;
+}
+
+/* Removes "<path>.tmp.<pid>" files left by writers that were killed: only
+ * where no process with that pid exists (kill(pid, 0) fails with ESRCH), so
+ * a save in progress in another live process is never touched. Our own pid
+ * is left to sb_atomic_open. Best effort: a failure here changes nothing
+ * but the clean-up. Assumes the writers share this pid namespace, as on one
+ * machine (a directory shared across machines needs one writer per path). */
+static void remove_stale_temps(const char *path) {
+    const char *base;
+    char *dir = parent_dir(path, &base);
+    size_t base_len = strlen(base);
+    DIR *d = dir ? opendir(dir) : NULL;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        long pid = temp_owner(e->d_name, base, base_len);
+        if (pid <= 0 || pid == (long)getpid()) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+        size_t cap = strlen(dir) + strlen(e->d_name) + 2;
+        char *victim = malloc(cap);
+        if (!victim) break;
+        snprintf(victim, cap, "%s/%s", dir, e->d_name);
+        unlink(victim);
+        free(victim);
+    }
+    if (d) closedir(d);
+    free(dir);
+}
+
 sb_status sb_atomic_open(sb_atomic_file *af, const char *fn, const char *path) {
     memset(af, 0, sizeof *af);
     if (!path || !*path) return sb_fail(SB_ERR_ARG, "%s: path is empty", fn);
     size_t n = strlen(path);
     if (path[n - 1] == '/') return sb_fail(SB_ERR_ARG, "%s: path '%s' names a directory", fn, path);
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return sb_fail(SB_ERR_ARG, "%s: '%s' is a directory; cannot write a file there", fn, path);
+    remove_stale_temps(path);
     af->path = dup_str(fn, path);
     af->tmp_path = sb_malloc(fn, n + 32);
     if (!af->path || !af->tmp_path) { clear(af); return SB_ERR_NOMEM; }
@@ -97,15 +156,8 @@ void sb_atomic_abort(sb_atomic_file *af) {
 /* The directory entry made by rename() is durable only once the directory
  * itself is fsynced. */
 static int fsync_parent_dir(const char *path) {
-    const char *slash = strrchr(path, '/');
-    char *dir;
-    if (!slash) {
-        dir = dup_str("fsync_parent_dir", ".");
-    } else {
-        size_t n = slash == path ? 1 : (size_t)(slash - path);
-        dir = malloc(n + 1);
-        if (dir) { memcpy(dir, path, n); dir[n] = '\0'; }
-    }
+    const char *base;
+    char *dir = parent_dir(path, &base);
     if (!dir) { errno = ENOMEM; return -1; }
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     free(dir);
@@ -154,4 +206,11 @@ sb_status sb_atomic_commit(sb_atomic_file *af, const char *fn) {
                     af->path, strerror(errno));
     clear(af);
     return s;
+}
+
+sb_status sb_atomic_probe(const char *fn, const char *path) {
+    sb_atomic_file af;
+    SB_TRY(sb_atomic_open(&af, fn, path));
+    sb_atomic_abort(&af);
+    return SB_OK;
 }

@@ -30,6 +30,22 @@ sb_status sb_open_regular_fd(const char *fn, const char *path, uint64_t max_byte
 sb_status sb_fopen_regular(const char *fn, const char *path, uint64_t max_bytes, FILE **out,
                            uint64_t *size);
 
+/* ---- numbers written as text ----
+ * For command-line option values and checkpoint metadata: the whole text
+ * must be a decimal integer (digits, and one leading '-' only for i64; no
+ * spaces, '+' or trailing characters), overflow is an error (never a
+ * clamp), and the value must lie in [min, max]. sb_parse_real takes what
+ * strtod reads, and refuses non-finite values, values outside [min, max]
+ * and non-zero values whose float32 rounding is 0, subnormal or infinite.
+ * Failures are SB_ERR_ARG with `what` (e.g. "--epochs") and the text in
+ * the message; *out is written only on success. */
+sb_status sb_parse_i64(const char *fn, const char *what, const char *text, int64_t min,
+                       int64_t max, int64_t *out);
+sb_status sb_parse_u64(const char *fn, const char *what, const char *text, uint64_t min,
+                       uint64_t max, uint64_t *out);
+sb_status sb_parse_real(const char *fn, const char *what, const char *text, double min, double max,
+                        double *out);
+
 /* ---- atomic files ----
  * open creates "<path>.tmp.<pid>"; writes go there; commit flushes, fsyncs,
  * closes, renames over path and fsyncs the directory; abort (and commit on
@@ -41,7 +57,14 @@ typedef struct sb_atomic_file {
     char *tmp_path;
 } sb_atomic_file;
 
+/* open also refuses a path that is an existing directory, and first removes
+ * "<path>.tmp.<pid>" files whose writer process no longer exists (a save
+ * that was killed); a live writer's temp file is never touched. */
 sb_status sb_atomic_open(sb_atomic_file *af, const char *fn, const char *path);
+/* Proves now that path can be written later: opens and aborts once (the
+ * directory exists and is writable, path is not a directory). For checking
+ * an output path before a long computation. */
+sb_status sb_atomic_probe(const char *fn, const char *path);
 sb_status sb_atomic_write(sb_atomic_file *af, const char *fn, const void *buf, size_t n);
 /* Overwrite n bytes at absolute offset `at` (already written), then return
  * to the end of the file. */

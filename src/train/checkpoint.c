@@ -1,6 +1,7 @@
 /* Checkpoints: a safetensors file holding parameters (plain state_dict
  * names, so other tools can read the weights), "buffer.<name>" and
- * "optimizer.<name>" tensors, and the counters/settings as metadata. The
+ * "optimizer.<name>" tensors, and the counters/settings as metadata
+ * (checkpoint_meta.c). The
  * file is written atomically by sb_safetensors_write and carries a SHA-256
  * of its data that the reader verifies. */
 #include <inttypes.h>
@@ -9,8 +10,6 @@
 #include "core/fpenv.h"
 #include "core/internal.h"
 #include "train/train_internal.h"
-
-#define FORMAT "samebits-checkpoint-1"
 
 typedef struct {
     sb_named *items;
@@ -51,48 +50,20 @@ sb_status sb_checkpoint_save(const char *path, sb_module *model, sb_optimizer *o
         list[i].name = names[i];
         list[i].tensor = e.items[i].value;
     }
-    char seed[32], epoch[32], batch[32], steps[32];
-    snprintf(seed, sizeof seed, "%" PRIu64, state->seed);
-    snprintf(epoch, sizeof epoch, "%" PRId64, state->epoch);
-    snprintf(batch, sizeof batch, "%" PRId64, state->batch_size);
-    snprintf(steps, sizeof steps, "%" PRId64, sb_optimizer_steps(opt));
-    sb_kv meta[] = {{"format", FORMAT}, {"model", state->model}, {"optimizer", sb_optimizer_kind(opt)},
-                    {"seed", seed}, {"epoch", epoch}, {"batch_size", batch}, {"optimizer_steps", steps}};
-    if (s == SB_OK) s = sb_safetensors_write(path, list, e.count, meta, sizeof meta / sizeof *meta);
+    sb_checkpoint_meta m = {*state, sb_optimizer_kind(opt), sb_optimizer_steps(opt)};
+    sb_checkpoint_meta_text text;
+    if (s == SB_OK) s = sb_checkpoint_meta_format(fn, &m, &text);
+    if (s == SB_OK) s = sb_safetensors_write(path, list, e.count, text.kv, SB_CHECKPOINT_META_COUNT);
     free(list);
     free(names);
     free(e.items);
     return s;
 }
 
-static sb_status meta_int(const char *fn, const char *path, const sb_safetensors *st, const char *key,
-                          int64_t *out) {
-    const char *v;
-    if (sb_safetensors_get_meta(st, key, &v) != SB_OK)
-        return sb_fail(SB_ERR_FORMAT, "%s: %s is not a samebits checkpoint (no \"%s\")", fn, path, key);
-    char *end;
-    long long x = strtoll(v, &end, 10);
-    if (!*v || *end || x < 0) return sb_fail(SB_ERR_FORMAT, "%s: %s: bad \"%s\" value \"%s\"", fn, path, key, v);
-    *out = x;
-    return SB_OK;
-}
-
 static sb_status load_all(const char *fn, const char *path, const sb_safetensors *st,
                           sb_module *model, sb_optimizer *opt, sb_train_state *state) {
-    const char *v;
-    if (sb_safetensors_get_meta(st, "format", &v) != SB_OK || strcmp(v, FORMAT))
-        return sb_fail(SB_ERR_FORMAT, "%s: %s is not a samebits checkpoint", fn, path);
-    if (sb_safetensors_get_meta(st, "model", &v) != SB_OK || strcmp(v, state->model))
-        return sb_fail(SB_ERR_ARG, "%s: %s holds model \"%s\", expected \"%s\"", fn, path,
-                       sb_safetensors_get_meta(st, "model", &v) == SB_OK ? v : "?", state->model);
-    if (sb_safetensors_get_meta(st, "optimizer", &v) != SB_OK || strcmp(v, sb_optimizer_kind(opt)))
-        return sb_fail(SB_ERR_ARG, "%s: %s was saved with another optimizer than %s", fn, path,
-                       sb_optimizer_kind(opt));
-    int64_t seed, epoch, batch, steps;
-    SB_TRY(meta_int(fn, path, st, "seed", &seed));
-    SB_TRY(meta_int(fn, path, st, "epoch", &epoch));
-    SB_TRY(meta_int(fn, path, st, "batch_size", &batch));
-    SB_TRY(meta_int(fn, path, st, "optimizer_steps", &steps));
+    sb_checkpoint_meta m;
+    SB_TRY(sb_checkpoint_meta_parse(fn, path, st, state->model, sb_optimizer_kind(opt), &m));
     entries e = {0};
     char (*names)[160] = NULL;
     SB_TRY(collect(fn, model, opt, &e, &names));
@@ -115,10 +86,8 @@ static sb_status load_all(const char *fn, const char *path, const sb_safetensors
     free(names);
     free(e.items);
     if (s != SB_OK) return s;
-    sb_optimizer_set_steps(opt, steps);
-    state->seed = (uint64_t)seed;
-    state->epoch = epoch;
-    state->batch_size = batch;
+    sb_optimizer_set_steps(opt, m.optimizer_steps);
+    *state = m.state;
     return SB_OK;
 }
 

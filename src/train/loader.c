@@ -1,4 +1,5 @@
 /* The batch loader: a per-epoch Philox permutation, batches gathered in it. */
+#include <stdint.h>
 #include <stdlib.h>
 #include "core/fpenv.h"
 #include "core/internal.h"
@@ -22,6 +23,17 @@ sb_status sb_loader_new(sb_loader **out, const sb_dataset *data, int64_t batch_s
     if (!data || !data->images || !data->labels) return sb_fail(SB_ERR_NULL, "%s: data is NULL or empty", fn);
     if (batch_size < 1) return sb_fail(SB_ERR_ARG, "%s: batch_size %lld must be >= 1", fn, (long long)batch_size);
     if (data->count < 1) return sb_fail(SB_ERR_ARG, "%s: the dataset has no examples", fn);
+    const sb_tensor *img = data->images, *lab = data->labels;
+    if (img->ndim < 1 || img->shape[0] != data->count || img->dtype != SB_F32 ||
+        lab->ndim != 1 || lab->shape[0] != data->count || lab->dtype != SB_I64)
+        return sb_fail(SB_ERR_SHAPE,
+                       "%s: data must hold F32 images (count, ...) and I64 labels (count) with count = %lld",
+                       fn, (long long)data->count);
+    SB_TRY(sb_check_contiguous(fn, "data->images", img));
+    SB_TRY(sb_check_contiguous(fn, "data->labels", lab));
+    if ((uint64_t)data->count > SIZE_MAX / sizeof(int64_t))
+        return sb_fail(SB_ERR_ARG, "%s: %lld examples overflow the permutation's size", fn,
+                       (long long)data->count);
     sb_loader *l = sb_calloc(fn, 1, sizeof *l);
     if (!l) return SB_ERR_NOMEM;
     l->order = sb_malloc(fn, (size_t)data->count * sizeof *l->order);
@@ -52,7 +64,9 @@ sb_status sb_loader_set_epoch(sb_loader *l, int64_t epoch) {
 }
 
 int64_t sb_loader_num_batches(const sb_loader *l) {
-    return l ? (l->data->count + l->batch_size - 1) / l->batch_size : 0;
+    /* ceil(count / batch_size) without forming count + batch_size - 1,
+     * which overflows for batch sizes near INT64_MAX. */
+    return l ? l->data->count / l->batch_size + (l->data->count % l->batch_size != 0) : 0;
 }
 
 sb_status sb_loader_batch(sb_loader *l, int64_t b, sb_arena *arena, sb_tensor **images,

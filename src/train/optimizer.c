@@ -90,6 +90,9 @@ int64_t sb_optimizer_steps(const sb_optimizer *o) { return o ? o->steps : 0; }
 sb_status sb_optimizer_step(sb_optimizer *o) {
     SB_FPENV_GUARD();
     if (!o) return sb_fail(SB_ERR_NULL, "sb_optimizer_step: optimizer is NULL");
+    if (o->steps >= SB_TRAIN_MAX_STEPS)
+        return sb_fail(SB_ERR_RANGE, "sb_optimizer_step: the step counter is at its limit %lld",
+                       (long long)SB_TRAIN_MAX_STEPS);
     int64_t step = o->steps + 1;
     for (size_t p = 0; p < o->n_params; p++) {
         sb_tensor **st = &o->state[p * o->n_state];
