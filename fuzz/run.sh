@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds the libFuzzer targets with clang (-fsanitize=fuzzer,address,undefined)
-# and runs each for SECONDS (default 60) from a seed corpus this script
-# generates with samebits' own writer.
+# and runs each for SECONDS (default 60) from a seed corpus: the committed
+# seeds in fuzz/corpus/<target>/ plus files this script generates with
+# samebits' own writer.
 #
 #   fuzz/run.sh [SECONDS] [TARGET...]      e.g. fuzz/run.sh 120 fuzz_idx
 #
@@ -12,11 +13,14 @@ set -eu
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-"fuzz_idx fuzz_safetensors fuzz_trace"}
+targets=${*:-"fuzz_idx fuzz_safetensors fuzz_trace fuzz_cli_options fuzz_checkpoint_meta"}
 out=${FUZZ_BUILD:-build-fuzz}
 cc=${CLANG:-clang}
-mkdir -p "$out/corpus/fuzz_idx" "$out/corpus/fuzz_safetensors" "$out/corpus/fuzz_trace"
-lib="src/io/idx.c src/io/safetensors.c src/io/atomic_file.c src/io/regular_file.c src/core/status.c src/core/tensor.c src/core/arena.c src/hash/sha256.c src/autograd/trace.c src/core/fpenv.c"
+for t in fuzz_idx fuzz_safetensors fuzz_trace fuzz_cli_options fuzz_checkpoint_meta; do
+    mkdir -p "$out/corpus/$t"
+    if [ -d "fuzz/corpus/$t" ]; then cp fuzz/corpus/"$t"/* "$out/corpus/$t/"; fi
+done
+lib="src/io/idx.c src/io/safetensors.c src/io/atomic_file.c src/io/regular_file.c src/core/status.c src/core/tensor.c src/core/arena.c src/hash/sha256.c src/autograd/trace.c src/core/fpenv.c src/io/parse_number.c src/train/checkpoint_meta.c src/cli/options.c src/cli/train_options.c"
 flags="-std=c11 -g -O1 -ffp-contract=off -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc -fno-omit-frame-pointer"
 san="-fsanitize=address,undefined -fno-sanitize-recover=all"
 
