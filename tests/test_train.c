@@ -1,7 +1,11 @@
 /* Training pieces against hostile input: the loader's batch count for any
  * batch size, checkpoint metadata read back with checked ranges (the seed
  * as a full u64), and the optimizer's step counter at its limit. */
+#include <dirent.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "harness.h"
 #include "samebits.h"
@@ -175,6 +179,63 @@ static void test_checkpoint_bad_meta(void) {
     lenet_free(&b);
 }
 
+/* Files in dir whose name contains ".tmp.". */
+static int count_temp_files(void) {
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (strstr(e->d_name, ".tmp.")) n++;
+    if (d) closedir(d);
+    return n;
+}
+
+/* Durability: a child process saves the checkpoint over and over and is
+ * SIGKILLed at a random moment, many times. After every kill the file at
+ * the path must load (the old or a new version, never a torn one); killed
+ * saves leave temp files behind, and the next save by a live process
+ * removes every one of them. */
+static void test_killed_saves(void) {
+    char ck[256];
+    path_in(ck, sizeof ck, "killed.safetensors");
+    lenet a, b;
+    lenet_new(&a, 1);
+    lenet_new(&b, 2);
+    sb_train_state s = {9, 1, 100, "lenet5"};
+    CHECK_OK(sb_checkpoint_save(ck, a.model, a.opt, &s));
+    int kills = sb_test_quick() ? 20 : 100, damaged = 0, with_temp = 0;
+    /* Each child's own save already removes the temps of the children
+     * killed before it; the count is checked after the last kill. */
+    uint64_t rnd = 0x2545f4914f6cdd1dULL;
+    for (int k = 0; k < kills; k++) {
+        pid_t child = fork();
+        if (child == 0) {
+            for (;;) sb_checkpoint_save(ck, a.model, a.opt, &s);
+        }
+        rnd = rnd * 6364136223846793005ULL + 1442695040888963407ULL;
+        struct timespec t = {0, (long)(1000000 + (rnd >> 33) % 20000000)}; /* 1..21 ms */
+        nanosleep(&t, NULL);
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+        sb_train_state got = {0, 0, 0, "lenet5"};
+        if (sb_checkpoint_load(ck, b.model, b.opt, &got) != SB_OK || got.seed != 9) damaged++;
+        char temp[300];
+        snprintf(temp, sizeof temp, "%s.tmp.%ld", ck, (long)child);
+        with_temp += access(temp, F_OK) == 0; /* killed inside a save */
+    }
+    CHECK(damaged == 0, "%d of %d killed saves damaged the checkpoint", damaged, kills);
+    /* Most kills should land inside a save (the child does nothing else);
+     * otherwise this test proves little. */
+    CHECK(with_temp > 0, "no kill left a temp file (%d kills)", kills);
+    CHECK_OK(sb_checkpoint_save(ck, a.model, a.opt, &s));
+    CHECK(count_temp_files() == 0, "%d stray temp files after the next save", count_temp_files());
+    if (getenv("SB_TEST_VERBOSE"))
+        fprintf(stderr, "killed saves: %d kills, %d left temp files, %d damaged\n", kills, with_temp, damaged);
+    unlink(ck);
+    lenet_free(&a);
+    lenet_free(&b);
+}
+
 int main(int argc, char **argv) {
     (void)argc;
     SB_TEST_MAIN_NAME(argv[0]);
@@ -183,6 +244,7 @@ int main(int argc, char **argv) {
     test_loader_batch_counts();
     test_checkpoint_seed_u64();
     test_checkpoint_bad_meta();
+    test_killed_saves();
     const char *names[] = {"seed.safetensors", "good.safetensors", "bad.safetensors"};
     for (size_t i = 0; i < 3; i++) {
         char p[256];
