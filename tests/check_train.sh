@@ -65,19 +65,17 @@ check "save into a missing directory fails before training (exit $rc)" '[ $rc -e
 "$bin" train --data "$data" --limit-batches 1 --epochs 1 --save "$tmp/ro" > "$tmp/out" 2> "$tmp/err"; rc=$?
 check "save onto a directory fails before training (exit $rc)" '[ $rc -eq 1 ] && [ ! -s "$tmp/out" ] && grep -q "is a directory" "$tmp/err"'
 
-# 4b. a killed save's temp file (its pid no longer exists) is removed by the
-# next save to that path; a live writer's (this shell's pid) is not.
+# 4b. the seed is a full u64: 2^64-1 is stored as such (not 2^63-1), shuffles
+# and initialises differently from 2^63-1, and resumes only with itself.
+# The same save shows stale-temp clean-up: a killed save's temp file (its
+# pid no longer exists) is removed; a live writer's (this shell's pid) is not.
 sh -c 'exit 0' & dead=$!; wait $dead
-printf 'partial' > "$tmp/ck.safetensors.tmp.$dead"
-printf 'partial' > "$tmp/ck.safetensors.tmp.$$"
-"$bin" train --data "$data" --limit-batches 1 --epochs 1 --save "$tmp/ck.safetensors" > /dev/null 2>&1 || bad "save over stale temp files failed"
-check "dead writer's temp file removed" '[ ! -e "$tmp/ck.safetensors.tmp.$dead" ]'
-check "live writer's temp file kept" '[ -e "$tmp/ck.safetensors.tmp.$$" ]'
-rm -f "$tmp/ck.safetensors.tmp.$$"
-
-# 4c. the seed is a full u64: 2^64-1 is stored as such (not 2^63-1), shuffles
-# and initialises differently from 2^63-1, and resumes only with itself
+printf 'partial' > "$tmp/seed.safetensors.tmp.$dead"
+printf 'partial' > "$tmp/seed.safetensors.tmp.$$"
 "$bin" train --data "$data" --limit-batches 1 --epochs 1 --seed 18446744073709551615 --save "$tmp/seed.safetensors" > "$tmp/s64.out" 2> "$tmp/err" || bad "seed 2^64-1 failed: $(cat "$tmp/err")"
+check "dead writer's temp file removed" '[ ! -e "$tmp/seed.safetensors.tmp.$dead" ]'
+check "live writer's temp file kept" '[ -e "$tmp/seed.safetensors.tmp.$$" ]'
+rm -f "$tmp/seed.safetensors.tmp.$$"
 check "checkpoint metadata holds seed 18446744073709551615" 'head -c 4096 "$tmp/seed.safetensors" | grep -a -q "\"seed\":\"18446744073709551615\""'
 "$bin" train --data "$data" --limit-batches 1 --epochs 1 --seed 9223372036854775807 > "$tmp/s63.out" 2>/dev/null
 check "seeds 2^64-1 and 2^63-1 give different initial models" '[ "$(head -n 1 "$tmp/s64.out")" != "$(head -n 1 "$tmp/s63.out")" ]'
