@@ -18,7 +18,8 @@ __version__ = "0.1.0"
 
 __all__ = ["ops", "nn", "optim", "utils", "random", "data", "from_torch_module", "manual_seed",
            "initial_seed", "init_module", "get_hash", "print_hash", "set_num_threads",
-           "get_num_threads", "SamebitsError", "ArgumentRangeError", "UnsupportedDeviceError", "UnsupportedModuleError", "lib_path"]
+           "get_num_threads", "SamebitsError", "ArgumentRangeError", "UnsupportedDeviceError", "UnsupportedModuleError", "lib_path",
+           "NotReproducibleError", "StrictMode", "audit", "AuditReport"]
 
 try:
     import torch as _torch  # noqa: F401
@@ -28,3 +29,4 @@ except ImportError:  # samebits.ops works on numpy arrays without PyTorch
 if _torch is not None:
     from . import nn, optim
     from .convert import from_torch_module, UnsupportedModuleError
+    from .strict import NotReproducibleError, StrictMode, audit, AuditReport

@@ -6,6 +6,7 @@ import torch
 import torch.fx
 
 from . import nn as snn
+from .strict import strict_class
 
 __all__ = ["from_torch_module", "UnsupportedModuleError"]
 
@@ -160,7 +161,7 @@ def _convert(m, path):
         _convert(child, "%s.%s" % (path, name) if path else name)
 
 
-def from_torch_module(module):
+def from_torch_module(module, strict=True):
     """A samebits copy of `module`: the tree is deep-copied (parameters and
     buffers included, the original is untouched), then every supported layer
     becomes its samebits.nn class; containers (Sequential, ModuleList,
@@ -172,9 +173,16 @@ def from_torch_module(module):
     torch.fx GraphModule whose graph does arithmetic itself (one of only
     call_module nodes and views converts), and modules with forward hooks.
 
-    A custom module's own forward code still runs as written: arithmetic it
-    does itself with torch ops (x @ w, x + y, torch.relu...) is PyTorch's,
-    not samebits'. Dropout modules get Philox streams (samebits.random)."""
+    strict=True (the default): the copy's forward runs under
+    samebits.StrictMode, so the torch calls a custom module's own forward
+    makes (x @ w, x + y, torch.tanh, x.mean(1)...) run samebits' kernels,
+    pure data movement passes, and anything else raises
+    NotReproducibleError naming the op and the module path (the tables are
+    in samebits/strict.py). strict=False is the opt-out for users who accept
+    PyTorch's arithmetic there: that code then runs PyTorch's kernels, whose
+    bits depend on the machine. (`model.samebits_strict = False` switches a
+    converted model later.) Dropout modules get Philox streams
+    (samebits.random)."""
     if not isinstance(module, torch.nn.Module):
         raise TypeError("samebits.from_torch_module: expected a torch.nn.Module, got %s"
                         % type(module).__name__)
@@ -182,4 +190,8 @@ def from_torch_module(module):
         _refuse_kind(m, path)  # before copying anything
     out = copy.deepcopy(module)
     _convert(out, "")
+    if strict:
+        out.__class__ = strict_class(type(out))
+    if getattr(type(out), "_samebits_strict", False):
+        out.samebits_strict = bool(strict)
     return out

@@ -1,0 +1,501 @@
+"""Strict execution of model code: every torch call a model's own forward
+makes is samebits arithmetic, pure data movement, or an error.
+
+Module replacement (samebits.from_torch_module) only covers layers. A custom
+module's forward also calls torch itself (torch.tanh(x), x.mean(1), x @ w,
+x + y), and those would run PyTorch's kernels, whose bits depend on the CPU,
+the thread count and the PyTorch build. StrictMode is a
+torch.overrides.TorchFunctionMode (PyTorch 1.13 and 2.x): while it is active
+every torch function and Tensor method call reaches `__torch_function__`
+below, which looks the call up in the two tables of this file:
+
+  ROUTED       calls samebits has an op for: they run samebits.nn.functional
+               (the C kernels), whose autograd Functions record samebits'
+               own backward formulas;
+  PASS_THROUGH calls that only move, describe or allocate bits (views,
+               indexing, cat, copies, shape queries): PyTorch runs them, and
+               their backward is again only data movement;
+
+and anything else raises NotReproducibleError naming the torch op and the
+module path it was called from. samebits' own code (samebits.nn modules,
+samebits.ops) is trusted: its torch calls are the plumbing around the C
+kernels (detach, from_numpy...) and pass.
+
+audit() runs the same lookup in recording mode: nothing is raised, missing
+ops run PyTorch's kernels, and the report lists covered, passed-through and
+missing ops with their module paths.
+
+Inside `__torch_function__` PyTorch disables this mode, so the samebits and
+torch calls made there do not come back here.
+"""
+import collections
+import os
+import sys
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from .nn import functional as SF
+
+__all__ = ["NotReproducibleError", "StrictMode", "audit", "AuditReport", "ROUTED", "PASS_THROUGH"]
+
+
+class NotReproducibleError(NotImplementedError):
+    """A torch op ran in strict model code that samebits cannot compute with
+    fixed bits (the message names the op and the module path)."""
+
+
+class _Missing(Exception):
+    """Raised by a router when this particular call (its arguments) has no
+    samebits version; the lookup reports the op as missing."""
+
+
+# ---- routed calls: name -> router(args, kwargs) -> result -------------------
+# A router takes the call's arguments in torch's signature and calls the
+# differentiable samebits.nn.functional version.
+
+def _arg(args, kwargs, i, name, default=None):
+    if len(args) > i:
+        return args[i]
+    return kwargs.get(name, default)
+
+
+def _refuse_kwargs(kwargs, allowed, what):
+    for k, v in kwargs.items():
+        if k not in allowed and v is not None:
+            raise _Missing("%s with %s=%r" % (what, k, v))
+
+
+def _as_operand(v, like):
+    """A Python number operand as a 0-d float32 tensor (rounded to float32
+    as a float32 tensor op does; broadcasting then applies it everywhere)."""
+    if isinstance(v, torch.Tensor):
+        return v
+    if isinstance(v, (bool, int, float)):
+        return torch.tensor(float(v), dtype=torch.float32)
+    raise _Missing("operand of type %s" % type(v).__name__)
+
+
+def _binary(op, reverse=False):
+    def route(args, kwargs):
+        _refuse_kwargs({k: v for k, v in kwargs.items() if not (k == "alpha" and v == 1)},
+                       (), op)
+        a, b = args[0], _arg(args, kwargs, 1, "other")
+        if len(args) > 2 and args[2] != 1:
+            raise _Missing("%s with alpha=%r" % (op, args[2]))
+        a, b = _as_operand(a, b), _as_operand(b, a)
+        if reverse:
+            a, b = b, a
+        return SF._Binary.apply(a, b, op)
+    return route
+
+
+def _unary(op):
+    def route(args, kwargs):
+        _refuse_kwargs(kwargs, ("input",), op)
+        return SF._Unary.apply(_arg(args, kwargs, 0, "input"), op)
+    return route
+
+
+def _activation(fn):
+    def route(args, kwargs):
+        x = _arg(args, kwargs, 0, "input")
+        inplace = _arg(args, kwargs, 1, "inplace", False)
+        extra = {k: v for k, v in kwargs.items() if k not in ("input", "inplace")}
+        if inplace:  # computed on an exact clone: see _in_place
+            return _inplace(x, fn(x.clone(), **extra))
+        return fn(x, **extra)
+    return route
+
+
+def _inplace(x, y):
+    """The in-place form: samebits computes y, then x takes its bits by an
+    exact copy (recorded by autograd as a copy, whose backward is a copy)."""
+    if y.shape != x.shape:
+        raise _Missing("in-place op whose result shape %s is not the tensor's %s"
+                       % (tuple(y.shape), tuple(x.shape)))
+    return x.copy_(y)
+
+
+def _in_place(route):
+    """x.op_(...): the samebits op reads a clone of x (an exact copy), so
+    what its backward saved is not the tensor the copy then overwrites."""
+    def routed(args, kwargs):
+        x = args[0]
+        return _inplace(x, route((x.clone(),) + tuple(args[1:]), kwargs))
+    return routed
+
+
+def _reduce(is_mean):
+    def route(args, kwargs):
+        _refuse_kwargs(kwargs, ("input", "dim", "keepdim"), "mean" if is_mean else "sum")
+        x = _arg(args, kwargs, 0, "input")
+        dim = _arg(args, kwargs, 1, "dim")
+        keepdim = _arg(args, kwargs, 2, "keepdim", False)
+        if isinstance(dim, torch.dtype) or not isinstance(keepdim, bool):
+            raise _Missing("a dtype argument")
+        return SF._Reduce.apply(x, dim, keepdim, is_mean)
+    return route
+
+
+def _softmax(log):
+    def route(args, kwargs):
+        x = _arg(args, kwargs, 0, "input")
+        dim = _arg(args, kwargs, 1, "dim")
+        if kwargs.get("dtype") is not None or isinstance(_arg(args, kwargs, 2, "_"), torch.dtype):
+            raise _Missing("a dtype argument")
+        return (SF.log_softmax if log else SF.softmax)(x, dim)
+    return route
+
+
+def _matmul(args, kwargs):
+    """2-D @ 2-D, batched 3-D @ 3-D of one batch size, and N-D @ 2-D (the
+    leading dims folded into rows by a view). Other shapes are missing."""
+    a, b = args[0], _arg(args, kwargs, 1, "other", _arg(args, kwargs, 1, "mat2"))
+    if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
+        raise _Missing("matmul of a non-tensor")
+    if a.dim() >= 2 and b.dim() == 2:
+        rows = a.reshape(-1, a.shape[-1]) if a.dim() > 2 else a
+        out = SF.mm(rows, b)
+        return out.reshape(tuple(a.shape[:-1]) + (b.shape[-1],)) if a.dim() > 2 else out
+    if a.dim() == 3 and b.dim() == 3 and a.shape[0] == b.shape[0]:
+        return SF.mm(a, b)
+    raise _Missing("matmul of shapes %s and %s" % (tuple(a.shape), tuple(b.shape)))
+
+
+def _dropout(args, kwargs):
+    """Identity when not training or p == 0. A training-mode functional
+    dropout has no Philox stream of its own: missing (nn.Dropout modules
+    convert to samebits.nn.Dropout, which has one)."""
+    x = _arg(args, kwargs, 0, "input")
+    p = _arg(args, kwargs, 1, "p", 0.5)
+    training = _arg(args, kwargs, 2, "training", True)
+    if not training or p == 0:
+        return x
+    raise _Missing("dropout in training mode called as a function (use torch.nn.Dropout, "
+                   "which converts to samebits.nn.Dropout with its own Philox stream)")
+
+
+class _Expand(torch.autograd.Function):
+    """A broadcast view whose backward sums the broadcast dims with samebits'
+    canonical sum (PyTorch's expand backward is an aten::sum)."""
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.in_shape = tuple(x.shape)
+        return x.expand(shape)
+
+    @staticmethod
+    def backward(ctx, dy):
+        lead = dy.dim() - len(ctx.in_shape)
+        dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(ctx.in_shape)
+                                          if s == 1 and dy.shape[lead + i] != 1)
+        if not dims:
+            return dy, None
+        return SF._Reduce.apply(dy.contiguous(), dims, True, False).reshape(ctx.in_shape), None
+
+
+def _expand(args, kwargs):
+    x = args[0]
+    rest = args[1:] or (kwargs.get("size"),)
+    shape = rest[0] if len(rest) == 1 and isinstance(rest[0], (tuple, list, torch.Size)) else rest
+    shape = tuple(x.shape[i - (len(shape) - x.dim())] if s == -1 else s
+                  for i, s in enumerate(shape))
+    return _Expand.apply(x, shape)
+
+
+def _expand_as(args, kwargs):
+    return _Expand.apply(args[0], tuple(_arg(args, kwargs, 1, "other").shape))
+
+
+def _call(fn):
+    def route(args, kwargs):
+        return fn(*args, **kwargs)
+    return route
+
+
+# name -> (router, reason). Names are torch's, for torch.X, Tensor.X and
+# torch.nn.functional.X alike (dunders mapped by _name).
+ROUTED = {
+    # arithmetic with broadcasting: sb_binary, backward sb_binary_backward
+    "add": (_binary("add"), "elementwise add, broadcasting"),
+    "sub": (_binary("sub"), "elementwise subtract, broadcasting"),
+    "rsub": (_binary("sub", reverse=True), "scalar - tensor"),
+    "mul": (_binary("mul"), "elementwise multiply, broadcasting"),
+    "div": (_binary("div"), "elementwise IEEE division, broadcasting"),
+    "true_divide": (_binary("div"), "elementwise IEEE division, broadcasting"),
+    "rdiv": (_binary("div", reverse=True), "scalar / tensor"),
+    "add_": (_in_place(_binary("add")), "in-place add: samebits result copied in"),
+    "sub_": (_in_place(_binary("sub")), "in-place subtract"),
+    "mul_": (_in_place(_binary("mul")), "in-place multiply"),
+    "div_": (_in_place(_binary("div")), "in-place division"),
+    # elementwise maps: sb_unary / the activation kernels
+    "neg": (_unary("neg"), "negation"),
+    "abs": (_unary("abs"), "absolute value"),
+    "sqrt": (_unary("sqrt"), "correctly rounded square root"),
+    "exp": (_unary("exp"), "sb_expf"),
+    "log": (_unary("log"), "sb_logf"),
+    "square": (_unary("square"), "x * x"),
+    "reciprocal": (_unary("reciprocal"), "1 / x"),
+    "relu": (_activation(SF.relu), "max(x, +0)"),
+    "relu_": (_in_place(_activation(SF.relu)), "in-place relu"),
+    "tanh": (_activation(SF.tanh), "sb_tanhf"),
+    "tanh_": (_in_place(_activation(SF.tanh)), "in-place tanh"),
+    "sigmoid": (_activation(SF.sigmoid), "logistic"),
+    "sigmoid_": (_in_place(_activation(SF.sigmoid)), "in-place sigmoid"),
+    "gelu": (_activation(SF.gelu), "GELU, erf or tanh form"),
+    "softmax": (_softmax(False), "softmax over one dim"),
+    "log_softmax": (_softmax(True), "log-softmax over one dim"),
+    # reductions: the canonical sum
+    "sum": (_reduce(False), "canonical sum over dims"),
+    "mean": (_reduce(True), "canonical sum over dims, one division"),
+    # products: sb_matmul / sb_linear / sb_conv2d
+    "matmul": (_matmul, "2-D, same-batch 3-D, N-D @ 2-D"),
+    "mm": (_matmul, "2-D matrix product"),
+    "bmm": (_matmul, "batched 3-D matrix product"),
+    "linear": (_call(SF.linear), "x @ W^T + b"),
+    "conv2d": (_call(SF.conv2d), "2-D convolution, int zero padding"),
+    "max_pool2d": (_call(SF.max_pool2d), "max pooling, no dilation"),
+    "avg_pool2d": (_call(SF.avg_pool2d), "average pooling"),
+    # normalisation and losses
+    "batch_norm": (_call(SF.batch_norm), "batch norm (F.batch_norm's signature)"),
+    "layer_norm": (_call(SF.layer_norm), "layer norm over trailing dims"),
+    "cross_entropy": (_call(SF.cross_entropy), "class-index cross-entropy"),
+    "mse_loss": (_call(SF.mse_loss), "mean squared error"),
+    "dropout": (_dropout, "identity in eval mode"),
+    # broadcast views whose backward is a reduction
+    "expand": (_expand, "view; backward sums with the canonical sum"),
+    "expand_as": (_expand_as, "view; backward sums with the canonical sum"),
+}
+
+# name -> reason class. PyTorch runs these: no float arithmetic happens, and
+# the backward autograd records for them is again data movement.
+_VIEWS = "view or reshape: same bits, backward is the inverse view"
+_INDEX = "basic indexing/slicing: same bits, backward copies into zeros"
+_JOIN = "joins or splits: same bits, backward splits or joins (copies)"
+_COPY = "exact copy or dtype-preserving conversion"
+_QUERY = "reads metadata or values, computes nothing"
+_ALLOC = "allocation of constants (zeros, ones, empty)"
+_GRAD = "autograd bookkeeping (detach, requires_grad)"
+PASS_THROUGH = {}
+for _names, _reason in (
+        (("view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "squeeze",
+          "unsqueeze", "permute", "transpose", "t", "movedim", "swapaxes", "swapdims",
+          "contiguous", "unfold_view"), _VIEWS),
+        (("__getitem__", "select", "narrow", "slice"), _INDEX),
+        (("cat", "concat", "stack", "split", "chunk", "unbind", "split_with_sizes"), _JOIN),
+        (("clone", "copy_", "cpu", "to", "float", "type_as"), _COPY),
+        (("size", "dim", "ndimension", "numel", "nelement", "stride", "is_contiguous",
+          "is_floating_point", "data_ptr", "element_size", "get_device", "__len__",
+          "__get__", "__format__", "__repr__", "__bool__", "__iter__", "__hash__",
+          "__eq__eq_identity", "item", "tolist", "numpy", "storage_offset", "has_names",
+          "__reversed__", "__contains__"), _QUERY),
+        (("zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like", "new_zeros",
+          "new_ones", "new_empty", "tensor", "as_tensor", "from_numpy"), _ALLOC),
+        (("detach", "detach_", "requires_grad_", "retain_grad", "__set__"), _GRAD)):
+    for _n in _names:
+        PASS_THROUGH[_n] = _reason
+
+_DUNDERS = {
+    "__add__": "add", "__radd__": "add", "__iadd__": "add_",
+    "__sub__": "sub", "__rsub__": "rsub", "__isub__": "sub_",
+    "__mul__": "mul", "__rmul__": "mul", "__imul__": "mul_",
+    "__truediv__": "div", "__rtruediv__": "rdiv", "__itruediv__": "div_", "__div__": "div",
+    "__rdiv__": "rdiv", "__idiv__": "div_",
+    "__matmul__": "matmul", "__neg__": "neg", "__abs__": "abs",
+}
+
+
+def _name(func):
+    """(table key, the name an error message shows) for a torch callable."""
+    n = getattr(func, "__name__", None) or repr(func)
+    if n in ("__get__", "__set__"):
+        attr = getattr(getattr(func, "__self__", None), "__name__", "?")
+        return n, "Tensor.%s (attribute)" % attr
+    q = getattr(func, "__qualname__", n)
+    owner = q.split(".")[0]
+    if owner in ("_TensorBase", "TensorBase", "Tensor"):
+        shown = "Tensor." + n
+    elif owner in ("_VariableFunctionsClass", "_VariableFunctions"):
+        shown = "torch." + n
+    else:
+        mod = getattr(func, "__module__", None) or "torch"
+        shown = "%s.%s" % ("torch.nn.functional" if mod == "torch._C._nn" else mod, n)
+    if n == "__rmatmul__":
+        return "rmatmul", shown
+    return _DUNDERS.get(n, n), shown
+
+
+_SAMEBITS_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+
+
+def _caller_is_samebits(frame):
+    """True when the first frame outside torch's own files is samebits code."""
+    while frame is not None and frame.f_code.co_filename.startswith(_TORCH_DIR):
+        frame = frame.f_back
+    return frame is not None and frame.f_code.co_filename.startswith(_SAMEBITS_DIR)
+
+
+def _module_path(frame, paths):
+    """The path of the innermost module of the model whose forward (or
+    __call__) is on the stack: the `self` of a frame."""
+    while frame is not None:
+        path = paths.get(id(frame.f_locals.get("self")))
+        if path is not None:
+            return path or "<root>"
+        frame = frame.f_back
+    return "<outside the model>"
+
+
+def _float_tensors(args, kwargs):
+    def walk(v):
+        if isinstance(v, torch.Tensor):
+            yield v
+        elif isinstance(v, (list, tuple)):
+            for e in v:
+                yield from walk(e)
+    return [t for v in list(args) + list(kwargs.values()) for t in walk(v)]
+
+
+def _advanced_index(args):
+    """x[idx] with tensor or list indices: the backward scatters with
+    index_put(accumulate=True), an aten sum of duplicates."""
+    idx = args[1] if len(args) > 1 else None
+    items = idx if isinstance(idx, tuple) else (idx,)
+    return any(isinstance(i, (torch.Tensor, list)) for i in items)
+
+
+class StrictMode(TorchFunctionMode):
+    """While active, torch calls made by model code run samebits (ROUTED),
+    pass through (PASS_THROUGH) or raise NotReproducibleError. `model` (a
+    torch.nn.Module, optional) names the module paths in messages; with
+    record=True nothing raises and every call is tallied in self.report."""
+
+    def __init__(self, model=None, record=False):
+        super().__init__()
+        self.paths = {id(m): p for p, m in model.named_modules()} if model is not None else {}
+        self.record = record
+        self.report = AuditReport()
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        caller = sys._getframe(1)
+        if _caller_is_samebits(caller):
+            return func(*args, **kwargs)
+        key, shown = _name(func)
+        if key in PASS_THROUGH and not (key == "__getitem__" and _advanced_index(args) and
+                                        torch.is_grad_enabled() and
+                                        getattr(args[0], "requires_grad", False)):
+            self._note("passed", shown, caller)
+            return func(*args, **kwargs)
+        tensors = _float_tensors(args, kwargs)
+        if key in ROUTED and tensors and not any(t.is_floating_point() for t in tensors) \
+                and key not in ("div", "true_divide", "rdiv", "div_", "mean", "softmax",
+                                "log_softmax", "sqrt", "exp", "log", "reciprocal", "tanh",
+                                "sigmoid", "gelu"):
+            self._note("passed", shown + " (integer, exact)", caller)
+            return func(*args, **kwargs)
+        why = "samebits has no version of it"
+        if key in ROUTED:
+            try:
+                out = ROUTED[key][0](args, kwargs)
+                self._note("covered", shown, caller)
+                return out
+            except (_Missing, NotImplementedError) as e:
+                why = "samebits has no version of this call: %s" % e
+        path = _module_path(caller, self.paths)
+        if self.record:
+            self.report._add("missing", shown, path, why)
+            return func(*args, **kwargs)
+        raise NotReproducibleError(
+            "samebits strict mode: %s called in module '%s': %s, and PyTorch's kernel would "
+            "make the result depend on the machine; see ROUTED and PASS_THROUGH in "
+            "samebits/strict.py (or convert with strict=False to accept PyTorch arithmetic)"
+            % (shown, path, why))
+
+    def _note(self, kind, shown, caller):
+        if self.record:
+            self.report._add(kind, shown, _module_path(caller, self.paths))
+
+
+class AuditReport:
+    """What audit() saw: covered, passed and missing map (op, module path)
+    to a call count; reasons maps a missing (op, path) to why."""
+
+    def __init__(self):
+        self.covered = collections.Counter()
+        self.passed = collections.Counter()
+        self.missing = collections.Counter()
+        self.reasons = {}
+
+    def _add(self, kind, op, path, why=None):
+        getattr(self, kind)[(op, path)] += 1
+        if why is not None:
+            self.reasons.setdefault((op, path), why)
+
+    def missing_ops(self):
+        return sorted({op for op, _ in self.missing})
+
+    def __str__(self):
+        lines = []
+        for title, table in (("covered (samebits)", self.covered),
+                             ("passed through (data movement)", self.passed),
+                             ("MISSING (PyTorch arithmetic)", self.missing)):
+            lines.append("%s: %d" % (title, len(table)))
+            for (op, path), n in sorted(table.items()):
+                why = self.reasons.get((op, path))
+                lines.append("  %-40s at %-30s x%d%s" % (op, path, n, "  (%s)" % why if why else ""))
+        return "\n".join(lines)
+
+
+def strict_class(cls):
+    """A subclass of cls whose calls run under StrictMode (cached)."""
+    if getattr(cls, "_samebits_strict", False):
+        return cls
+    cache = _STRICT_CLASSES
+    if cls not in cache:
+        def __call__(self, *args, **kwargs):
+            if not self.samebits_strict:
+                return cls.__call__(self, *args, **kwargs)
+            with StrictMode(self):
+                return cls.__call__(self, *args, **kwargs)
+        cache[cls] = type(cls.__name__, (cls,), {
+            "__call__": __call__, "_samebits_strict": True, "samebits_strict": True,
+            "__module__": __name__, "__doc__": cls.__doc__})
+    return cache[cls]
+
+
+_STRICT_CLASSES = {}
+
+
+def audit(model, *example_inputs, print_report=True, **example_kwargs):
+    """Runs `model` once on the example inputs with every torch call its code
+    makes recorded (nothing raises; missing ops run PyTorch's kernels), and
+    returns (and prints) an AuditReport: the ops covered by samebits, passed
+    through as data movement, and missing, each with its module path.
+
+    A torch model is first converted (a copy, samebits.from_torch_module);
+    modules that cannot convert are listed as missing and run as they are."""
+    from .convert import from_torch_module, UnsupportedModuleError
+    report_prefix = []
+    try:
+        run = from_torch_module(model, strict=False)
+    except UnsupportedModuleError as e:
+        report_prefix.append(str(e))
+        run = model
+    mode = StrictMode(run, record=True)
+    for msg in report_prefix:
+        mode.report._add("missing", "module conversion", "<model>", msg)
+    was = getattr(run, "samebits_strict", None)
+    if was is not None:
+        run.samebits_strict = False
+    try:
+        with mode:
+            run(*example_inputs, **example_kwargs)
+    finally:
+        if was is not None:
+            run.samebits_strict = was
+    if print_report:
+        print(mode.report)
+    return mode.report
