@@ -2,6 +2,7 @@
 
     import samebits
     model = samebits.from_torch_module(model)   # forward and backward now run in samebits
+    samebits.audit(model, example_input)        # which torch ops are covered, passed, missing
 
 The package loads libsamebits.so with ctypes (no compiled dependency on
 PyTorch) and passes contiguous float32 CPU tensors to it by pointer.

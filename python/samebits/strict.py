@@ -296,6 +296,17 @@ for _names, _reason in (
     for _n in _names:
         PASS_THROUGH[_n] = _reason
 
+# pass-through calls that may change the dtype: only dtype-preserving ones pass
+_CONVERSIONS = ("to", "float", "type_as", "clone", "copy_")
+
+
+def _changes_float_dtype(args, out):
+    src = args[0] if args and isinstance(args[0], torch.Tensor) else None
+    if src is None or not isinstance(out, torch.Tensor):
+        return False
+    return out.dtype != src.dtype and (out.dtype.is_floating_point or src.dtype.is_floating_point)
+
+
 _DUNDERS = {
     "__add__": "add", "__radd__": "add", "__iadd__": "add_",
     "__sub__": "sub", "__rsub__": "rsub", "__isub__": "sub_",
@@ -387,8 +398,12 @@ class StrictMode(TorchFunctionMode):
         if key in PASS_THROUGH and not (key == "__getitem__" and _advanced_index(args) and
                                         torch.is_grad_enabled() and
                                         getattr(args[0], "requires_grad", False)):
+            out = func(*args, **kwargs)
+            if key in _CONVERSIONS and _changes_float_dtype(args, out):
+                return self._missing(func, args, kwargs, shown, caller,
+                                     "a conversion between floating-point dtypes rounds")
             self._note("passed", shown, caller)
-            return func(*args, **kwargs)
+            return out
         tensors = _float_tensors(args, kwargs)
         if key in ROUTED and tensors and not any(t.is_floating_point() for t in tensors) \
                 and key not in ("div", "true_divide", "rdiv", "div_", "mean", "softmax",
@@ -404,6 +419,9 @@ class StrictMode(TorchFunctionMode):
                 return out
             except (_Missing, NotImplementedError) as e:
                 why = "samebits has no version of this call: %s" % e
+        return self._missing(func, args, kwargs, shown, caller, why)
+
+    def _missing(self, func, args, kwargs, shown, caller, why):
         path = _module_path(caller, self.paths)
         if self.record:
             self.report._add("missing", shown, path, why)
@@ -487,6 +505,19 @@ def audit(model, *example_inputs, print_report=True, **example_kwargs):
     mode = StrictMode(run, record=True)
     for msg in report_prefix:
         mode.report._add("missing", "module conversion", "<model>", msg)
+    # samebits.nn layers are covered as a whole: their calls are counted by
+    # forward hooks on the (copied) model, removed again below
+    from . import nn as snn
+    kinds = tuple(c for c in vars(snn).values()
+                  if isinstance(c, type) and issubclass(c, torch.nn.Module) and
+                  c.__module__.startswith(snn.__name__))
+    hooks = []
+    for path, m in run.named_modules():
+        if isinstance(m, kinds) and not getattr(type(m), "_samebits_strict", False):
+            name = "samebits.nn.%s (module)" % type(m).__name__
+            hooks.append(m.register_forward_hook(
+                lambda _m, _i, _o, name=name, path=path: mode.report._add(
+                    "covered", name, path or "<root>")))
     was = getattr(run, "samebits_strict", None)
     if was is not None:
         run.samebits_strict = False
@@ -494,6 +525,8 @@ def audit(model, *example_inputs, print_report=True, **example_kwargs):
         with mode:
             run(*example_inputs, **example_kwargs)
     finally:
+        for h in hooks:
+            h.remove()
         if was is not None:
             run.samebits_strict = was
     if print_report:

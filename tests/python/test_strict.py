@@ -151,7 +151,11 @@ class Wrapper(torch.nn.Module):
 
 @pytest.mark.parametrize("op,name", [(lambda h: torch.cumsum(h, 1), "torch.cumsum"),
                                      (lambda h: torch.erfinv(h * 0.1), "torch.erfinv"),
-                                     (lambda h: h.var(1), "Tensor.var")])
+                                     (lambda h: h.var(1), "Tensor.var"),
+                                     (lambda h: h.double(), "Tensor.double"),
+                                     (lambda h: h.to(torch.float16), "Tensor.to"),
+                                     (lambda h: h.expand(2, 2, 4).repeat(1, 2, 1),
+                                      "Tensor.repeat")])
 def test_strict_raises_naming_op_and_module(op, name):
     model = samebits.from_torch_module(Wrapper(op))
     with pytest.raises(samebits.NotReproducibleError) as e:
@@ -166,6 +170,7 @@ def test_audit_lists_missing_op(op, name, capsys):
     report = samebits.audit(Wrapper(op), torch.randn(2, 4))
     assert (name, "block") in report.missing
     assert ("Tensor.add", "<root>") in report.covered
+    assert ("samebits.nn.Linear (module)", "block.inner.0") in report.covered
     assert name in capsys.readouterr().out
 
 
