@@ -79,7 +79,7 @@ def _as_operand(v, like):
 def _binary(op, reverse=False):
     def route(args, kwargs):
         _refuse_kwargs({k: v for k, v in kwargs.items() if not (k == "alpha" and v == 1)},
-                       (), op)
+                       ("input", "other"), op)
         a, b = args[0], _arg(args, kwargs, 1, "other")
         if len(args) > 2 and args[2] != 1:
             raise _Missing("%s with alpha=%r" % (op, args[2]))
@@ -288,7 +288,7 @@ for _names, _reason in (
         (("size", "dim", "ndimension", "numel", "nelement", "stride", "is_contiguous",
           "is_floating_point", "data_ptr", "element_size", "get_device", "__len__",
           "__get__", "__format__", "__repr__", "__bool__", "__iter__", "__hash__",
-          "__eq__eq_identity", "item", "tolist", "numpy", "storage_offset", "has_names",
+          "item", "tolist", "numpy", "storage_offset", "has_names",
           "__reversed__", "__contains__"), _QUERY),
         (("zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like", "new_zeros",
           "new_ones", "new_empty", "tensor", "as_tensor", "from_numpy"), _ALLOC),
@@ -317,6 +317,11 @@ _DUNDERS = {
 }
 
 
+# torch.X functions whose argument order differs from torch.nn.functional.X
+# (the ROUTED entry follows F's): looked up under their full name, so missing
+_TORCH_ONLY = ("batch_norm", "layer_norm")
+
+
 def _name(func):
     """(table key, the name an error message shows) for a torch callable."""
     n = getattr(func, "__name__", None) or repr(func)
@@ -334,6 +339,8 @@ def _name(func):
         shown = "%s.%s" % ("torch.nn.functional" if mod == "torch._C._nn" else mod, n)
     if n == "__rmatmul__":
         return "rmatmul", shown
+    if shown.startswith("torch.") and n in _TORCH_ONLY:
+        return shown, shown
     return _DUNDERS.get(n, n), shown
 
 
@@ -359,7 +366,7 @@ def _module_path(frame, paths):
     return "<outside the model>"
 
 
-def _float_tensors(args, kwargs):
+def _tensors(args, kwargs):
     def walk(v):
         if isinstance(v, torch.Tensor):
             yield v
@@ -399,13 +406,19 @@ class StrictMode(TorchFunctionMode):
                                         torch.is_grad_enabled() and
                                         getattr(args[0], "requires_grad", False)):
             out = func(*args, **kwargs)
+            if key == "copy_" and out.requires_grad and tuple(args[1].shape) != tuple(out.shape):
+                # its backward would sum the gradient over the broadcast dims (aten::sum)
+                return self._missing(func, args, kwargs, shown, caller,
+                                     "a broadcasting copy_ under autograd")
             if key in _CONVERSIONS and _changes_float_dtype(args, out):
                 return self._missing(func, args, kwargs, shown, caller,
                                      "a conversion between floating-point dtypes rounds")
             self._note("passed", shown, caller)
             return out
-        tensors = _float_tensors(args, kwargs)
-        if key in ROUTED and tensors and not any(t.is_floating_point() for t in tensors) \
+        tensors = _tensors(args, kwargs)
+        numbers = [v for v in list(args) + list(kwargs.values()) if isinstance(v, float)]
+        if key in ROUTED and tensors and not numbers and \
+                not any(t.is_floating_point() for t in tensors) \
                 and key not in ("div", "true_divide", "rdiv", "div_", "mean", "softmax",
                                 "log_softmax", "sqrt", "exp", "log", "reciprocal", "tanh",
                                 "sigmoid", "gelu"):
@@ -417,7 +430,7 @@ class StrictMode(TorchFunctionMode):
                 out = ROUTED[key][0](args, kwargs)
                 self._note("covered", shown, caller)
                 return out
-            except (_Missing, NotImplementedError) as e:
+            except (_Missing, NotImplementedError, TypeError) as e:
                 why = "samebits has no version of this call: %s" % e
         return self._missing(func, args, kwargs, shown, caller, why)
 

@@ -155,7 +155,13 @@ class Wrapper(torch.nn.Module):
                                      (lambda h: h.double(), "Tensor.double"),
                                      (lambda h: h.to(torch.float16), "Tensor.to"),
                                      (lambda h: h.expand(2, 2, 4).repeat(1, 2, 1),
-                                      "Tensor.repeat")])
+                                      "Tensor.repeat"),
+                                     (lambda h: torch.batch_norm(h, None, None, None, None, True,
+                                                                 0.1, 1e-5, False),
+                                      "torch.batch_norm"),
+                                     (lambda h: torch.zeros(4, dtype=torch.int64) * 0.5 + h, "Tensor.mul"),
+                                     (lambda h: h * torch.ones(2, 4, dtype=torch.int64),
+                                      "Tensor.mul")])
 def test_strict_raises_naming_op_and_module(op, name):
     model = samebits.from_torch_module(Wrapper(op))
     with pytest.raises(samebits.NotReproducibleError) as e:
