@@ -362,6 +362,8 @@ def _checked_function(name, fn, argtypes):
             raise TypeError("%s takes %d arguments, got %d" % (name, len(argtypes), len(args)))
         return fn(*[checked_scalar(a, t, w) for a, t, w in zip(args, argtypes, whats)])
     call_checked.__name__ = name
+    # what code inspecting the ctypes function expects to find
+    call_checked.argtypes, call_checked.restype, call_checked.raw = fn.argtypes, fn.restype, fn
     return call_checked
 
 

@@ -763,7 +763,9 @@ def max_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, return_i
     p = _pool_params(kernel_size, stride, padding, ceil_mode, True, "max_pool2d")
     y, idx = _max_pool2d(to_np(x, "max_pool2d", "x"), p)
     k = kind_of(x)
-    return (back(y, k), back(idx, k)) if return_indices else back(y, k)
+    if _flag(return_indices, "max_pool2d", "return_indices"):
+        return back(y, k), back(idx, k)
+    return back(y, k)
 
 
 def max_pool2d_backward(dy, indices, input_shape, kernel_size, stride=None, padding=0,

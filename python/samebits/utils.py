@@ -77,6 +77,8 @@ def isa():
 
 
 def set_isa(name):
+    if not isinstance(name, str):
+        raise TypeError("samebits.set_isa: name must be a string such as 'avx2', got %r" % (name,))
     level = ctypes.c_int()
     call("sb_isa_from_name", name.encode(), ctypes.byref(level))
     call("sb_set_isa", level.value)
