@@ -8,10 +8,11 @@
  * proven correctly rounded on all 2^32 inputs by tools/verify_math.c (make
  * verify-math), so equality here makes every batch kernel correctly rounded
  * too. The scalar level of the batch API is the scalar function itself and
- * is not rerun. Each vector level's kernel is called directly (not through
- * sb_set_isa, which is global) on chunks of 2^20 consecutive bit patterns,
- * at a start offset that varies with the chunk so that every input meets
- * every lane position and the ragged-end path over the run.
+ * is not rerun. Each vector level's kernel is called directly from its
+ * kernel context (sb_cpu_kernels_for; not through sb_set_isa, which is
+ * global) on chunks of 2^20 consecutive bit patterns, at a start offset that
+ * varies with the chunk so that every input meets every lane position and
+ * the ragged-end path over the run.
  *
  * Prints, per function and level, the inputs checked, the differences (the
  * first few listed) and seconds. Exit status 1 on any difference.
@@ -26,6 +27,7 @@
 #include <time.h>
 
 #include "tool_common.h"
+#include "cpu/kernels.h"
 #include "cpu/vmath.h"
 #include "samebits.h"
 
@@ -172,22 +174,15 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-#if SB_HAVE_X86_KERNELS
-    static const struct { sb_isa_level isa; const sb_vmath_table *t; } all[] = {
-        {SB_ISA_SSE2, &sb_vmath_sse2}, {SB_ISA_AVX2, &sb_vmath_avx2}, {SB_ISA_AVX512, &sb_vmath_avx512}};
-#elif SB_HAVE_NEON_KERNELS
-    static const struct { sb_isa_level isa; const sb_vmath_table *t; } all[] = {
-        {SB_ISA_NEON, &sb_vmath_neon}};
-#else
-    static const struct { sb_isa_level isa; const sb_vmath_table *t; } all[] = {
-        {SB_ISA_SCALAR, NULL}};
-#endif
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        if (all[i].t && sb_isa_supported(all[i].isa)) {
-            levels[nlevels].isa = all[i].isa;
-            levels[nlevels].table = all[i].t;
-            nlevels++;
-        }
+    /* every vector level this build compiles and this CPU runs, through
+     * its kernel context (the scalar level is the reference itself) */
+    for (int l = 0; l < SB_ISA_COUNT; l++) {
+        const sb_cpu_kernels *k = sb_cpu_kernels_for((sb_isa_level)l);
+        if (l == SB_ISA_SCALAR || !k || !sb_isa_supported((sb_isa_level)l)) continue;
+        levels[nlevels].isa = (sb_isa_level)l;
+        levels[nlevels].table = k->vmath;
+        nlevels++;
+    }
     if (nlevels == 0) {
         printf("verify_vmath: no vector level on this machine; nothing to check\n");
         return 0;

@@ -14,12 +14,12 @@
  * threads own whole blocks. Nothing in the rule depends on the machine.
  *
  * This file streams: level L holds the lanes of the block being filled at
- * depth L; a full block is folded and pushed one level up. Whole lane rows
- * (32 elements starting at lane 0) go through the SIMD row adders of
- * src/cpu/sum_*.c, which perform the very same per-lane additions. */
-#include "samebits/runtime.h"
+ * depth L; a full block is folded and pushed one level up. It is the
+ * reference, on one thread with the scalar row adder; the fast backend
+ * (src/cpu/sum.c) runs the same functions with its ISA level's row adder
+ * (src/cpu/sum_*.c, the very same per-lane additions) and threads the
+ * blocks of a long sum. */
 #include "core/canonical_sum.h"
-#include "cpu/sum_internal.h"
 
 float sb_sum_tree32(const float lane_in[SB_SUM_LANES]) {
     float lane[SB_SUM_LANES];
@@ -34,20 +34,6 @@ float sb_sum_tree32(const float lane_in[SB_SUM_LANES]) {
 void sb_sum_rows_scalar(float lane[SB_SUM_LANES], const float *x, int64_t rows) {
     for (int64_t r = 0; r < rows; r++, x += SB_SUM_LANES)
         for (int j = 0; j < SB_SUM_LANES; j++) lane[j] = lane[j] + x[j];
-}
-
-sb_sum_rows_fn sb_sum_rows_pick(void) {
-    switch (sb_isa()) {
-#if SB_HAVE_X86_KERNELS
-    case SB_ISA_SSE2: return sb_sum_rows_sse2;
-    case SB_ISA_AVX2: return sb_sum_rows_avx2;
-    case SB_ISA_AVX512: return sb_sum_rows_avx512;
-#endif
-#if SB_HAVE_NEON_KERNELS
-    case SB_ISA_NEON: return sb_sum_rows_neon;
-#endif
-    default: return sb_sum_rows_scalar;
-    }
 }
 
 /* ---- the streaming accumulator ----------------------------------------------- */
@@ -81,11 +67,14 @@ static void push(sb_sum_acc *acc, int level, float x) {
 void sb_sum_add(sb_sum_acc *acc, float x) { push(acc, 0, x); }
 
 void sb_sum_add_n(sb_sum_acc *acc, const float *x, int64_t n) {
+    sb_sum_add_rows(acc, x, n, sb_sum_rows_scalar);
+}
+
+void sb_sum_add_rows(sb_sum_acc *acc, const float *x, int64_t n, sb_sum_rows_fn rows_fn) {
     int64_t i = 0;
     /* Up to the next lane-0 boundary one at a time, then whole rows. */
     while (i < n && acc->count[0] % SB_SUM_LANES != 0) push(acc, 0, x[i++]);
     if (n - i >= SB_SUM_LANES) {
-        sb_sum_rows_fn rows_fn = sb_sum_rows_pick();
         while (n - i >= SB_SUM_LANES) {
             int64_t room = (SB_SUM_BLOCK - acc->count[0]) / SB_SUM_LANES;
             int64_t rows = (n - i) / SB_SUM_LANES;
@@ -120,10 +109,9 @@ float sb_sum_result(const sb_sum_acc *acc_in) {
 
 /* ---- whole buffers ------------------------------------------------------------ */
 
-/* Rule 2 for one block of 1 <= n <= 8192 elements x[0], x[stride], ...
- * Strided elements are gathered a row chunk at a time so that the lanes
- * still see whole rows. */
-static float block_sum(const float *x, int64_t n, int64_t stride, sb_sum_rows_fn rows_fn) {
+/* Rule 2 for one block (canonical_sum.h). Strided elements are gathered a
+ * row chunk at a time so that the lanes still see whole rows. */
+float sb_sum_block(const float *x, int64_t n, int64_t stride, sb_sum_rows_fn rows_fn) {
     float lane[SB_SUM_LANES];
     for (int j = 0; j < SB_SUM_LANES; j++) lane[j] = -0.0f;
     int64_t full = n / SB_SUM_LANES * SB_SUM_LANES;
@@ -143,41 +131,16 @@ static float block_sum(const float *x, int64_t n, int64_t stride, sb_sum_rows_fn
     return sb_sum_tree32(lane);
 }
 
-typedef struct blocks_ctx {
-    const float *x; /* the batch's first element */
-    int64_t n, stride; /* elements from x to the end of the whole sum */
-    float *out;     /* one sum per block of the batch */
-    sb_sum_rows_fn rows_fn;
-} blocks_ctx;
-
-static void blocks_range(void *vctx, int64_t b0, int64_t b1) {
-    const blocks_ctx *c = vctx;
-    for (int64_t b = b0; b < b1; b++) {
-        int64_t at = b * SB_SUM_BLOCK;
-        int64_t len = c->n - at < SB_SUM_BLOCK ? c->n - at : SB_SUM_BLOCK;
-        c->out[b] = block_sum(c->x + at * c->stride, len, c->stride, c->rows_fn);
-    }
-}
-
 /* Rule 3 read literally: the block sums, in block order, are summed again by
- * the same rule. Blocks are independent, so threads compute them in batches
- * (a bounded buffer, no allocation) that stream into the outer sum. */
+ * the same rule (streamed, so no buffer of block sums). */
 float sb_sum_canonical(const float *x, int64_t n, int64_t stride) {
     if (n <= 0) return 0.0f;
-    sb_sum_rows_fn rows_fn = sb_sum_rows_pick();
-    if (n <= SB_SUM_BLOCK) return block_sum(x, n, stride, rows_fn);
-    enum { BATCH = 1024 }; /* blocks per batch: 8M elements */
-    float sums[BATCH];
-    int64_t nblocks = (n + SB_SUM_BLOCK - 1) / SB_SUM_BLOCK;
+    if (n <= SB_SUM_BLOCK) return sb_sum_block(x, n, stride, sb_sum_rows_scalar);
     sb_sum_acc acc;
     sb_sum_init(&acc);
-    for (int64_t b = 0; b < nblocks; b += BATCH) {
-        int64_t nb = nblocks - b < BATCH ? nblocks - b : BATCH;
-        blocks_ctx c = {x + b * SB_SUM_BLOCK * stride, n - b * SB_SUM_BLOCK, stride, sums, rows_fn};
-        /* at least 8 blocks (64K elements) per range: below that a thread
-         * hand-off costs more than it saves */
-        sb_parallel_for(nb, sb_parallel_grain(nb, 8), blocks_range, &c);
-        sb_sum_add_n(&acc, sums, nb);
+    for (int64_t at = 0; at < n; at += SB_SUM_BLOCK) {
+        int64_t len = n - at < SB_SUM_BLOCK ? n - at : SB_SUM_BLOCK;
+        sb_sum_add(&acc, sb_sum_block(x + at * stride, len, stride, sb_sum_rows_scalar));
     }
     return sb_sum_result(&acc);
 }

@@ -29,10 +29,31 @@ float sb_sum_result(const sb_sum_acc *acc);
  * a vectorised fast path for whole lane rows. */
 void sb_sum_add_n(sb_sum_acc *acc, const float *x, int64_t n);
 
-/* The whole rule over x[0], x[stride], ... (n >= 0, any stride). */
+/* The whole rule over x[0], x[stride], ... (n >= 0, any stride), on the
+ * calling thread with the scalar row adder: the reference. The fast CPU
+ * backend's threaded, vectorised version is sb_cpu_sum_canonical
+ * (src/cpu/sum_internal.h), which gives the same bits. */
 float sb_sum_canonical(const float *x, int64_t n, int64_t stride);
 
 /* The fixed lane tree alone: lane[j] += lane[j+s] for s = 16, 8, 4, 2, 1. */
 float sb_sum_tree32(const float lane[SB_SUM_LANES]);
+
+/* ---- the rule with a given row adder ---------------------------------------
+ * One "lane row" is 32 consecutive elements; element j of a row belongs to
+ * lane j. A row adder performs, lane by lane and row after row,
+ *     lane[j] = lane[j] + x[r * 32 + j]   (r = 0..rows-1 ascending, j < 32),
+ * which are exactly the additions of the rule; a vectorised one (a fixed
+ * group of lanes per register) therefore gives the same bits. The fast
+ * backend passes its ISA level's adder to the functions below. */
+typedef void (*sb_sum_rows_fn)(float lane[SB_SUM_LANES], const float *x, int64_t rows);
+
+void sb_sum_rows_scalar(float lane[SB_SUM_LANES], const float *x, int64_t rows);
+
+/* sb_sum_add_n with whole lane rows added by rows_fn. */
+void sb_sum_add_rows(sb_sum_acc *acc, const float *x, int64_t n, sb_sum_rows_fn rows_fn);
+
+/* Rule 2 for one block of 1 <= n <= SB_SUM_BLOCK elements x[0], x[stride],
+ * ... with whole lane rows added by rows_fn. */
+float sb_sum_block(const float *x, int64_t n, int64_t stride, sb_sum_rows_fn rows_fn);
 
 #endif

@@ -24,9 +24,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/canonical_sum.h"
+#include "cpu/sum_internal.h"
 #include "cpu/conv_internal.h"
 #include "cpu/cpu.h"
+#include "cpu/kernels.h"
 
 /* Longest zero-padded input row im2row copies to its stack (wider images
  * take the reference path for the weight gradient). */
@@ -72,23 +73,14 @@ static void im2col(const sb_conv2d_geom *g, const float *xn, int64_t ch0, int64_
 }
 
 /* dst[q*ldd + j] = src[q*lds + j] for q < count, j < len, with one masked
- * vector copy per row where the ISA level has one; false when it has not. */
+ * vector copy per row where the ISA level has one (the kernel context's
+ * copy_rows); false when it has not. */
 static bool copy_rows(float *dst, int64_t ldd, const float *src, int64_t lds, int64_t count,
                       int len) {
-#if SB_HAVE_X86_KERNELS
-    sb_isa_level isa = sb_isa();
-    if (isa == SB_ISA_AVX512 && len <= 16) {
-        sb_copy_rows_avx512(dst, ldd, src, lds, count, len);
-        return true;
-    }
-    if (isa == SB_ISA_AVX2 && len <= 8) {
-        sb_copy_rows_avx2(dst, ldd, src, lds, count, len);
-        return true;
-    }
-#else
-    (void)dst, (void)ldd, (void)src, (void)lds, (void)count, (void)len;
-#endif
-    return false;
+    const sb_cpu_kernels *k = sb_kernels();
+    if (!k->copy_rows || len > k->copy_rows_max) return false;
+    k->copy_rows(dst, ldd, src, lds, count, len);
+    return true;
 }
 
 /* im2row of one sample xn (c_in, h, w), columns [t0, t1) only: row (r, s)
@@ -615,7 +607,7 @@ static void bwd_b_range(void *vctx, int64_t o0, int64_t o1) {
         sb_sum_acc acc;
         sb_sum_init(&acc);
         /* Planes in sample order: the canonical sum over (n, r, s). */
-        for (int64_t n = 0; n < g->n; n++) sb_sum_add_n(&acc, t->dy + (n * g->c_out + oc) * ohw, ohw);
+        for (int64_t n = 0; n < g->n; n++) sb_cpu_sum_add_n(&acc, t->dy + (n * g->c_out + oc) * ohw, ohw);
         t->db[oc] = sb_sum_result(&acc);
     }
 }

@@ -4,8 +4,10 @@
  * Every fast kernel lives under src/cpu/, one op family per file, with its
  * per-ISA inner loops in files named *_sse2.c, *_avx2.c, *_avx512.c and
  * *_neon.c (compiled with that ISA's flags, and to nothing on other
- * architectures). A family's entry point picks its inner loop with
- * sb_isa() and splits independent outputs over threads with
+ * architectures). Which of them runs is never decided in the family: every
+ * level's kernels are gathered in its kernel context (cpu/kernels.h, filled
+ * in cpu/kernels.c), and a family's entry point calls what sb_kernels()
+ * holds, then splits independent outputs over threads with
  * sb_parallel_for(); the reference kernels under src/ref/ stay the contract
  * that every one of them must reproduce bit for bit (tests/test_fast_*.c).
  */

@@ -1,5 +1,6 @@
 /* The fast GEMM (src/cpu/cpu.h), BLIS-style: packed panels, cache blocking,
- * register-tile micro-kernels per ISA (src/cpu/gemm_*.c), threads over
+ * register-tile micro-kernels per ISA (src/cpu/gemm_*.c, chosen through the
+ * kernel context of cpu/kernels.h), threads over
  * independent tiles of C. Same bits as sb_ref_sgemm, for these reasons:
  *
  *  - every C[i][j] lives in one accumulator lane, and a micro-kernel step is
@@ -27,6 +28,7 @@
 #include <string.h>
 #include "cpu/cpu.h"
 #include "cpu/gemm_internal.h"
+#include "cpu/kernels.h"
 #include "ref/ref_linalg.h"
 
 /* Block sizes (overridable at build time for tuning experiments). */
@@ -73,28 +75,16 @@ void sb_gemm_ukernel_scalar(int64_t kc, const float *a, const float *b, float *c
         for (int j = 0; j < NR_S; j++) c[i * ldc + j] = acc[i][j];
 }
 
-#if SB_HAVE_X86_KERNELS
-/* The flexible kernels of a level, and the one whose row count suits m:
- * LeNet's 6- and 16-channel products would spend half their FMAs on zero
- * rows with the tallest tile.
+/* The tile of one call, from the level's GEMM kernels (the kernel context,
+ * cpu/kernels.h): the flexible kernel whose row count suits m - LeNet's 6-
+ * and 16-channel products would spend half their FMAs on zero rows with the
+ * tallest tile - or the fixed kernel when the level has no flexible ones.
  * Full tiles of packed panels with the fixed kernel's row count keep the
  * fixed (unrolled) kernel. */
-typedef struct {
-    int mr;
-    sb_gemm_flex_fn flex;
-    sb_gemm_offset_fn offset;
-} flex_option;
-
-static const flex_option avx512_options[] = {
-    {12, sb_gemm_flex_avx512_12, sb_gemm_offset_avx512_12},
-    {8, sb_gemm_flex_avx512_8, sb_gemm_offset_avx512_8},
-    {6, sb_gemm_flex_avx512_6, sb_gemm_offset_avx512_6},
-    {4, sb_gemm_flex_avx512_4, sb_gemm_offset_avx512_4}};
-static const flex_option avx2_options[] = {{6, sb_gemm_flex_avx2_6, sb_gemm_offset_avx2_6},
-                                           {4, sb_gemm_flex_avx2_4, sb_gemm_offset_avx2_4}};
-
-static kernel pick_flex(const flex_option *opts, int count, int64_t m, int nr, int fixed_mr,
-                        sb_gemm_ukernel_fn fixed) {
+static kernel pick_kernel(const sb_gemm_kernels *g, int64_t m) {
+    if (g->nflex == 0) return (kernel){g->mr, g->nr, g->ukernel, NULL, NULL};
+    const sb_gemm_flex_kernel *opts = g->flex;
+    int count = g->nflex;
     /* Taller tiles reuse each B vector more, so the tallest (options come
      * tallest first) wins unless it pads more than m/8 rows; then the one
      * that pads least. */
@@ -110,27 +100,8 @@ static kernel pick_flex(const flex_option *opts, int count, int64_t m, int nr, i
     }
     for (int i = 0; i < count && best < 0; i++)
         if ((m + opts[i].mr - 1) / opts[i].mr * opts[i].mr == best_rows) best = i;
-    return (kernel){opts[best].mr, nr, opts[best].mr == fixed_mr ? fixed : NULL, opts[best].flex,
-                    opts[best].offset};
-}
-#endif
-
-static kernel pick_kernel(sb_isa_level isa, int64_t m) {
-    (void)m;
-    switch (isa) {
-#if SB_HAVE_X86_KERNELS
-    case SB_ISA_AVX512:
-        return pick_flex(avx512_options, 4, m, SB_GEMM_NR_AVX512, SB_GEMM_MR_AVX512,
-                         sb_gemm_ukernel_avx512);
-    case SB_ISA_AVX2:
-        return pick_flex(avx2_options, 2, m, SB_GEMM_NR_AVX2, SB_GEMM_MR_AVX2, sb_gemm_ukernel_avx2);
-    case SB_ISA_SSE2: return (kernel){SB_GEMM_MR_SSE2, SB_GEMM_NR_SSE2, sb_gemm_ukernel_sse2, NULL, NULL};
-#endif
-#if SB_HAVE_NEON_KERNELS
-    case SB_ISA_NEON: return (kernel){SB_GEMM_MR_NEON, SB_GEMM_NR_NEON, sb_gemm_ukernel_neon, NULL, NULL};
-#endif
-    default: return (kernel){SB_GEMM_MR_SCALAR, SB_GEMM_NR_SCALAR, sb_gemm_ukernel_scalar, NULL, NULL};
-    }
+    return (kernel){opts[best].mr, g->nr, opts[best].mr == g->mr ? g->ukernel : NULL,
+                    opts[best].flex, opts[best].offset};
 }
 
 /* ---- one call's plan ---- */
@@ -271,7 +242,7 @@ void sb_cpu_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, con
         return;
     }
     job J = {
-        .kern = pick_kernel(sb_isa(), m),
+        .kern = pick_kernel(&sb_kernels()->gemm, m),
         .ta = transa == 'T' || transa == 't',
         .tb = transb == 'T' || transb == 't',
         .a = a, .b = b, .c = c, .lda = lda, .ldb = ldb, .ldc = ldc, .m = m, .n = n,
@@ -341,11 +312,11 @@ void sb_cpu_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, con
     }
 }
 
-bool sb_cpu_sgemm_offset_available(void) { return pick_kernel(sb_isa(), 1).offset != NULL; }
+bool sb_cpu_sgemm_offset_available(void) { return sb_kernels()->gemm.nflex > 0; }
 
 bool sb_cpu_sgemm_offset(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
                          const float *b, const int64_t *boff, float *c, int64_t ldc) {
-    kernel kern = pick_kernel(sb_isa(), m);
+    kernel kern = pick_kernel(&sb_kernels()->gemm, m);
     if (!kern.offset) return false;
     if (m <= 0 || n <= 0) return true;
     if (k == 0) {

@@ -94,6 +94,25 @@ void sb_gemm_offset_avx2_6(int64_t kc, const float *a, const float *b, const int
                            float *c, int64_t ldc, bool load_c, int rows, int cols);
 #endif
 
+/* One flexible kernel of a level: its row count, and its flex and offset
+ * entry points (NR columns, the level's fixed NR). */
+typedef struct sb_gemm_flex_kernel {
+    int mr;
+    sb_gemm_flex_fn flex;
+    sb_gemm_offset_fn offset;
+} sb_gemm_flex_kernel;
+
+/* A level's GEMM kernels (its member of the kernel context, cpu/kernels.h):
+ * the fixed micro-kernel of mr x nr tiles, and nflex flexible kernels of
+ * nr columns, tallest first (nflex = 0: none; then no implicit GEMM
+ * either). gemm.c picks among them per call. */
+typedef struct sb_gemm_kernels {
+    int mr, nr;
+    sb_gemm_ukernel_fn ukernel;
+    int nflex;
+    const sb_gemm_flex_kernel *flex;
+} sb_gemm_kernels;
+
 #if SB_HAVE_NEON_KERNELS
 void sb_gemm_ukernel_neon(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
                           bool load_c);

@@ -14,7 +14,7 @@
  * N * C independent rows even when C is small. Layer norm is threaded over
  * rows, and its parameter gradients over tiles of columns. */
 #include <stdlib.h>
-#include "core/canonical_sum.h"
+#include "cpu/sum_internal.h"
 #include "cpu/ops_internal.h"
 #include "ref/ref_norm.h"
 
@@ -88,13 +88,13 @@ static void group_sums(term_kind kind, const group *g, float *sa, float *sb) {
     bool two = kind == T_DY_DYX || kind == T_G_GX;
     int64_t n = g->outer * g->inner;
     if (kind == T_X && g->outer == 1) {
-        *sa = sb_sum_canonical(g->x, n, 1); /* one contiguous run, no copy */
+        *sa = sb_cpu_sum_canonical(g->x, n, 1); /* one contiguous run, no copy */
         return;
     }
     if (n <= CHUNK) {
         terms(kind, g, 0, n, a, b);
-        *sa = sb_sum_canonical(a, n, 1);
-        if (two) *sb = sb_sum_canonical(b, n, 1);
+        *sa = sb_cpu_sum_canonical(a, n, 1);
+        if (two) *sb = sb_cpu_sum_canonical(b, n, 1);
         return;
     }
     sb_sum_acc acc_a, acc_b;
@@ -102,13 +102,13 @@ static void group_sums(term_kind kind, const group *g, float *sa, float *sb) {
     if (two) sb_sum_init(&acc_b);
     if (kind == T_X && g->inner >= CHUNK) {
         /* long contiguous runs: straight into the accumulator */
-        for (int64_t i = 0; i < g->outer; i++) sb_sum_add_n(&acc_a, g->x + i * g->stride, g->inner);
+        for (int64_t i = 0; i < g->outer; i++) sb_cpu_sum_add_n(&acc_a, g->x + i * g->stride, g->inner);
     } else {
         for (int64_t k0 = 0; k0 < n; k0 += CHUNK) {
             int64_t k = n - k0 < CHUNK ? n - k0 : CHUNK;
             terms(kind, g, k0, k, a, b);
-            sb_sum_add_n(&acc_a, a, k);
-            if (two) sb_sum_add_n(&acc_b, b, k);
+            sb_cpu_sum_add_n(&acc_a, a, k);
+            if (two) sb_cpu_sum_add_n(&acc_b, b, k);
         }
     }
     *sa = sb_sum_result(&acc_a);
@@ -363,11 +363,11 @@ static void ln_param_range(void *vjob, int64_t t0, int64_t t1) {
             }
             for (int64_t c = 0; c < w; c++) {
                 if (streaming) {
-                    sb_sum_add_n(&acc_w[c], tw[c], k);
-                    sb_sum_add_n(&acc_b[c], tb[c], k);
+                    sb_cpu_sum_add_n(&acc_w[c], tw[c], k);
+                    sb_cpu_sum_add_n(&acc_b[c], tb[c], k);
                 } else {
-                    if (j->dw) j->dw[i0 + c] = sb_sum_canonical(tw[c], k, 1);
-                    if (j->db) j->db[i0 + c] = sb_sum_canonical(tb[c], k, 1);
+                    if (j->dw) j->dw[i0 + c] = sb_cpu_sum_canonical(tw[c], k, 1);
+                    if (j->db) j->db[i0 + c] = sb_cpu_sum_canonical(tb[c], k, 1);
                 }
             }
         }

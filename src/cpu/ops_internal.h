@@ -36,17 +36,23 @@ typedef struct sb_pwv_table {
                 float *param, const float *grad, float *buf);
 } sb_pwv_table;
 
+/* The per-level tables, reached through the kernel context (cpu/kernels.h:
+ * sb_kernels()->pointwise); every entry is set. */
 extern const sb_pwv_table sb_pwv_scalar;
 #if SB_HAVE_X86_KERNELS
-extern const sb_pwv_table sb_pwv_sse2; /* adam/sgd NULL: no FMA in SSE2 */
+extern const sb_pwv_table sb_pwv_sse2; /* adam/sgd: the scalar loops (no FMA in SSE2) */
 extern const sb_pwv_table sb_pwv_avx2;
 extern const sb_pwv_table sb_pwv_avx512;
 #endif
 #if SB_HAVE_NEON_KERNELS
 extern const sb_pwv_table sb_pwv_neon;
 #endif
-/* The table of the ISA level in use; NULL entries fall back to scalar. */
-const sb_pwv_table *sb_pwv_pick(void);
+/* The scalar optimizer loops (libm fmaf), which levels without a fused
+ * multiply-add keep. */
+void sb_pwv_adam_scalar(const sb_adam_factors *f, bool first, int64_t n, float *param,
+                        const float *grad, float *m, float *v, float *vmax);
+void sb_pwv_sgd_scalar(const sb_sgd_factors *f, bool nesterov, bool maximize, bool first,
+                       int64_t n, float *param, const float *grad, float *buf);
 
 /* The contract's element steps, shared by every scalar loop and tail. */
 static inline float sb_pw_relu1(float v) { return isnan(v) ? v : (v > 0.0f ? v : 0.0f); }

@@ -1,6 +1,7 @@
 /* The fast pointwise family: the threaded strided engine behind every
- * elementwise op and activation, and the dispatch of the vector loops of
- * pointwise_<isa>.c.
+ * elementwise op and activation, around the vector loops of
+ * pointwise_<isa>.c that the kernel context holds (cpu/kernels.h), and the
+ * scalar level's loops.
  *
  * Pointwise results depend on nothing but the element's own inputs
  * (contract "Elementwise": loop order, vector width and thread split are
@@ -8,48 +9,33 @@
  * operands are cut into flat element ranges, anything else into ranges of
  * rows of the last dimension. */
 #include <string.h>
+#include "cpu/kernels.h"
 #include "cpu/ops_internal.h"
 #include "cpu/vmath.h"
 
-/* ---- vector loop tables -------------------------------------------------------- */
+/* ---- the scalar level's loops -------------------------------------------------------- */
 
 static void binary_scalar_loop(sb_binary_op op, int64_t n, const float *a, int64_t sa,
                                const float *b, int64_t sb, float *out) {
     for (int64_t i = 0; i < n; i++) out[i] = sb_ref_binary1(op, a[i * sa], b[i * sb]);
 }
 
-static void adam_scalar_loop(const sb_adam_factors *f, bool first, int64_t n, float *param,
-                             const float *grad, float *m, float *v, float *vmax) {
+void sb_pwv_adam_scalar(const sb_adam_factors *f, bool first, int64_t n, float *param,
+                        const float *grad, float *m, float *v, float *vmax) {
     for (int64_t i = 0; i < n; i++)
         sb_adam_elem(f, first, param + i, grad + i, m + i, v + i, f->amsgrad ? vmax + i : NULL);
 }
 
-static void sgd_scalar_loop(const sb_sgd_factors *f, bool nesterov, bool maximize, bool first,
-                            int64_t n, float *param, const float *grad, float *buf) {
+void sb_pwv_sgd_scalar(const sb_sgd_factors *f, bool nesterov, bool maximize, bool first,
+                       int64_t n, float *param, const float *grad, float *buf) {
     for (int64_t i = 0; i < n; i++)
         sb_sgd_elem(f, nesterov, maximize, first, param + i, grad + i, buf ? buf + i : NULL);
 }
 
 const sb_pwv_table sb_pwv_scalar = {
-    sb_ref_relu_forward, sb_ref_relu_backward, binary_scalar_loop, adam_scalar_loop,
-    sgd_scalar_loop,
+    sb_ref_relu_forward, sb_ref_relu_backward, binary_scalar_loop, sb_pwv_adam_scalar,
+    sb_pwv_sgd_scalar,
 };
-
-static const sb_pwv_table *table_of(sb_isa_level level) {
-    switch (level) {
-#if SB_HAVE_X86_KERNELS
-    case SB_ISA_SSE2: return &sb_pwv_sse2;
-    case SB_ISA_AVX2: return &sb_pwv_avx2;
-    case SB_ISA_AVX512: return &sb_pwv_avx512;
-#endif
-#if SB_HAVE_NEON_KERNELS
-    case SB_ISA_NEON: return &sb_pwv_neon;
-#endif
-    default: return &sb_pwv_scalar;
-    }
-}
-
-const sb_pwv_table *sb_pwv_pick(void) { return table_of(sb_isa()); }
 
 /* ---- the engine ------------------------------------------------------------------ */
 
@@ -181,7 +167,7 @@ void sb_cpu_pw_run(int nin, const sb_tensor *in, sb_tensor *out, sb_pw_kernel ke
 /* ---- kernels ------------------------------------------------------------------------ */
 
 void sb_cpu_binary_kernel(const void *ctx, int64_t n, const float *const *in, float *out) {
-    sb_pwv_pick()->binary(*(const sb_binary_op *)ctx, n, in[0], 1, in[1], 1, out);
+    sb_kernels()->pointwise->binary(*(const sb_binary_op *)ctx, n, in[0], 1, in[1], 1, out);
 }
 
 void sb_cpu_unary_kernel(const void *ctx, int64_t n, const float *const *in, float *out) {
@@ -193,9 +179,9 @@ void sb_cpu_unary_kernel(const void *ctx, int64_t n, const float *const *in, flo
 }
 
 void sb_cpu_relu_forward(int64_t n, const float *x, float *y) {
-    sb_pwv_pick()->relu_fwd(n, x, y);
+    sb_kernels()->pointwise->relu_fwd(n, x, y);
 }
 
 void sb_cpu_relu_backward(int64_t n, const float *x, const float *dy, float *dx) {
-    sb_pwv_pick()->relu_bwd(n, x, dy, dx);
+    sb_kernels()->pointwise->relu_bwd(n, x, dy, dx);
 }

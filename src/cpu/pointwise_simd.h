@@ -153,7 +153,7 @@ const sb_pwv_table SFX(sb_pwv) = {
     SFX(adam),
     SFX(sgd),
 #else
-    NULL, /* no fused multiply-add in this ISA: the scalar loops (libm fmaf) */
-    NULL,
+    sb_pwv_adam_scalar, /* no fused multiply-add in this ISA: the scalar loops (libm fmaf) */
+    sb_pwv_sgd_scalar,
 #endif
 };

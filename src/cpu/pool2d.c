@@ -15,6 +15,7 @@
 #include <string.h>
 #include "cpu/conv_internal.h"
 #include "cpu/cpu.h"
+#include "cpu/kernels.h"
 
 typedef struct {
     const sb_pool2d_geom *g;
@@ -41,26 +42,23 @@ static void over_planes(const sb_pool2d_geom *g, sb_range_fn fn, void *ctx) {
     sb_parallel_for(g->planes, sb_parallel_grain(g->planes, min_grain), fn, ctx);
 }
 
-#if SB_HAVE_X86_KERNELS
 /* LeNet's pooling: 2x2 windows, stride 2, no padding, all inside. */
 static bool is_2x2_inside(const sb_pool2d_geom *g) {
     return g->kh == 2 && g->kw == 2 && g->stride_h == 2 && g->stride_w == 2 && g->pad_h == 0 &&
            g->pad_w == 0 && 2 * g->oh <= g->h && 2 * g->ow <= g->w;
 }
-#endif
 
 static void max_fwd_range(void *vctx, int64_t p0, int64_t p1) {
     const pool_ctx *t = vctx;
-#if SB_HAVE_X86_KERNELS
     const sb_pool2d_geom *g = t->g;
-    if (sb_isa() == SB_ISA_AVX512 && is_2x2_inside(g)) {
+    sb_max_pool2x2_fn pool2x2 = sb_kernels()->max_pool2x2;
+    if (pool2x2 && is_2x2_inside(g)) {
         int64_t hw = g->h * g->w, ohw = g->oh * g->ow;
         for (int64_t p = p0; p < p1; p++)
-            sb_max_pool2x2_avx512(t->in + p * hw, g->w, g->oh, g->ow, t->out + p * ohw,
-                                  t->indices_out ? t->indices_out + p * ohw : NULL);
+            pool2x2(t->in + p * hw, g->w, g->oh, g->ow, t->out + p * ohw,
+                    t->indices_out ? t->indices_out + p * ohw : NULL);
         return;
     }
-#endif
     sb_pool2d_geom s = slice(t->g, p0, p1);
     int64_t ohw = t->g->oh * t->g->ow;
     sb_ref_max_pool2d_forward(&s, t->in + p0 * t->g->h * t->g->w, t->out + p0 * ohw,

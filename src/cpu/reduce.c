@@ -15,7 +15,7 @@
  * tile are gathered element by element of the enumeration into one buffer
  * per output: for a column sum, neighbouring columns share cache lines. */
 #include <string.h>
-#include "core/canonical_sum.h"
+#include "cpu/sum_internal.h"
 #include "cpu/ops_internal.h"
 
 enum {
@@ -145,7 +145,7 @@ static void tile_sums(const plan *p, const float *xo, int64_t xs, int64_t w, con
         return;
     }
     if (!center && w == 1 && rs == 1 && p->nruns == 1) {
-        sums[0] = sb_sum_canonical(xo, n, 1); /* one contiguous run */
+        sums[0] = sb_cpu_sum_canonical(xo, n, 1); /* one contiguous run */
         return;
     }
     float buf[BUF];
@@ -156,7 +156,7 @@ static void tile_sums(const plan *p, const float *xo, int64_t xs, int64_t w, con
     int64_t ridx[SB_MAX_DIMS] = {0}, roff = 0, pos = 0;
     for (int64_t run = 0; run < p->nruns; run++) {
         if (!center && w == 1 && rs == 1 && streaming) {
-            sb_sum_add_n(&acc[0], xo + roff, rl); /* in place */
+            sb_cpu_sum_add_n(&acc[0], xo + roff, rl); /* in place */
         } else {
             for (int64_t j = 0; j < rl;) {
                 int64_t m = rl - j < cap - pos ? rl - j : cap - pos;
@@ -176,7 +176,7 @@ static void tile_sums(const plan *p, const float *xo, int64_t xs, int64_t w, con
                 pos += m;
                 j += m;
                 if (pos == cap && streaming) {
-                    for (int64_t c = 0; c < w; c++) sb_sum_add_n(&acc[c], buf + c * cap, pos);
+                    for (int64_t c = 0; c < w; c++) sb_cpu_sum_add_n(&acc[c], buf + c * cap, pos);
                     pos = 0;
                 }
             }
@@ -185,10 +185,10 @@ static void tile_sums(const plan *p, const float *xo, int64_t xs, int64_t w, con
     }
     for (int64_t c = 0; c < w; c++) {
         if (streaming) {
-            sb_sum_add_n(&acc[c], buf + c * cap, pos);
+            sb_cpu_sum_add_n(&acc[c], buf + c * cap, pos);
             sums[c] = sb_sum_result(&acc[c]);
         } else {
-            sums[c] = sb_sum_canonical(buf + c * cap, pos, 1);
+            sums[c] = sb_cpu_sum_canonical(buf + c * cap, pos, 1);
         }
     }
 }
@@ -234,7 +234,7 @@ static void moments_range(void *vp, int64_t t0, int64_t t1) {
 }
 
 /* Runs fn over the plan's tiles: directly when there is one (so that a
- * single big sum can still thread its blocks inside sb_sum_canonical). */
+ * single big sum can still thread its blocks inside sb_cpu_sum_canonical). */
 static void run_tiles(plan *p, sb_range_fn fn, int64_t work_per_tile) {
     if (p->ntiles == 1) {
         fn(p, 0, 1);

@@ -13,7 +13,7 @@
 #include "samebits/loss.h"
 #include "samebits/math.h"
 #include "core/internal.h"
-#include "core/canonical_sum.h"
+#include "cpu/sum_internal.h"
 #include "cpu/ops_internal.h"
 #include "cpu/vmath.h"
 #include "ref/ref_loss.h"
@@ -33,14 +33,14 @@ static float canonical_terms(term_fn f, const void *ctx, int64_t n) {
     float buf[CHUNK] = {0};
     if (n <= CHUNK) {
         f(ctx, 0, n, buf);
-        return sb_sum_canonical(buf, n, 1);
+        return sb_cpu_sum_canonical(buf, n, 1);
     }
     sb_sum_acc acc;
     sb_sum_init(&acc);
     for (int64_t j0 = 0; j0 < n; j0 += CHUNK) {
         int64_t k = n - j0 < CHUNK ? n - j0 : CHUNK;
         f(ctx, j0, k, buf);
-        sb_sum_add_n(&acc, buf, k);
+        sb_cpu_sum_add_n(&acc, buf, k);
     }
     return sb_sum_result(&acc);
 }
@@ -250,7 +250,7 @@ void sb_cpu_cross_entropy_forward(const float *logits, const int64_t *targets, i
     sb_parallel_for(N, rows_grain(N, C), ce_forward_range, &job);
     if (reduction != SB_LOSS_NONE) {
         /* ignored rows are +0 in place: SUM is the canonical sum of NONE */
-        float sum = sb_sum_canonical(rows, N, 1);
+        float sum = sb_cpu_sum_canonical(rows, N, 1);
         loss[0] = reduction == SB_LOSS_MEAN ? sum / (float)counted(targets, N, ignore_index) : sum;
         free(rows);
     }

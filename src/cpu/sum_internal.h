@@ -1,10 +1,12 @@
-/* src/cpu/sum_internal.h - the SIMD inner loops of the canonical sum
- * (src/core/canonical_sum.c). Internal.
+/* src/cpu/sum_internal.h - the fast canonical sum: the rule of
+ * src/core/canonical_sum.h with the ISA level's row adder (the kernel
+ * context's sum_rows) and the blocks of long sums split over threads.
+ * Internal.
  *
- * One "lane row" is 32 consecutive elements; element j of a row belongs to
- * lane j. Adding whole rows with vector registers that each hold a fixed
- * group of lanes performs, lane by lane, exactly the additions of the
- * scalar rule in the same order, so every level gives the same bits. */
+ * The SIMD row adders (sum_<isa>.c) hold the 32 lanes in registers that
+ * each hold a fixed group of lanes, so they perform, lane by lane, exactly
+ * the additions of the scalar rule in the same order: every level gives
+ * the same bits. */
 #ifndef SAMEBITS_CPU_SUM_INTERNAL_H
 #define SAMEBITS_CPU_SUM_INTERNAL_H
 
@@ -12,10 +14,11 @@
 #include "core/canonical_sum.h"
 #include "cpu/cpu.h"
 
-/* lane[j] = lane[j] + x[r * 32 + j] for r = 0..rows-1 (ascending), j < 32. */
-typedef void (*sb_sum_rows_fn)(float lane[SB_SUM_LANES], const float *x, int64_t rows);
+/* sb_sum_add_n and sb_sum_canonical, bit for bit, faster (src/cpu/sum.c). */
+void sb_cpu_sum_add_n(sb_sum_acc *acc, const float *x, int64_t n);
+float sb_cpu_sum_canonical(const float *x, int64_t n, int64_t stride);
 
-void sb_sum_rows_scalar(float lane[SB_SUM_LANES], const float *x, int64_t rows);
+/* lane[j] = lane[j] + x[r * 32 + j] for r = 0..rows-1 (ascending), j < 32. */
 #if SB_HAVE_X86_KERNELS
 void sb_sum_rows_sse2(float lane[SB_SUM_LANES], const float *x, int64_t rows);
 void sb_sum_rows_avx2(float lane[SB_SUM_LANES], const float *x, int64_t rows);
@@ -24,8 +27,5 @@ void sb_sum_rows_avx512(float lane[SB_SUM_LANES], const float *x, int64_t rows);
 #if SB_HAVE_NEON_KERNELS
 void sb_sum_rows_neon(float lane[SB_SUM_LANES], const float *x, int64_t rows);
 #endif
-
-/* The row adder of the ISA level in use (sb_isa()). */
-sb_sum_rows_fn sb_sum_rows_pick(void);
 
 #endif

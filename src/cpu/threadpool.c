@@ -19,7 +19,11 @@
  *
  * Workers are started lazily and restarted when sb_set_num_threads()
  * changes the count. A call made while another thread is using the pool,
- * or from inside a range, runs inline instead of waiting or nesting. */
+ * or from inside a range, runs inline instead of waiting or nesting.
+ *
+ * Every range of a job runs under the kernel context of the thread that
+ * submitted it (cpu/kernels.h), pinned on each thread for the job: a
+ * concurrent sb_set_isa() changes the next job, never half of this one. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -28,6 +32,7 @@
 #include "core/fpenv.h"
 #include "core/internal.h"
 #include "cpu/cpu.h"
+#include "cpu/kernels.h"
 
 /* The ticket: job number in bits 16..31, "closed" in bit 15, the number of
  * workers that joined in bits 0..14. */
@@ -49,6 +54,7 @@ static struct {
     /* the job */
     sb_range_fn fn;
     void *ctx;
+    const sb_cpu_kernels *kernels;
     int64_t n, grain, nranges;
     atomic_int next; /* nranges is kept below INT32_MAX / 2 */
 } pool = {.submit = PTHREAD_MUTEX_INITIALIZER,
@@ -175,7 +181,9 @@ static void *worker_main(void *arg) {
          * caller's flush-to-zero or rounding mode. */
         sb_fpenv env = sb_fpenv_enter();
         (void)env; /* a worker keeps the contract's environment */
+        const sb_cpu_kernels *was = sb_kernels_pin(pool.kernels);
         run_ranges();
+        sb_kernels_pin(was);
         atomic_fetch_add(&pool.left, 1);
         pthread_mutex_lock(&pool.lock);
         pthread_cond_signal(&pool.done);
@@ -210,11 +218,14 @@ static void resize_workers(int want) {
     }
 }
 
-static void run_inline(int64_t n, int64_t grain, sb_range_fn fn, void *ctx) {
+static void run_inline(int64_t n, int64_t grain, sb_range_fn fn, void *ctx,
+                       const sb_cpu_kernels *kernels) {
     bool was = in_region;
     in_region = true;
+    const sb_cpu_kernels *was_kernels = sb_kernels_pin(kernels);
     for (int64_t begin = 0; begin < n; begin += grain)
         fn(ctx, begin, begin + grain < n ? begin + grain : n);
+    sb_kernels_pin(was_kernels);
     in_region = was;
 }
 
@@ -222,11 +233,12 @@ void sb_parallel_for(int64_t n, int64_t grain, sb_range_fn fn, void *ctx) {
     if (n <= 0) return;
     if (grain < 1) grain = 1;
     SB_FPENV_GUARD();
+    const sb_cpu_kernels *kernels = sb_kernels();
     int threads = sb_num_threads();
     int64_t nranges = (n + grain - 1) / grain;
     if (threads == 1 || nranges <= 1 || nranges > INT32_MAX / 2 || in_region ||
         pthread_mutex_trylock(&pool.submit) != 0) {
-        run_inline(n, grain, fn, ctx);
+        run_inline(n, grain, fn, ctx, kernels);
         return;
     }
     /* Keep the pool at the configured size so that jobs of different widths
@@ -238,6 +250,7 @@ void sb_parallel_for(int64_t n, int64_t grain, sb_range_fn fn, void *ctx) {
     pthread_mutex_lock(&pool.lock);
     pool.fn = fn;
     pool.ctx = ctx;
+    pool.kernels = kernels;
     pool.n = n;
     pool.grain = grain;
     pool.nranges = nranges;
@@ -249,7 +262,9 @@ void sb_parallel_for(int64_t n, int64_t grain, sb_range_fn fn, void *ctx) {
     pthread_mutex_unlock(&pool.lock);
 
     in_region = true;
+    const sb_cpu_kernels *was_kernels = sb_kernels_pin(kernels);
     run_ranges();
+    sb_kernels_pin(was_kernels);
     in_region = false;
 
     /* No range is left to claim: close the job and wait for those inside. */

@@ -1,35 +1,30 @@
-/* Batch correctly rounded math (src/cpu/vmath.h): dispatch on sb_isa().
- * The scalar level is the plain loop over the scalar functions, and is
- * what every vector level must reproduce bit for bit. */
+/* Batch correctly rounded math (src/cpu/vmath.h): the entry points call the
+ * active kernel context's table (cpu/kernels.h). The scalar level is the
+ * plain loop over the scalar functions, and is what every vector level
+ * must reproduce bit for bit. */
 #include <stddef.h>
+#include "cpu/kernels.h"
 #include "cpu/vmath.h"
 #include "samebits/math.h"
 
-static void scalar_loop(float (*f)(float), const float *x, float *y, int64_t n) {
-    for (int64_t i = 0; i < n; i++) y[i] = f(x[i]);
-}
-
-static const sb_vmath_table *vmath_table(void) {
-    switch (sb_isa()) {
-#if SB_HAVE_X86_KERNELS
-    case SB_ISA_SSE2: return &sb_vmath_sse2;
-    case SB_ISA_AVX2: return &sb_vmath_avx2;
-    case SB_ISA_AVX512: return &sb_vmath_avx512;
-#endif
-#if SB_HAVE_NEON_KERNELS
-    case SB_ISA_NEON: return &sb_vmath_neon;
-#endif
-    default: return NULL;
+#define SB_VMATH_SCALAR(name)                                                 \
+    static void name##_scalar_n(const float *x, float *y, int64_t n) {        \
+        for (int64_t i = 0; i < n; i++) y[i] = sb_##name(x[i]);               \
     }
-}
+SB_VMATH_SCALAR(expf)
+SB_VMATH_SCALAR(logf)
+SB_VMATH_SCALAR(tanhf)
+SB_VMATH_SCALAR(expm1f)
+SB_VMATH_SCALAR(log1pf)
+SB_VMATH_SCALAR(erff)
+
+const sb_vmath_table sb_vmath_scalar = {expf_scalar_n,   logf_scalar_n,   tanhf_scalar_n,
+                                        expm1f_scalar_n, log1pf_scalar_n, erff_scalar_n};
 
 #define SB_VMATH_ENTRY(name)                                                  \
     void sb_cpu_##name##_n(const float *x, float *y, int64_t n) {            \
-        const sb_vmath_table *t = vmath_table();                              \
-        if (t && t->name##_n) t->name##_n(x, y, n);                           \
-        else scalar_loop(sb_##name, x, y, n);                                 \
+        sb_kernels()->vmath->name##_n(x, y, n);                               \
     }
-
 SB_VMATH_ENTRY(expf)
 SB_VMATH_ENTRY(logf)
 SB_VMATH_ENTRY(tanhf)

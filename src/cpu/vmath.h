@@ -35,15 +35,19 @@ void sb_cpu_expm1f_n(const float *x, float *y, int64_t n);
 void sb_cpu_log1pf_n(const float *x, float *y, int64_t n);
 void sb_cpu_erff_n(const float *x, float *y, int64_t n);
 
-/* ---- per-ISA kernels (vmath_<isa>.c), used by the dispatch in vmath.c ---- */
+/* ---- per-ISA kernels (vmath_<isa>.c), reached through the kernel context
+ * (cpu/kernels.h: sb_kernels()->vmath) ---- */
 
 typedef void (*sb_vmath_fn)(const float *x, float *y, int64_t n);
 
-/* One ISA level's kernels; a NULL entry means "use the scalar loop". */
-typedef struct {
+/* One ISA level's kernels, every entry set. */
+typedef struct sb_vmath_table {
     sb_vmath_fn expf_n, logf_n, tanhf_n, expm1f_n, log1pf_n, erff_n;
 } sb_vmath_table;
 
+/* The scalar level: the plain loops over the scalar functions (vmath.c),
+ * the reference every vector level reproduces. */
+extern const sb_vmath_table sb_vmath_scalar;
 #if SB_HAVE_X86_KERNELS
 extern const sb_vmath_table sb_vmath_sse2;
 extern const sb_vmath_table sb_vmath_avx2;

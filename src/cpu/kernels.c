@@ -1,0 +1,108 @@
+/* The kernel contexts (src/cpu/kernels.h): one per ISA level, every ISA
+ * choice of the fast CPU backend in one place. Each is a constant, filled
+ * at compile time, so there is nothing to initialise and nothing to race
+ * on; a level this build does not compile (another architecture) has
+ * none. */
+#include "cpu/kernels.h"
+#include "cpu/conv_internal.h"
+#include "cpu/gemm_internal.h"
+#include "cpu/ops_internal.h"
+#include "cpu/sum_internal.h"
+#include "cpu/vmath.h"
+
+static const sb_cpu_kernels scalar_kernels = {
+    .isa = SB_ISA_SCALAR,
+    .gemm = {SB_GEMM_MR_SCALAR, SB_GEMM_NR_SCALAR, sb_gemm_ukernel_scalar, 0, NULL},
+    .sum_rows = sb_sum_rows_scalar,
+    .pointwise = &sb_pwv_scalar,
+    .vmath = &sb_vmath_scalar,
+};
+
+#if SB_HAVE_X86_KERNELS
+/* SSE2 has no fused multiply-add: its GEMM tile runs libm's fmaf, and its
+ * pointwise table keeps the scalar optimizer loops. */
+static const sb_cpu_kernels sse2_kernels = {
+    .isa = SB_ISA_SSE2,
+    .gemm = {SB_GEMM_MR_SSE2, SB_GEMM_NR_SSE2, sb_gemm_ukernel_sse2, 0, NULL},
+    .sum_rows = sb_sum_rows_sse2,
+    .pointwise = &sb_pwv_sse2,
+    .vmath = &sb_vmath_sse2,
+};
+
+static const sb_gemm_flex_kernel avx2_flex[] = {
+    {6, sb_gemm_flex_avx2_6, sb_gemm_offset_avx2_6},
+    {4, sb_gemm_flex_avx2_4, sb_gemm_offset_avx2_4},
+};
+
+static const sb_cpu_kernels avx2_kernels = {
+    .isa = SB_ISA_AVX2,
+    .gemm = {SB_GEMM_MR_AVX2, SB_GEMM_NR_AVX2, sb_gemm_ukernel_avx2,
+             (int)(sizeof avx2_flex / sizeof avx2_flex[0]), avx2_flex},
+    .sum_rows = sb_sum_rows_avx2,
+    .pointwise = &sb_pwv_avx2,
+    .vmath = &sb_vmath_avx2,
+    .copy_rows = sb_copy_rows_avx2,
+    .copy_rows_max = 8,
+};
+
+static const sb_gemm_flex_kernel avx512_flex[] = {
+    {12, sb_gemm_flex_avx512_12, sb_gemm_offset_avx512_12},
+    {8, sb_gemm_flex_avx512_8, sb_gemm_offset_avx512_8},
+    {6, sb_gemm_flex_avx512_6, sb_gemm_offset_avx512_6},
+    {4, sb_gemm_flex_avx512_4, sb_gemm_offset_avx512_4},
+};
+
+static const sb_cpu_kernels avx512_kernels = {
+    .isa = SB_ISA_AVX512,
+    .gemm = {SB_GEMM_MR_AVX512, SB_GEMM_NR_AVX512, sb_gemm_ukernel_avx512,
+             (int)(sizeof avx512_flex / sizeof avx512_flex[0]), avx512_flex},
+    .sum_rows = sb_sum_rows_avx512,
+    .pointwise = &sb_pwv_avx512,
+    .vmath = &sb_vmath_avx512,
+    .copy_rows = sb_copy_rows_avx512,
+    .copy_rows_max = 16,
+    .max_pool2x2 = sb_max_pool2x2_avx512,
+};
+#endif
+
+#if SB_HAVE_NEON_KERNELS
+static const sb_cpu_kernels neon_kernels = {
+    .isa = SB_ISA_NEON,
+    .gemm = {SB_GEMM_MR_NEON, SB_GEMM_NR_NEON, sb_gemm_ukernel_neon, 0, NULL},
+    .sum_rows = sb_sum_rows_neon,
+    .pointwise = &sb_pwv_neon,
+    .vmath = &sb_vmath_neon,
+};
+#endif
+
+static const sb_cpu_kernels *const by_level[SB_ISA_COUNT] = {
+    [SB_ISA_SCALAR] = &scalar_kernels,
+#if SB_HAVE_X86_KERNELS
+    [SB_ISA_SSE2] = &sse2_kernels,
+    [SB_ISA_AVX2] = &avx2_kernels,
+    [SB_ISA_AVX512] = &avx512_kernels,
+#endif
+#if SB_HAVE_NEON_KERNELS
+    [SB_ISA_NEON] = &neon_kernels,
+#endif
+};
+
+const sb_cpu_kernels *sb_cpu_kernels_for(sb_isa_level level) {
+    return (unsigned)level < SB_ISA_COUNT ? by_level[level] : NULL;
+}
+
+/* The context a job was submitted under, on the threads running its
+ * ranges (set by the thread pool). */
+static _Thread_local const sb_cpu_kernels *pinned = NULL;
+
+const sb_cpu_kernels *sb_kernels(void) {
+    const sb_cpu_kernels *k = pinned;
+    /* sb_isa() only ever holds a level that is supported, hence compiled */
+    return k ? k : by_level[sb_isa()];
+}
+
+const sb_cpu_kernels *sb_kernels_pin(const sb_cpu_kernels *k) {
+    const sb_cpu_kernels *was = pinned;
+    pinned = k;
+    return was;
+}

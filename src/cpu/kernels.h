@@ -1,0 +1,73 @@
+/* src/cpu/kernels.h - the kernel context: every inner loop of the fast CPU
+ * backend that depends on the instruction set, for one ISA level. Not
+ * installed.
+ *
+ * One context per level (scalar, sse2, avx2, avx512, neon), all filled in
+ * one file, src/cpu/kernels.c, and nowhere else: a family (GEMM, canonical
+ * sum, pointwise, batch math, conv2d, pooling) never asks which level is in
+ * use, it calls what the context holds. Adding a level is one more context
+ * there; adding a kernel is one more member here and one line per level.
+ *
+ * Every member is set in every context (a level without a vector version
+ * of a loop holds the portable one), except where a NULL is documented as
+ * "no such kernel at this level: take the other path". Whatever the level,
+ * the results are the contract's bits; the level only changes speed.
+ *
+ * Which context is active: sb_set_isa() / SB_ISA choose the level
+ * (src/cpu/isa.c) and sb_kernels() returns its context. A job of the
+ * thread pool runs entirely under the context of the thread that submitted
+ * it (sb_parallel_for pins it on every thread that runs a range), so an
+ * sb_set_isa() from another thread mid-op cannot give one op two levels;
+ * families read sb_kernels() once per call and keep the pointer. */
+#ifndef SAMEBITS_CPU_KERNELS_H
+#define SAMEBITS_CPU_KERNELS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "core/canonical_sum.h"
+#include "cpu/cpu.h"
+#include "cpu/gemm_internal.h"
+
+struct sb_pwv_table;   /* cpu/ops_internal.h */
+struct sb_vmath_table; /* cpu/vmath.h */
+
+/* dst[q*ldd + j] = src[q*lds + j] for q < count, j < len (a copy). */
+typedef void (*sb_copy_rows_fn)(float *dst, int64_t ldd, const float *src, int64_t lds,
+                                int64_t count, int len);
+/* 2x2 stride-2 max pooling of one plane (width w) whose oh x ow windows all
+ * lie inside it; ip (the argmax positions) may be NULL. */
+typedef void (*sb_max_pool2x2_fn)(const float *xp, int64_t w, int64_t oh, int64_t ow, float *yp,
+                                  int64_t *ip);
+
+typedef struct sb_cpu_kernels {
+    sb_isa_level isa;
+    /* GEMM micro-kernels and tile choice (src/cpu/gemm.c) */
+    sb_gemm_kernels gemm;
+    /* canonical sum: adds whole lane rows (src/cpu/sum.c) */
+    sb_sum_rows_fn sum_rows;
+    /* pointwise vector loops (src/cpu/pointwise.c, optim.c) */
+    const struct sb_pwv_table *pointwise;
+    /* batch correctly rounded math (src/cpu/vmath.c) */
+    const struct sb_vmath_table *vmath;
+    /* conv2d's im2row: rows of up to copy_rows_max floats; NULL: plain loops */
+    sb_copy_rows_fn copy_rows;
+    int copy_rows_max;
+    /* max pooling's 2x2 stride-2 planes; NULL: the reference loop */
+    sb_max_pool2x2_fn max_pool2x2;
+} sb_cpu_kernels;
+
+/* The context of `level`, or NULL when this build has no kernels for it
+ * (another architecture). Whether the CPU can run it is sb_isa_supported's
+ * question: tools that compare levels side by side (tools/verify_vmath.c)
+ * ask both. */
+const sb_cpu_kernels *sb_cpu_kernels_for(sb_isa_level level);
+
+/* The context in use on this thread: the pinned one inside a job, else the
+ * one of sb_isa(). */
+const sb_cpu_kernels *sb_kernels(void);
+
+/* Makes the calling thread use k (NULL: back to sb_isa()'s) and returns
+ * what it used before, for the thread pool to restore. */
+const sb_cpu_kernels *sb_kernels_pin(const sb_cpu_kernels *k);
+
+#endif

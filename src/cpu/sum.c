@@ -1,0 +1,49 @@
+/* The fast canonical sum (src/cpu/sum_internal.h): the reference functions
+ * of src/core/canonical_sum.c driven with the kernel context's row adder,
+ * and the blocks of a long sum computed by threads. Blocks are independent
+ * (rule 3 sums their sums, in block order, by the same rule), so which
+ * thread computes a block cannot change its bits. */
+#include "cpu/kernels.h"
+#include "cpu/sum_internal.h"
+
+void sb_cpu_sum_add_n(sb_sum_acc *acc, const float *x, int64_t n) {
+    sb_sum_add_rows(acc, x, n, sb_kernels()->sum_rows);
+}
+
+typedef struct blocks_ctx {
+    const float *x;    /* the batch's first element */
+    int64_t n, stride; /* elements from x to the end of the whole sum */
+    float *out;        /* one sum per block of the batch */
+    sb_sum_rows_fn rows_fn;
+} blocks_ctx;
+
+static void blocks_range(void *vctx, int64_t b0, int64_t b1) {
+    const blocks_ctx *c = vctx;
+    for (int64_t b = b0; b < b1; b++) {
+        int64_t at = b * SB_SUM_BLOCK;
+        int64_t len = c->n - at < SB_SUM_BLOCK ? c->n - at : SB_SUM_BLOCK;
+        c->out[b] = sb_sum_block(c->x + at * c->stride, len, c->stride, c->rows_fn);
+    }
+}
+
+/* Threads compute the block sums in batches (a bounded buffer, no
+ * allocation) that stream into the outer sum. */
+float sb_cpu_sum_canonical(const float *x, int64_t n, int64_t stride) {
+    if (n <= 0) return 0.0f;
+    sb_sum_rows_fn rows_fn = sb_kernels()->sum_rows;
+    if (n <= SB_SUM_BLOCK) return sb_sum_block(x, n, stride, rows_fn);
+    enum { BATCH = 1024 }; /* blocks per batch: 8M elements */
+    float sums[BATCH];
+    int64_t nblocks = (n + SB_SUM_BLOCK - 1) / SB_SUM_BLOCK;
+    sb_sum_acc acc;
+    sb_sum_init(&acc);
+    for (int64_t b = 0; b < nblocks; b += BATCH) {
+        int64_t nb = nblocks - b < BATCH ? nblocks - b : BATCH;
+        blocks_ctx c = {x + b * SB_SUM_BLOCK * stride, n - b * SB_SUM_BLOCK, stride, sums, rows_fn};
+        /* at least 8 blocks (64K elements) per range: below that a thread
+         * hand-off costs more than it saves */
+        sb_parallel_for(nb, sb_parallel_grain(nb, 8), blocks_range, &c);
+        sb_sum_add_rows(&acc, sums, nb, rows_fn);
+    }
+    return sb_sum_result(&acc);
+}
