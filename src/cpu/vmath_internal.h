@@ -1,7 +1,8 @@
 /* src/cpu/vmath_internal.h - the loop shared by every ISA's batch math
- * kernels (src/cpu/vmath_<isa>.c). Not installed.
+ * kernels (src/cpu/vmath_simd.h, instantiated by vmath_<isa>.c). Not
+ * installed.
  *
- * An ISA file provides, per function, a block kernel for exactly W
+ * The template provides, per function, a block kernel for exactly W
  * consecutive inputs:
  *
  *     uint32_t block(const float *x, float *y, float *xsave);
@@ -23,6 +24,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "cpu/vmath.h"
+#include "math/math_internal.h"
 
 #define SB_VM_MAXW 16
 
@@ -30,11 +32,9 @@
  * constants stay in registers across blocks. */
 #define SB_VM_BLOCK static inline __attribute__((always_inline)) uint32_t
 
-/* The scalar exp kernel's leading coefficient is written 1.0 / 720, a
- * division done at run time under -frounding-math; its value in the
- * contract's rounding mode (to nearest) is this constant, which the test
- * tests/test_fast_vmath.c checks. */
-#define SB_VM_EXP_C6 0x1.6c16c16c16c17p-10
+/* The exp polynomial's leading coefficient (math_internal.h), under the
+ * name tests/test_fast_vmath.c checks. */
+#define SB_VM_EXP_C6 SB_EXP_C6
 
 typedef uint32_t (*sb_vm_block)(const float *x, float *y, float *xsave);
 typedef float (*sb_vm_scalar)(float);

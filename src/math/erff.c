@@ -22,14 +22,14 @@
 #include "math/math_internal.h"
 
 static double sb_erf_fast(double a) {
-    if (a < 0.5) {
+    if (a < SB_ERF_SMALL) {
         double u = a * a;
         double p = sb_erf_p0[8];
         for (int i = 7; i >= 0; i--) p = p * u + sb_erf_p0[i];
         return a * p;
     }
-    int i = (int)((a - 0.5) * 4.0);
-    double t = a - (0.625 + 0.25 * i);
+    int i = (int)((a - SB_ERF_SMALL) * SB_ERF_PIECE_SCALE);
+    double t = a - (SB_ERF_PIECE_MID0 + SB_ERF_PIECE_WIDTH * i);
     const double *c = sb_erf_p[i];
     double p = c[11];
     for (int k = 10; k >= 0; k--) p = p * t + c[k];
@@ -62,7 +62,7 @@ float sb_erff(float x) {
     if (x == 0.0f) return x;
     float ax = sb_m_u2f(sb_m_f2u(x) & 0x7fffffffu);
     float r;
-    if (ax >= 4.0f) {
+    if (ax >= SB_ERFF_SATURATE) {
         r = 1.0f;
     } else {
         double a = (double)ax;

@@ -20,8 +20,8 @@
 float sb_expf(float x) {
     SB_FPENV_GUARD();
     if (x != x) return sb_m_quiet(x);
-    if (x > 89.0f) return sb_m_u2f(SB_INF_BITS);
-    if (x < -104.0f) return 0.0f;
+    if (x > SB_EXPF_OVERFLOW) return sb_m_u2f(SB_INF_BITS);
+    if (x < SB_EXPF_UNDERFLOW) return 0.0f;
     double a = (double)x;
     sb_exp_fast_parts f = sb_exp_fast(a);
     double y = f.s * (f.t + f.tail);

@@ -21,8 +21,8 @@ float sb_expm1f(float x) {
     SB_FPENV_GUARD();
     if (x != x) return sb_m_quiet(x);
     if (x == 0.0f) return x;
-    if (x > 89.0f) return sb_m_u2f(SB_INF_BITS);
-    if (x < -18.0f) return -1.0f;
+    if (x > SB_EXPF_OVERFLOW) return sb_m_u2f(SB_INF_BITS);
+    if (x < SB_EXPM1F_SATURATE) return -1.0f;
     double a = (double)x;
     sb_exp_fast_parts f = sb_exp_fast(a);
     double y = (f.s * f.t - 1.0) + f.s * f.tail;

@@ -27,7 +27,7 @@ float sb_log1pf(float x) {
     if (x == sb_m_u2f(SB_INF_BITS)) return x;
     double a = (double)x;
     float res;
-    if (a >= -0x1p-8 && a < 0x1p-7) {
+    if (a >= SB_LOG1P_NEAR_LO && a < SB_LOG1P_NEAR_HI) {
         if (sb_round_check(sb_log1p_poly(a), SB_FAST_EPS, &res)) return res;
         return sb_dd_to_float(sb_dd_poly(sb_log1p_coef, 18, sb_dd_make(a, 0.0)));
     }

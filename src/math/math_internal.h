@@ -52,6 +52,35 @@
 #define SB_NAN_BITS 0x7fc00000u
 #define SB_INF_BITS 0x7f800000u
 
+/* ---- thresholds and branch points ---------------------------------------
+ * Where the functions leave their fast path for a constant result, and
+ * where they switch approximations. The batch kernels (src/cpu/vmath_simd.h)
+ * branch at exactly the same places: a lane on the wrong side would take
+ * another formula or constant than the scalar function. */
+#define SB_EXPF_OVERFLOW 89.0f     /* x > this: expf, expm1f = +inf */
+#define SB_EXPF_UNDERFLOW (-104.0f) /* x < this: expf = +0 (e^x < 2^-150) */
+#define SB_EXPM1F_SATURATE (-18.0f) /* x < this: expm1f = -1 (e^x < 2^-25) */
+#define SB_TANHF_SATURATE 10.0f    /* |x| >= this: tanhf = +-1 */
+#define SB_ERFF_SATURATE 4.0f      /* |x| >= this: erff = +-1 */
+/* erf's fast path: a < SB_ERF_SMALL, the odd series a*P0(a^2); else piece
+ * i = (int)((a - SB_ERF_SMALL) * SB_ERF_PIECE_SCALE), i < SB_ERF_PIECES,
+ * a polynomial in t = a - (SB_ERF_PIECE_MID0 + SB_ERF_PIECE_WIDTH * i). */
+#define SB_ERF_SMALL 0.5
+#define SB_ERF_PIECE_SCALE 4.0
+#define SB_ERF_PIECE_MID0 0.625
+#define SB_ERF_PIECE_WIDTH 0.25
+#define SB_ERF_PIECES 14
+/* log1p's fast path: SB_LOG1P_NEAR_LO <= a < SB_LOG1P_NEAR_HI, the log1p
+ * series of a; elsewhere the log kernel of 1 + a. */
+#define SB_LOG1P_NEAR_LO (-0x1p-8)
+#define SB_LOG1P_NEAR_HI 0x1p-7
+/* exp's reduction: k = RN(a * 64/ln2) as (a * SB_EXP_INVL + SHIFTER) -
+ * SHIFTER, whose low bits are k; and the leading coefficient of its
+ * polynomial, RN(1/720) (sb_exp_fast writes 1.0 / 720, evaluated at run
+ * time under -frounding-math; tests/test_fast_vmath.c checks they agree). */
+#define SB_EXP_SHIFTER 0x1.8p52
+#define SB_EXP_C6 0x1.6c16c16c16c17p-10
+
 /* ---- bit casts ---------------------------------------------------------- */
 
 SB_MATH_FN uint32_t sb_m_f2u(float x) { uint32_t u; memcpy(&u, &x, 4); return u; }
@@ -188,7 +217,7 @@ SB_MATH_FN sb_dd sb_dd_poly(const double (*c)[2], int n, sb_dd r) {
 /* k = nearest integer to a*64/ln2 (ties by the current rounding mode,
  * which only moves r by one step; both choices are valid reductions). */
 SB_MATH_FN double sb_exp_k(double a) {
-    const double shifter = 0x1.8p52;
+    const double shifter = SB_EXP_SHIFTER;
     return (a * SB_EXP_INVL + shifter) - shifter;
 }
 

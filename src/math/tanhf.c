@@ -30,6 +30,6 @@ float sb_tanhf(float x) {
     if (x != x) return sb_m_quiet(x);
     if (x == 0.0f) return x;
     float ax = sb_m_u2f(sb_m_f2u(x) & 0x7fffffffu);
-    float r = ax >= 10.0f ? 1.0f : sb_tanh_abs(2.0 * (double)ax);
+    float r = ax >= SB_TANHF_SATURATE ? 1.0f : sb_tanh_abs(2.0 * (double)ax);
     return x < 0.0f ? -r : r;
 }

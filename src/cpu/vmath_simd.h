@@ -1,0 +1,293 @@
+/* src/cpu/vmath_simd.h - the batch correctly rounded math kernels
+ * (src/cpu/vmath.h), written once over a small vector vocabulary and
+ * included by each vmath_<isa>.c, which defines the vocabulary with its
+ * intrinsics. Not installed.
+ *
+ * Why the result is the scalar function's, bit for bit. Each sb_<f>f in
+ * src/math/ computes a binary64 value y of f(x) with relative error below
+ * about 2^-50 (the bound in math_internal.h, sb_exp_fast, sb_log_fast and
+ * the function's file), returns (float)(y - y*eps) when it equals
+ * (float)(y + y*eps), eps = SB_FAST_EPS = 2^-44 (sb_round_check), and
+ * otherwise goes to its double-double slow path; it is correctly rounded on
+ * all 2^32 inputs (make verify-math). Every lane below computes its own y'
+ * of f(x) and applies the same test with the same IEEE double-to-float
+ * conversion (cvtpd2ps / FCVTN under the contract's environment: nearest
+ * even, subnormals kept). When the test passes, f(x) lies in the enclosure
+ * and the float it returns is RN(f(x)), which is exactly the scalar
+ * function's result; when it fails, or the input is NaN or another special
+ * case, the lane gets the scalar code's constant (at the thresholds named
+ * in math_internal.h: exp overflow/underflow, expm1 saturation, tanh/erf
+ * saturation, signed zeros) or the scalar function itself
+ * (src/cpu/vmath_internal.h). So all that matters is that y' obeys the
+ * scalar bound:
+ *  - most steps are the scalar code's IEEE operations on the same operands
+ *    in the same order, with the same constants and table entries (read at
+ *    the same index), hence bitwise the same values. The integer steps are
+ *    re-expressed exactly: k = RN(a*64/ln2) is read from the bits of
+ *    z = a*64/ln2 + 1.5*2^52 (low bits = k in two's complement), j = k & 63,
+ *    and 2^e = 2^((k-j)/64) is the bits ((z & ~63) << 46) + (1023 << 52),
+ *    which is (e + 1023) << 52 modulo 2^64 since 1.5*2^52 << 46 vanishes;
+ *    log's exponent e goes to double exactly as bits(2^52 + E) - (2^52+1023);
+ *    erf's piece (int)((a - 1/2)*4) by truncation, clamped so that special
+ *    lanes index inside the table.
+ *  - VM_FMA(a, b, c) = a*b + c, VM_ADDMUL(c, a, b) = c + a*b and
+ *    VM_FNMA(a, b, c) = c - a*b are one fused operation where the ISA has
+ *    one (VM_FUSED: AVX2, AVX-512) and the scalar code's two operations, in
+ *    its order, where it has not (SSE2, NEON: there y' is bitwise the scalar
+ *    y). Fused, the exp reduction r = (a - kd*L1) - kd*L2 is still bitwise
+ *    the scalar r: kd*L1 and kd*L2 are exact in the scalar code (a has 24
+ *    significant bits, |k| < 2^14), so fused and unfused round the same
+ *    exact value once. The polynomial steps (Horner p*r + c of exp, log1p
+ *    and erf, t*p + tlo, e*ln2 + L) get one rounding where the scalar code
+ *    has two. The scalar bound is derived in the standard model
+ *    fl(a op b) = (a op b)(1 + d), |d| <= 2^-53, for every operation; a
+ *    fused step is the instance of that model with the product's d = 0, so
+ *    the same bound holds for y'. (The values may then differ from the
+ *    scalar y in the last bits; the returned floats cannot.)
+ * `make verify-vmath` confirms equality with the scalar functions on all
+ * 2^32 inputs of every function at every level (docs/perf/vmath.md).
+ *
+ * The vocabulary. A block is VM_W floats (one vm_f), evaluated as two
+ * halves of VM_W/2 binary64 lanes (vm_d):
+ *
+ *   vm_d, vm_dm, vm_i   binary64 vector, its comparison mask, 64-bit ints
+ *   vm_f, vm_fm         binary32 vector of VM_W lanes, its comparison mask
+ *   VM_SFX(name)        name with the ISA suffix
+ *   VM_D(x), VM_I(x), VM_F(x)                 broadcast constants
+ *   VM_ADD VM_SUB VM_MUL VM_DIV(a, b)         one IEEE binary64 operation
+ *   VM_FMA VM_ADDMUL VM_FNMA                  as above (fused iff VM_FUSED)
+ *   VM_ASI(d), VM_ASD(i)                      bit casts
+ *   VM_IAND VM_IOR VM_IADD VM_ISUB(a, b), VM_ICLR(a, b) = a & ~b,
+ *   VM_ISHL VM_ISHR(a, n)                     64-bit lane integer steps
+ *   VM_DGE VM_DLT(a, b) -> vm_dm, VM_DMAND, VM_DSEL(m, a, b) = m ? a : b
+ *   VM_EXP_TAB(j, &t, &tlo)     sb_exp_tab[j][0], [1] for j in 0..63
+ *   VM_LOG_TAB(bin, &c, &l1, &l2)  sb_log_tab[bin][0..2] for bin in 0..127
+ *   VM_ERF_PIECE(v)             (double)(int)v clamped to [0, SB_ERF_PIECES-1]
+ *                               (NaN, inf and huge lanes land inside)
+ *   vm_erf_rows, VM_ERF_ROWS(fi, &rows)  the lanes' erf pieces fi,
+ *                               prepared for
+ *   VM_ERF_COEF(rows, k)        sb_erf_p[fi][k] in each lane, k < 12 (a
+ *                               constant after unrolling)
+ *   VM_FLOAD VM_FSTORE, VM_LO VM_HI(f) -> vm_d (the halves, exactly)
+ *   VM_ROUND(y0, y1, &ok) -> vm_f   sb_round_check on both halves: the
+ *                               floats, and the mask of settled lanes
+ *   VM_FGT VM_FLT VM_FGE VM_FEQ(a, b), VM_FORD(a) -> vm_fm (quiet, ordered)
+ *   VM_FMOR VM_FMAND(m, m), VM_FSEL(m, a, b) = m ? a : b, VM_FBITS(m)
+ *   VM_FABS(x), VM_FSIGNED(r, x) = r with x's sign bit or-ed in
+ *
+ * Included only where the unit's ISA is compiled in. */
+
+#include <stdint.h>
+#include "cpu/vmath_internal.h"
+#include "math/math_internal.h"
+
+/* ---- the exp kernel: sb_exp_fast, lane by lane ------------------------------ */
+
+typedef struct {
+    vm_d s, t, tail;
+} VM_SFX(vexp_parts);
+
+static inline VM_SFX(vexp_parts) VM_SFX(vexp_fast)(vm_d a) {
+    const vm_d shifter = VM_D(SB_EXP_SHIFTER);
+    vm_d z = VM_ADD(VM_MUL(a, VM_D(SB_EXP_INVL)), shifter);
+    vm_d kd = VM_SUB(z, shifter);
+    vm_i zi = VM_ASI(z);
+    vm_i j = VM_IAND(zi, VM_I(63));
+    vm_i sbits = VM_IADD(VM_ISHL(VM_ICLR(zi, VM_I(63)), 46), VM_I(0x3ff0000000000000));
+    vm_d r = VM_FNMA(kd, VM_D(SB_EXP_L2), VM_FNMA(kd, VM_D(SB_EXP_L1), a));
+    vm_d p = VM_D(SB_EXP_C6);
+    p = VM_FMA(p, r, VM_D(sb_exp_coef[5][0]));
+    p = VM_FMA(p, r, VM_D(sb_exp_coef[4][0]));
+    p = VM_FMA(p, r, VM_D(sb_exp_coef[3][0]));
+    p = VM_FMA(p, r, VM_D(0.5));
+    p = VM_ADDMUL(r, VM_MUL(r, r), p); /* e^r - 1 */
+    VM_SFX(vexp_parts) f;
+    vm_d tlo;
+    f.s = VM_ASD(sbits);
+    VM_EXP_TAB(j, &f.t, &tlo);
+    f.tail = VM_FMA(f.t, p, tlo);
+    return f;
+}
+
+/* ---- the log kernel: sb_log_fast(a, a_lo), lane by lane ---------------------- */
+
+static inline vm_d VM_SFX(log1p_poly)(vm_d r) {
+    vm_d p = VM_D(sb_log1p_coef[8][0]);
+    for (int n = 7; n >= 2; n--) p = VM_FMA(p, r, VM_D(sb_log1p_coef[n][0]));
+    return VM_ADDMUL(r, VM_MUL(r, r), p);
+}
+
+static inline vm_d VM_SFX(vlog_fast)(vm_d a, vm_d a_lo) {
+    vm_i u = VM_ASI(a);
+    vm_i bin = VM_IAND(VM_ISHR(u, 45), VM_I(127));
+    vm_i up = VM_ISHR(bin, 6); /* bins >= 64 use m/2 */
+    vm_i mbits = VM_IOR(VM_IAND(u, VM_I(0x000fffffffffffff)),
+                        VM_ISUB(VM_I(0x3ff0000000000000), VM_ISHL(up, 52)));
+    vm_i ebits = VM_IADD(VM_ISHR(u, 52), up);
+    vm_d e = VM_SUB(VM_ASD(VM_IOR(ebits, VM_I(0x4330000000000000))), VM_D(0x1p52 + 1023));
+    vm_d c, l1, l2;
+    VM_LOG_TAB(bin, &c, &l1, &l2);
+    vm_d r = VM_SUB(VM_MUL(VM_ASD(mbits), c), VM_D(1.0));
+    vm_d small = VM_ADD(VM_FMA(e, VM_D(SB_LN2_LO), l2), VM_DIV(a_lo, a));
+    return VM_ADD(VM_FMA(e, VM_D(SB_LN2_HI), l1), VM_ADD(small, VM_SFX(log1p_poly)(r)));
+}
+
+/* ---- block plumbing ---------------------------------------------------------- */
+
+/* Stores the block; returns the lanes left to the scalar function. NaN
+ * inputs always are (the scalar code quiets them). */
+static inline uint32_t VM_SFX(finish)(vm_f xv, vm_f res, vm_fm ok, float *y, float *xsave) {
+    ok = VM_FMAND(ok, VM_FORD(xv));
+    uint32_t bad = ~VM_FBITS(ok) & (uint32_t)((1ull << VM_W) - 1);
+    if (bad) VM_FSTORE(xsave, xv);
+    VM_FSTORE(y, res);
+    return bad;
+}
+
+/* ---- expf: sb_expf ------------------------------------------------------------ */
+
+static inline vm_d VM_SFX(exp_y)(vm_d a) {
+    VM_SFX(vexp_parts) f = VM_SFX(vexp_fast)(a);
+    return VM_MUL(f.s, VM_ADD(f.t, f.tail));
+}
+
+SB_VM_BLOCK VM_SFX(expf_block)(const float *x, float *y, float *xsave) {
+    vm_f xv = VM_FLOAD(x);
+    vm_fm ok;
+    vm_f res = VM_ROUND(VM_SFX(exp_y)(VM_LO(xv)), VM_SFX(exp_y)(VM_HI(xv)), &ok);
+    vm_fm over = VM_FGT(xv, VM_F(SB_EXPF_OVERFLOW));
+    vm_fm under = VM_FLT(xv, VM_F(SB_EXPF_UNDERFLOW));
+    res = VM_FSEL(over, VM_F(__builtin_inff()), res);
+    res = VM_FSEL(under, VM_F(0.0f), res);
+    return VM_SFX(finish)(xv, res, VM_FMOR(ok, VM_FMOR(over, under)), y, xsave);
+}
+
+/* ---- expm1f: sb_expm1f --------------------------------------------------------- */
+
+static inline vm_d VM_SFX(expm1_y)(vm_d a) {
+    VM_SFX(vexp_parts) f = VM_SFX(vexp_fast)(a);
+    return VM_ADD(VM_SUB(VM_MUL(f.s, f.t), VM_D(1.0)), VM_MUL(f.s, f.tail));
+}
+
+SB_VM_BLOCK VM_SFX(expm1f_block)(const float *x, float *y, float *xsave) {
+    vm_f xv = VM_FLOAD(x);
+    vm_fm ok;
+    vm_f res = VM_ROUND(VM_SFX(expm1_y)(VM_LO(xv)), VM_SFX(expm1_y)(VM_HI(xv)), &ok);
+    vm_fm zero = VM_FEQ(xv, VM_F(0.0f));
+    vm_fm over = VM_FGT(xv, VM_F(SB_EXPF_OVERFLOW));
+    vm_fm under = VM_FLT(xv, VM_F(SB_EXPM1F_SATURATE));
+    res = VM_FSEL(zero, xv, res); /* expm1(-0) = -0 */
+    res = VM_FSEL(over, VM_F(__builtin_inff()), res);
+    res = VM_FSEL(under, VM_F(-1.0f), res);
+    ok = VM_FMOR(ok, VM_FMOR(zero, VM_FMOR(over, under)));
+    return VM_SFX(finish)(xv, res, ok, y, xsave);
+}
+
+/* ---- logf: sb_logf --------------------------------------------------------------
+ * Only 0 < x < inf is computed here; 0, negatives, inf and NaN go to the
+ * scalar function. */
+
+SB_VM_BLOCK VM_SFX(logf_block)(const float *x, float *y, float *xsave) {
+    vm_f xv = VM_FLOAD(x);
+    vm_fm ok;
+    vm_d zero = VM_D(0.0);
+    vm_f res = VM_ROUND(VM_SFX(vlog_fast)(VM_LO(xv), zero), VM_SFX(vlog_fast)(VM_HI(xv), zero), &ok);
+    vm_fm normal = VM_FMAND(VM_FGT(xv, VM_F(0.0f)), VM_FLT(xv, VM_F(__builtin_inff())));
+    return VM_SFX(finish)(xv, res, VM_FMAND(ok, normal), y, xsave);
+}
+
+/* ---- log1pf: sb_log1pf -----------------------------------------------------------
+ * Both of the scalar code's branches are computed and the lane's own one
+ * kept: for SB_LOG1P_NEAR_LO <= a < SB_LOG1P_NEAR_HI the log1p polynomial of
+ * a, otherwise the log kernel of the exact sum 1 + a = s_hi + s_lo
+ * (two_sum). Only -1 < x < inf, x != 0 is computed here. */
+
+static inline vm_d VM_SFX(log1p_y)(vm_d a) {
+    vm_d direct = VM_SFX(log1p_poly)(a);
+    vm_d one = VM_D(1.0);
+    vm_d s = VM_ADD(one, a), bb = VM_SUB(s, one);
+    vm_d s_lo = VM_ADD(VM_SUB(one, VM_SUB(s, bb)), VM_SUB(a, bb));
+    vm_d via_log = VM_SFX(vlog_fast)(s, s_lo);
+    vm_dm near = VM_DMAND(VM_DGE(a, VM_D(SB_LOG1P_NEAR_LO)), VM_DLT(a, VM_D(SB_LOG1P_NEAR_HI)));
+    return VM_DSEL(near, direct, via_log);
+}
+
+SB_VM_BLOCK VM_SFX(log1pf_block)(const float *x, float *y, float *xsave) {
+    vm_f xv = VM_FLOAD(x);
+    vm_fm ok;
+    vm_f res = VM_ROUND(VM_SFX(log1p_y)(VM_LO(xv)), VM_SFX(log1p_y)(VM_HI(xv)), &ok);
+    vm_fm inside = VM_FMAND(VM_FGT(xv, VM_F(-1.0f)), VM_FLT(xv, VM_F(__builtin_inff())));
+    vm_fm zero = VM_FEQ(xv, VM_F(0.0f));
+    res = VM_FSEL(zero, xv, res); /* log1p(-0) = -0 */
+    return VM_SFX(finish)(xv, res, VM_FMOR(VM_FMAND(ok, inside), zero), y, xsave);
+}
+
+/* ---- tanhf: sb_tanhf ------------------------------------------------------------
+ * On |x|, sign copied last. x = +-0 needs no special lane: a = 0 gives
+ * e = 0, y = 0/2 = +0, which passes the test and takes x's sign. */
+
+static inline vm_d VM_SFX(tanh_y)(vm_d ax) {
+    VM_SFX(vexp_parts) f = VM_SFX(vexp_fast)(VM_MUL(VM_D(2.0), ax));
+    vm_d e = VM_ADD(VM_SUB(VM_MUL(f.s, f.t), VM_D(1.0)), VM_MUL(f.s, f.tail));
+    return VM_DIV(e, VM_ADD(e, VM_D(2.0)));
+}
+
+SB_VM_BLOCK VM_SFX(tanhf_block)(const float *x, float *y, float *xsave) {
+    vm_f xv = VM_FLOAD(x), ax = VM_FABS(xv);
+    vm_fm ok;
+    vm_f res = VM_ROUND(VM_SFX(tanh_y)(VM_LO(ax)), VM_SFX(tanh_y)(VM_HI(ax)), &ok);
+    vm_fm sat = VM_FGE(ax, VM_F(SB_TANHF_SATURATE));
+    res = VM_FSEL(sat, VM_F(1.0f), res);
+    return VM_SFX(finish)(xv, VM_FSIGNED(res, xv), VM_FMOR(ok, sat), y, xsave);
+}
+
+/* ---- erff: sb_erff ----------------------------------------------------------------
+ * Both fast-path branches are computed: a < SB_ERF_SMALL, erf(a) = a*P0(a^2);
+ * else piece i = (int)((a - SB_ERF_SMALL)*SB_ERF_PIECE_SCALE) (clamped so
+ * that other lanes read inside the table), t = a - (SB_ERF_PIECE_MID0 +
+ * SB_ERF_PIECE_WIDTH*i), degree-11 Horner with the piece's coefficients.
+ * On |x|, sign copied last; +-0 gives 0*P0(0) = +0, passes the test and
+ * takes x's sign. */
+
+/* always_inline: with AVX2's 12 coefficient registers (vm_erf_rows) the
+ * compiler's size heuristics would otherwise call it out of line, twice per
+ * block. */
+static inline __attribute__((always_inline)) vm_d VM_SFX(erf_y)(vm_d a) {
+    vm_d u = VM_MUL(a, a);
+    vm_d p0 = VM_D(sb_erf_p0[8]);
+    for (int k = 7; k >= 0; k--) p0 = VM_FMA(p0, u, VM_D(sb_erf_p0[k]));
+    p0 = VM_MUL(a, p0);
+    vm_d fi = VM_ERF_PIECE(VM_MUL(VM_SUB(a, VM_D(SB_ERF_SMALL)), VM_D(SB_ERF_PIECE_SCALE)));
+    vm_d t = VM_SUB(a, VM_ADD(VM_D(SB_ERF_PIECE_MID0), VM_MUL(VM_D(SB_ERF_PIECE_WIDTH), fi)));
+    vm_erf_rows rows;
+    VM_ERF_ROWS(fi, &rows);
+    vm_d p = VM_ERF_COEF(rows, 11);
+    for (int k = 10; k >= 0; k--) p = VM_FMA(p, t, VM_ERF_COEF(rows, k));
+    return VM_DSEL(VM_DLT(a, VM_D(SB_ERF_SMALL)), p0, p);
+}
+
+SB_VM_BLOCK VM_SFX(erff_block)(const float *x, float *y, float *xsave) {
+    vm_f xv = VM_FLOAD(x), ax = VM_FABS(xv);
+    vm_fm ok;
+    vm_f res = VM_ROUND(VM_SFX(erf_y)(VM_LO(ax)), VM_SFX(erf_y)(VM_HI(ax)), &ok);
+    vm_fm sat = VM_FGE(ax, VM_F(SB_ERFF_SATURATE));
+    res = VM_FSEL(sat, VM_F(1.0f), res);
+    return VM_SFX(finish)(xv, VM_FSIGNED(res, xv), VM_FMOR(ok, sat), y, xsave);
+}
+
+/* ---- entry points and the level's table ---------------------------------------- */
+
+#define VM_DEFINE(name)                                                        \
+    static void VM_SFX(name##_n)(const float *x, float *y, int64_t n) {       \
+        sb_vm_drive(x, y, n, VM_W, VM_SFX(name##_block), sb_##name);           \
+    }
+VM_DEFINE(expf)
+VM_DEFINE(logf)
+VM_DEFINE(tanhf)
+VM_DEFINE(expm1f)
+VM_DEFINE(log1pf)
+VM_DEFINE(erff)
+#undef VM_DEFINE
+
+const sb_vmath_table VM_SFX(sb_vmath) = {VM_SFX(expf_n),   VM_SFX(logf_n),   VM_SFX(tanhf_n),
+                                         VM_SFX(expm1f_n), VM_SFX(log1pf_n), VM_SFX(erff_n)};
