@@ -267,7 +267,10 @@ _b = ctypes.c_bool
 _i = ctypes.c_int
 _ip = ctypes.POINTER(ctypes.c_int)
 
-# name: (restype, argtypes). restype int means an sb_status.
+# name: (restype, argtypes). restype int means an sb_status. The one Python
+# copy of each C signature: tests/python/test_bindings.py checks every entry
+# against the C declarations (through src/ops/op_table.h), and every sb_*
+# function the package calls must be here.
 _SIGS = {
     "sb_last_error": (ctypes.c_char_p, []),
     "sb_status_name": (ctypes.c_char_p, [_i]),
@@ -345,6 +348,11 @@ _SIGS = {
     "sb_module_buffers": (_i, [_P, ctypes.POINTER(Named), ctypes.c_size_t,
                                ctypes.POINTER(ctypes.c_size_t)]),
     "sb_module_hash": (_i, [_P, ctypes.c_char_p]),
+    "sb_sgemm": (_i, [ctypes.c_char, ctypes.c_char, _i64, _i64, _i64, _P, _i64, _P, _i64, _P, _i64]),
+    "sb_ssum": (_f, [_i64, _P, _i64]),
+    "sb_expf": (_f, [_f]),
+    "sb_logf": (_f, [_f]),
+    "sb_tanhf": (_f, [_f]),
 }
 
 for _name, (_res, _args) in _SIGS.items():

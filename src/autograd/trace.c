@@ -17,6 +17,7 @@
 #include "autograd/trace_internal.h"
 #include "core/fpenv.h"
 #include "io/io_internal.h"
+#include "ops/op_table.h"
 #include "samebits/hash.h"
 
 #define TRACE_MAGIC "SBTRACE1"
@@ -144,6 +145,11 @@ void sb_trace_hook(const char *op, const char *suffix, sb_tensor *t) {
     if (atomic_load(&sb_trace_is_on) && t && t->data) {
         char name[NAME_MAX_LEN + 1];
         if (!strncmp(op, "sb_ag_", 6)) op += 6;
+        /* Record names are the op table's trace names (src/ops/op_table.h),
+         * so a trace can always be read back to the op that wrote it. */
+        if (!sb_op_by_trace_name(op))
+            keep_error(sb_fail(SB_ERR_INTERNAL, "sb_trace: autograd op '%s' has no trace name "
+                               "in the op table (src/ops/op_table.h)", op));
         snprintf(name, sizeof name, "%s%s", op, suffix ? suffix : "");
         write_record(name, t);
     }

@@ -19,16 +19,8 @@ from samebits import _lib  # noqa: E402
 
 DATA = os.environ.get("SB_TEST_DATA", "/usr/share/datasets/fashion-mnist")
 
+# signatures (also of sb_expf, sb_ssum, sb_sgemm the tests call) are _lib._SIGS
 lib = _lib.lib
-for _n in ("sb_expf", "sb_logf", "sb_tanhf"):
-    getattr(lib, _n).restype = ctypes.c_float
-    getattr(lib, _n).argtypes = [ctypes.c_float]
-lib.sb_ssum.restype = ctypes.c_float
-lib.sb_ssum.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64]
-lib.sb_sgemm.restype = ctypes.c_int
-lib.sb_sgemm.argtypes = [ctypes.c_char, ctypes.c_char] + [ctypes.c_int64] * 3 + [
-    ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
-    ctypes.c_int64]
 
 
 def ssum(v):
