@@ -181,7 +181,7 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
     OP(sb_reduce_to_shape, sb_status, \
        (const sb_tensor *grad, sb_tensor *out), \
        elementwise, NULL, SB_OP_NONE, SB_OP_NONE, SB_OP_NONE, \
-       "binary") \
+       "exempt: the sum inside sb_binary_backward, which verify runs broadcast") \
     OP(sb_unary, sb_status, \
        (sb_unary_op op, const sb_tensor *x, sb_tensor *out), \
        elementwise, NULL, SB_OP_NONE, sb_ref_unary, sb_unary_backward, \
@@ -413,7 +413,7 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
     OP(sb_sgd_factors_for, sb_status, \
        (const sb_sgd_config *cfg, sb_sgd_factors *out), \
        optim, NULL, SB_OP_NONE, SB_OP_NONE, SB_OP_NONE, \
-       "sgd") \
+       "exempt: the factors inside sb_sgd_step_tensor, which verify runs") \
     OP(sb_sgd_step, sb_status, \
        (const sb_sgd_config *cfg, int64_t step, int64_t n, float *param, const float *grad, \
         float *momentum_buf), \
@@ -439,7 +439,7 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
     OP(sb_adam_factors_for, sb_status, \
        (const sb_adam_config *cfg, int64_t step, sb_adam_factors *out), \
        optim, NULL, SB_OP_NONE, SB_OP_NONE, SB_OP_NONE, \
-       "adam") \
+       "exempt: the factors inside sb_adam_step_tensor, which verify runs") \
     OP(sb_adam_step, sb_status, \
        (const sb_adam_config *cfg, int64_t step, int64_t n, float *param, const float *grad, \
         float *exp_avg, float *exp_avg_sq, float *max_exp_avg_sq), \
@@ -486,7 +486,7 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
     OP(sb_philox4x32_10, void, \
        (const uint32_t counter[4], const uint32_t key[2], uint32_t out[4]), \
        random, NULL, SB_OP_NONE, sb_philox4x32_10, SB_OP_NONE, \
-       "rng") \
+       "exempt: the block function under sb_rng_block, which verify runs") \
     OP(sb_rng_block, void, \
        (uint64_t seed, uint64_t stream, uint64_t index, unsigned domain, uint32_t out[4]), \
        random, NULL, SB_OP_NONE, sb_rng_block, SB_OP_NONE, \
@@ -494,7 +494,7 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
     OP(sb_rng_uniform_at, float, \
        (uint64_t seed, uint64_t stream, uint64_t index), \
        random, NULL, SB_OP_NONE, sb_rng_uniform_at, SB_OP_NONE, \
-       "rng") \
+       "exempt: one element of sb_rng_uniform, which verify runs") \
     OP(sb_rng_normal_at, float, \
        (uint64_t seed, uint64_t stream, uint64_t index), \
        random, NULL, SB_OP_NONE, sb_rng_normal_at, SB_OP_NONE, \
@@ -526,15 +526,15 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
     OP(sb_rng_next_uniform, sb_status, \
        (sb_rng *rng, float *out, int64_t n), \
        random, NULL, SB_OP_NONE, sb_rng_next_uniform, SB_OP_NONE, \
-       "rng") \
+       "exempt: sb_rng_uniform at the generator counter; verify runs it") \
     OP(sb_rng_next_normal, sb_status, \
        (sb_rng *rng, float mean, float std, float *out, int64_t n), \
        random, NULL, SB_OP_NONE, sb_rng_next_normal, SB_OP_NONE, \
-       "rng") \
+       "exempt: sb_rng_normal at the generator counter; verify runs it") \
     OP(sb_rng_next_bounded, sb_status, \
        (sb_rng *rng, uint32_t bound, uint32_t *out, int64_t n), \
        random, NULL, SB_OP_NONE, sb_rng_next_bounded, SB_OP_NONE, \
-       "rng") \
+       "exempt: sb_rng_bounded at the generator counter; verify runs it") \
     OP(sb_rng_permutation, sb_status, \
        (uint64_t seed, uint64_t stream, int64_t n, int64_t *perm), \
        random, NULL, SB_OP_NONE, sb_rng_permutation, SB_OP_NONE, \

@@ -329,3 +329,36 @@ def test_trace_names_are_the_autograd_wrappers(dump):
     assert recorded <= traced, "record names without a table trace name: %s" % sorted(recorded - traced)
     assert traced == declared, "trace names in the table %s, autograd wrappers %s" % (
         sorted(traced), sorted(declared))
+
+
+# `samebits verify` cases that replay whole pipelines rather than one op
+PIPELINE_CASES = {"autograd", "train_lenet5", "train_fmnist"}
+
+
+def test_every_op_has_verify_cases_or_a_reason(dump):
+    cli = os.environ.get("SAMEBITS_CLI") or os.path.join(
+        os.path.dirname(os.path.abspath(_lib.lib_path)), "samebits")
+    assert os.path.exists(cli), "%s is missing: build it with `make cli`" % cli
+    listed = subprocess.run([cli, "verify", "--list"], check=True, capture_output=True,
+                            text=True).stdout.splitlines()
+    cases = {line.split(".")[0].split()[0] for line in listed if line.strip()}
+    runners = ""
+    for path in sorted(glob.glob(os.path.join(REPO, "src", "cli", "verify*.c"))):
+        runners += open(path).read()
+    problems = []
+    named = set()
+    for name, f in dump["op"].items():
+        v = f["verify"]
+        if v.startswith("exempt"):
+            if not re.fullmatch(r"exempt: \S.{8,}", v):
+                problems.append("%s: exempt without a reason (%r)" % (name, v))
+            continue
+        named.add(v)
+        if v not in cases:
+            problems.append("%s: verify case %r is not in `samebits verify --list`" % (name, v))
+        if not re.search(r"\b%s\b" % name, runners):
+            problems.append("%s: the verify runners (src/cli/verify*.c) never call it" % name)
+    unclaimed = cases - named - PIPELINE_CASES
+    if unclaimed:
+        problems.append("verify cases no table op names: %s" % sorted(unclaimed))
+    assert not problems, "\n".join(problems)
