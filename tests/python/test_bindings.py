@@ -16,6 +16,8 @@ layout of every struct _lib.py mirrors. Checked here:
     function of the op headers has a table line;
   - trace names: every autograd wrapper sb_ag_<name> has a table op with
     that trace name, and every trace name has its wrapper;
+  - output shapes: each shape rule of the table (sb_conv2d_output_size, ...)
+    is what the Python ops, autograd and the verify runners call;
   - every table op names a `samebits verify` case that exists and calls it,
     or is exempt with a reason.
 """
@@ -64,7 +66,8 @@ def dump():
         if kind == "op":
             name, ret, params, family, trace, shape, ref, backward, verify = cols
             d["op"][name] = dict(ret=ret, params=params, family=family,
-                                 trace=None if trace == "-" else trace, verify=verify)
+                                 trace=None if trace == "-" else trace,
+                                 shape=None if shape == "-" else shape, verify=verify)
         elif kind == "support":
             name, ret, params, family = cols
             d["support"][name] = dict(ret=ret, params=params, family=family)
@@ -361,4 +364,21 @@ def test_every_op_has_verify_cases_or_a_reason(dump):
     unclaimed = cases - named - PIPELINE_CASES
     if unclaimed:
         problems.append("verify cases no table op names: %s" % sorted(unclaimed))
+    assert not problems, "\n".join(problems)
+
+
+def test_output_shapes_come_from_the_shape_rules(dump):
+    """Python, autograd and verify size their outputs with the table's shape
+    rules instead of restating the formula."""
+    rules = {f["shape"] for f in dump["op"].values() if f["shape"]}
+    assert rules, "the table names no output-shape rule"
+
+    def text(pattern):
+        return "".join(open(p).read() for p in glob.glob(os.path.join(REPO, pattern),
+                                                         recursive=True))
+    users = {"python/samebits": text("python/samebits/**/*.py"),
+             "src/autograd": text("src/autograd/ops_*.c"), "src/cli/verify*.c": text("src/cli/verify*.c")}
+    problems = ["%s never calls %s" % (where, rule) for rule in sorted(rules)
+                for where, src in users.items() if not re.search(r"\b%s\b" % rule, src)]
+    problems += ["%s is not in _SIGS" % rule for rule in rules if rule not in _lib._SIGS]
     assert not problems, "\n".join(problems)
