@@ -565,7 +565,7 @@ static void test_bad_inputs(void) {
     sb_tensor_free(row);
     sb_tensor cuda = *a;
     cuda.device = SB_DEVICE_CUDA;
-    CHECK_ERROR(sb_add(&cuda, b, o), SB_ERR_DEVICE, "not on the CPU");
+    CHECK_ERROR(sb_add(&cuda, b, o), SB_ERR_DEVICE, "sb_add: a is on the cuda device but b is on the cpu device");
     CHECK_ERROR(sb_binary_scalar((sb_binary_op)9, a, 1.0f, o), SB_ERR_ARG, "sb_binary_scalar: op = 9");
     CHECK_ERROR(sb_add_scalar(NULL, 1.0f, o), SB_ERR_NULL, "sb_add_scalar: x is NULL");
     CHECK_ERROR(sb_sub_scalar(a, 1.0f, w), SB_ERR_SHAPE, "sb_sub_scalar: out has shape [2, 4]");

@@ -13,6 +13,7 @@
 #include "harness.h"
 #include "ref/ref_loss.h"
 #include "ref/ref_pointwise.h"
+#include "ops/validate.h"
 #include "samebits.h"
 #include "support/fastpath.h"
 

@@ -8,6 +8,9 @@
  *   - sb_tensor_new_in:   memory from an arena; released all at once by
  *                         sb_arena_reset / sb_arena_free (a training step's
  *                         activations live here).
+ *   - sb_tensor_new_on:   memory of a device, owned by the tensor;
+ *                         sb_tensor_free releases it through the device's
+ *                         backend.
  *   - sb_tensor_wrap:     the caller's memory (zero-copy, e.g. a NumPy or
  *                         PyTorch buffer); sb_tensor_free releases only the
  *                         tensor header.
@@ -30,7 +33,11 @@ extern "C" {
 
 typedef enum sb_dtype { SB_F32 = 0, SB_I32 = 1, SB_I64 = 2 } sb_dtype;
 
-typedef enum sb_device { SB_DEVICE_CPU = 0, SB_DEVICE_CUDA = 1 } sb_device;
+/* Where a tensor's memory lives. Every op takes tensors of one device and
+ * runs there; a call mixing devices fails with SB_ERR_DEVICE. MIRROR is a
+ * test device: the CPU's kernels over memory of its own, treated by the
+ * library like a discrete device (docs/ARCHITECTURE.md, "Devices"). */
+typedef enum sb_device { SB_DEVICE_CPU = 0, SB_DEVICE_CUDA = 1, SB_DEVICE_MIRROR = 2 } sb_device;
 
 typedef struct sb_arena sb_arena;
 
@@ -55,7 +62,17 @@ SB_API sb_status sb_tensor_new_in(sb_tensor **out, sb_arena *arena, sb_dtype dty
 /* strides may be NULL for a contiguous view. */
 SB_API sb_status sb_tensor_wrap(sb_tensor **out, void *data, sb_dtype dtype, int ndim,
                          const int64_t *shape, const int64_t *strides);
-SB_API void sb_tensor_free(sb_tensor *t); /* NULL and arena tensors are ignored */
+/* A contiguous, zero-filled tensor on `device` (SB_DEVICE_CPU: sb_tensor_new).
+ * Fails with SB_ERR_DEVICE when this program has no backend for it. */
+SB_API sb_status sb_tensor_new_on(sb_tensor **out, sb_device device, sb_dtype dtype, int ndim,
+                                  const int64_t *shape);
+/* Releases the header and, for owned memory, the data through the tensor's
+ * device. NULL and arena tensors are ignored. */
+SB_API void sb_tensor_free(sb_tensor *t);
+
+/* Devices. */
+SB_API const char *sb_device_name(sb_device device); /* "cpu", "cuda", "mirror" */
+SB_API bool sb_device_available(sb_device device);   /* a backend serves it here */
 
 /* Properties. */
 SB_API int64_t sb_tensor_numel(const sb_tensor *t);
@@ -69,9 +86,12 @@ SB_API sb_status sb_tensor_reshape(sb_tensor **out, const sb_tensor *src, int nd
 SB_API sb_status sb_tensor_flatten(sb_tensor **out, const sb_tensor *src, int start_dim, int end_dim);
 SB_API sb_status sb_tensor_transpose(sb_tensor **out, const sb_tensor *src, int dim0, int dim1);
 
-/* Copies between tensors of equal shape and dtype, any strides. */
+/* Copies between tensors of equal shape and dtype, any strides, on any two
+ * devices (a copy across devices goes through host memory). */
 SB_API sb_status sb_tensor_copy(sb_tensor *dst, const sb_tensor *src);
-SB_API sb_status sb_tensor_fill(sb_tensor *t, float value); /* F32 only */
+/* A new contiguous copy of src on `device`. */
+SB_API sb_status sb_tensor_to(sb_tensor **out, const sb_tensor *src, sb_device device);
+SB_API sb_status sb_tensor_fill(sb_tensor *t, float value); /* F32 only, any device */
 
 /* Arenas: bump allocation, 64-byte aligned, reset in O(1). An arena grows by
  * chaining new chunks when full, so callers need not size it exactly. */

@@ -249,7 +249,7 @@ sb_status sb_trace_record(const char *name, sb_tensor *t) {
     if (!name) return sb_fail(SB_ERR_NULL, "%s: name is NULL", fn);
     if (!valid_name(name))
         return sb_fail(SB_ERR_ARG, "%s: name '%.80s' must be 1..63 printable characters without spaces", fn, name);
-    SB_TRY(sb_check_tensor(fn, "t", t, t ? t->dtype : SB_F32, -1));
+    SB_TRY(sb_check_host_tensor(fn, "t", t, t ? t->dtype : SB_F32, -1));
     if (!atomic_load(&sb_trace_is_on)) return SB_OK;
     pthread_mutex_lock(&T.lock);
     if (atomic_load(&sb_trace_is_on)) write_record(name, t);

@@ -26,9 +26,20 @@ sb_status sb_fail(sb_status status, const char *fmt, ...)
  * public function in the message. Each returns SB_OK or sets the error. */
 sb_status sb_check_tensor(const char *fn, const char *name, const sb_tensor *t,
                           sb_dtype dtype, int ndim /* -1: any */);
+/* sb_check_tensor, and t must be on the CPU (code that reads t->data). */
+sb_status sb_check_host_tensor(const char *fn, const char *name, const sb_tensor *t,
+                               sb_dtype dtype, int ndim);
 sb_status sb_check_contiguous(const char *fn, const char *name, const sb_tensor *t);
 sb_status sb_check_same_shape(const char *fn, const char *name_a, const sb_tensor *a,
                               const char *name_b, const sb_tensor *b);
+/* Who frees a tensor's data and header (sb_tensor.owner). */
+enum { SB_OWN_WRAP = 0, SB_OWN_HEAP = 1, SB_OWN_ARENA = 2, SB_OWN_DEVICE = 3 };
+/* Validates dtype/ndim/shape of a new tensor; *numel its element count. */
+sb_status sb_tensor_check_shape(const char *fn, sb_dtype dtype, int ndim, const int64_t *shape,
+                                int64_t *numel);
+/* Fills a header: device CPU, contiguous strides unless `strides` given. */
+void sb_tensor_set_header(sb_tensor *t, sb_dtype dtype, int ndim, const int64_t *shape,
+                          const int64_t *strides, void *data, unsigned owner);
 /* Writes "[2, 3, 4]" into buf. */
 const char *sb_shape_str(const sb_tensor *t, char *buf, size_t len);
 

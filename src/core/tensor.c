@@ -4,7 +4,7 @@
 #include "core/fpenv.h"
 #include "core/internal.h"
 
-enum { OWN_WRAP = 0, OWN_HEAP = 1, OWN_ARENA = 2 };
+enum { OWN_WRAP = SB_OWN_WRAP, OWN_HEAP = SB_OWN_HEAP, OWN_ARENA = SB_OWN_ARENA };
 
 size_t sb_dtype_size(sb_dtype dtype) {
     switch (dtype) {
@@ -24,6 +24,15 @@ const char *sb_dtype_name(sb_dtype dtype) {
     return "invalid dtype";
 }
 
+const char *sb_device_name(sb_device device) {
+    switch (device) {
+    case SB_DEVICE_CPU: return "cpu";
+    case SB_DEVICE_CUDA: return "cuda";
+    case SB_DEVICE_MIRROR: return "mirror";
+    }
+    return "unknown";
+}
+
 const char *sb_shape_str(const sb_tensor *t, char *buf, size_t len) {
     size_t at = 0;
     at += (size_t)snprintf(buf + at, len - at, "[");
@@ -34,7 +43,7 @@ const char *sb_shape_str(const sb_tensor *t, char *buf, size_t len) {
 }
 
 /* Validates dtype/ndim/shape and returns the element count in *numel. */
-static sb_status check_shape(const char *fn, sb_dtype dtype, int ndim, const int64_t *shape,
+sb_status sb_tensor_check_shape(const char *fn, sb_dtype dtype, int ndim, const int64_t *shape,
                              int64_t *numel) {
     if (sb_dtype_size(dtype) == 0) return sb_fail(SB_ERR_DTYPE, "%s: invalid dtype %d", fn, (int)dtype);
     if (ndim < 0 || ndim > SB_MAX_DIMS)
@@ -52,7 +61,7 @@ static sb_status check_shape(const char *fn, sb_dtype dtype, int ndim, const int
     return SB_OK;
 }
 
-static void set_header(sb_tensor *t, sb_dtype dtype, int ndim, const int64_t *shape,
+void sb_tensor_set_header(sb_tensor *t, sb_dtype dtype, int ndim, const int64_t *shape,
                        const int64_t *strides, void *data, unsigned owner) {
     memset(t, 0, sizeof *t);
     t->dtype = dtype;
@@ -72,12 +81,12 @@ sb_status sb_tensor_new(sb_tensor **out, sb_dtype dtype, int ndim, const int64_t
     if (!out) return sb_fail(SB_ERR_NULL, "sb_tensor_new: out is NULL");
     *out = NULL;
     int64_t n = 0;
-    SB_TRY(check_shape("sb_tensor_new", dtype, ndim, shape, &n));
+    SB_TRY(sb_tensor_check_shape("sb_tensor_new", dtype, ndim, shape, &n));
     sb_tensor *t = sb_malloc("sb_tensor_new", sizeof *t);
     if (!t) return SB_ERR_NOMEM;
     void *data = sb_calloc("sb_tensor_new", (size_t)n, sb_dtype_size(dtype));
     if (!data) { free(t); return SB_ERR_NOMEM; }
-    set_header(t, dtype, ndim, shape, NULL, data, OWN_HEAP);
+    sb_tensor_set_header(t, dtype, ndim, shape, NULL, data, OWN_HEAP);
     *out = t;
     return SB_OK;
 }
@@ -88,12 +97,12 @@ sb_status sb_tensor_new_in(sb_tensor **out, sb_arena *arena, sb_dtype dtype, int
     *out = NULL;
     if (!arena) return sb_fail(SB_ERR_NULL, "sb_tensor_new_in: arena is NULL");
     int64_t n;
-    SB_TRY(check_shape("sb_tensor_new_in", dtype, ndim, shape, &n));
+    SB_TRY(sb_tensor_check_shape("sb_tensor_new_in", dtype, ndim, shape, &n));
     sb_tensor *t = sb_arena_alloc(arena, sizeof *t);
     void *data = t ? sb_arena_alloc(arena, (size_t)n * sb_dtype_size(dtype)) : NULL;
     if (!data) return SB_ERR_NOMEM;
     memset(data, 0, (size_t)n * sb_dtype_size(dtype));
-    set_header(t, dtype, ndim, shape, NULL, data, OWN_ARENA);
+    sb_tensor_set_header(t, dtype, ndim, shape, NULL, data, OWN_ARENA);
     *out = t;
     return SB_OK;
 }
@@ -103,19 +112,13 @@ sb_status sb_tensor_wrap(sb_tensor **out, void *data, sb_dtype dtype, int ndim,
     if (!out) return sb_fail(SB_ERR_NULL, "sb_tensor_wrap: out is NULL");
     *out = NULL;
     int64_t n;
-    SB_TRY(check_shape("sb_tensor_wrap", dtype, ndim, shape, &n));
+    SB_TRY(sb_tensor_check_shape("sb_tensor_wrap", dtype, ndim, shape, &n));
     if (!data && n > 0) return sb_fail(SB_ERR_NULL, "sb_tensor_wrap: data is NULL");
     sb_tensor *t = sb_malloc("sb_tensor_wrap", sizeof *t);
     if (!t) return SB_ERR_NOMEM;
-    set_header(t, dtype, ndim, shape, strides, data, OWN_WRAP);
+    sb_tensor_set_header(t, dtype, ndim, shape, strides, data, OWN_WRAP);
     *out = t;
     return SB_OK;
-}
-
-void sb_tensor_free(sb_tensor *t) {
-    if (!t || t->owner == OWN_ARENA) return;
-    if (t->owner == OWN_HEAP) free(t->data);
-    free(t);
 }
 
 int64_t sb_tensor_numel(const sb_tensor *t) {
@@ -143,8 +146,9 @@ float *sb_tensor_f32(const sb_tensor *t) {
 sb_status sb_check_tensor(const char *fn, const char *name, const sb_tensor *t,
                           sb_dtype dtype, int ndim) {
     if (!t) return sb_fail(SB_ERR_NULL, "%s: %s is NULL", fn, name);
-    if (t->device != SB_DEVICE_CPU)
-        return sb_fail(SB_ERR_DEVICE, "%s: %s is not on the CPU (this build has only the CPU backend)", fn, name);
+    if ((unsigned)t->device > (unsigned)SB_DEVICE_MIRROR)
+        return sb_fail(SB_ERR_DEVICE, "%s: %s has device %d, not a samebits device", fn, name,
+                       (int)t->device);
     if (t->dtype != dtype)
         return sb_fail(SB_ERR_DTYPE, "%s: %s has dtype %s, expected %s", fn, name,
                        sb_dtype_name(t->dtype), sb_dtype_name(dtype));
@@ -181,7 +185,7 @@ static sb_status make_view(const char *fn, sb_tensor **out, const sb_tensor *src
                            const int64_t *shape, const int64_t *strides) {
     sb_tensor *t = sb_malloc(fn, sizeof *t);
     if (!t) return SB_ERR_NOMEM;
-    set_header(t, src->dtype, ndim, shape, strides, src->data, OWN_WRAP);
+    sb_tensor_set_header(t, src->dtype, ndim, shape, strides, src->data, OWN_WRAP);
     t->device = src->device;
     *out = t;
     return SB_OK;
@@ -261,42 +265,10 @@ sb_status sb_tensor_transpose(sb_tensor **out, const sb_tensor *src, int dim0, i
     return make_view(fn, out, src, src->ndim, shape, strides);
 }
 
-/* ---- copies ---- */
-
-sb_status sb_tensor_copy(sb_tensor *dst, const sb_tensor *src) {
-    const char *fn = "sb_tensor_copy";
-    if (!dst) return sb_fail(SB_ERR_NULL, "%s: dst is NULL", fn);
-    if (!src) return sb_fail(SB_ERR_NULL, "%s: src is NULL", fn);
-    SB_TRY(sb_check_tensor(fn, "src", src, src->dtype, -1));
-    SB_TRY(sb_check_tensor(fn, "dst", dst, src->dtype, -1));
-    SB_TRY(sb_check_same_shape(fn, "dst", dst, "src", src));
-    size_t es = sb_dtype_size(src->dtype);
-    int64_t n = sb_tensor_numel(src), idx[SB_MAX_DIMS] = {0};
-    for (int64_t i = 0; i < n; i++) {
-        int64_t so = 0, d = 0;
-        for (int k = 0; k < src->ndim; k++) { so += idx[k] * src->strides[k]; d += idx[k] * dst->strides[k]; }
-        memmove((char *)dst->data + d * (int64_t)es, (const char *)src->data + so * (int64_t)es, es);
-        for (int k = src->ndim - 1; k >= 0; k--) {
-            if (++idx[k] < src->shape[k]) break;
-            idx[k] = 0;
-        }
-    }
-    return SB_OK;
-}
-
-sb_status sb_tensor_fill(sb_tensor *t, float value) {
-    SB_FPENV_GUARD();
-    SB_TRY(sb_check_tensor("sb_tensor_fill", "t", t, SB_F32, -1));
-    int64_t n = sb_tensor_numel(t), idx[SB_MAX_DIMS] = {0};
-    float *p = t->data;
-    for (int64_t i = 0; i < n; i++) {
-        int64_t o = 0;
-        for (int k = 0; k < t->ndim; k++) o += idx[k] * t->strides[k];
-        p[o] = value;
-        for (int k = t->ndim - 1; k >= 0; k--) {
-            if (++idx[k] < t->shape[k]) break;
-            idx[k] = 0;
-        }
-    }
-    return SB_OK;
+sb_status sb_check_host_tensor(const char *fn, const char *name, const sb_tensor *t,
+                               sb_dtype dtype, int ndim) {
+    if (t && t->device != SB_DEVICE_CPU)
+        return sb_fail(SB_ERR_DEVICE, "%s: %s is not on the CPU (it is on the %s device; copy it "
+                       "with sb_tensor_to)", fn, name, sb_device_name(t->device));
+    return sb_check_tensor(fn, name, t, dtype, ndim);
 }

@@ -84,7 +84,7 @@ void sb_hex_digest(const unsigned char digest[32], char hex[65]) {
 sb_status sb_sha256_tensor(sb_sha256_ctx *ctx, const sb_tensor *t) {
     if (!ctx) return sb_fail(SB_ERR_NULL, "sb_sha256_tensor: ctx is NULL");
     if (!t) return sb_fail(SB_ERR_NULL, "sb_sha256_tensor: tensor is NULL");
-    SB_TRY(sb_check_tensor("sb_sha256_tensor", "tensor", t, t->dtype, -1));
+    SB_TRY(sb_check_host_tensor("sb_sha256_tensor", "tensor", t, t->dtype, -1));
     size_t es = sb_dtype_size(t->dtype);
     int64_t n = sb_tensor_numel(t), idx[SB_MAX_DIMS] = {0};
     unsigned char buf[512];

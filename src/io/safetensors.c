@@ -762,7 +762,7 @@ static sb_status validate_write_args(const char *fn, const char *path, const sb_
         if (!dtype_tag(t->dtype)) return sb_fail(SB_ERR_DTYPE, "%s: tensor \"%s\" has invalid dtype %d", fn, nm, (int)t->dtype);
         char label[80];
         snprintf(label, sizeof label, "tensor \"%.60s\"", nm);
-        SB_TRY(sb_check_tensor(fn, label, t, t->dtype, -1));
+        SB_TRY(sb_check_host_tensor(fn, label, t, t->dtype, -1));
         for (int k = 0; k < t->ndim; k++)
             if (t->shape[k] < 0) return sb_fail(SB_ERR_SHAPE, "%s: %s has a negative dimension", fn, label);
     }

@@ -1,12 +1,12 @@
 /* Tensor-level conv2d and 2-D pooling (include/samebits/conv.h): argument
- * checks, then the fast kernels of src/cpu/conv2d.c and pool2d.c, which
- * reproduce the reference kernels of src/ref/conv2d.c and pool2d.c bit for bit. */
+ * checks, then the device's kernels (on the CPU the fast kernels of
+ * src/cpu/conv2d.c and pool2d.c, which reproduce the reference kernels of
+ * src/ref/conv2d.c and pool2d.c bit for bit). */
 #include <stdio.h>
 #include "samebits/conv.h"
+#include <stdlib.h>
 #include "core/fpenv.h"
-#include "core/internal.h"
-#include "cpu/conv_internal.h"
-#include "ref/ref_linalg.h"
+#include "ops/validate.h"
 
 /* Geometry parameters are capped so that every index computation of the
  * kernels fits easily in int64 (tensor sizes are capped by sb_tensor_new). */
@@ -23,8 +23,8 @@ static sb_status check_param(const char *fn, const char *name, int64_t v, int64_
 static sb_status check4(const char *fn, const char *name, const sb_tensor *t, sb_dtype dtype,
                         const int64_t *shape) {
     SB_TRY(sb_check_tensor(fn, name, t, dtype, 4));
-    if (shape) SB_TRY(sb_ref_expect_shape(fn, name, t, 4, shape));
-    return sb_ref_check_contig(fn, name, t);
+    if (shape) SB_TRY(sb_expect_shape(fn, name, t, 4, shape));
+    return sb_check_contig(fn, name, t);
 }
 
 /* ---- conv2d ---- */
@@ -105,8 +105,8 @@ static sb_status plan_conv(const char *fn, const sb_tensor *x, const sb_tensor *
 
 static sb_status check_bias(const char *fn, const char *name, const sb_tensor *b, int64_t c_out) {
     SB_TRY(sb_check_tensor(fn, name, b, SB_F32, -1));
-    SB_TRY(sb_ref_expect_shape(fn, name, b, 1, &c_out));
-    return sb_ref_check_contig(fn, name, b);
+    SB_TRY(sb_expect_shape(fn, name, b, 1, &c_out));
+    return sb_check_contig(fn, name, b);
 }
 
 sb_status sb_conv2d_forward(const sb_tensor *x, const sb_tensor *w, const sb_tensor *bias,
@@ -118,11 +118,13 @@ sb_status sb_conv2d_forward(const sb_tensor *x, const sb_tensor *w, const sb_ten
     if (bias) SB_TRY(check_bias(fn, "bias", bias, g.c_out));
     int64_t yshape[4] = {g.n, g.c_out, g.oh, g.ow};
     SB_TRY(check4(fn, "y", y, SB_F32, yshape));
-    SB_TRY(sb_ref_check_no_alias(fn, "y", y, "x", x));
-    SB_TRY(sb_ref_check_no_alias(fn, "y", y, "w", w));
-    SB_TRY(sb_ref_check_no_alias(fn, "y", y, "bias", bias));
-    sb_cpu_conv2d_forward(&g, x->data, w->data, bias ? bias->data : NULL, y->data);
-    return SB_OK;
+    SB_TRY(sb_check_no_alias(fn, "y", y, "x", x));
+    SB_TRY(sb_check_no_alias(fn, "y", y, "w", w));
+    SB_TRY(sb_check_no_alias(fn, "y", y, "bias", bias));
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, x, w, bias, y));
+    return SB_BACKEND_RUN(fn, be, conv2d_forward, &g, x->data, w->data, bias ? bias->data : NULL,
+                          y->data);
 }
 
 sb_status sb_conv2d_backward(const sb_tensor *dy, const sb_tensor *x, const sb_tensor *w,
@@ -141,14 +143,14 @@ sb_status sb_conv2d_backward(const sb_tensor *dy, const sb_tensor *x, const sb_t
     const char *in_names[3] = {"dy", "x", "w"}, *out_names[3] = {"dx", "dw", "db"};
     for (int o = 0; o < 3; o++) {
         for (int i = 0; i < 3; i++)
-            SB_TRY(sb_ref_check_no_alias(fn, out_names[o], outs[o], in_names[i], ins[i]));
+            SB_TRY(sb_check_no_alias(fn, out_names[o], outs[o], in_names[i], ins[i]));
         for (int o2 = o + 1; o2 < 3; o2++)
-            SB_TRY(sb_ref_check_no_alias(fn, out_names[o], outs[o], out_names[o2], outs[o2]));
+            SB_TRY(sb_check_no_alias(fn, out_names[o], outs[o], out_names[o2], outs[o2]));
     }
-    if (dx) sb_cpu_conv2d_backward_input(&g, dy->data, w->data, dx->data);
-    if (dw) sb_cpu_conv2d_backward_weight(&g, dy->data, x->data, dw->data);
-    if (db) sb_cpu_conv2d_backward_bias(&g, dy->data, db->data);
-    return SB_OK;
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, dy, x, w, dx, dw, db));
+    return SB_BACKEND_RUN(fn, be, conv2d_backward, &g, dy->data, x->data, w->data,
+                          dx ? dx->data : NULL, dw ? dw->data : NULL, db ? db->data : NULL);
 }
 
 /* ---- pooling ---- */
@@ -213,7 +215,7 @@ static sb_status plan_pool_pair(const char *fn, const sb_pool2d_params *params, 
     SB_TRY(plan_pool(fn, params, x->shape[0] * x->shape[1], x->shape[2], x->shape[3], g));
     int64_t yshape[4] = {x->shape[0], x->shape[1], g->oh, g->ow};
     SB_TRY(check4(fn, yname, y, SB_F32, yshape));
-    return sb_ref_check_no_alias(fn, yname, y, xname, x);
+    return sb_check_no_alias(fn, yname, y, xname, x);
 }
 
 sb_status sb_max_pool2d_forward(const sb_tensor *x, const sb_pool2d_params *params, sb_tensor *y,
@@ -224,11 +226,13 @@ sb_status sb_max_pool2d_forward(const sb_tensor *x, const sb_pool2d_params *para
     SB_TRY(plan_pool_pair(fn, params, "x", x, "y", y, &g));
     if (indices) {
         SB_TRY(check4(fn, "indices", indices, SB_I64, y->shape));
-        SB_TRY(sb_ref_check_no_alias(fn, "indices", indices, "x", x));
-        SB_TRY(sb_ref_check_no_alias(fn, "indices", indices, "y", y));
+        SB_TRY(sb_check_no_alias(fn, "indices", indices, "x", x));
+        SB_TRY(sb_check_no_alias(fn, "indices", indices, "y", y));
     }
-    sb_cpu_max_pool2d_forward(&g, x->data, y->data, indices ? indices->data : NULL);
-    return SB_OK;
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, x, y, indices));
+    return SB_BACKEND_RUN(fn, be, max_pool2d_forward, &g, x->data, y->data,
+                          indices ? indices->data : NULL);
 }
 
 sb_status sb_max_pool2d_backward(const sb_tensor *dy, const sb_tensor *indices,
@@ -238,23 +242,30 @@ sb_status sb_max_pool2d_backward(const sb_tensor *dy, const sb_tensor *indices,
     sb_pool2d_geom g;
     SB_TRY(plan_pool_pair(fn, params, "dx", dx, "dy", dy, &g));
     SB_TRY(check4(fn, "indices", indices, SB_I64, dy->shape));
-    SB_TRY(sb_ref_check_no_alias(fn, "dx", dx, "indices", indices));
+    SB_TRY(sb_check_no_alias(fn, "dx", dx, "indices", indices));
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, dy, indices, dx));
     /* An index outside its window could not have come from the forward pass,
      * and the gather would silently drop its gradient. */
-    const int64_t *idx = indices->data;
+    const void *host;
+    void *owned;
+    SB_TRY(sb_ops_read_host(fn, be, indices, &host, &owned));
+    const int64_t *idx = host;
     for (int64_t p = 0; p < g.planes; p++)
         for (int64_t r = 0; r < g.oh; r++)
             for (int64_t s = 0; s < g.ow; s++) {
                 int64_t v = idx[(p * g.oh + r) * g.ow + s], ih = v >= 0 ? v / g.w : -1,
                         iw = v >= 0 ? v % g.w : -1;
                 int64_t h0 = r * g.stride_h - g.pad_h, w0 = s * g.stride_w - g.pad_w;
-                if (v < 0 || ih >= g.h || ih < h0 || ih >= h0 + g.kh || iw < w0 || iw >= w0 + g.kw)
+                if (v < 0 || ih >= g.h || ih < h0 || ih >= h0 + g.kh || iw < w0 || iw >= w0 + g.kw) {
+                    free(owned);
                     return sb_fail(SB_ERR_RANGE,
                                    "%s: indices[plane %lld][%lld][%lld] = %lld is outside its window",
                                    fn, (long long)p, (long long)r, (long long)s, (long long)v);
+                }
             }
-    sb_cpu_max_pool2d_backward(&g, dy->data, idx, dx->data);
-    return SB_OK;
+    free(owned);
+    return SB_BACKEND_RUN(fn, be, max_pool2d_backward, &g, dy->data, indices->data, dx->data);
 }
 
 sb_status sb_avg_pool2d_forward(const sb_tensor *x, const sb_pool2d_params *params, sb_tensor *y) {
@@ -262,8 +273,9 @@ sb_status sb_avg_pool2d_forward(const sb_tensor *x, const sb_pool2d_params *para
     const char *fn = "sb_avg_pool2d_forward";
     sb_pool2d_geom g;
     SB_TRY(plan_pool_pair(fn, params, "x", x, "y", y, &g));
-    sb_cpu_avg_pool2d_forward(&g, x->data, y->data);
-    return SB_OK;
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, x, y));
+    return SB_BACKEND_RUN(fn, be, avg_pool2d_forward, &g, x->data, y->data);
 }
 
 sb_status sb_avg_pool2d_backward(const sb_tensor *dy, const sb_pool2d_params *params,
@@ -272,6 +284,7 @@ sb_status sb_avg_pool2d_backward(const sb_tensor *dy, const sb_pool2d_params *pa
     const char *fn = "sb_avg_pool2d_backward";
     sb_pool2d_geom g;
     SB_TRY(plan_pool_pair(fn, params, "dx", dx, "dy", dy, &g));
-    sb_cpu_avg_pool2d_backward(&g, dy->data, dx->data);
-    return SB_OK;
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, dy, dx));
+    return SB_BACKEND_RUN(fn, be, avg_pool2d_backward, &g, dy->data, dx->data);
 }

@@ -1,6 +1,7 @@
 /* Tensor-level softmax, log-softmax and losses: argument checks around the
- * fast kernels of src/cpu/softmax.c (bit for bit the reference kernels of
- * src/ref/softmax.c and src/ref/loss.c, threaded over rows).
+ * device's kernels (on the CPU the fast kernels of src/cpu/softmax.c, bit for
+ * bit the reference kernels of src/ref/softmax.c and src/ref/loss.c,
+ * threaded over rows).
  *
  * Inputs may have any strides (non-contiguous ones are copied first);
  * outputs must have exactly the documented shape and may be strided. Every
@@ -10,14 +11,13 @@
 #include <stdlib.h>
 #include "samebits/loss.h"
 #include "core/fpenv.h"
-#include "core/internal.h"
-#include "cpu/ops_internal.h"
-#include "ref/ref_loss.h"
+#include "ops/validate.h"
 
 /* ---- contiguity helpers (also used by src/ops/dropout.c) ---- */
 
+/* Staging buffers live on the tensor's own device. */
 static sb_status new_like(const sb_tensor *t, sb_tensor **out) {
-    return sb_tensor_new(out, SB_F32, t->ndim, t->shape);
+    return sb_tensor_new_on(out, t->device, SB_F32, t->ndim, t->shape);
 }
 
 sb_status sb_loss_input(const sb_tensor *t, sb_tensor **copy, const float **data) {
@@ -94,11 +94,11 @@ static sb_status softmax_fwd(const char *fn, const sb_tensor *x, int dim, sb_ten
     SB_TRY(sb_check_same_shape(fn, "y", y, "x", x));
     int64_t outer = 0, n = 0, inner = 0;
     SB_TRY(split_dim(fn, x, dim, &outer, &n, &inner));
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, x, y));
     buffers b;
     sb_status st = buffers_get(&b, x, NULL, NULL, y);
-    if (st == SB_OK) {
-        sb_cpu_softmax_forward(b.in[0], outer, n, inner, log, b.out);
-    }
+    if (st == SB_OK) st = SB_BACKEND_RUN(fn, be, softmax_forward, b.in[0], outer, n, inner, log, b.out);
     return buffers_done(&b, y, st);
 }
 
@@ -111,11 +111,12 @@ static sb_status softmax_bwd(const char *fn, const sb_tensor *y, const sb_tensor
     SB_TRY(sb_check_same_shape(fn, "dx", dx, "y", y));
     int64_t outer = 0, n = 0, inner = 0;
     SB_TRY(split_dim(fn, y, dim, &outer, &n, &inner));
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, y, dy, dx));
     buffers b;
     sb_status st = buffers_get(&b, y, dy, NULL, dx);
-    if (st == SB_OK) {
-        sb_cpu_softmax_backward(b.in[0], b.in[1], outer, n, inner, log, b.out);
-    }
+    if (st == SB_OK)
+        st = SB_BACKEND_RUN(fn, be, softmax_backward, b.in[0], b.in[1], outer, n, inner, log, b.out);
     return buffers_done(&b, dx, st);
 }
 
@@ -191,15 +192,19 @@ static sb_status check_class_inputs(const char *fn, const char *name, const sb_t
     return SB_OK;
 }
 
-/* Reads targets into int64 and checks each is ignore_index or in [0, C). */
-static sb_status read_targets(const char *fn, const sb_tensor *targets, int64_t C,
-                              int64_t ignore_index, int64_t **out) {
-    int64_t N = targets->shape[0], stride = targets->strides[0];
+/* Reads targets (any device) as int64, checks each is ignore_index or in
+ * [0, C), and stages them on the device as a dense int64 array: *out is
+ * device memory, released with targets_done. */
+static sb_status read_targets(const char *fn, const sb_backend *be, const sb_tensor *targets,
+                              int64_t C, int64_t ignore_index, int64_t **out) {
+    int64_t N = targets->shape[0];
+    const void *host;
+    void *owned;
+    SB_TRY(sb_ops_read_host(fn, be, targets, &host, &owned));
     int64_t *t = sb_malloc(fn, (size_t)N * sizeof *t);
-    if (!t) return SB_ERR_NOMEM;
+    if (!t) { free(owned); return SB_ERR_NOMEM; }
     for (int64_t r = 0; r < N; r++) {
-        t[r] = targets->dtype == SB_I64 ? ((const int64_t *)targets->data)[r * stride]
-                                        : ((const int32_t *)targets->data)[r * stride];
+        t[r] = targets->dtype == SB_I64 ? ((const int64_t *)host)[r] : ((const int32_t *)host)[r];
         if (t[r] != ignore_index && (t[r] < 0 || t[r] >= C)) {
             sb_status st = sb_fail(SB_ERR_RANGE,
                                    "%s: targets[%lld] = %lld is outside [0, %lld) and is not "
@@ -207,11 +212,24 @@ static sb_status read_targets(const char *fn, const sb_tensor *targets, int64_t 
                                    fn, (long long)r, (long long)t[r], (long long)C,
                                    (long long)ignore_index);
             free(t);
+            free(owned);
             return st;
         }
     }
-    *out = t;
+    free(owned);
+    if (be->host_addressable) { *out = t; return SB_OK; }
+    void *dev = NULL;
+    sb_status st = be->alloc(be, (size_t)N * sizeof *t, &dev);
+    if (st == SB_OK) st = be->upload(be, dev, t, (size_t)N * sizeof *t);
+    free(t);
+    if (st != SB_OK) { be->release(be, dev); return st; }
+    *out = dev;
     return SB_OK;
+}
+
+static void targets_done(const sb_backend *be, int64_t *t) {
+    if (be->host_addressable) free(t);
+    else be->release(be, t);
 }
 
 static sb_status check_smoothing(const char *fn, float eps) {
@@ -238,15 +256,17 @@ static sb_status class_forward(const char *fn, const sb_tensor *a, const sb_tens
     SB_TRY(check_smoothing(fn, eps));
     sb_tensor rows = rows_like(a);
     SB_TRY(check_loss_shape(fn, "loss", loss, reduction, &rows));
+    const sb_backend *be;
+    SB_TRY(sb_ops_backend_of(fn, logits ? "logits, targets, loss" : "logp, targets, loss", 3,
+                             (const sb_tensor *[]){a, targets, loss}, &be));
     int64_t N = a->shape[0], C = a->shape[1], *t;
-    SB_TRY(read_targets(fn, targets, C, ignore_index, &t));
+    SB_TRY(read_targets(fn, be, targets, C, ignore_index, &t));
     buffers b;
     sb_status st = buffers_get(&b, a, NULL, NULL, loss);
-    if (st == SB_OK) {
-        if (logits) sb_cpu_cross_entropy_forward(b.in[0], t, N, C, reduction, eps, ignore_index, b.out);
-        else sb_ref_nll_loss_forward(b.in[0], t, N, C, reduction, ignore_index, b.out);
-    }
-    free(t);
+    if (st == SB_OK)
+        st = SB_BACKEND_RUN(fn, be, class_loss_forward, logits, b.in[0], t, N, C, reduction, eps,
+                            ignore_index, b.out);
+    targets_done(be, t);
     return buffers_done(&b, loss, st);
 }
 
@@ -260,17 +280,18 @@ static sb_status class_backward(const char *fn, const sb_tensor *a, const sb_ten
     SB_TRY(check_loss_shape(fn, "dloss", dloss, reduction, &rows));
     SB_TRY(sb_check_tensor(fn, logits ? "dlogits" : "dlogp", da, SB_F32, -1));
     SB_TRY(sb_check_same_shape(fn, logits ? "dlogits" : "dlogp", da, name, a));
+    const sb_backend *be;
+    SB_TRY(sb_ops_backend_of(fn, logits ? "logits, targets, dloss, dlogits"
+                                        : "logp, targets, dloss, dlogp",
+                             4, (const sb_tensor *[]){a, targets, dloss, da}, &be));
     int64_t N = a->shape[0], C = a->shape[1], *t;
-    SB_TRY(read_targets(fn, targets, C, ignore_index, &t));
+    SB_TRY(read_targets(fn, be, targets, C, ignore_index, &t));
     buffers b;
     sb_status st = buffers_get(&b, a, dloss, NULL, da);
-    if (st == SB_OK) {
-        if (logits)
-            sb_cpu_cross_entropy_backward(b.in[0], t, N, C, reduction, eps, ignore_index, b.in[1], b.out);
-        else
-            sb_ref_nll_loss_backward(b.in[0], t, N, C, reduction, ignore_index, b.in[1], b.out);
-    }
-    free(t);
+    if (st == SB_OK)
+        st = SB_BACKEND_RUN(fn, be, class_loss_backward, logits, b.in[0], t, N, C, reduction, eps,
+                            ignore_index, b.in[1], b.out);
+    targets_done(be, t);
     return buffers_done(&b, da, st);
 }
 
@@ -328,9 +349,13 @@ sb_status sb_mse_forward(const sb_tensor *x, const sb_tensor *target, sb_loss_re
     const char *fn = "sb_mse_forward";
     SB_TRY(check_mse_inputs(fn, x, target, reduction));
     SB_TRY(check_loss_shape(fn, "loss", loss, reduction, x));
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, x, target, loss));
     buffers b;
     sb_status st = buffers_get(&b, x, target, NULL, loss);
-    if (st == SB_OK) sb_ref_mse_forward(b.in[0], b.in[1], sb_tensor_numel(x), reduction, b.out);
+    if (st == SB_OK)
+        st = SB_BACKEND_RUN(fn, be, mse_forward, b.in[0], b.in[1], sb_tensor_numel(x), reduction,
+                            b.out);
     return buffers_done(&b, loss, st);
 }
 
@@ -346,13 +371,16 @@ sb_status sb_mse_backward(const sb_tensor *x, const sb_tensor *target, sb_loss_r
         SB_TRY(sb_check_tensor(fn, "dtarget", dtarget, SB_F32, -1));
         SB_TRY(sb_check_same_shape(fn, "dtarget", dtarget, "x", x));
     }
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, x, target, dloss, dx, dtarget));
     buffers b;
     sb_status st = buffers_get(&b, x, target, dloss, dx);
     sb_tensor *dt_scratch = NULL;
     float *dt_data = NULL;
     if (st == SB_OK && dtarget) st = sb_loss_output(dtarget, &dt_scratch, &dt_data);
     if (st == SB_OK)
-        sb_ref_mse_backward(b.in[0], b.in[1], sb_tensor_numel(x), reduction, b.in[2], b.out, dt_data);
+        st = SB_BACKEND_RUN(fn, be, mse_backward, b.in[0], b.in[1], sb_tensor_numel(x), reduction,
+                            b.in[2], b.out, dt_data);
     st = buffers_done(&b, dx, st);
     if (dtarget) {
         if (st == SB_OK) st = sb_loss_output_done(dtarget, dt_scratch);

@@ -1,14 +1,13 @@
 /* Tensor-level batch norm and layer norm: argument validation around the
- * fast kernels of src/cpu/norm.c (bit for bit the reference kernels of
- * src/ref/norm.c, threaded; contract section "Normalisation").
+ * device's kernels (on the CPU the fast kernels of src/cpu/norm.c, bit for
+ * bit the reference kernels of src/ref/norm.c, threaded; contract section
+ * "Normalisation").
  * Every check runs before the first write, so a failing call leaves all
  * outputs and running statistics untouched. */
 #include <math.h>
 #include "samebits/norm.h"
 #include "core/fpenv.h"
-#include "core/internal.h"
-#include "cpu/ops_internal.h"
-#include "ref/ref_norm.h"
+#include "ops/validate.h"
 
 /* Empty tensors have nothing to lay out, so they count as contiguous
  * whatever strides their header carries. */
@@ -109,10 +108,12 @@ sb_status sb_batch_norm_forward(const sb_tensor *x, const sb_tensor *gamma,
                        "channel (the unbiased variance divides by count - 1); got count = %lld",
                        fn, (long long)count);
 
-    sb_cpu_batch_norm_forward(f32(x), f32(gamma), f32(beta), f32(running_mean),
-                              f32(running_var), training, momentum, eps, f32(y),
-                              f32(save_mean), f32(save_rstd), N, C, S);
-    return SB_OK;
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, x, gamma, beta, running_mean, running_var, y, save_mean,
+                          save_rstd));
+    return SB_BACKEND_RUN(fn, be, batch_norm_forward, f32(x), f32(gamma), f32(beta),
+                          f32(running_mean), f32(running_var), training, momentum, eps, f32(y),
+                          f32(save_mean), f32(save_rstd), N, C, S);
 }
 
 sb_status sb_batch_norm_backward(const sb_tensor *dy, const sb_tensor *x,
@@ -141,9 +142,11 @@ sb_status sb_batch_norm_backward(const sb_tensor *dy, const sb_tensor *x,
     SB_TRY(check_optional(fn, "dgamma", dgamma, 1, vec, what));
     SB_TRY(check_optional(fn, "dbeta", dbeta, 1, vec, what));
 
-    sb_cpu_batch_norm_backward(f32(dy), f32(x), f32(gamma), f32(save_mean), f32(save_rstd),
-                               training, f32(dx), f32(dgamma), f32(dbeta), N, C, S);
-    return SB_OK;
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, dy, x, gamma, save_mean, save_rstd, dx, dgamma, dbeta));
+    return SB_BACKEND_RUN(fn, be, batch_norm_backward, f32(dy), f32(x), f32(gamma),
+                          f32(save_mean), f32(save_rstd), training, f32(dx), f32(dgamma),
+                          f32(dbeta), N, C, S);
 }
 
 /* ---- layer norm ---- */
@@ -189,9 +192,10 @@ sb_status sb_layer_norm_forward(const sb_tensor *x, int normalized_ndim, const s
     SB_TRY(check_optional(fn, "save_mean", save_mean, lead, x->shape, leading));
     SB_TRY(check_optional(fn, "save_rstd", save_rstd, lead, x->shape, leading));
 
-    sb_cpu_layer_norm_forward(f32(x), f32(gamma), f32(beta), eps, f32(y), f32(save_mean),
-                              f32(save_rstd), R, D);
-    return SB_OK;
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, x, gamma, beta, y, save_mean, save_rstd));
+    return SB_BACKEND_RUN(fn, be, layer_norm_forward, f32(x), f32(gamma), f32(beta), eps, f32(y),
+                          f32(save_mean), f32(save_rstd), R, D);
 }
 
 sb_status sb_layer_norm_backward(const sb_tensor *dy, const sb_tensor *x, int normalized_ndim,
@@ -220,7 +224,8 @@ sb_status sb_layer_norm_backward(const sb_tensor *dy, const sb_tensor *x, int no
     SB_TRY(check_optional(fn, "dgamma", dgamma, normalized_ndim, x->shape + lead, trail));
     SB_TRY(check_optional(fn, "dbeta", dbeta, normalized_ndim, x->shape + lead, trail));
 
-    sb_cpu_layer_norm_backward(f32(dy), f32(x), f32(gamma), f32(save_mean), f32(save_rstd),
-                               f32(dx), f32(dgamma), f32(dbeta), R, D);
-    return SB_OK;
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, dy, x, gamma, save_mean, save_rstd, dx, dgamma, dbeta));
+    return SB_BACKEND_RUN(fn, be, layer_norm_backward, f32(dy), f32(x), f32(gamma), f32(save_mean),
+                          f32(save_rstd), f32(dx), f32(dgamma), f32(dbeta), R, D);
 }

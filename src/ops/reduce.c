@@ -1,11 +1,11 @@
 /* Tensor-level reductions over axes and their backward: validation and the
- * mapping from tensors to the fast kernels of src/cpu/reduce.c (bit for bit
- * the reference kernels of src/ref/reduce.c, threaded over outputs). */
+ * mapping from tensors to the device's reduction entries (on the CPU the
+ * fast kernels of src/cpu/reduce.c, bit for bit the reference kernels of
+ * src/ref/reduce.c, threaded over outputs). */
+#include <stdlib.h>
 #include "samebits/reduce.h"
 #include "core/fpenv.h"
-#include "core/internal.h"
-#include "cpu/ops_internal.h"
-#include "ref/ref_pointwise.h"
+#include "ops/validate.h"
 
 /* dims -> bit mask of reduced axes of a tensor with `ndim` dimensions. */
 static sb_status parse_dims(const char *fn, int ndim, const int *dims, int ndims, unsigned *mask) {
@@ -94,10 +94,11 @@ static sb_status moments(const char *fn, sb_ref_reduce_kind kind, const sb_tenso
     if (correction < 0)
         return sb_fail(SB_ERR_ARG, "%s: correction = %lld is negative", fn, (long long)correction);
     SB_TRY(check_result(fn, "out", out, SB_F32, x, "x", mask, keepdim));
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, x, out));
     sb_ref_reduce_geom g;
     make_geom(x, mask, keepdim, out, NULL, &g);
-    sb_cpu_reduce(kind, &g, x->data, correction, out->data);
-    return SB_OK;
+    return SB_BACKEND_RUN(fn, be, reduce, kind, &g, x->data, correction, out->data);
 }
 
 sb_status sb_sum(const sb_tensor *x, const int *dims, int ndims, bool keepdim, sb_tensor *out) {
@@ -130,11 +131,12 @@ static sb_status extreme(const char *fn, bool is_max, const sb_tensor *x, const 
         return sb_fail(SB_ERR_ARG, "%s: out overlaps indices", fn);
     if (reduced_count(x, mask) == 0)
         return sb_fail(SB_ERR_SHAPE, "%s: cannot reduce over an empty extent (a reduced dimension of x has size 0)", fn);
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, x, out, indices));
     sb_ref_reduce_geom g;
     make_geom(x, mask, keepdim, out, indices, &g);
-    sb_cpu_reduce_extreme(is_max, &g, x->data, out ? out->data : NULL,
+    return SB_BACKEND_RUN(fn, be, reduce_extreme, is_max, &g, x->data, out ? out->data : NULL,
                           indices ? indices->data : NULL);
-    return SB_OK;
 }
 
 sb_status sb_max(const sb_tensor *x, const int *dims, int ndims, bool keepdim, sb_tensor *out,
@@ -179,15 +181,6 @@ static sb_status check_backward(const char *fn, const sb_tensor *dy, const int *
     return SB_OK;
 }
 
-static void scale_kernel(const void *ctx, int64_t n, const float *const *in, float *out) {
-    if (!ctx) {
-        for (int64_t i = 0; i < n; i++) out[i] = in[0][i];
-        return;
-    }
-    float nf = *(const float *)ctx;
-    for (int64_t i = 0; i < n; i++) out[i] = in[0][i] / nf;
-}
-
 /* dx = dy broadcast over the reduced axes, divided by nf when nf != NULL. */
 static sb_status spread(const char *fn, const sb_tensor *dy, const int *dims, int ndims,
                         bool keepdim, sb_tensor *dx, bool divide) {
@@ -206,8 +199,9 @@ static sb_status spread(const char *fn, const sb_tensor *dy, const int *dims, in
         }
     }
     float nf = (float)reduced_count(dx, mask);
-    sb_cpu_pw_run(1, &v, dx, scale_kernel, divide ? &nf : NULL);
-    return SB_OK;
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, dy, dx));
+    return SB_BACKEND_RUN(fn, be, spread, &v, divide, nf, dx);
 }
 
 sb_status sb_sum_backward(const sb_tensor *dy, const int *dims, int ndims, bool keepdim,
@@ -230,22 +224,23 @@ sb_status sb_max_backward(const sb_tensor *dy, const sb_tensor *indices, const i
     SB_TRY(sb_check_tensor(fn, "indices", indices, SB_I64, -1));
     SB_TRY(sb_check_same_shape(fn, "indices", indices, "dy", dy));
     if (sb_pw_overlap(dx, indices)) return sb_fail(SB_ERR_ARG, "%s: dx overlaps indices", fn);
-    /* Every index is checked before dx is touched. */
-    int64_t n = reduced_count(dx, mask), cnt = sb_tensor_numel(indices), pos[SB_MAX_DIMS] = {0};
-    const int64_t *ip = indices->data;
-    for (int64_t e = 0; e < cnt; e++) {
-        int64_t off = 0;
-        for (int k = 0; k < indices->ndim; k++) off += pos[k] * indices->strides[k];
-        if (ip[off] < 0 || ip[off] >= n)
-            return sb_fail(SB_ERR_RANGE, "%s: indices element %lld is %lld, outside [0, %lld)", fn,
-                           (long long)e, (long long)ip[off], (long long)n);
-        for (int k = indices->ndim - 1; k >= 0; k--) {
-            if (++pos[k] < indices->shape[k]) break;
-            pos[k] = 0;
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, dy, indices, dx));
+    /* Every index is checked before dx is touched (in row-major order). */
+    int64_t n = reduced_count(dx, mask), cnt = sb_tensor_numel(indices);
+    const void *host;
+    void *owned;
+    SB_TRY(sb_ops_read_host(fn, be, indices, &host, &owned));
+    const int64_t *ip = host;
+    for (int64_t e = 0; e < cnt; e++)
+        if (ip[e] < 0 || ip[e] >= n) {
+            sb_status st = sb_fail(SB_ERR_RANGE, "%s: indices element %lld is %lld, outside [0, %lld)",
+                                   fn, (long long)e, (long long)ip[e], (long long)n);
+            free(owned);
+            return st;
         }
-    }
+    free(owned);
     sb_ref_reduce_geom g;
     make_geom(dx, mask, keepdim, dy, indices, &g);
-    sb_cpu_reduce_scatter(&g, dy->data, indices->data, dx->data);
-    return SB_OK;
+    return SB_BACKEND_RUN(fn, be, reduce_scatter, &g, dy->data, indices->data, dx->data);
 }

@@ -14,7 +14,9 @@
 #include "samebits/optim.h"
 #include "core/fpenv.h"
 #include "core/internal.h"
+#include "backend/backend.h"
 #include "cpu/ops_internal.h"
+#include "ops/validate.h"
 #include "optim/optim_internal.h"
 
 #if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0
@@ -201,8 +203,10 @@ sb_status sb_adam_step(const sb_adam_config *cfg, int64_t step, int64_t n, float
                            {"max_exp_avg_sq", cfg->amsgrad ? max_exp_avg_sq : NULL}};
     SB_TRY(sb_optim_check_buffers(fn, n, bufs, 5));
     sb_adam_factors f = adam_factors(cfg, step);
-    sb_cpu_adam(&f, step == 1, n, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq);
-    return SB_OK;
+    /* Raw pointers are host memory: the CPU backend's update. */
+    const sb_backend *be = &sb_backend_cpu;
+    return SB_BACKEND_RUN(fn, be, adam, &f, step == 1, n, param, grad, exp_avg, exp_avg_sq,
+                          max_exp_avg_sq);
 }
 
 sb_status sb_adam_step_tensor(const sb_adam_config *cfg, int64_t step, sb_tensor *param,
@@ -228,8 +232,13 @@ sb_status sb_adam_step_tensor(const sb_adam_config *cfg, int64_t step, sb_tensor
                            {"exp_avg_sq", exp_avg_sq->data},
                            {"max_exp_avg_sq", vmax}};
     SB_TRY(sb_optim_check_buffers(fn, n, bufs, 5));
+    const sb_backend *be;
+    SB_TRY(sb_ops_backend_of(fn, "param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq", 5,
+                             (const sb_tensor *[]){param, grad, exp_avg, exp_avg_sq,
+                                                   cfg->amsgrad ? max_exp_avg_sq : NULL},
+                             &be));
     sb_adam_factors f = adam_factors(cfg, step);
-    sb_cpu_adam(&f, step == 1, n, (float *)param->data, (const float *)grad->data,
-                (float *)exp_avg->data, (float *)exp_avg_sq->data, vmax);
-    return SB_OK;
+    return SB_BACKEND_RUN(fn, be, adam, &f, step == 1, n, (float *)param->data,
+                          (const float *)grad->data, (float *)exp_avg->data,
+                          (float *)exp_avg_sq->data, vmax);
 }

@@ -12,8 +12,10 @@
 #include "samebits/optim.h"
 #include "core/fpenv.h"
 #include "core/internal.h"
+#include "backend/backend.h"
 #include "cpu/ops_internal.h"
 #include "optim/optim_internal.h"
+#include "ops/validate.h"
 
 #if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0
 #error "samebits optimizers need FLT_EVAL_METHOD == 0 (no excess precision)"
@@ -147,8 +149,10 @@ sb_status sb_sgd_step(const sb_sgd_config *cfg, int64_t step, int64_t n, float *
     sb_optim_buf bufs[] = {{"param", param}, {"grad", grad},
                            {"momentum_buf", f.use_momentum ? momentum_buf : NULL}};
     SB_TRY(sb_optim_check_buffers(fn, n, bufs, 3));
-    sb_cpu_sgd(&f, cfg->nesterov, cfg->maximize, step == 1, n, param, grad, momentum_buf);
-    return SB_OK;
+    /* Raw pointers are host memory: the CPU backend's update. */
+    const sb_backend *be = &sb_backend_cpu;
+    return SB_BACKEND_RUN(fn, be, sgd, &f, cfg->nesterov, cfg->maximize, step == 1, n, param, grad,
+                          momentum_buf);
 }
 
 sb_status sb_sgd_step_tensor(const sb_sgd_config *cfg, int64_t step, sb_tensor *param,
@@ -168,8 +172,12 @@ sb_status sb_sgd_step_tensor(const sb_sgd_config *cfg, int64_t step, sb_tensor *
     sb_optim_buf bufs[] = {{"param", param->data}, {"grad", grad->data},
                            {"momentum_buf", use_momentum ? momentum_buf->data : NULL}};
     SB_TRY(sb_optim_check_buffers(fn, n, bufs, 3));
+    const sb_backend *be;
+    SB_TRY(sb_ops_backend_of(fn, "param, grad, momentum_buf", 3,
+                             (const sb_tensor *[]){param, grad, use_momentum ? momentum_buf : NULL},
+                             &be));
     sb_sgd_factors f = sgd_factors(cfg);
-    sb_cpu_sgd(&f, cfg->nesterov, cfg->maximize, step == 1, n, (float *)param->data,
-               (const float *)grad->data, use_momentum ? (float *)momentum_buf->data : NULL);
-    return SB_OK;
+    return SB_BACKEND_RUN(fn, be, sgd, &f, cfg->nesterov, cfg->maximize, step == 1, n,
+                          (float *)param->data, (const float *)grad->data,
+                          use_momentum ? (float *)momentum_buf->data : NULL);
 }

@@ -38,19 +38,6 @@ bool sb_ref_ranges_overlap(const void *p, size_t pbytes, const void *q, size_t q
 /* True when two dense tensors (either may be NULL) share memory. */
 bool sb_ref_tensors_overlap(const sb_tensor *a, const sb_tensor *b);
 
-/* Validation helpers of the tensor-level wrappers (src/ops/linalg.c); each
- * names `fn` and the argument in its message. */
-sb_status sb_ref_expect_shape(const char *fn, const char *name, const sb_tensor *t, int ndim,
-                              const int64_t *shape);
-/* sb_check_contiguous, except that empty tensors always pass. */
-sb_status sb_ref_check_contig(const char *fn, const char *name, const sb_tensor *t);
-/* float32, on the CPU, rank in [min_nd, max_nd], contiguous. */
-sb_status sb_ref_check_dense(const char *fn, const char *name, const sb_tensor *t, int min_nd,
-                             int max_nd);
-/* Fails when `out` (may be NULL) shares memory with `t` (may be NULL). */
-sb_status sb_ref_check_no_alias(const char *fn, const char *oname, const sb_tensor *out,
-                                const char *name, const sb_tensor *t);
-
 /* ---- conv2d ---------------------------------------------------------------
  * x is (n, c_in, h, w), weight is (c_out, c_in/groups, kh, kw), y is
  * (n, c_out, oh, ow). Input row of output row r, tap i: r*stride_h - pad_h +

@@ -55,13 +55,4 @@ void sb_ref_dropout_forward(const float *x, int64_t n, float p, bool train, uint
 void sb_ref_dropout_backward(const float *dy, const float *mask, int64_t n, float p, bool train,
                              float *dx);
 
-/* ---- wrapper helpers: src/ops/loss.c ----
- * A float32 input as a contiguous buffer: its own data, or a fresh copy in
- * *copy (free with sb_tensor_free; NULL when not needed). */
-sb_status sb_loss_input(const sb_tensor *t, sb_tensor **copy, const float **data);
-/* A float32 output as a contiguous buffer: its own data, or scratch that
- * sb_loss_output_done copies back (and frees). */
-sb_status sb_loss_output(sb_tensor *t, sb_tensor **scratch, float **data);
-sb_status sb_loss_output_done(sb_tensor *t, sb_tensor *scratch);
-
 #endif

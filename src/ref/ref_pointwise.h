@@ -93,7 +93,7 @@ void sb_ref_reduce_scatter(const sb_ref_reduce_geom *g, const float *dy, const i
 /* Orders used by max/min: true if v (at a later position) replaces best. */
 bool sb_ref_extreme_better(bool is_max, float v, float best);
 
-/* ---- the strided pointwise engine (src/ops/elementwise.c) ----------------
+/* ---- the strided pointwise engine (src/ref/pw_engine.c) ----------------
  * Applies a contiguous raw kernel to tensors of any strides: in[k] are views
  * already broadcast to out's shape (stride 0 where broadcast). Rows are
  * gathered into small buffers when not unit-stride. */
@@ -101,26 +101,5 @@ typedef void (*sb_pw_kernel)(const void *ctx, int64_t n, const float *const *in,
 
 #define SB_PW_MAX_IN 3
 void sb_pw_run(int nin, const sb_tensor *in, sb_tensor *out, sb_pw_kernel kernel, const void *ctx);
-
-/* Checks shared by the tensor wrappers (fn names the public function). */
-/* Makes `view` a view of t broadcast to (ndim, shape). */
-sb_status sb_pw_broadcast_view(const char *fn, const char *name, const sb_tensor *t, int ndim,
-                               const int64_t *shape, sb_tensor *view);
-/* out must not overlap itself. */
-sb_status sb_pw_check_out(const char *fn, const char *name, const sb_tensor *out);
-/* out may share memory with `in_view` (broadcast to out's shape) only with
- * the identical layout; `in_orig` is the caller's tensor (for its extent). */
-sb_status sb_pw_check_alias(const char *fn, const char *in_name, const sb_tensor *in_orig,
-                            const sb_tensor *in_view, const char *out_name,
-                            const sb_tensor *out);
-/* t must have exactly (nd, shape); the message says "expected <what> [..]". */
-sb_status sb_pw_check_shape(const char *fn, const char *name, const sb_tensor *t, int nd,
-                            const int64_t *shape, const char *what);
-/* true if the memory spans of a and b intersect (empty tensors never do). */
-bool sb_pw_overlap(const sb_tensor *a, const sb_tensor *b);
-/* Validates the common unary-shaped call: each of in[0..nin-1] is F32 with
- * out's shape; out is F32, non-self-overlapping, aliases only identically. */
-sb_status sb_pw_check_same(const char *fn, int nin, const sb_tensor *const *in,
-                           const char *const *names, const sb_tensor *out, const char *out_name);
 
 #endif

@@ -1,0 +1,244 @@
+/* src/backend/backend.h - the interface every device implements. Not
+ * installed.
+ *
+ * A backend is one table per device: how to allocate, release and copy its
+ * memory, and one entry per op family. src/ops validates every argument
+ * once (src/ops/validate.c, the same messages for every device), checks
+ * that all tensors of a call live on one device, and only then calls that
+ * device's entry with already-validated geometry. An entry may therefore
+ * assume its arguments are consistent; it returns SB_OK or a device error
+ * (a failed launch, memory exhausted) with its message set.
+ *
+ * An entry left NULL means "this device has no kernel for this op":
+ * SB_BACKEND_RUN then fails with SB_ERR_UNSUPPORTED naming the op and the
+ * device. Nothing ever falls back to another device silently.
+ *
+ * Pointer conventions: `float *`/`int64_t *` arguments are device memory of
+ * the backend (for the CPU, ordinary memory), dense and row-major in the
+ * layout the matching reference kernel of src/ref documents. Entries that
+ * take sb_tensor views (the pointwise and reduction families) accept any
+ * strides, validated by the caller (no self-overlapping output, no partial
+ * aliasing). Every entry computes exactly the bits of its reference kernel.
+ *
+ * Backends register themselves in src/backend/registry.c; sb_backend_get()
+ * returns the table of a device (NULL when this build or machine has none).
+ */
+#ifndef SAMEBITS_BACKEND_H
+#define SAMEBITS_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "samebits.h"
+#include "ref/ref_linalg.h"
+#include "ref/ref_pointwise.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sb_backend sb_backend;
+
+/* The activation family: one entry serves all of them, forward and
+ * backward. */
+typedef enum sb_act_kind {
+    SB_ACT_RELU = 0,
+    SB_ACT_LEAKY_RELU, /* p0 = negative slope */
+    SB_ACT_TANH,       /* backward takes y */
+    SB_ACT_SIGMOID,    /* backward takes y */
+    SB_ACT_SILU,
+    SB_ACT_GELU,       /* approximate: the tanh form */
+    SB_ACT_SOFTPLUS,   /* p0 = beta, p1 = threshold */
+} sb_act_kind;
+
+typedef struct sb_act_args {
+    sb_act_kind kind;
+    bool backward;
+    bool approximate;
+    float p0, p1;
+} sb_act_args;
+
+/* One entry per op family. Shapes in the comments; "raw" entries take dense
+ * device pointers, "view" entries take sb_tensor views. */
+typedef struct sb_backend_ops {
+    /* ---- matrix products (contract section 7) ---- */
+    /* sb_ref_sgemm's semantics: C = op(A) op(B), chains from +0 or, with
+     * continue_chain, from C's current value. */
+    sb_status (*sgemm)(const sb_backend *be, char transa, char transb, int64_t m, int64_t n,
+                       int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb,
+                       float *c, int64_t ldc, bool continue_chain);
+    /* x (rows, in), w (out, in), bias (out) or NULL, y (rows, out). */
+    sb_status (*linear_forward)(const sb_backend *be, int64_t rows, int64_t in, int64_t out,
+                                const float *x, const float *w, const float *bias, float *y);
+    /* dy (rows, out); dx (rows, in), dw (out, in), db (out), each may be NULL. */
+    sb_status (*linear_backward)(const sb_backend *be, int64_t rows, int64_t in, int64_t out,
+                                 const float *dy, const float *x, const float *w, float *dx,
+                                 float *dw, float *db);
+
+    /* ---- convolution and pooling (sections 7, 8); geometry validated ---- */
+    sb_status (*conv2d_forward)(const sb_backend *be, const sb_conv2d_geom *g, const float *x,
+                                const float *w, const float *bias, float *y);
+    /* dx, dw, db may each be NULL. */
+    sb_status (*conv2d_backward)(const sb_backend *be, const sb_conv2d_geom *g, const float *dy,
+                                 const float *x, const float *w, float *dx, float *dw, float *db);
+    /* indices may be NULL; every index of the backward is in its window. */
+    sb_status (*max_pool2d_forward)(const sb_backend *be, const sb_pool2d_geom *g,
+                                    const float *x, float *y, int64_t *indices);
+    sb_status (*max_pool2d_backward)(const sb_backend *be, const sb_pool2d_geom *g,
+                                     const float *dy, const int64_t *indices, float *dx);
+    sb_status (*avg_pool2d_forward)(const sb_backend *be, const sb_pool2d_geom *g,
+                                    const float *x, float *y);
+    sb_status (*avg_pool2d_backward)(const sb_backend *be, const sb_pool2d_geom *g,
+                                     const float *dy, float *dx);
+
+    /* ---- pointwise (section 9); views of out's shape ---- */
+    /* in[0] = x (or y for tanh/sigmoid backward), in[1] = dy when backward. */
+    sb_status (*activation)(const sb_backend *be, const sb_act_args *a, const sb_tensor *in,
+                            sb_tensor *out);
+    sb_status (*unary)(const sb_backend *be, sb_unary_op op, const sb_tensor *x, sb_tensor *out);
+    sb_status (*unary_backward)(const sb_backend *be, sb_unary_op op, const sb_tensor *x,
+                                const sb_tensor *y, const sb_tensor *dy, sb_tensor *dx);
+    /* a, b: views broadcast to out's shape (stride 0 on broadcast dims). */
+    sb_status (*binary)(const sb_backend *be, sb_binary_op op, const sb_tensor *a,
+                        const sb_tensor *b, sb_tensor *out);
+    sb_status (*binary_scalar)(const sb_backend *be, sb_binary_op op, const sb_tensor *x,
+                               float s, sb_tensor *out);
+    /* dy of the broadcast shape; a, b: views broadcast to it; da, db of a's
+     * and b's own shapes (either may be NULL): the gradients summed back. */
+    sb_status (*binary_backward)(const sb_backend *be, sb_binary_op op, const sb_tensor *dy,
+                                 const sb_tensor *a, const sb_tensor *b, sb_tensor *da,
+                                 sb_tensor *db);
+    /* out = grad summed over the dims where out broadcasts into grad. */
+    sb_status (*reduce_to_shape)(const sb_backend *be, const sb_tensor *grad, sb_tensor *out);
+
+    /* ---- softmax and losses (section 11), dense ---- */
+    sb_status (*softmax_forward)(const sb_backend *be, const float *x, int64_t outer, int64_t n,
+                                 int64_t inner, bool log, float *y);
+    sb_status (*softmax_backward)(const sb_backend *be, const float *y, const float *dy,
+                                  int64_t outer, int64_t n, int64_t inner, bool log, float *dx);
+    /* targets: N device int64 values, each in [0, C) or ignore_index. With
+     * logits false it is the NLL loss over log-probabilities (eps 0). */
+    sb_status (*class_loss_forward)(const sb_backend *be, bool logits, const float *a,
+                                    const int64_t *targets, int64_t N, int64_t C,
+                                    sb_loss_reduction reduction, float eps,
+                                    int64_t ignore_index, float *loss);
+    sb_status (*class_loss_backward)(const sb_backend *be, bool logits, const float *a,
+                                     const int64_t *targets, int64_t N, int64_t C,
+                                     sb_loss_reduction reduction, float eps,
+                                     int64_t ignore_index, const float *dloss, float *da);
+    sb_status (*mse_forward)(const sb_backend *be, const float *x, const float *y, int64_t n,
+                             sb_loss_reduction reduction, float *loss);
+    /* dy may be NULL. */
+    sb_status (*mse_backward)(const sb_backend *be, const float *x, const float *y, int64_t n,
+                              sb_loss_reduction reduction, const float *dloss, float *dx,
+                              float *dy);
+
+    /* ---- normalisation (section 10), dense; optional tensors may be NULL ---- */
+    sb_status (*batch_norm_forward)(const sb_backend *be, const float *x, const float *gamma,
+                                    const float *beta, float *running_mean, float *running_var,
+                                    bool training, float momentum, float eps, float *y,
+                                    float *save_mean, float *save_rstd, int64_t N, int64_t C,
+                                    int64_t S);
+    sb_status (*batch_norm_backward)(const sb_backend *be, const float *dy, const float *x,
+                                     const float *gamma, const float *save_mean,
+                                     const float *save_rstd, bool training, float *dx,
+                                     float *dgamma, float *dbeta, int64_t N, int64_t C,
+                                     int64_t S);
+    sb_status (*layer_norm_forward)(const sb_backend *be, const float *x, const float *w,
+                                    const float *b, float eps, float *y, float *save_mean,
+                                    float *save_rstd, int64_t R, int64_t D);
+    sb_status (*layer_norm_backward)(const sb_backend *be, const float *dy, const float *x,
+                                     const float *w, const float *save_mean,
+                                     const float *save_rstd, float *dx, float *dw, float *db,
+                                     int64_t R, int64_t D);
+
+    /* ---- reductions over axes (section 12); strided through the geometry ---- */
+    sb_status (*reduce)(const sb_backend *be, sb_ref_reduce_kind kind, const sb_ref_reduce_geom *g,
+                        const float *x, int64_t correction, float *out);
+    /* out or indices may be NULL. */
+    sb_status (*reduce_extreme)(const sb_backend *be, bool is_max, const sb_ref_reduce_geom *g,
+                                const float *x, float *out, int64_t *indices);
+    /* dx = 0 except dx[the reduced position indices[e]] = dy[e]. */
+    sb_status (*reduce_scatter)(const sb_backend *be, const sb_ref_reduce_geom *g,
+                                const float *dy, const int64_t *indices, float *dx);
+    /* dx = dy (a view broadcast to dx's shape), divided by divisor when
+     * divide is true (sum and mean backward). */
+    sb_status (*spread)(const sb_backend *be, const sb_tensor *dy, bool divide, float divisor,
+                        sb_tensor *dx);
+
+    /* ---- dropout (section 13), dense n elements; mask may be NULL ---- */
+    sb_status (*dropout_forward)(const sb_backend *be, const float *x, int64_t n, float p,
+                                 bool train, uint64_t seed, uint64_t stream, uint64_t offset,
+                                 float *y, float *mask);
+    sb_status (*dropout_backward)(const sb_backend *be, const float *dy, const float *mask,
+                                  int64_t n, float p, bool train, float *dx);
+
+    /* ---- optimizer updates (section 14); factors computed on the host ---- */
+    sb_status (*sgd)(const sb_backend *be, const sb_sgd_factors *f, bool nesterov, bool maximize,
+                     bool first, int64_t n, float *param, const float *grad, float *momentum_buf);
+    sb_status (*adam)(const sb_backend *be, const sb_adam_factors *f, bool first, int64_t n,
+                      float *param, const float *grad, float *exp_avg, float *exp_avg_sq,
+                      float *max_exp_avg_sq);
+} sb_backend_ops;
+
+struct sb_backend {
+    const char *name;      /* "cpu", "mirror", "cuda": used in every message */
+    sb_device device;
+    /* True when the host may read and write this device's memory directly.
+     * Code outside the backend never relies on it for correctness: it only
+     * lets helpers skip a staging copy. */
+    bool host_addressable;
+    void *ctx;             /* the backend's own state */
+
+    /* ---- memory ---- */
+    /* bytes of zero-filled device memory, aligned for any dtype; bytes == 0
+     * gives a valid pointer that must still be released. */
+    sb_status (*alloc)(const sb_backend *be, size_t bytes, void **out);
+    void (*release)(const sb_backend *be, void *p); /* NULL is ignored */
+    sb_status (*upload)(const sb_backend *be, void *dst, const void *host_src, size_t bytes);
+    sb_status (*download)(const sb_backend *be, void *host_dst, const void *src, size_t bytes);
+    /* Element copy between two tensors of this device, same shape and
+     * dtype, any strides (overlap allowed: as if through a temporary). */
+    sb_status (*copy)(const sb_backend *be, const sb_tensor *src, sb_tensor *dst);
+    /* Every element of t (any strides, F32) set to value. */
+    sb_status (*fill)(const sb_backend *be, sb_tensor *t, float value);
+    /* Waits until all queued work has finished; reports a deferred error. */
+    sb_status (*synchronize)(const sb_backend *be);
+
+    const sb_backend_ops *ops;
+};
+
+/* ---- registry (src/backend/registry.c) ---- */
+
+/* The backend of `device`, or NULL (and the error set, naming fn) when this
+ * build or machine has none. */
+const sb_backend *sb_backend_get(const char *fn, sb_device device);
+/* Registers (or, with NULL, removes) the backend of its device; the table
+ * must outlive every tensor on that device. Used by optional backends
+ * (CUDA) when their library is initialised. */
+void sb_backend_register(sb_device device, const sb_backend *backend);
+/* The built-in tables. */
+extern const sb_backend sb_backend_cpu;
+const sb_backend *sb_backend_mirror_get(void);
+/* How many mirror allocations are live (tests: every tensor was released). */
+size_t sb_backend_mirror_live_blocks(void);
+
+/* SB_ERR_UNSUPPORTED: "fn: the <device> device has no <op> kernel". */
+sb_status sb_backend_unsupported(const char *fn, const sb_backend *be, const char *op);
+
+/* Calls be->ops.entry(be, ...), or fails naming the op and the device when
+ * the backend has no such entry. */
+#define SB_BACKEND_RUN(fn, be, entry, ...)                                      \
+    ((be)->ops->entry ? (be)->ops->entry((be), __VA_ARGS__)                     \
+                     : sb_backend_unsupported((fn), (be), #entry))
+
+/* The CPU op table, shared by the CPU and mirror devices, and the CPU's
+ * strided copy and fill over host-addressable memory. */
+extern const sb_backend_ops sb_cpu_backend_ops;
+sb_status sb_host_copy(const sb_backend *be, const sb_tensor *src, sb_tensor *dst);
+sb_status sb_host_fill(const sb_backend *be, sb_tensor *t, float value);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

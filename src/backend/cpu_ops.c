@@ -1,0 +1,437 @@
+/* The CPU backend's op table: every entry calls the fast kernels of src/cpu
+ * (sb_cpu_*), which reproduce the reference kernels of src/ref bit for bit;
+ * the few ops without a fast kernel call their reference directly.
+ * Arguments arrive validated by src/ops. Shared by the CPU and the mirror
+ * device (src/backend/mirror.c), whose memory the host can also address. */
+#include <stdlib.h>
+#include "backend/backend.h"
+#include "core/canonical_sum.h"
+#include "core/fpenv.h"
+#include "core/internal.h"
+#include "cpu/conv_internal.h"
+#include "cpu/cpu.h"
+#include "cpu/ops_internal.h"
+#include "ref/ref_loss.h"
+
+static int64_t at_least_1(int64_t v) { return v > 1 ? v : 1; }
+
+/* ---- matrix products ---- */
+
+static sb_status cpu_sgemm(const sb_backend *be, char transa, char transb, int64_t m, int64_t n,
+                           int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb,
+                           float *c, int64_t ldc, bool continue_chain) {
+    (void)be;
+    sb_cpu_sgemm(transa, transb, m, n, k, a, lda, b, ldb, c, ldc, continue_chain);
+    return SB_OK;
+}
+
+static sb_status cpu_linear_forward(const sb_backend *be, int64_t rows, int64_t in, int64_t out,
+                                    const float *x, const float *w, const float *bias, float *y) {
+    (void)be;
+    /* y = x . w^T: w stored (out, in) is op(b) = w^T with 'T'. */
+    sb_cpu_sgemm('N', 'T', rows, out, in, x, at_least_1(in), w, at_least_1(in), y,
+                 at_least_1(out), false);
+    if (bias)
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t o = 0; o < out; o++) y[r * out + o] = y[r * out + o] + bias[o];
+    return SB_OK;
+}
+
+static sb_status cpu_linear_backward(const sb_backend *be, int64_t rows, int64_t in, int64_t out,
+                                     const float *dy, const float *x, const float *w, float *dx,
+                                     float *dw, float *db) {
+    (void)be;
+    int64_t ldin = at_least_1(in), ldout = at_least_1(out);
+    if (dx) /* dx (rows, in) = dy (rows, out) . w (out, in): chain over o. */
+        sb_cpu_sgemm('N', 'N', rows, in, out, dy, ldout, w, ldin, dx, ldin, false);
+    if (dw) /* dw (out, in) = dy^T . x (rows, in): chain over rows. */
+        sb_cpu_sgemm('T', 'N', out, in, rows, dy, ldout, x, ldin, dw, ldin, false);
+    if (db)
+        for (int64_t o = 0; o < out; o++) db[o] = sb_sum_canonical(dy + o, rows, out);
+    return SB_OK;
+}
+
+/* ---- convolution and pooling ---- */
+
+static sb_status cpu_conv2d_forward(const sb_backend *be, const sb_conv2d_geom *g, const float *x,
+                                    const float *w, const float *bias, float *y) {
+    (void)be;
+    sb_cpu_conv2d_forward(g, x, w, bias, y);
+    return SB_OK;
+}
+
+static sb_status cpu_conv2d_backward(const sb_backend *be, const sb_conv2d_geom *g,
+                                     const float *dy, const float *x, const float *w, float *dx,
+                                     float *dw, float *db) {
+    (void)be;
+    if (dx) sb_cpu_conv2d_backward_input(g, dy, w, dx);
+    if (dw) sb_cpu_conv2d_backward_weight(g, dy, x, dw);
+    if (db) sb_cpu_conv2d_backward_bias(g, dy, db);
+    return SB_OK;
+}
+
+static sb_status cpu_max_pool2d_forward(const sb_backend *be, const sb_pool2d_geom *g,
+                                        const float *x, float *y, int64_t *indices) {
+    (void)be;
+    sb_cpu_max_pool2d_forward(g, x, y, indices);
+    return SB_OK;
+}
+
+static sb_status cpu_max_pool2d_backward(const sb_backend *be, const sb_pool2d_geom *g,
+                                         const float *dy, const int64_t *indices, float *dx) {
+    (void)be;
+    sb_cpu_max_pool2d_backward(g, dy, indices, dx);
+    return SB_OK;
+}
+
+static sb_status cpu_avg_pool2d_forward(const sb_backend *be, const sb_pool2d_geom *g,
+                                        const float *x, float *y) {
+    (void)be;
+    sb_cpu_avg_pool2d_forward(g, x, y);
+    return SB_OK;
+}
+
+static sb_status cpu_avg_pool2d_backward(const sb_backend *be, const sb_pool2d_geom *g,
+                                         const float *dy, float *dx) {
+    (void)be;
+    sb_cpu_avg_pool2d_backward(g, dy, dx);
+    return SB_OK;
+}
+
+/* ---- pointwise ---- */
+
+/* in[0] is x (or y for tanh/sigmoid backward), in[1] is dy when backward. */
+static void act_kernel(const void *ctx, int64_t n, const float *const *in, float *out) {
+    const sb_act_args *c = ctx;
+    if (!c->backward) {
+        switch (c->kind) {
+        case SB_ACT_RELU: sb_cpu_relu_forward(n, in[0], out); break;
+        case SB_ACT_LEAKY_RELU: sb_ref_leaky_relu_forward(n, in[0], c->p0, out); break;
+        case SB_ACT_TANH: sb_cpu_tanh_forward(n, in[0], out); break;
+        case SB_ACT_SIGMOID: sb_cpu_sigmoid_forward(n, in[0], out); break;
+        case SB_ACT_SILU: sb_cpu_silu_forward(n, in[0], out); break;
+        case SB_ACT_GELU: sb_cpu_gelu_forward(n, in[0], c->approximate, out); break;
+        case SB_ACT_SOFTPLUS: sb_cpu_softplus_forward(n, in[0], c->p0, c->p1, out); break;
+        }
+        return;
+    }
+    switch (c->kind) {
+    case SB_ACT_RELU: sb_cpu_relu_backward(n, in[0], in[1], out); break;
+    case SB_ACT_LEAKY_RELU: sb_ref_leaky_relu_backward(n, in[0], in[1], c->p0, out); break;
+    case SB_ACT_TANH: sb_ref_tanh_backward(n, in[0], in[1], out); break;
+    case SB_ACT_SIGMOID: sb_ref_sigmoid_backward(n, in[0], in[1], out); break;
+    case SB_ACT_SILU: sb_cpu_silu_backward(n, in[0], in[1], out); break;
+    case SB_ACT_GELU: sb_cpu_gelu_backward(n, in[0], in[1], c->approximate, out); break;
+    case SB_ACT_SOFTPLUS: sb_cpu_softplus_backward(n, in[0], in[1], c->p0, c->p1, out); break;
+    }
+}
+
+static sb_status cpu_activation(const sb_backend *be, const sb_act_args *a, const sb_tensor *in,
+                                sb_tensor *out) {
+    (void)be;
+    sb_cpu_pw_run(a->backward ? 2 : 1, in, out, act_kernel, a);
+    return SB_OK;
+}
+
+static sb_status cpu_unary(const sb_backend *be, sb_unary_op op, const sb_tensor *x,
+                           sb_tensor *out) {
+    (void)be;
+    sb_cpu_pw_run(1, x, out, sb_cpu_unary_kernel, &op);
+    return SB_OK;
+}
+
+static void unary_grad_kernel(const void *ctx, int64_t n, const float *const *in, float *out) {
+    SB_FPENV_GUARD();
+    sb_ref_unary_backward(*(const sb_unary_op *)ctx, n, in[0], in[1], in[2], out);
+}
+
+static sb_status cpu_unary_backward(const sb_backend *be, sb_unary_op op, const sb_tensor *x,
+                                    const sb_tensor *y, const sb_tensor *dy, sb_tensor *dx) {
+    (void)be;
+    sb_tensor v[3] = {*x, *y, *dy};
+    sb_cpu_pw_run(3, v, dx, unary_grad_kernel, &op);
+    return SB_OK;
+}
+
+static sb_status cpu_binary(const sb_backend *be, sb_binary_op op, const sb_tensor *a,
+                            const sb_tensor *b, sb_tensor *out) {
+    (void)be;
+    sb_tensor v[2] = {*a, *b};
+    sb_cpu_pw_run(2, v, out, sb_cpu_binary_kernel, &op);
+    return SB_OK;
+}
+
+/* The scalar is a view of one host float broadcast to out's shape: the
+ * same engine, and so the same bits, as the tensor form. */
+static sb_status cpu_binary_scalar(const sb_backend *be, sb_binary_op op, const sb_tensor *x,
+                                   float s, sb_tensor *out) {
+    (void)be;
+    sb_tensor v[2] = {*x, {.dtype = SB_F32, .device = out->device, .ndim = out->ndim, .data = &s}};
+    for (int i = 0; i < out->ndim; i++) v[1].shape[i] = out->shape[i]; /* strides stay 0 */
+    sb_cpu_pw_run(2, v, out, sb_cpu_binary_kernel, &op);
+    return SB_OK;
+}
+
+/* grad's shape is a broadcast of out's; out does not overlap grad. Reduced
+ * dims: grad's extra leading dims and those where out has 1. */
+static sb_status cpu_reduce_to_shape(const sb_backend *be, const sb_tensor *grad, sb_tensor *out) {
+    (void)be;
+    sb_ref_reduce_geom g = {0};
+    int lead = grad->ndim - out->ndim;
+    for (int i = 0; i < grad->ndim; i++) {
+        int io = i - lead;
+        if (io >= 0 && out->shape[io] == grad->shape[i]) {
+            g.keep_shape[g.nkeep] = grad->shape[i];
+            g.keep_xstride[g.nkeep] = grad->strides[i];
+            g.keep_ostride[g.nkeep] = out->strides[io];
+            g.nkeep++;
+        } else {
+            g.red_shape[g.nred] = grad->shape[i];
+            g.red_xstride[g.nred] = grad->strides[i];
+            g.nred++;
+        }
+    }
+    sb_cpu_reduce(SB_REF_REDUCE_SUM, &g, grad->data, 0, out->data);
+    return SB_OK;
+}
+
+typedef struct { sb_binary_op op; int which; /* 0: da, 1: db */ } grad_ctx;
+
+static void binary_grad_kernel(const void *ctx, int64_t n, const float *const *in, float *out) {
+    const grad_ctx *c = ctx;
+    sb_ref_binary_backward(c->op, n, in[0], in[1], in[2], c->which == 0 ? out : NULL,
+                           c->which == 1 ? out : NULL);
+}
+
+/* Each gradient is formed at the broadcast shape, then summed back. */
+static sb_status cpu_binary_backward(const sb_backend *be, sb_binary_op op, const sb_tensor *dy,
+                                     const sb_tensor *a, const sb_tensor *b, sb_tensor *da,
+                                     sb_tensor *db) {
+    int64_t n = sb_tensor_numel(dy);
+    float *tmp = sb_malloc("sb_binary_backward", (size_t)n * sizeof(float));
+    if (!tmp) return SB_ERR_NOMEM;
+    sb_tensor v[3] = {*dy, *a, *b}, full = {.dtype = SB_F32, .device = dy->device, .ndim = dy->ndim,
+                                           .data = tmp};
+    int64_t stride = 1;
+    for (int i = dy->ndim - 1; i >= 0; i--) {
+        full.shape[i] = dy->shape[i];
+        full.strides[i] = stride;
+        stride *= dy->shape[i];
+    }
+    sb_tensor *grads[2] = {da, db};
+    for (int w = 0; w < 2; w++) {
+        if (!grads[w]) continue;
+        grad_ctx c = {op, w};
+        sb_cpu_pw_run(3, v, &full, binary_grad_kernel, &c);
+        cpu_reduce_to_shape(be, &full, grads[w]);
+    }
+    free(tmp);
+    return SB_OK;
+}
+
+/* ---- softmax and losses ---- */
+
+static sb_status cpu_softmax_forward(const sb_backend *be, const float *x, int64_t outer,
+                                     int64_t n, int64_t inner, bool log, float *y) {
+    (void)be;
+    sb_cpu_softmax_forward(x, outer, n, inner, log, y);
+    return SB_OK;
+}
+
+static sb_status cpu_softmax_backward(const sb_backend *be, const float *y, const float *dy,
+                                      int64_t outer, int64_t n, int64_t inner, bool log,
+                                      float *dx) {
+    (void)be;
+    sb_cpu_softmax_backward(y, dy, outer, n, inner, log, dx);
+    return SB_OK;
+}
+
+static sb_status cpu_class_loss_forward(const sb_backend *be, bool logits, const float *a,
+                                        const int64_t *targets, int64_t N, int64_t C,
+                                        sb_loss_reduction reduction, float eps,
+                                        int64_t ignore_index, float *loss) {
+    (void)be;
+    if (logits) sb_cpu_cross_entropy_forward(a, targets, N, C, reduction, eps, ignore_index, loss);
+    else sb_ref_nll_loss_forward(a, targets, N, C, reduction, ignore_index, loss);
+    return SB_OK;
+}
+
+static sb_status cpu_class_loss_backward(const sb_backend *be, bool logits, const float *a,
+                                         const int64_t *targets, int64_t N, int64_t C,
+                                         sb_loss_reduction reduction, float eps,
+                                         int64_t ignore_index, const float *dloss, float *da) {
+    (void)be;
+    if (logits)
+        sb_cpu_cross_entropy_backward(a, targets, N, C, reduction, eps, ignore_index, dloss, da);
+    else
+        sb_ref_nll_loss_backward(a, targets, N, C, reduction, ignore_index, dloss, da);
+    return SB_OK;
+}
+
+static sb_status cpu_mse_forward(const sb_backend *be, const float *x, const float *y, int64_t n,
+                                 sb_loss_reduction reduction, float *loss) {
+    (void)be;
+    sb_ref_mse_forward(x, y, n, reduction, loss);
+    return SB_OK;
+}
+
+static sb_status cpu_mse_backward(const sb_backend *be, const float *x, const float *y, int64_t n,
+                                  sb_loss_reduction reduction, const float *dloss, float *dx,
+                                  float *dy) {
+    (void)be;
+    sb_ref_mse_backward(x, y, n, reduction, dloss, dx, dy);
+    return SB_OK;
+}
+
+/* ---- normalisation ---- */
+
+static sb_status cpu_batch_norm_forward(const sb_backend *be, const float *x, const float *gamma,
+                                        const float *beta, float *running_mean,
+                                        float *running_var, bool training, float momentum,
+                                        float eps, float *y, float *save_mean, float *save_rstd,
+                                        int64_t N, int64_t C, int64_t S) {
+    (void)be;
+    sb_cpu_batch_norm_forward(x, gamma, beta, running_mean, running_var, training, momentum, eps,
+                              y, save_mean, save_rstd, N, C, S);
+    return SB_OK;
+}
+
+static sb_status cpu_batch_norm_backward(const sb_backend *be, const float *dy, const float *x,
+                                         const float *gamma, const float *save_mean,
+                                         const float *save_rstd, bool training, float *dx,
+                                         float *dgamma, float *dbeta, int64_t N, int64_t C,
+                                         int64_t S) {
+    (void)be;
+    sb_cpu_batch_norm_backward(dy, x, gamma, save_mean, save_rstd, training, dx, dgamma, dbeta,
+                               N, C, S);
+    return SB_OK;
+}
+
+static sb_status cpu_layer_norm_forward(const sb_backend *be, const float *x, const float *w,
+                                        const float *b, float eps, float *y, float *save_mean,
+                                        float *save_rstd, int64_t R, int64_t D) {
+    (void)be;
+    sb_cpu_layer_norm_forward(x, w, b, eps, y, save_mean, save_rstd, R, D);
+    return SB_OK;
+}
+
+static sb_status cpu_layer_norm_backward(const sb_backend *be, const float *dy, const float *x,
+                                         const float *w, const float *save_mean,
+                                         const float *save_rstd, float *dx, float *dw, float *db,
+                                         int64_t R, int64_t D) {
+    (void)be;
+    sb_cpu_layer_norm_backward(dy, x, w, save_mean, save_rstd, dx, dw, db, R, D);
+    return SB_OK;
+}
+
+/* ---- reductions ---- */
+
+static sb_status cpu_reduce(const sb_backend *be, sb_ref_reduce_kind kind,
+                            const sb_ref_reduce_geom *g, const float *x, int64_t correction,
+                            float *out) {
+    (void)be;
+    sb_cpu_reduce(kind, g, x, correction, out);
+    return SB_OK;
+}
+
+static sb_status cpu_reduce_extreme(const sb_backend *be, bool is_max, const sb_ref_reduce_geom *g,
+                                    const float *x, float *out, int64_t *indices) {
+    (void)be;
+    sb_cpu_reduce_extreme(is_max, g, x, out, indices);
+    return SB_OK;
+}
+
+static sb_status cpu_reduce_scatter(const sb_backend *be, const sb_ref_reduce_geom *g,
+                                    const float *dy, const int64_t *indices, float *dx) {
+    (void)be;
+    sb_cpu_reduce_scatter(g, dy, indices, dx);
+    return SB_OK;
+}
+
+static void scale_kernel(const void *ctx, int64_t n, const float *const *in, float *out) {
+    if (!ctx) {
+        for (int64_t i = 0; i < n; i++) out[i] = in[0][i];
+        return;
+    }
+    float nf = *(const float *)ctx;
+    for (int64_t i = 0; i < n; i++) out[i] = in[0][i] / nf;
+}
+
+static sb_status cpu_spread(const sb_backend *be, const sb_tensor *dy, bool divide, float divisor,
+                            sb_tensor *dx) {
+    (void)be;
+    sb_cpu_pw_run(1, dy, dx, scale_kernel, divide ? &divisor : NULL);
+    return SB_OK;
+}
+
+/* ---- dropout ---- */
+
+static sb_status cpu_dropout_forward(const sb_backend *be, const float *x, int64_t n, float p,
+                                     bool train, uint64_t seed, uint64_t stream, uint64_t offset,
+                                     float *y, float *mask) {
+    (void)be;
+    sb_cpu_dropout_forward(x, n, p, train, seed, stream, offset, y, mask);
+    return SB_OK;
+}
+
+static sb_status cpu_dropout_backward(const sb_backend *be, const float *dy, const float *mask,
+                                      int64_t n, float p, bool train, float *dx) {
+    (void)be;
+    sb_cpu_dropout_backward(dy, mask, n, p, train, dx);
+    return SB_OK;
+}
+
+/* ---- optimizers ---- */
+
+static sb_status cpu_sgd(const sb_backend *be, const sb_sgd_factors *f, bool nesterov,
+                         bool maximize, bool first, int64_t n, float *param, const float *grad,
+                         float *momentum_buf) {
+    (void)be;
+    sb_cpu_sgd(f, nesterov, maximize, first, n, param, grad, momentum_buf);
+    return SB_OK;
+}
+
+static sb_status cpu_adam(const sb_backend *be, const sb_adam_factors *f, bool first, int64_t n,
+                          float *param, const float *grad, float *exp_avg, float *exp_avg_sq,
+                          float *max_exp_avg_sq) {
+    (void)be;
+    sb_cpu_adam(f, first, n, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq);
+    return SB_OK;
+}
+
+const sb_backend_ops sb_cpu_backend_ops = {
+    .sgemm = cpu_sgemm,
+    .linear_forward = cpu_linear_forward,
+    .linear_backward = cpu_linear_backward,
+    .conv2d_forward = cpu_conv2d_forward,
+    .conv2d_backward = cpu_conv2d_backward,
+    .max_pool2d_forward = cpu_max_pool2d_forward,
+    .max_pool2d_backward = cpu_max_pool2d_backward,
+    .avg_pool2d_forward = cpu_avg_pool2d_forward,
+    .avg_pool2d_backward = cpu_avg_pool2d_backward,
+    .activation = cpu_activation,
+    .unary = cpu_unary,
+    .unary_backward = cpu_unary_backward,
+    .binary = cpu_binary,
+    .binary_scalar = cpu_binary_scalar,
+    .binary_backward = cpu_binary_backward,
+    .reduce_to_shape = cpu_reduce_to_shape,
+    .softmax_forward = cpu_softmax_forward,
+    .softmax_backward = cpu_softmax_backward,
+    .class_loss_forward = cpu_class_loss_forward,
+    .class_loss_backward = cpu_class_loss_backward,
+    .mse_forward = cpu_mse_forward,
+    .mse_backward = cpu_mse_backward,
+    .batch_norm_forward = cpu_batch_norm_forward,
+    .batch_norm_backward = cpu_batch_norm_backward,
+    .layer_norm_forward = cpu_layer_norm_forward,
+    .layer_norm_backward = cpu_layer_norm_backward,
+    .reduce = cpu_reduce,
+    .reduce_extreme = cpu_reduce_extreme,
+    .reduce_scatter = cpu_reduce_scatter,
+    .spread = cpu_spread,
+    .dropout_forward = cpu_dropout_forward,
+    .dropout_backward = cpu_dropout_backward,
+    .sgd = cpu_sgd,
+    .adam = cpu_adam,
+};
