@@ -8,6 +8,7 @@
 #include "backend/backend.h"
 #include "harness.h"
 #include "samebits.h"
+#include "samebits/train.h"
 #include "support/fastpath.h"
 
 /* A CPU tensor and its twin on the mirror device. */
@@ -372,6 +373,152 @@ static void test_optim_steps(void) {
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
 }
 
+/* ---- autograd, modules, optimizers ----------------------------------------- */
+
+/* One training step of `model` on a batch that lives on `device`; returns
+ * the loss (read back to the host). */
+static float train_step(sb_module *model, sb_optimizer *opt, sb_graph *g, const sb_tensor *images,
+                        const sb_tensor *labels, sb_device device) {
+    sb_tensor *x = NULL, *t = NULL;
+    CHECK_OK(sb_tensor_to(&x, images, device));
+    CHECK_OK(sb_tensor_to(&t, labels, device));
+    sb_variable *in = NULL, *logits = NULL, *loss = NULL;
+    float value = NAN;
+    CHECK_OK(sb_graph_input(g, x, &in));
+    CHECK_OK(sb_module_forward(model, g, in, &logits));
+    CHECK_OK(sb_ag_cross_entropy(g, logits, t, SB_LOSS_MEAN, 0.0f, &loss));
+    CHECK_OK(sb_graph_backward(g, loss));
+    CHECK_OK(sb_optimizer_step(opt));
+    sb_tensor *host = NULL;
+    if (loss) CHECK_OK(sb_tensor_to(&host, loss->value, SB_DEVICE_CPU));
+    if (host) value = sb_tensor_f32(host)[0];
+    sb_tensor_free(host);
+    sb_graph_reset(g);
+    sb_tensor_free(x);
+    sb_tensor_free(t);
+    return value;
+}
+
+/* LeNet-5 trained for three Adam steps on the CPU and on the mirror device:
+ * the same initial and final parameters and the same losses, bit for bit. */
+static void test_lenet_training(void) {
+    size_t live0 = sb_backend_mirror_live_blocks();
+    sb_module *cpu = NULL, *dev = NULL;
+    CHECK_OK(sb_model_lenet5(&cpu));
+    CHECK_OK(sb_model_lenet5(&dev));
+    CHECK_OK(sb_module_init(cpu, 5));
+    CHECK_OK(sb_module_to(dev, SB_DEVICE_MIRROR));
+    CHECK_OK(sb_module_init(dev, 5)); /* drawn on the host, copied to the device */
+    CHECK(sb_backend_mirror_live_blocks() > live0, "the module's tensors moved to the mirror");
+    unsigned char hc[32], hd[32];
+    CHECK_OK(sb_module_hash(cpu, hc));
+    CHECK_OK(sb_module_hash(dev, hd));
+    CHECK(memcmp(hc, hd, 32) == 0, "initial parameters differ between the devices");
+
+    int64_t si[4] = {4, 1, 28, 28}, sl[1] = {4};
+    sb_tensor *images = NULL, *labels = NULL;
+    CHECK_OK(sb_tensor_new(&images, SB_F32, 4, si));
+    CHECK_OK(sb_tensor_new(&labels, SB_I64, 1, sl));
+    for (int64_t i = 0; i < sb_tensor_numel(images); i++)
+        sb_tensor_f32(images)[i] = sb_test_unif(0.0f, 1.0f);
+    for (int i = 0; i < 4; i++) ((int64_t *)labels->data)[i] = (int64_t)(sb_test_rand32() % 10);
+
+    sb_adam_config cfg = sb_adam_default_config(1e-2);
+    sb_optimizer *oc = NULL, *od = NULL;
+    CHECK_OK(sb_optimizer_adam(&oc, cpu, &cfg));
+    CHECK_OK(sb_optimizer_adam(&od, dev, &cfg));
+    sb_graph *gc = NULL, *gd = NULL;
+    CHECK_OK(sb_graph_new(&gc));
+    CHECK_OK(sb_graph_new(&gd));
+    for (int step = 0; step < 3; step++) {
+        float lc = train_step(cpu, oc, gc, images, labels, SB_DEVICE_CPU);
+        float ld = train_step(dev, od, gd, images, labels, SB_DEVICE_MIRROR);
+        CHECK_BITS(ld, lc, "LeNet-5 loss at step %d", step);
+    }
+    CHECK_OK(sb_module_hash(cpu, hc));
+    CHECK_OK(sb_module_hash(dev, hd));
+    CHECK(memcmp(hc, hd, 32) == 0, "trained parameters differ between the devices");
+    /* A CPU batch into a mirror model is refused with a message. */
+    sb_variable *in = NULL, *out = NULL;
+    CHECK_OK(sb_graph_input(gd, images, &in));
+    CHECK_ERROR(sb_module_forward(dev, gd, in, &out), SB_ERR_DEVICE, "on the cpu device but");
+
+    sb_graph_free(gc);
+    sb_graph_free(gd);
+    sb_optimizer_free(oc);
+    sb_optimizer_free(od);
+    sb_module_free(cpu);
+    sb_module_free(dev);
+    sb_tensor_free(images);
+    sb_tensor_free(labels);
+    CHECK(sb_backend_mirror_live_blocks() == live0,
+          "the model, optimizer and graph released their mirror memory");
+}
+
+/* Batch norm, dropout, layer norm, an add that uses one value twice (the
+ * gradient accumulation), flatten and MSE through autograd and SGD. */
+static void test_autograd_mixture(void) {
+    sb_module *parts[2][6] = {{0}};
+    sb_module *model[2] = {0};
+    int64_t ln_shape[1] = {6};
+    for (int d = 0; d < 2; d++) {
+        CHECK_OK(sb_nn_linear(&parts[d][0], 5, 6, true));
+        CHECK_OK(sb_nn_batch_norm(&parts[d][1], 6, 1e-5f, 0.1f, true));
+        CHECK_OK(sb_nn_gelu(&parts[d][2], false));
+        CHECK_OK(sb_nn_dropout(&parts[d][3], 0.25f, 3, 4));
+        CHECK_OK(sb_nn_layer_norm(&parts[d][4], 1, ln_shape, 1e-5f, true));
+        CHECK_OK(sb_nn_linear(&parts[d][5], 6, 3, true));
+        CHECK_OK(sb_nn_sequential(&model[d], parts[d], 6));
+        CHECK_OK(sb_module_init(model[d], 9));
+    }
+    CHECK_OK(sb_module_to(model[1], SB_DEVICE_MIRROR));
+    int64_t sx[2] = {8, 5}, sy[2] = {8, 3};
+    pair x = pair_rand(2, sx), target = pair_rand(2, sy);
+    sb_sgd_config cfg = sb_sgd_default_config(0.05);
+    cfg.momentum = 0.5;
+    sb_optimizer *opt[2] = {0};
+    sb_graph *g[2] = {0};
+    float losses[2] = {0};
+    for (int d = 0; d < 2; d++) {
+        CHECK_OK(sb_optimizer_sgd(&opt[d], model[d], &cfg));
+        CHECK_OK(sb_graph_new(&g[d]));
+        for (int step = 0; step < 2; step++) {
+            sb_variable *in = NULL, *h = NULL, *twice = NULL, *loss = NULL;
+            CHECK_OK(sb_graph_input(g[d], d ? x.m : x.c, &in));
+            CHECK_OK(sb_module_forward(model[d], g[d], in, &h));
+            CHECK_OK(sb_ag_add(g[d], h, h, &twice));
+            CHECK_OK(sb_ag_mse(g[d], twice, d ? target.m : target.c, SB_LOSS_MEAN, &loss));
+            CHECK_OK(sb_graph_backward(g[d], loss));
+            CHECK_OK(sb_optimizer_step(opt[d]));
+            sb_tensor *host = NULL;
+            if (loss) CHECK_OK(sb_tensor_to(&host, loss->value, SB_DEVICE_CPU));
+            if (host) losses[d] = sb_tensor_f32(host)[0];
+            sb_tensor_free(host);
+            sb_graph_reset(g[d]);
+        }
+    }
+    CHECK_BITS(losses[1], losses[0], "mixture model loss");
+    unsigned char hc[32], hd[32];
+    CHECK_OK(sb_module_hash(model[0], hc));
+    CHECK_OK(sb_module_hash(model[1], hd));
+    CHECK(memcmp(hc, hd, 32) == 0, "mixture model parameters differ between the devices");
+    sb_named bufs[2][8];
+    size_t nb[2] = {0};
+    for (int d = 0; d < 2; d++) CHECK_OK(sb_module_buffers(model[d], bufs[d], 8, &nb[d]));
+    CHECK(nb[0] == 3 && nb[1] == 3, "batch norm has three buffers");
+    for (size_t i = 0; i < nb[0] && i < 3; i++) {
+        pair b = {bufs[0][i].value, bufs[1][i].value};
+        check_same(&b, bufs[0][i].name); /* running statistics, num_batches_tracked */
+    }
+    for (int d = 0; d < 2; d++) {
+        sb_graph_free(g[d]);
+        sb_optimizer_free(opt[d]);
+        sb_module_free(model[d]);
+    }
+    pair_free(&x);
+    pair_free(&target);
+}
+
 /* ---- a device without a kernel ------------------------------------------- */
 
 static const sb_backend_ops no_ops; /* every entry NULL */
@@ -417,6 +564,8 @@ int main(int argc, char **argv) {
     test_pointwise();
     test_losses_norms();
     test_optim_steps();
+    test_lenet_training();
+    test_autograd_mixture();
     test_unsupported();
     CHECK(sb_backend_mirror_live_blocks() == live0,
           "every mirror tensor was released through its backend (%zu left)",

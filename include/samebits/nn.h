@@ -77,7 +77,14 @@ SB_API int64_t sb_module_num_scalars(sb_module *m); /* parameter elements */
  * biases 0; running mean 0, running var 1. */
 SB_API sb_status sb_module_init(sb_module *m, uint64_t seed);
 
-/* SHA-256 of the parameters' canonical bytes in declaration order. */
+/* Moves every parameter, gradient and buffer of the tree to `device` (copies,
+ * then releases the old tensors); later forwards run there. Optimizers
+ * made before the move keep their state on the old device: make them
+ * after. On failure each module is either moved whole or untouched. */
+SB_API sb_status sb_module_to(sb_module *m, sb_device device);
+
+/* SHA-256 of the parameters' canonical bytes in declaration order (device
+ * parameters are hashed through a host copy). */
 SB_API sb_status sb_module_hash(sb_module *m, unsigned char digest[32]);
 
 #ifdef __cplusplus

@@ -4,9 +4,12 @@
 #include "core/fpenv.h"
 #include "autograd/graph_internal.h"
 #include "autograd/trace_internal.h"
+#include "samebits/elementwise.h"
 
 struct sb_graph {
-    sb_arena *arena;
+    sb_arena *arena;                 /* CPU activations, nodes, variables */
+    sb_tensor **device_tensors;      /* other devices' activations, freed at reset */
+    size_t n_device, cap_device;
     sb_node **tape;
     size_t n_nodes, cap_nodes;
     uint64_t generation; /* changes at every reset: modules rebind parameters */
@@ -29,8 +32,15 @@ sb_status sb_graph_new(sb_graph **out) {
     return SB_OK;
 }
 
+static void free_device_tensors(sb_graph *g) {
+    for (size_t i = 0; i < g->n_device; i++) sb_tensor_free(g->device_tensors[i]);
+    g->n_device = 0;
+}
+
 void sb_graph_free(sb_graph *g) {
     if (!g) return;
+    free_device_tensors(g);
+    free(g->device_tensors);
     sb_arena_free(g->arena);
     free(g->tape);
     free(g);
@@ -38,6 +48,7 @@ void sb_graph_free(sb_graph *g) {
 
 void sb_graph_reset(sb_graph *g) {
     if (!g) return;
+    free_device_tensors(g);
     sb_arena_reset(g->arena);
     g->n_nodes = 0;
     g->generation = atomic_fetch_add(&next_generation, 1);
@@ -77,8 +88,12 @@ sb_status sb_graph_param(sb_graph *g, sb_tensor *value, sb_tensor *grad, sb_vari
     SB_TRY(sb_check_same_shape(fn, "value", value, "grad", grad));
     SB_TRY(sb_check_contiguous(fn, "grad", grad));
     SB_TRY(new_var(g, fn, out));
+    if (value->device != grad->device)
+        return sb_fail(SB_ERR_DEVICE, "%s: value is on the %s device but grad is on the %s device",
+                       fn, sb_device_name(value->device), sb_device_name(grad->device));
     /* A parameter the loss does not reach gets a zero gradient, not a stale one. */
-    memset(grad->data, 0, (size_t)sb_tensor_numel(grad) * sizeof(float));
+    if (grad->device == SB_DEVICE_CPU) memset(grad->data, 0, (size_t)sb_tensor_numel(grad) * sizeof(float));
+    else SB_TRY(sb_tensor_fill(grad, 0.0f));
     (*out)->value = value;
     (*out)->grad = grad;
     (*out)->requires_grad = true;
@@ -91,11 +106,29 @@ sb_status sb_ag_check_var(const char *fn, const char *name, const sb_variable *v
     return SB_OK;
 }
 
+sb_status sb_ag_new_tensor(sb_graph *g, sb_device device, sb_dtype dtype, int ndim,
+                           const int64_t *shape, sb_tensor **out) {
+    if (device == SB_DEVICE_CPU) return sb_tensor_new_in(out, g->arena, dtype, ndim, shape);
+    if (g->n_device == g->cap_device) {
+        size_t cap = g->cap_device ? 2 * g->cap_device : 64;
+        sb_tensor **list = realloc(g->device_tensors, cap * sizeof *list);
+        if (!list) return sb_fail(SB_ERR_NOMEM, "sb_graph: cannot grow the device tensor list");
+        g->device_tensors = list;
+        g->cap_device = cap;
+    }
+    SB_TRY(sb_tensor_new_on(out, device, dtype, ndim, shape));
+    g->device_tensors[g->n_device++] = *out;
+    return SB_OK;
+}
+
 sb_status sb_ag_output(sb_graph *g, int ndim, const int64_t *shape, sb_variable *const *inputs,
                        int n_inputs, sb_variable **out) {
     SB_TRY(new_var(g, "sb_ag_output", out));
     sb_variable *v = *out;
-    SB_TRY(sb_tensor_new_in(&v->value, g->arena, SB_F32, ndim, shape));
+    sb_device device = SB_DEVICE_CPU; /* the inputs' device (ops refuse a mix) */
+    for (int i = n_inputs - 1; i >= 0; i--)
+        if (inputs[i] && inputs[i]->value) device = inputs[i]->value->device;
+    SB_TRY(sb_ag_new_tensor(g, device, SB_F32, ndim, shape, &v->value));
     for (int i = 0; i < n_inputs; i++)
         if (inputs[i] && inputs[i]->requires_grad) v->requires_grad = true;
     return SB_OK;
@@ -126,7 +159,7 @@ sb_status sb_ag_record(sb_graph *g, const char *name, sb_backward_fn backward,
 }
 
 sb_status sb_ag_temp(sb_graph *g, const sb_tensor *like, sb_tensor **out) {
-    return sb_tensor_new_in(out, g->arena, like->dtype, like->ndim, like->shape);
+    return sb_ag_new_tensor(g, like->device, like->dtype, like->ndim, like->shape, out);
 }
 
 sb_status sb_ag_grad_target(sb_graph *g, sb_variable *v, sb_tensor **target) {
@@ -141,7 +174,9 @@ sb_status sb_ag_grad_target(sb_graph *g, sb_variable *v, sb_tensor **target) {
 sb_status sb_ag_grad_commit(sb_graph *g, sb_variable *v, sb_tensor *target) {
     (void)g;
     if (!target) return SB_OK;
-    if (target != v->grad) { /* a later contribution: grad = grad + contribution */
+    if (target != v->grad && v->grad->device != SB_DEVICE_CPU) /* the same one IEEE add */
+        SB_TRY(sb_add(v->grad, target, v->grad));
+    else if (target != v->grad) { /* a later contribution: grad = grad + contribution */
         float *acc = v->grad->data;
         const float *c = target->data;
         int64_t n = sb_tensor_numel(target);

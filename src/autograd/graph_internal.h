@@ -31,7 +31,8 @@ struct sb_node {
     } p;
 };
 
-/* A new variable whose value is an arena tensor of the given shape;
+/* A new variable whose value is a step tensor of the given shape on the
+ * inputs' device;
  * requires_grad is true when any input requires it. */
 sb_status sb_ag_output(sb_graph *g, int ndim, const int64_t *shape, sb_variable *const *inputs,
                        int n_inputs, sb_variable **out);
@@ -39,7 +40,11 @@ sb_status sb_ag_output(sb_graph *g, int ndim, const int64_t *shape, sb_variable 
  * sets no error when out needs no gradient. */
 sb_status sb_ag_record(sb_graph *g, const char *name, sb_backward_fn backward,
                        sb_variable *const *inputs, int n_inputs, sb_variable *out, sb_node **node);
-/* An arena tensor of the same shape as like (zero-filled). */
+/* A zero-filled tensor for this step on `device`: from the graph's arena on
+ * the CPU, else a device tensor the graph releases at reset. */
+sb_status sb_ag_new_tensor(sb_graph *g, sb_device device, sb_dtype dtype, int ndim,
+                           const int64_t *shape, sb_tensor **out);
+/* A step tensor of like's device, dtype and shape (zero-filled). */
 sb_status sb_ag_temp(sb_graph *g, const sb_tensor *like, sb_tensor **out);
 sb_status sb_ag_grad_target(sb_graph *g, sb_variable *v, sb_tensor **target);
 sb_status sb_ag_grad_commit(sb_graph *g, sb_variable *v, sb_tensor *target);

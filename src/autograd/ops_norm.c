@@ -25,8 +25,8 @@ sb_status sb_ag_batch_norm(sb_graph *g, sb_variable *x, sb_variable *gamma, sb_v
     sb_variable *in[3] = {x, gamma, beta}, *out;
     SB_TRY(sb_ag_output(g, x->value->ndim, x->value->shape, in, 3, &out));
     sb_tensor *mean, *rstd;
-    SB_TRY(sb_tensor_new_in(&mean, sb_graph_arena(g), SB_F32, 1, &x->value->shape[1]));
-    SB_TRY(sb_tensor_new_in(&rstd, sb_graph_arena(g), SB_F32, 1, &x->value->shape[1]));
+    SB_TRY(sb_ag_new_tensor(g, x->value->device, SB_F32, 1, &x->value->shape[1], &mean));
+    SB_TRY(sb_ag_new_tensor(g, x->value->device, SB_F32, 1, &x->value->shape[1], &rstd));
     SB_TRY(sb_batch_norm_forward(x->value, gamma ? gamma->value : NULL, beta ? beta->value : NULL,
                                  running_mean, running_var, training, momentum, eps, out->value,
                                  mean, rstd));
@@ -64,8 +64,8 @@ sb_status sb_ag_layer_norm(sb_graph *g, sb_variable *x, int normalized_ndim, sb_
     sb_variable *in[3] = {x, gamma, beta}, *out;
     SB_TRY(sb_ag_output(g, x->value->ndim, x->value->shape, in, 3, &out));
     sb_tensor *mean, *rstd;
-    SB_TRY(sb_tensor_new_in(&mean, sb_graph_arena(g), SB_F32, rows_ndim, x->value->shape));
-    SB_TRY(sb_tensor_new_in(&rstd, sb_graph_arena(g), SB_F32, rows_ndim, x->value->shape));
+    SB_TRY(sb_ag_new_tensor(g, x->value->device, SB_F32, rows_ndim, x->value->shape, &mean));
+    SB_TRY(sb_ag_new_tensor(g, x->value->device, SB_F32, rows_ndim, x->value->shape, &rstd));
     SB_TRY(sb_layer_norm_forward(x->value, normalized_ndim, gamma ? gamma->value : NULL,
                                  beta ? beta->value : NULL, eps, out->value, mean, rstd));
     sb_node *node;

@@ -58,12 +58,26 @@ sb_status sb_ag_gelu(sb_graph *g, sb_variable *x, bool approximate_tanh, sb_vari
     return activation_forward("sb_ag_gelu", g, x, approximate_tanh ? ACT_GELU_TANH : ACT_GELU, y);
 }
 
+/* dst = src, both contiguous with the same number of elements (shapes may
+ * differ), on one device. */
+static sb_status copy_dense(sb_tensor *dst, const sb_tensor *src) {
+    if (dst->device == SB_DEVICE_CPU) {
+        memcpy(dst->data, src->data, (size_t)sb_tensor_numel(dst) * sizeof(float));
+        return SB_OK;
+    }
+    sb_tensor *view = NULL; /* src seen with dst's shape */
+    SB_TRY(sb_tensor_reshape(&view, src, dst->ndim, dst->shape));
+    sb_status st = sb_tensor_copy(dst, view);
+    sb_tensor_free(view);
+    return st;
+}
+
 /* Flatten copies (the copy is exact) so that every graph value is a
  * contiguous arena tensor; its backward copies the gradient back. */
 static sb_status flatten_backward(sb_graph *g, sb_node *n) {
     sb_tensor *d[SB_NODE_MAX_INPUTS];
     SB_TRY(sb_ag_targets(g, n, d));
-    if (d[0]) memcpy(d[0]->data, n->out->grad->data, (size_t)sb_tensor_numel(d[0]) * sizeof(float));
+    if (d[0]) SB_TRY(copy_dense(d[0], n->out->grad));
     return sb_ag_commit(g, n, d);
 }
 
@@ -82,7 +96,7 @@ sb_status sb_ag_flatten(sb_graph *g, sb_variable *x, int start_dim, int end_dim,
     sb_status s = sb_ag_output(g, view->ndim, view->shape, in, 1, &out);
     sb_tensor_free(view);
     SB_TRY(s);
-    memcpy(out->value->data, x->value->data, (size_t)sb_tensor_numel(x->value) * sizeof(float));
+    SB_TRY(copy_dense(out->value, x->value));
     return sb_ag_finish(g, "flatten", flatten_backward, in, 1, out, y, NULL);
 }
 

@@ -30,7 +30,7 @@ sb_status sb_ag_max_pool2d(sb_graph *g, sb_variable *x, const sb_pool2d_params *
     sb_variable *out = NULL;
     SB_TRY(pool_output(fn, g, x, p, &out));
     sb_tensor *indices = NULL;
-    SB_TRY(sb_tensor_new_in(&indices, sb_graph_arena(g), SB_I64, 4, out->value->shape));
+    SB_TRY(sb_ag_new_tensor(g, x->value->device, SB_I64, 4, out->value->shape, &indices));
     SB_TRY(sb_max_pool2d_forward(x->value, p, out->value, indices));
     sb_variable *in[1] = {x};
     sb_node *node = NULL;

@@ -141,6 +141,10 @@ static void write_record(const char *name, sb_tensor *t) {
 }
 
 void sb_trace_hook(const char *op, const char *suffix, sb_tensor *t) {
+    /* A device tensor is traced through a host copy (and an injected change
+     * goes back to the device). */
+    sb_tensor *host = NULL;
+    if (t && t->device != SB_DEVICE_CPU && sb_tensor_to(&host, t, SB_DEVICE_CPU) != SB_OK) return;
     pthread_mutex_lock(&T.lock);
     if (atomic_load(&sb_trace_is_on) && t && t->data) {
         char name[NAME_MAX_LEN + 1];
@@ -151,9 +155,13 @@ void sb_trace_hook(const char *op, const char *suffix, sb_tensor *t) {
             keep_error(sb_fail(SB_ERR_INTERNAL, "sb_trace: autograd op '%s' has no trace name "
                                "in the op table (src/ops/op_table.h)", op));
         snprintf(name, sizeof name, "%s%s", op, suffix ? suffix : "");
-        write_record(name, t);
+        write_record(name, host ? host : t);
     }
     pthread_mutex_unlock(&T.lock);
+    if (host) {
+        (void)sb_tensor_copy(t, host);
+        sb_tensor_free(host);
+    }
 }
 
 sb_status sb_trace_open(const char *path, unsigned flags) {

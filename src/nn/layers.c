@@ -145,6 +145,21 @@ sb_status sb_nn_flatten(sb_module **out, int start_dim, int end_dim) {
 }
 
 /* ---- BatchNorm ---- */
+
+/* num_batches_tracked += 1, on the host or through a host copy. */
+static sb_status count_batch(sb_tensor *t) {
+    if (t->device == SB_DEVICE_CPU) {
+        ((int64_t *)t->data)[0] += 1;
+        return SB_OK;
+    }
+    sb_tensor *host = NULL;
+    SB_TRY(sb_tensor_to(&host, t, SB_DEVICE_CPU));
+    ((int64_t *)host->data)[0] += 1;
+    sb_status st = sb_tensor_copy(t, host);
+    sb_tensor_free(host);
+    return st;
+}
+
 static sb_status batch_norm_forward(sb_module *m, sb_graph *g, sb_variable *x, sb_variable **y) {
     sb_variable *gamma, *beta;
     SB_TRY(param_or_null(m, g, 0, &gamma));
@@ -152,7 +167,7 @@ static sb_status batch_norm_forward(sb_module *m, sb_graph *g, sb_variable *x, s
     SB_TRY(sb_ag_batch_norm(g, x, gamma, beta, m->buffers[0].value, m->buffers[1].value,
                             m->training, m->cfg.bn.momentum, m->cfg.bn.eps, y));
     /* counted only after a successful forward: a rejected input changes nothing */
-    if (m->training) ((int64_t *)m->buffers[2].value->data)[0] += 1; /* num_batches_tracked */
+    if (m->training) SB_TRY(count_batch(m->buffers[2].value)); /* num_batches_tracked */
     return SB_OK;
 }
 

@@ -165,11 +165,26 @@ int64_t sb_module_num_scalars(sb_module *m) {
 
 typedef struct { uint64_t seed, stream; } init_ctx;
 
+static sb_status init_host(init_ctx *c, uint64_t stream, const sb_named *e, sb_init_rule rule,
+                           const sb_module *owner);
+
+/* Initialisation draws on the host; a device tensor gets a host copy's values. */
 static sb_status init_one(void *vctx, const sb_named *e, const char *name, sb_init_rule rule,
                           const sb_module *owner) {
     (void)name;
     init_ctx *c = vctx;
     uint64_t stream = c->stream++; /* every tensor owns a stream, used or not */
+    if (e->value->device == SB_DEVICE_CPU) return init_host(c, stream, e, rule, owner);
+    sb_named host = *e;
+    SB_TRY(sb_tensor_new(&host.value, e->value->dtype, e->value->ndim, e->value->shape));
+    sb_status st = init_host(c, stream, &host, rule, owner);
+    if (st == SB_OK) st = sb_tensor_copy(e->value, host.value);
+    sb_tensor_free(host.value);
+    return st;
+}
+
+static sb_status init_host(init_ctx *c, uint64_t stream, const sb_named *e, sb_init_rule rule,
+                           const sb_module *owner) {
     if (e->value->dtype != SB_F32) {
         memset(e->value->data, 0, (size_t)sb_tensor_numel(e->value) * sb_dtype_size(e->value->dtype));
         return SB_OK;
@@ -205,7 +220,59 @@ sb_status sb_module_init(sb_module *m, uint64_t seed) {
 static sb_status hash_one(void *vctx, const sb_named *e, const char *name, sb_init_rule rule,
                           const sb_module *owner) {
     (void)name; (void)rule; (void)owner;
-    return sb_sha256_tensor(vctx, e->value);
+    if (e->value->device == SB_DEVICE_CPU) return sb_sha256_tensor(vctx, e->value);
+    sb_tensor *host = NULL; /* hashed through a host copy */
+    SB_TRY(sb_tensor_to(&host, e->value, SB_DEVICE_CPU));
+    sb_status st = sb_sha256_tensor(vctx, host);
+    sb_tensor_free(host);
+    return st;
+}
+
+/* ---- devices ---- */
+
+/* Moves one module's own tensors: all copies are made first, so a failure
+ * leaves this module as it was. */
+static sb_status move_local(sb_module *m, sb_device device) {
+    sb_tensor *nv[2 * SB_MODULE_MAX_LOCAL] = {0}, *ng[SB_MODULE_MAX_LOCAL] = {0};
+    sb_status st = SB_OK;
+    for (size_t i = 0; st == SB_OK && i < m->n_params; i++) {
+        st = sb_tensor_to(&nv[i], m->params[i].value, device);
+        if (st == SB_OK && m->params[i].grad) st = sb_tensor_to(&ng[i], m->params[i].grad, device);
+    }
+    for (size_t i = 0; st == SB_OK && i < m->n_buffers; i++)
+        st = sb_tensor_to(&nv[SB_MODULE_MAX_LOCAL + i], m->buffers[i].value, device);
+    if (st != SB_OK) {
+        for (size_t i = 0; i < 2 * SB_MODULE_MAX_LOCAL; i++) sb_tensor_free(nv[i]);
+        for (size_t i = 0; i < SB_MODULE_MAX_LOCAL; i++) sb_tensor_free(ng[i]);
+        return st;
+    }
+    for (size_t i = 0; i < m->n_params; i++) {
+        sb_tensor_free(m->params[i].value);
+        sb_tensor_free(m->params[i].grad);
+        m->params[i].value = nv[i];
+        m->params[i].grad = ng[i];
+    }
+    for (size_t i = 0; i < m->n_buffers; i++) {
+        sb_tensor_free(m->buffers[i].value);
+        m->buffers[i].value = nv[SB_MODULE_MAX_LOCAL + i];
+    }
+    m->bound_graph = NULL; /* the next forward binds the new tensors */
+    return SB_OK;
+}
+
+static sb_status move_tree(sb_module *m, sb_device device) {
+    SB_TRY(move_local(m, device));
+    for (size_t c = 0; c < m->n_children; c++) SB_TRY(move_tree(m->children[c], device));
+    return SB_OK;
+}
+
+sb_status sb_module_to(sb_module *m, sb_device device) {
+    const char *fn = "sb_module_to";
+    if (!m) return sb_fail(SB_ERR_NULL, "%s: module is NULL", fn);
+    if (!sb_device_available(device))
+        return sb_fail(SB_ERR_DEVICE, "%s: the %s device has no backend in this program", fn,
+                       sb_device_name(device));
+    return move_tree(m, device);
 }
 
 sb_status sb_module_hash(sb_module *m, unsigned char digest[32]) {

@@ -40,7 +40,7 @@ static sb_status optimizer_new(sb_optimizer **out, sb_module *model, int kind, s
     for (size_t p = 0; s == SB_OK && p < o->n_params; p++)
         for (size_t k = 0; s == SB_OK && k < n_state; k++) {
             const sb_tensor *v = o->params[p].value;
-            s = sb_tensor_new(&o->state[p * n_state + k], SB_F32, v->ndim, v->shape);
+            s = sb_tensor_new_on(&o->state[p * n_state + k], v->device, SB_F32, v->ndim, v->shape);
         }
     if (s != SB_OK) { sb_optimizer_free(o); return s; }
     *out = o;
