@@ -73,6 +73,7 @@ $(BUILD)/bench/cuda/%: bench/cuda/%.cu $(CUDA_LINK_DEPS)
 # Run targets (need a GPU; each prints SKIPPED and exits 0 without one).
 cuda-test: cuda
 	$(BUILD)/tests/cuda/test_cuda_ops
+	$(BUILD)/tests/cuda/test_cuda_backend
 cuda-verify-math: cuda
 	$(BUILD)/tools/cuda_verify_math $(VERIFY_ARGS)
 cuda-bench: cuda

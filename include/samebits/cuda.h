@@ -10,10 +10,13 @@
  * sb_cuda_synchronize) wait for it. A context is used by one host thread at
  * a time.
  *
- * Device tensors are ordinary sb_tensor headers with device ==
- * SB_DEVICE_CUDA whose data is device memory; make them with
- * sb_cuda_tensor_new and release them with sb_cuda_tensor_free (never
- * sb_tensor_free, which would only free the header).
+ * The CUDA device plugs into the library's backend table: after
+ * sb_cuda_register(ctx), tensors on SB_DEVICE_CUDA (sb_tensor_new_on,
+ * sb_tensor_to, sb_cuda_tensor_new) pass through the ordinary tensor ops,
+ * autograd, modules (sb_module_to) and optimizers, validated by the same
+ * code and with the same messages as on the CPU; ops the GPU has no kernel
+ * for yet fail with SB_ERR_UNSUPPORTED naming the op. sb_tensor_free
+ * releases a device tensor through the context's allocator.
  *
  * Every function validates its arguments and returns an sb_status with a
  * readable message (sb_last_error()); without a usable GPU they return
@@ -59,7 +62,14 @@ SB_API sb_status sb_cuda_query(int device, sb_cuda_device_info *info);
 typedef struct sb_cuda_context sb_cuda_context;
 
 SB_API sb_status sb_cuda_context_new(sb_cuda_context **out, int device);
-SB_API void sb_cuda_context_free(sb_cuda_context *ctx); /* NULL is ignored */
+/* NULL is ignored; a context serving SB_DEVICE_CUDA is unregistered first
+ * (free its tensors before). */
+SB_API void sb_cuda_context_free(sb_cuda_context *ctx);
+
+/* Makes ctx the one context serving SB_DEVICE_CUDA (replacing another:
+ * tensors made through the old one must be freed before). */
+SB_API sb_status sb_cuda_register(sb_cuda_context *ctx);
+SB_API void sb_cuda_unregister(void);
 /* The context's cudaStream_t, as a void pointer (for interop). */
 SB_API void *sb_cuda_stream(sb_cuda_context *ctx);
 /* Waits for all queued work; reports an asynchronous kernel error. */
@@ -81,7 +91,8 @@ SB_API sb_status sb_cuda_memset0(sb_cuda_context *ctx, void *dst, size_t bytes);
 
 /* ---- device tensors ----------------------------------------------------- */
 
-/* A contiguous, zero-filled device tensor. */
+/* A contiguous, zero-filled device tensor (registers ctx, then
+ * sb_tensor_new_on(SB_DEVICE_CUDA)); sb_cuda_tensor_free is sb_tensor_free. */
 SB_API sb_status sb_cuda_tensor_new(sb_cuda_context *ctx, sb_tensor **out, sb_dtype dtype, int ndim,
                              const int64_t *shape);
 SB_API void sb_cuda_tensor_free(sb_cuda_context *ctx, sb_tensor *t); /* NULL is ignored */
@@ -123,9 +134,9 @@ SB_API sb_status sb_cuda_sum_canonical(sb_cuda_context *ctx, const float *x, int
                                 float *out);
 
 /* ---- tensor-level ops on device tensors ---------------------------------
- * Same semantics, shapes and validation as the CPU functions of the same
- * name without `cuda_` (all tensors F32 unless stated, on SB_DEVICE_CUDA,
- * contiguous). Gradients are written, never accumulated. */
+ * Register ctx, require every tensor on SB_DEVICE_CUDA, then run the
+ * function of the same name without `cuda_`: the same semantics, the same
+ * validation and messages. Gradients are written, never accumulated. */
 
 SB_API sb_status sb_cuda_linear_forward(sb_cuda_context *ctx, const sb_tensor *x, const sb_tensor *w,
                                  const sb_tensor *bias, sb_tensor *y);

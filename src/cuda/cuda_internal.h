@@ -87,6 +87,10 @@ sb_status sb_cuda_cross_entropy_backward_raw(sb_cuda_context *ctx, const float *
  * elementwise and their broadcasting backward, reductions over axes, dropout,
  * batch norm and layer norm. */
 
+/* Unregisters the CUDA backend when ctx is the context serving it (called
+ * by sb_cuda_context_free). */
+void sb_cuda_backend_forget(sb_cuda_context *ctx);
+
 /* Optimizer element loops with host-computed factors (section 14). */
 sb_status sb_cuda_sgd_raw(sb_cuda_context *ctx, const sb_sgd_factors *f, bool nesterov,
                           bool maximize, bool first, int64_t n, float *param, const float *grad,

@@ -4,11 +4,6 @@
 #include <stdlib.h>
 #include "cuda/common.cuh"
 
-/* A private owner tag: sb_tensor_free treats it like a wrapped tensor (it
- * frees only the header), so a mistaken call leaks a cached block instead
- * of passing device memory to free(). */
-#define SB_CUDA_OWNER 0x4355u
-
 sb_status sb_cuda_error(const char *fn, const char *what, cudaError_t err) {
     if (err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver ||
         err == cudaErrorNoKernelImageForDevice)
@@ -105,6 +100,7 @@ static void free_list_release(sb_cuda_block **list) {
 
 void sb_cuda_context_free(sb_cuda_context *ctx) {
     if (!ctx) return;
+    sb_cuda_backend_forget(ctx); /* no longer serves the CUDA device */
     cudaSetDevice(ctx->device);
     cudaStreamSynchronize(ctx->stream);
     for (int c = 0; c < SB_CUDA_CLASSES; c++) free_list_release(&ctx->free_list[c]);
@@ -254,40 +250,19 @@ sb_status sb_cuda_memset0(sb_cuda_context *ctx, void *dst, size_t bytes) {
 
 /* ---- device tensors ----------------------------------------------------------- */
 
+/* Device tensors belong to the CUDA backend (src/cuda/backend.cu): made and
+ * released through it, so sb_tensor_free works on them too. */
 sb_status sb_cuda_tensor_new(sb_cuda_context *ctx, sb_tensor **out, sb_dtype dtype, int ndim,
                              const int64_t *shape) {
     const char *fn = "sb_cuda_tensor_new";
     if (!out) return sb_fail(SB_ERR_NULL, "%s: out is NULL", fn);
     *out = NULL;
-    SB_TRY(sb_cuda_enter(fn, ctx));
-    /* The CPU constructor validates dtype/ndim/shape and builds the header;
-     * its zero-filled host buffer is a scratch of the same size. */
-    sb_tensor *h;
-    SB_TRY(sb_tensor_new(&h, dtype, ndim, shape));
-    size_t bytes = (size_t)sb_tensor_numel(h) * sb_dtype_size(dtype);
-    void *d = NULL;
-    sb_status st = sb_cuda_malloc(ctx, bytes, &d);
-    if (st == SB_OK) st = sb_cuda_memset0(ctx, d, bytes);
-    if (st != SB_OK) {
-        sb_cuda_free(ctx, d);
-        sb_tensor_free(h);
-        return st;
-    }
-    free(h->data);
-    h->data = d;
-    h->device = SB_DEVICE_CUDA;
-    h->owner = SB_CUDA_OWNER;
-    *out = h;
-    return SB_OK;
+    SB_TRY(sb_cuda_register(ctx));
+    return sb_tensor_new_on(out, SB_DEVICE_CUDA, dtype, ndim, shape);
 }
 
 void sb_cuda_tensor_free(sb_cuda_context *ctx, sb_tensor *t) {
-    if (!t) return;
-    if (t->device == SB_DEVICE_CUDA && t->owner == SB_CUDA_OWNER) {
-        sb_cuda_free(ctx, t->data);
-        t->owner = 0;
-        t->data = NULL;
-    }
+    (void)ctx; /* the tensor's backend knows its context */
     sb_tensor_free(t);
 }
 
