@@ -57,7 +57,11 @@ SB_API sb_status sb_tensor_wrap(sb_tensor **out, void *data, sb_dtype dtype, int
                          const int64_t *shape, const int64_t *strides);
 SB_API void sb_tensor_free(sb_tensor *t); /* NULL and arena tensors are ignored */
 
-/* Properties. */
+/* Properties. sb_tensor_numel is 0 for NULL and -1 for a header that is not
+ * valid (ndim outside 0..SB_MAX_DIMS, a negative shape, an invalid dtype or
+ * device, or a size whose element count or strides overflow). Sizes are
+ * overflow-checked everywhere: a tensor holds at most INT64_MAX / 16
+ * elements, counting each zero-size dimension as 1. */
 SB_API int64_t sb_tensor_numel(const sb_tensor *t);
 SB_API bool sb_tensor_is_contiguous(const sb_tensor *t);
 SB_API float *sb_tensor_f32(const sb_tensor *t); /* data as float*, NULL if not F32 */

@@ -23,13 +23,19 @@ sb_status sb_fail(sb_status status, const char *fmt, ...)
     } while (0)
 
 /* Argument validation shared by every tensor-level op; `fn` names the
- * public function in the message. Each returns SB_OK or sets the error. */
+ * public function in the message. Each returns SB_OK or sets the error.
+ * sb_check_header: t is not NULL and its header is sound - ndim in
+ * 0..SB_MAX_DIMS, a valid dtype and device, shapes >= 0, size and strides
+ * representable (src/core/checked.h) - so its shape may be read. Every entry
+ * point that reads a caller's tensor calls it first (sb_check_tensor does). */
+sb_status sb_check_header(const char *fn, const char *name, const sb_tensor *t);
 sb_status sb_check_tensor(const char *fn, const char *name, const sb_tensor *t,
                           sb_dtype dtype, int ndim /* -1: any */);
 sb_status sb_check_contiguous(const char *fn, const char *name, const sb_tensor *t);
 sb_status sb_check_same_shape(const char *fn, const char *name_a, const sb_tensor *a,
                               const char *name_b, const sb_tensor *b);
-/* Writes "[2, 3, 4]" into buf. */
+/* Writes "[2, 3, 4]" into buf; never reads past ndim (an invalid ndim
+ * prints as such). */
 const char *sb_shape_str(const sb_tensor *t, char *buf, size_t len);
 
 /* Exact bit-level views of a float. */

@@ -1,6 +1,7 @@
 /* Tensor creation, views, copies and the shared argument checks. */
 #include <stdio.h>
 #include <stdlib.h>
+#include "core/checked.h"
 #include "core/fpenv.h"
 #include "core/internal.h"
 
@@ -25,9 +26,16 @@ const char *sb_dtype_name(sb_dtype dtype) {
 }
 
 const char *sb_shape_str(const sb_tensor *t, char *buf, size_t len) {
+    if (!buf || len == 0) return buf;
+    buf[0] = '\0';
+    if (!t) { snprintf(buf, len, "[]"); return buf; }
+    if (t->ndim < 0 || t->ndim > SB_MAX_DIMS) { /* a hand-built header: print nothing past it */
+        snprintf(buf, len, "[invalid ndim %d]", t->ndim);
+        return buf;
+    }
     size_t at = 0;
     at += (size_t)snprintf(buf + at, len - at, "[");
-    for (int i = 0; t && i < t->ndim && at < len; i++)
+    for (int i = 0; i < t->ndim && at < len; i++)
         at += (size_t)snprintf(buf + at, len - at, i ? ", %lld" : "%lld", (long long)t->shape[i]);
     if (at < len) snprintf(buf + at, len - at, "]");
     return buf;
@@ -40,18 +48,16 @@ static sb_status check_shape(const char *fn, sb_dtype dtype, int ndim, const int
     if (ndim < 0 || ndim > SB_MAX_DIMS)
         return sb_fail(SB_ERR_SHAPE, "%s: ndim %d is outside 0..%d", fn, ndim, SB_MAX_DIMS);
     if (ndim > 0 && !shape) return sb_fail(SB_ERR_NULL, "%s: shape is NULL", fn);
-    int64_t n = 1;
-    for (int i = 0; i < ndim; i++) {
+    for (int i = 0; i < ndim; i++)
         if (shape[i] < 0)
             return sb_fail(SB_ERR_SHAPE, "%s: shape[%d] = %lld is negative", fn, i, (long long)shape[i]);
-        if (shape[i] && n > INT64_MAX / 16 / shape[i])
-            return sb_fail(SB_ERR_SHAPE, "%s: shape is too large", fn);
-        n *= shape[i];
-    }
-    *numel = n;
+    if (!sb_checked_numel(ndim, shape, numel))
+        return sb_fail(SB_ERR_SHAPE, "%s: shape is too large (its size or strides exceed %lld elements)",
+                       fn, (long long)SB_NUMEL_MAX);
     return SB_OK;
 }
 
+/* shape passed check_shape, so its contiguous strides are representable. */
 static void set_header(sb_tensor *t, sb_dtype dtype, int ndim, const int64_t *shape,
                        const int64_t *strides, void *data, unsigned owner) {
     memset(t, 0, sizeof *t);
@@ -60,19 +66,21 @@ static void set_header(sb_tensor *t, sb_dtype dtype, int ndim, const int64_t *sh
     t->ndim = ndim;
     t->data = data;
     t->owner = owner;
-    int64_t stride = 1;
-    for (int i = ndim - 1; i >= 0; i--) {
-        t->shape[i] = shape[i];
-        t->strides[i] = strides ? strides[i] : stride;
-        stride *= shape[i] ? shape[i] : 1;
-    }
+    for (int i = 0; i < ndim; i++) t->shape[i] = shape[i];
+    if (strides)
+        for (int i = 0; i < ndim; i++) t->strides[i] = strides[i];
+    else
+        sb_checked_contiguous_strides(ndim, shape, t->strides);
 }
 
 sb_status sb_tensor_new(sb_tensor **out, sb_dtype dtype, int ndim, const int64_t *shape) {
     if (!out) return sb_fail(SB_ERR_NULL, "sb_tensor_new: out is NULL");
     *out = NULL;
     int64_t n = 0;
+    size_t bytes;
     SB_TRY(check_shape("sb_tensor_new", dtype, ndim, shape, &n));
+    if (!sb_checked_bytes(n, sb_dtype_size(dtype), &bytes))
+        return sb_fail(SB_ERR_NOMEM, "sb_tensor_new: %lld elements do not fit in memory", (long long)n);
     sb_tensor *t = sb_malloc("sb_tensor_new", sizeof *t);
     if (!t) return SB_ERR_NOMEM;
     void *data = sb_calloc("sb_tensor_new", (size_t)n, sb_dtype_size(dtype));
@@ -88,11 +96,14 @@ sb_status sb_tensor_new_in(sb_tensor **out, sb_arena *arena, sb_dtype dtype, int
     *out = NULL;
     if (!arena) return sb_fail(SB_ERR_NULL, "sb_tensor_new_in: arena is NULL");
     int64_t n;
+    size_t bytes;
     SB_TRY(check_shape("sb_tensor_new_in", dtype, ndim, shape, &n));
+    if (!sb_checked_bytes(n, sb_dtype_size(dtype), &bytes))
+        return sb_fail(SB_ERR_NOMEM, "sb_tensor_new_in: %lld elements do not fit in memory", (long long)n);
     sb_tensor *t = sb_arena_alloc(arena, sizeof *t);
-    void *data = t ? sb_arena_alloc(arena, (size_t)n * sb_dtype_size(dtype)) : NULL;
+    void *data = t ? sb_arena_alloc(arena, bytes) : NULL;
     if (!data) return SB_ERR_NOMEM;
-    memset(data, 0, (size_t)n * sb_dtype_size(dtype));
+    memset(data, 0, bytes);
     set_header(t, dtype, ndim, shape, NULL, data, OWN_ARENA);
     *out = t;
     return SB_OK;
@@ -105,6 +116,9 @@ sb_status sb_tensor_wrap(sb_tensor **out, void *data, sb_dtype dtype, int ndim,
     int64_t n;
     SB_TRY(check_shape("sb_tensor_wrap", dtype, ndim, shape, &n));
     if (!data && n > 0) return sb_fail(SB_ERR_NULL, "sb_tensor_wrap: data is NULL");
+    int64_t span;
+    if (strides && !sb_checked_span(ndim, shape, strides, &span))
+        return sb_fail(SB_ERR_SHAPE, "sb_tensor_wrap: strides reach offsets beyond int64");
     sb_tensor *t = sb_malloc("sb_tensor_wrap", sizeof *t);
     if (!t) return SB_ERR_NOMEM;
     set_header(t, dtype, ndim, shape, strides, data, OWN_WRAP);
@@ -118,16 +132,62 @@ void sb_tensor_free(sb_tensor *t) {
     free(t);
 }
 
+/* Why a header cannot be used: a status and a reason in buf, or SB_OK. Checks
+ * only the fields, never the memory: ndim in 0..SB_MAX_DIMS (before any
+ * shape is read), a valid dtype and device, shapes >= 0 with a representable
+ * size, and strides whose offsets fit in int64. */
+static sb_status header_problem(const sb_tensor *t, char *buf, size_t len) {
+    if (t->ndim < 0 || t->ndim > SB_MAX_DIMS) {
+        snprintf(buf, len, "ndim %d is outside 0..%d", t->ndim, SB_MAX_DIMS);
+        return SB_ERR_SHAPE;
+    }
+    if (sb_dtype_size(t->dtype) == 0) {
+        snprintf(buf, len, "dtype %d is not a valid sb_dtype", (int)t->dtype);
+        return SB_ERR_DTYPE;
+    }
+    if (t->device != SB_DEVICE_CPU && t->device != SB_DEVICE_CUDA) {
+        snprintf(buf, len, "device %d is not a valid sb_device", (int)t->device);
+        return SB_ERR_DEVICE;
+    }
+    for (int i = 0; i < t->ndim; i++)
+        if (t->shape[i] < 0) {
+            snprintf(buf, len, "shape[%d] = %lld is negative", i, (long long)t->shape[i]);
+            return SB_ERR_SHAPE;
+        }
+    int64_t n, span;
+    if (!sb_checked_numel(t->ndim, t->shape, &n)) {
+        snprintf(buf, len, "its size exceeds %lld elements", (long long)SB_NUMEL_MAX);
+        return SB_ERR_SHAPE;
+    }
+    if (!sb_checked_span(t->ndim, t->shape, t->strides, &span)) {
+        snprintf(buf, len, "its strides reach offsets beyond int64");
+        return SB_ERR_SHAPE;
+    }
+    return SB_OK;
+}
+
+sb_status sb_check_header(const char *fn, const char *name, const sb_tensor *t) {
+    if (!t) return sb_fail(SB_ERR_NULL, "%s: %s is NULL", fn, name);
+    char why[96];
+    sb_status st = header_problem(t, why, sizeof why);
+    if (st != SB_OK) return sb_fail(st, "%s: %s is not a valid tensor: %s", fn, name, why);
+    return SB_OK;
+}
+
+/* -1 for a header that is not valid (see header_problem). */
 int64_t sb_tensor_numel(const sb_tensor *t) {
     if (!t) return 0;
-    int64_t n = 1;
-    for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
+    char why[96];
+    int64_t n;
+    if (header_problem(t, why, sizeof why) != SB_OK || !sb_checked_numel(t->ndim, t->shape, &n))
+        return -1;
     return n;
 }
 
 bool sb_tensor_is_contiguous(const sb_tensor *t) {
-    if (!t) return false;
-    if (sb_tensor_numel(t) == 0) return true; /* no element has an address to disagree about */
+    int64_t n = sb_tensor_numel(t);
+    if (!t || n < 0) return false;
+    if (n == 0) return true; /* no element has an address to disagree about */
     int64_t stride = 1;
     for (int i = t->ndim - 1; i >= 0; i--) {
         if (t->shape[i] != 1 && t->strides[i] != stride) return false;
@@ -142,7 +202,7 @@ float *sb_tensor_f32(const sb_tensor *t) {
 
 sb_status sb_check_tensor(const char *fn, const char *name, const sb_tensor *t,
                           sb_dtype dtype, int ndim) {
-    if (!t) return sb_fail(SB_ERR_NULL, "%s: %s is NULL", fn, name);
+    SB_TRY(sb_check_header(fn, name, t));
     if (t->device != SB_DEVICE_CPU)
         return sb_fail(SB_ERR_DEVICE, "%s: %s is not on the CPU (this build has only the CPU backend)", fn, name);
     if (t->dtype != dtype)
@@ -158,6 +218,7 @@ sb_status sb_check_tensor(const char *fn, const char *name, const sb_tensor *t,
 }
 
 sb_status sb_check_contiguous(const char *fn, const char *name, const sb_tensor *t) {
+    SB_TRY(sb_check_header(fn, name, t));
     if (!sb_tensor_is_contiguous(t))
         return sb_fail(SB_ERR_ARG, "%s: %s must be contiguous (use sb_tensor_copy into a new tensor)", fn, name);
     return SB_OK;
@@ -165,6 +226,8 @@ sb_status sb_check_contiguous(const char *fn, const char *name, const sb_tensor 
 
 sb_status sb_check_same_shape(const char *fn, const char *name_a, const sb_tensor *a,
                               const char *name_b, const sb_tensor *b) {
+    SB_TRY(sb_check_header(fn, name_a, a));
+    SB_TRY(sb_check_header(fn, name_b, b));
     int same = a->ndim == b->ndim;
     for (int i = 0; same && i < a->ndim; i++) same = a->shape[i] == b->shape[i];
     if (!same) {
@@ -191,7 +254,7 @@ sb_status sb_tensor_reshape(sb_tensor **out, const sb_tensor *src, int ndim, con
     const char *fn = "sb_tensor_reshape";
     if (!out) return sb_fail(SB_ERR_NULL, "%s: out is NULL", fn);
     *out = NULL;
-    if (!src) return sb_fail(SB_ERR_NULL, "%s: src is NULL", fn);
+    SB_TRY(sb_check_header(fn, "src", src));
     if (ndim < 0 || ndim > SB_MAX_DIMS)
         return sb_fail(SB_ERR_SHAPE, "%s: ndim %d is outside 0..%d", fn, ndim, SB_MAX_DIMS);
     if (ndim > 0 && !shape) return sb_fail(SB_ERR_NULL, "%s: shape is NULL", fn);
@@ -205,8 +268,8 @@ sb_status sb_tensor_reshape(sb_tensor **out, const sb_tensor *src, int ndim, con
             infer = i;
         } else if (shape[i] < 0) {
             return sb_fail(SB_ERR_SHAPE, "%s: shape[%d] = %lld is negative", fn, i, (long long)shape[i]);
-        } else {
-            known *= shape[i];
+        } else if (!sb_checked_mul(known, shape[i], &known)) {
+            return sb_fail(SB_ERR_SHAPE, "%s: the new shape's element count overflows", fn);
         }
     }
     if (infer >= 0) {
@@ -221,6 +284,10 @@ sb_status sb_tensor_reshape(sb_tensor **out, const sb_tensor *src, int ndim, con
         return sb_fail(SB_ERR_SHAPE, "%s: cannot view %lld elements of shape %s as %lld elements", fn,
                        (long long)total, sb_shape_str(src, buf, sizeof buf), (long long)known);
     }
+    int64_t check;
+    if (!sb_checked_numel(ndim, resolved, &check)) /* e.g. [0, 2^62, 2^62]: strides overflow */
+        return sb_fail(SB_ERR_SHAPE, "%s: the new shape is too large (its strides exceed %lld elements)",
+                       fn, (long long)SB_NUMEL_MAX);
     return make_view(fn, out, src, ndim, resolved, NULL);
 }
 
@@ -228,7 +295,7 @@ sb_status sb_tensor_flatten(sb_tensor **out, const sb_tensor *src, int start_dim
     const char *fn = "sb_tensor_flatten";
     if (!out) return sb_fail(SB_ERR_NULL, "%s: out is NULL", fn);
     *out = NULL;
-    if (!src) return sb_fail(SB_ERR_NULL, "%s: src is NULL", fn);
+    SB_TRY(sb_check_header(fn, "src", src));
     int nd = src->ndim ? src->ndim : 1;
     if (start_dim < 0) start_dim += nd;
     if (end_dim < 0) end_dim += nd;
@@ -249,7 +316,7 @@ sb_status sb_tensor_transpose(sb_tensor **out, const sb_tensor *src, int dim0, i
     const char *fn = "sb_tensor_transpose";
     if (!out) return sb_fail(SB_ERR_NULL, "%s: out is NULL", fn);
     *out = NULL;
-    if (!src) return sb_fail(SB_ERR_NULL, "%s: src is NULL", fn);
+    SB_TRY(sb_check_header(fn, "src", src));
     if (dim0 < 0) dim0 += src->ndim;
     if (dim1 < 0) dim1 += src->ndim;
     if (dim0 < 0 || dim1 < 0 || dim0 >= src->ndim || dim1 >= src->ndim)

@@ -257,7 +257,7 @@ sb_status sb_nn_sequential(sb_module **out, sb_module *const *children, size_t n
     for (size_t i = 0; s == SB_OK && i < n; i++)
         if (!children[i]) s = sb_fail(SB_ERR_NULL, "sb_nn_sequential: child %zu is NULL", i);
     if (s == SB_OK) {
-        (*out)->children = sb_malloc("sb_nn_sequential", (n ? n : 1) * sizeof *children);
+        (*out)->children = sb_calloc("sb_nn_sequential", n, sizeof *children); /* count checked */
         if (!(*out)->children) s = SB_ERR_NOMEM;
     }
     if (s != SB_OK) {
