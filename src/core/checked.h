@@ -69,8 +69,9 @@ static inline bool sb_checked_contiguous_strides(int ndim, const int64_t *shape,
 }
 
 /* The largest element offset (in elements, either direction) a strided view
- * of `shape` reaches: the sum of |stride| * (shape - 1). False when it does
- * not fit in int64 - such a view cannot be indexed safely. */
+ * of `shape` reaches: the sum of |stride| * (shape - 1). False when it
+ * exceeds SB_NUMEL_MAX - no buffer is that large, and its byte offsets would
+ * not fit in int64. */
 static inline bool sb_checked_span(int ndim, const int64_t *shape, const int64_t *strides,
                                    int64_t *span) {
     int64_t s = 0, term;
@@ -80,7 +81,9 @@ static inline bool sb_checked_span(int ndim, const int64_t *shape, const int64_t
     for (int i = 0; i < ndim; i++) {
         if (strides[i] == INT64_MIN) return false;
         int64_t a = strides[i] < 0 ? -strides[i] : strides[i];
-        if (!sb_checked_mul(a, shape[i] - 1, &term) || !sb_checked_add(s, term, &s)) return false;
+        if (!sb_checked_mul(a, shape[i] - 1, &term) || !sb_checked_add(s, term, &s) ||
+            s > SB_NUMEL_MAX)
+            return false;
     }
     *span = s;
     return true;

@@ -118,7 +118,8 @@ sb_status sb_tensor_wrap(sb_tensor **out, void *data, sb_dtype dtype, int ndim,
     if (!data && n > 0) return sb_fail(SB_ERR_NULL, "sb_tensor_wrap: data is NULL");
     int64_t span;
     if (strides && !sb_checked_span(ndim, shape, strides, &span))
-        return sb_fail(SB_ERR_SHAPE, "sb_tensor_wrap: strides reach offsets beyond int64");
+        return sb_fail(SB_ERR_SHAPE, "sb_tensor_wrap: strides reach offsets beyond %lld elements",
+                       (long long)SB_NUMEL_MAX);
     sb_tensor *t = sb_malloc("sb_tensor_wrap", sizeof *t);
     if (!t) return SB_ERR_NOMEM;
     set_header(t, dtype, ndim, shape, strides, data, OWN_WRAP);
@@ -160,7 +161,7 @@ static sb_status header_problem(const sb_tensor *t, char *buf, size_t len) {
         return SB_ERR_SHAPE;
     }
     if (!sb_checked_span(t->ndim, t->shape, t->strides, &span)) {
-        snprintf(buf, len, "its strides reach offsets beyond int64");
+        snprintf(buf, len, "its strides reach offsets beyond %lld elements", (long long)SB_NUMEL_MAX);
         return SB_ERR_SHAPE;
     }
     return SB_OK;
