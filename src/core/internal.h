@@ -15,6 +15,10 @@
 sb_status sb_fail(sb_status status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* A public function that failed inside another one names itself: the
+ * current message's "callee:" prefix becomes "fn:". Returns `status`. */
+sb_status sb_fail_as(const char *fn, sb_status status);
+
 /* Propagate a failing status unchanged (its message is already set). */
 #define SB_TRY(expr)                                                           \
     do {                                                                       \
@@ -34,6 +38,11 @@ sb_status sb_check_tensor(const char *fn, const char *name, const sb_tensor *t,
 sb_status sb_check_contiguous(const char *fn, const char *name, const sb_tensor *t);
 sb_status sb_check_same_shape(const char *fn, const char *name_a, const sb_tensor *a,
                               const char *name_b, const sb_tensor *b);
+/* Outputs (already validated, NULL entries skipped) must not share a byte
+ * with one another or with any of the listed inputs; the message names both. */
+sb_status sb_check_disjoint(const char *fn, int n_out, const char *const *out_names,
+                            const sb_tensor *const *outs, int n_in, const char *const *in_names,
+                            const sb_tensor *const *ins);
 /* Writes "[2, 3, 4]" into buf; never reads past ndim (an invalid ndim
  * prints as such). */
 const char *sb_shape_str(const sb_tensor *t, char *buf, size_t len);

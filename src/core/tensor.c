@@ -239,6 +239,44 @@ sb_status sb_check_same_shape(const char *fn, const char *name_a, const sb_tenso
     return SB_OK;
 }
 
+/* The bytes [lo, hi) a valid tensor's elements occupy; lo == hi if none. */
+static void byte_range(const sb_tensor *t, uintptr_t *lo, uintptr_t *hi) {
+    int64_t neg = 0, pos = 0;
+    *lo = *hi = (uintptr_t)t->data;
+    if (sb_tensor_numel(t) <= 0 || !t->data) return;
+    for (int i = 0; i < t->ndim; i++) { /* each term bounded by sb_checked_span */
+        int64_t reach = t->strides[i] * (t->shape[i] - 1);
+        if (reach < 0) neg += reach; else pos += reach;
+    }
+    size_t es = sb_dtype_size(t->dtype);
+    *lo = (uintptr_t)t->data - (uintptr_t)(-neg) * es;
+    *hi = (uintptr_t)t->data + (uintptr_t)pos * es + es;
+}
+
+static bool tensors_overlap(const sb_tensor *a, const sb_tensor *b) {
+    uintptr_t alo, ahi, blo, bhi;
+    byte_range(a, &alo, &ahi);
+    byte_range(b, &blo, &bhi);
+    return alo < ahi && blo < bhi && alo < bhi && blo < ahi;
+}
+
+sb_status sb_check_disjoint(const char *fn, int n_out, const char *const *out_names,
+                            const sb_tensor *const *outs, int n_in, const char *const *in_names,
+                            const sb_tensor *const *ins) {
+    for (int i = 0; i < n_out; i++) {
+        if (!outs[i]) continue;
+        for (int j = i + 1; j < n_out; j++)
+            if (outs[j] && tensors_overlap(outs[i], outs[j]))
+                return sb_fail(SB_ERR_ARG, "%s: %s shares memory with %s (outputs must not overlap)", fn,
+                               out_names[i], out_names[j]);
+        for (int j = 0; j < n_in; j++)
+            if (ins[j] && tensors_overlap(outs[i], ins[j]))
+                return sb_fail(SB_ERR_ARG, "%s: %s shares memory with %s (outputs must not overlap it)",
+                               fn, out_names[i], in_names[j]);
+    }
+    return SB_OK;
+}
+
 /* ---- views ---- */
 
 static sb_status make_view(const char *fn, sb_tensor **out, const sb_tensor *src, int ndim,
@@ -336,6 +374,10 @@ sb_status sb_tensor_copy(sb_tensor *dst, const sb_tensor *src) {
     if (!dst) return sb_fail(SB_ERR_NULL, "%s: dst is NULL", fn);
     if (!src) return sb_fail(SB_ERR_NULL, "%s: src is NULL", fn);
     SB_TRY(sb_check_tensor(fn, "src", src, src->dtype, -1));
+    SB_TRY(sb_check_header(fn, "dst", dst));
+    if (dst->dtype != src->dtype)
+        return sb_fail(SB_ERR_DTYPE, "%s: dst has dtype %s but src has dtype %s", fn,
+                       sb_dtype_name(dst->dtype), sb_dtype_name(src->dtype));
     SB_TRY(sb_check_tensor(fn, "dst", dst, src->dtype, -1));
     SB_TRY(sb_check_same_shape(fn, "dst", dst, "src", src));
     size_t es = sb_dtype_size(src->dtype);

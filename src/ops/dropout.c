@@ -28,6 +28,9 @@ sb_status sb_dropout_forward(const sb_tensor *x, float p, bool training, uint64_
         SB_TRY(sb_check_same_shape(fn, "mask", mask, "x", x));
     }
     SB_TRY(check_p(fn, p));
+    /* y may be x itself (in place), but not mask. */
+    SB_TRY(sb_check_disjoint(fn, 2, (const char *const[]){"y", "mask"}, (const sb_tensor *const[]){y, mask},
+                             0, NULL, NULL));
     uint64_t n = (uint64_t)sb_tensor_numel(x);
     if (offset > SB_RNG_INDEX_LIMIT || n > SB_RNG_INDEX_LIMIT - offset)
         return sb_fail(SB_ERR_RANGE, "%s: offset %llu + %llu elements passes the index limit 2^56",

@@ -287,6 +287,9 @@ sb_status sb_cross_entropy_backward(const sb_tensor *logits, const sb_tensor *ta
                                     int64_t ignore_index, const sb_tensor *dloss,
                                     sb_tensor *dlogits) {
     SB_FPENV_GUARD();
+    SB_TRY(sb_check_disjoint("sb_cross_entropy_backward", 1, (const char *const[]){"dlogits"},
+                             (const sb_tensor *const[]){dlogits}, 1, (const char *const[]){"dloss"},
+                             (const sb_tensor *const[]){dloss}));
     return class_backward("sb_cross_entropy_backward", logits, targets, reduction, true,
                           label_smoothing, ignore_index, dloss, dlogits);
 }
@@ -302,6 +305,9 @@ sb_status sb_nll_loss_backward(const sb_tensor *logp, const sb_tensor *targets,
                                sb_loss_reduction reduction, int64_t ignore_index,
                                const sb_tensor *dloss, sb_tensor *dlogp) {
     SB_FPENV_GUARD();
+    SB_TRY(sb_check_disjoint("sb_nll_loss_backward", 1, (const char *const[]){"dlogp"},
+                             (const sb_tensor *const[]){dlogp}, 1, (const char *const[]){"dloss"},
+                             (const sb_tensor *const[]){dloss}));
     return class_backward("sb_nll_loss_backward", logp, targets, reduction, false, 0.0f,
                           ignore_index, dloss, dlogp);
 }
@@ -346,6 +352,8 @@ sb_status sb_mse_backward(const sb_tensor *x, const sb_tensor *target, sb_loss_r
         SB_TRY(sb_check_tensor(fn, "dtarget", dtarget, SB_F32, -1));
         SB_TRY(sb_check_same_shape(fn, "dtarget", dtarget, "x", x));
     }
+    SB_TRY(sb_check_disjoint(fn, 2, (const char *const[]){"dx", "dtarget"}, (const sb_tensor *const[]){dx, dtarget},
+                             1, (const char *const[]){"dloss"}, (const sb_tensor *const[]){dloss}));
     buffers b;
     sb_status st = buffers_get(&b, x, target, dloss, dx);
     sb_tensor *dt_scratch = NULL;

@@ -109,6 +109,10 @@ sb_status sb_batch_norm_forward(const sb_tensor *x, const sb_tensor *gamma,
                        "channel (the unbiased variance divides by count - 1); got count = %lld",
                        fn, (long long)count);
 
+    SB_TRY(sb_check_disjoint(fn, 5, (const char *const[]){"y", "save_mean", "save_rstd", "running_mean", "running_var"},
+                             (const sb_tensor *const[]){y, save_mean, save_rstd, running_mean, running_var},
+                             3, (const char *const[]){"x", "gamma", "beta"},
+                             (const sb_tensor *const[]){x, gamma, beta}));
     sb_cpu_batch_norm_forward(f32(x), f32(gamma), f32(beta), f32(running_mean),
                               f32(running_var), training, momentum, eps, f32(y),
                               f32(save_mean), f32(save_rstd), N, C, S);
@@ -141,6 +145,10 @@ sb_status sb_batch_norm_backward(const sb_tensor *dy, const sb_tensor *x,
     SB_TRY(check_optional(fn, "dgamma", dgamma, 1, vec, what));
     SB_TRY(check_optional(fn, "dbeta", dbeta, 1, vec, what));
 
+    SB_TRY(sb_check_disjoint(fn, 3, (const char *const[]){"dx", "dgamma", "dbeta"},
+                             (const sb_tensor *const[]){dx, dgamma, dbeta},
+                             5, (const char *const[]){"dy", "x", "gamma", "save_mean", "save_rstd"},
+                             (const sb_tensor *const[]){dy, x, gamma, save_mean, save_rstd}));
     sb_cpu_batch_norm_backward(f32(dy), f32(x), f32(gamma), f32(save_mean), f32(save_rstd),
                                training, f32(dx), f32(dgamma), f32(dbeta), N, C, S);
     return SB_OK;
@@ -189,6 +197,9 @@ sb_status sb_layer_norm_forward(const sb_tensor *x, int normalized_ndim, const s
     SB_TRY(check_optional(fn, "save_mean", save_mean, lead, x->shape, leading));
     SB_TRY(check_optional(fn, "save_rstd", save_rstd, lead, x->shape, leading));
 
+    SB_TRY(sb_check_disjoint(fn, 3, (const char *const[]){"y", "save_mean", "save_rstd"},
+                             (const sb_tensor *const[]){y, save_mean, save_rstd},
+                             3, (const char *const[]){"x", "gamma", "beta"}, (const sb_tensor *const[]){x, gamma, beta}));
     sb_cpu_layer_norm_forward(f32(x), f32(gamma), f32(beta), eps, f32(y), f32(save_mean),
                               f32(save_rstd), R, D);
     return SB_OK;
@@ -220,6 +231,10 @@ sb_status sb_layer_norm_backward(const sb_tensor *dy, const sb_tensor *x, int no
     SB_TRY(check_optional(fn, "dgamma", dgamma, normalized_ndim, x->shape + lead, trail));
     SB_TRY(check_optional(fn, "dbeta", dbeta, normalized_ndim, x->shape + lead, trail));
 
+    SB_TRY(sb_check_disjoint(fn, 3, (const char *const[]){"dx", "dgamma", "dbeta"},
+                             (const sb_tensor *const[]){dx, dgamma, dbeta},
+                             5, (const char *const[]){"dy", "x", "gamma", "save_mean", "save_rstd"},
+                             (const sb_tensor *const[]){dy, x, gamma, save_mean, save_rstd}));
     sb_cpu_layer_norm_backward(f32(dy), f32(x), f32(gamma), f32(save_mean), f32(save_rstd),
                                f32(dx), f32(dgamma), f32(dbeta), R, D);
     return SB_OK;
