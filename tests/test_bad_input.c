@@ -525,11 +525,14 @@ static void run_op(const op_case *op) {
         if (s->flags & (OUT | INOUT)) {
             for (int j = 0; j < f.n; j++) {
                 if (j == k) continue;
-                fixture_fill(&f, op, 1);
-                h->data = f.buf[j];
-                char what[64];
-                snprintf(what, sizeof what, "on the memory of %s", op->s[j].name);
-                alias_case(op, &f, base, k, j, what);
+                for (int shift = 0; shift < 2; shift++) { /* exactly on it, or one element on */
+                    fixture_fill(&f, op, 1);
+                    h->data = f.buf[j] + shift * sb_dtype_size(s->dtype);
+                    char what[80];
+                    snprintf(what, sizeof what, "on the memory of %s%s", op->s[j].name,
+                             shift ? " shifted by one element" : "");
+                    alias_case(op, &f, base, k, j, what);
+                }
             }
         }
     }
@@ -959,6 +962,37 @@ static void bad_training(void) {
 
     sb_train_state state = {.seed = 1, .epoch = 0, .batch_size = 2, .model = "linear"};
     CHECK_OK(sb_optimizer_sgd(&opt, model, &sgd));
+    /* A checkpoint claiming optimizer_steps = INT64_MAX: the next step must
+     * refuse to count past it (the increment overflowed) and write nothing. */
+    {
+        char ck[] = "/tmp/sb_bad_input_ck_XXXXXX";
+        int cfd = mkstemp(ck);
+        if (cfd >= 0) close(cfd);
+        CHECK_OK(sb_checkpoint_save(ck, model, opt, &state));
+        sb_safetensors *st = NULL;
+        CHECK_OK(sb_safetensors_read(ck, &st));
+        size_t nt = sb_safetensors_count(st), nm = sb_safetensors_meta_count(st);
+        sb_named_tensor tensors[16];
+        sb_kv meta[16];
+        size_t km = 0;
+        for (size_t i = 0; i < nt && i < 16; i++) CHECK_OK(sb_safetensors_at(st, i, &tensors[i].name, &tensors[i].tensor));
+        for (size_t i = 0; i < nm && i < 16; i++) {
+            CHECK_OK(sb_safetensors_meta_at(st, i, &meta[km].key, &meta[km].value));
+            if (!strcmp(meta[km].key, SB_SAFETENSORS_SHA256_KEY)) continue;
+            if (!strcmp(meta[km].key, "optimizer_steps")) meta[km].value = "9223372036854775807";
+            km++;
+        }
+        CHECK_OK(sb_safetensors_write(ck, tensors, nt, meta, km));
+        sb_safetensors_free(st);
+        CHECK_OK(sb_checkpoint_load(ck, model, opt, &state));
+        CHECK(sb_optimizer_steps(opt) == INT64_MAX, "steps loaded: %lld", (long long)sb_optimizer_steps(opt));
+        unsigned char before[32], after[32];
+        CHECK_OK(sb_module_hash(model, before));
+        BAD(sb_optimizer_step, sb_optimizer_step(opt), SB_ERR_RANGE, "step count");
+        CHECK_OK(sb_module_hash(model, after));
+        CHECK(memcmp(before, after, 32) == 0 && sb_optimizer_steps(opt) == INT64_MAX, "a refused step changed the model");
+        remove(ck);
+    }
     BAD_VIA(sb_checkpoint_save, "sb_safetensors_write", sb_checkpoint_save("/nonexistent/dir/ckpt", model, opt, &state), SB_ERR_IO, "/nonexistent/dir/ckpt");
     BAD(sb_checkpoint_save, sb_checkpoint_save(NULL, model, opt, &state), SB_ERR_NULL, "");
     BAD_VIA(sb_checkpoint_load, "sb_safetensors_read", sb_checkpoint_load("/nonexistent/ckpt", model, opt, &state), SB_ERR_IO, "/nonexistent/ckpt");

@@ -43,6 +43,10 @@ sb_status sb_check_same_shape(const char *fn, const char *name_a, const sb_tenso
 sb_status sb_check_disjoint(const char *fn, int n_out, const char *const *out_names,
                             const sb_tensor *const *outs, int n_in, const char *const *in_names,
                             const sb_tensor *const *ins);
+/* out may be exactly `in` (same data, shape and strides: an in-place call)
+ * or share no byte with it; a partial overlap is refused. */
+sb_status sb_check_in_place(const char *fn, const char *out_name, const sb_tensor *out,
+                            const char *in_name, const sb_tensor *in);
 /* Writes "[2, 3, 4]" into buf; never reads past ndim (an invalid ndim
  * prints as such). */
 const char *sb_shape_str(const sb_tensor *t, char *buf, size_t len);

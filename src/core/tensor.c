@@ -277,6 +277,18 @@ sb_status sb_check_disjoint(const char *fn, int n_out, const char *const *out_na
     return SB_OK;
 }
 
+sb_status sb_check_in_place(const char *fn, const char *out_name, const sb_tensor *out,
+                            const char *in_name, const sb_tensor *in) {
+    if (!out || !in || !tensors_overlap(out, in)) return SB_OK;
+    bool same = out->data == in->data && out->ndim == in->ndim && out->dtype == in->dtype;
+    for (int i = 0; same && i < out->ndim; i++)
+        same = out->shape[i] == in->shape[i] && (out->shape[i] == 1 || out->strides[i] == in->strides[i]);
+    if (!same)
+        return sb_fail(SB_ERR_ARG, "%s: %s overlaps %s without being exactly it (in place needs the same "
+                       "memory, shape and strides)", fn, out_name, in_name);
+    return SB_OK;
+}
+
 /* ---- views ---- */
 
 static sb_status make_view(const char *fn, sb_tensor **out, const sb_tensor *src, int ndim,
@@ -380,6 +392,7 @@ sb_status sb_tensor_copy(sb_tensor *dst, const sb_tensor *src) {
                        sb_dtype_name(dst->dtype), sb_dtype_name(src->dtype));
     SB_TRY(sb_check_tensor(fn, "dst", dst, src->dtype, -1));
     SB_TRY(sb_check_same_shape(fn, "dst", dst, "src", src));
+    SB_TRY(sb_check_in_place(fn, "dst", dst, "src", src)); /* a shifted overlap would smear */
     size_t es = sb_dtype_size(src->dtype);
     int64_t n = sb_tensor_numel(src), idx[SB_MAX_DIMS] = {0};
     for (int64_t i = 0; i < n; i++) {

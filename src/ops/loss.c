@@ -94,6 +94,7 @@ static sb_status softmax_fwd(const char *fn, const sb_tensor *x, int dim, sb_ten
     SB_TRY(sb_check_same_shape(fn, "y", y, "x", x));
     int64_t outer = 0, n = 0, inner = 0;
     SB_TRY(split_dim(fn, x, dim, &outer, &n, &inner));
+    SB_TRY(sb_check_in_place(fn, "y", y, "x", x)); /* exactly x, or apart from it */
     buffers b;
     sb_status st = buffers_get(&b, x, NULL, NULL, y);
     if (st == SB_OK) {
@@ -111,6 +112,8 @@ static sb_status softmax_bwd(const char *fn, const sb_tensor *y, const sb_tensor
     SB_TRY(sb_check_same_shape(fn, "dx", dx, "y", y));
     int64_t outer = 0, n = 0, inner = 0;
     SB_TRY(split_dim(fn, y, dim, &outer, &n, &inner));
+    SB_TRY(sb_check_in_place(fn, "dx", dx, "y", y));
+    SB_TRY(sb_check_in_place(fn, "dx", dx, "dy", dy));
     buffers b;
     sb_status st = buffers_get(&b, y, dy, NULL, dx);
     if (st == SB_OK) {
@@ -261,6 +264,10 @@ static sb_status class_backward(const char *fn, const sb_tensor *a, const sb_ten
     SB_TRY(sb_check_tensor(fn, logits ? "dlogits" : "dlogp", da, SB_F32, -1));
     SB_TRY(sb_check_same_shape(fn, logits ? "dlogits" : "dlogp", da, name, a));
     int64_t N = a->shape[0], C = a->shape[1], *t;
+    SB_TRY(sb_check_disjoint(fn, 1, (const char *const[]){logits ? "dlogits" : "dlogp"},
+                             (const sb_tensor *const[]){da}, 1, (const char *const[]){"dloss"},
+                             (const sb_tensor *const[]){dloss}));
+    SB_TRY(sb_check_in_place(fn, logits ? "dlogits" : "dlogp", da, name, a));
     SB_TRY(read_targets(fn, targets, C, ignore_index, &t));
     buffers b;
     sb_status st = buffers_get(&b, a, dloss, NULL, da);
@@ -287,9 +294,6 @@ sb_status sb_cross_entropy_backward(const sb_tensor *logits, const sb_tensor *ta
                                     int64_t ignore_index, const sb_tensor *dloss,
                                     sb_tensor *dlogits) {
     SB_FPENV_GUARD();
-    SB_TRY(sb_check_disjoint("sb_cross_entropy_backward", 1, (const char *const[]){"dlogits"},
-                             (const sb_tensor *const[]){dlogits}, 1, (const char *const[]){"dloss"},
-                             (const sb_tensor *const[]){dloss}));
     return class_backward("sb_cross_entropy_backward", logits, targets, reduction, true,
                           label_smoothing, ignore_index, dloss, dlogits);
 }
@@ -305,9 +309,6 @@ sb_status sb_nll_loss_backward(const sb_tensor *logp, const sb_tensor *targets,
                                sb_loss_reduction reduction, int64_t ignore_index,
                                const sb_tensor *dloss, sb_tensor *dlogp) {
     SB_FPENV_GUARD();
-    SB_TRY(sb_check_disjoint("sb_nll_loss_backward", 1, (const char *const[]){"dlogp"},
-                             (const sb_tensor *const[]){dlogp}, 1, (const char *const[]){"dloss"},
-                             (const sb_tensor *const[]){dloss}));
     return class_backward("sb_nll_loss_backward", logp, targets, reduction, false, 0.0f,
                           ignore_index, dloss, dlogp);
 }
@@ -354,6 +355,10 @@ sb_status sb_mse_backward(const sb_tensor *x, const sb_tensor *target, sb_loss_r
     }
     SB_TRY(sb_check_disjoint(fn, 2, (const char *const[]){"dx", "dtarget"}, (const sb_tensor *const[]){dx, dtarget},
                              1, (const char *const[]){"dloss"}, (const sb_tensor *const[]){dloss}));
+    SB_TRY(sb_check_in_place(fn, "dx", dx, "x", x));
+    SB_TRY(sb_check_in_place(fn, "dx", dx, "target", target));
+    SB_TRY(sb_check_in_place(fn, "dtarget", dtarget, "x", x));
+    SB_TRY(sb_check_in_place(fn, "dtarget", dtarget, "target", target));
     buffers b;
     sb_status st = buffers_get(&b, x, target, dloss, dx);
     sb_tensor *dt_scratch = NULL;
