@@ -19,7 +19,7 @@ bin="$build/tests/test_checkpoint_durability"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 ck="$tmp/ck.safetensors"
-passed=0; failed=0; damaged=0; landed=0
+passed=0; failed=0; damaged=0; landed=0; inside=0
 
 # A random delay in seconds, 0.000 .. 0.599 (awk: no $RANDOM in POSIX sh).
 seed=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
@@ -31,6 +31,7 @@ for d in $delays; do
     sleep "$d"
     kill -KILL "$pid" 2> /dev/null
     wait "$pid" 2> /dev/null
+    [ -e "$ck.tmp.$pid" ] && inside=$((inside + 1)) # killed inside a save: its temp file remains
     if [ -s "$tmp/saver.err" ]; then
         echo "$name: the saver failed by itself: $(cat "$tmp/saver.err")"; failed=$((failed + 1))
     fi
@@ -64,6 +65,6 @@ if [ "$strays" -eq 0 ]; then passed=$((passed + 1)); else
     echo "$name: $strays temp files of killed writers remain after the next save: $(ls "$tmp" | grep '\.tmp\.' | tr '\n' ' ')"
     failed=$((failed + 1))
 fi
-echo "$name: kills $kills, checkpoint present after $landed, damaged $damaged, stray temp files after the kills $strays_after_kills, after the next save $strays"
+echo "$name: kills $kills ($inside inside a save), checkpoint present after $landed, damaged $damaged, stray temp files after the kills $strays_after_kills, after the next save $strays"
 echo "$name: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
