@@ -1,6 +1,7 @@
 /* Core: tensors, views, arenas, the canonical sum, SHA-256 and hashing. */
 #include <math.h>
 #include "harness.h"
+#include "core/checked.h"
 #include "core/canonical_sum.h"
 
 /* ---- an independent statement of the canonical sum: recursive, array-based ---- */
@@ -248,6 +249,117 @@ static void test_sha256(void) {
     sb_tensor_free(t);
 }
 
+/* Sizes computed from caller values never wrap (src/core/checked.h). */
+static void test_size_arithmetic(void) {
+    sb_tensor *t = NULL;
+    /* No element, but the contiguous strides would be 2^124. */
+    int64_t wide[3] = {0, (int64_t)1 << 62, (int64_t)1 << 62};
+    CHECK_ERROR(sb_tensor_new(&t, SB_F32, 3, wide), SB_ERR_SHAPE, "too large");
+    CHECK(t == NULL, "refused new leaves NULL");
+    sb_arena *a = NULL;
+    CHECK_OK(sb_arena_new(&a, 0));
+    CHECK_ERROR(sb_tensor_new_in(&t, a, SB_F32, 3, wide), SB_ERR_SHAPE, "too large");
+    CHECK_ERROR(sb_tensor_wrap(&t, NULL, SB_F32, 3, wide, NULL), SB_ERR_SHAPE, "too large");
+    int64_t just_over[2] = {SB_NUMEL_MAX / 2 + 1, 2};
+    CHECK_ERROR(sb_tensor_new(&t, SB_I64, 2, just_over), SB_ERR_SHAPE, "too large");
+    CHECK(sb_arena_alloc(a, SIZE_MAX - 8) == NULL && strstr(sb_last_error(), "too large"),
+          "arena refuses a size that wraps: %s", sb_last_error());
+    sb_arena_free(a);
+
+    /* Views: a reshape of an empty tensor to the same wide shape, a product
+     * that overflows, and caller strides whose offsets overflow. */
+    int64_t empty[1] = {0};
+    CHECK_OK(sb_tensor_new(&t, SB_F32, 1, empty));
+    sb_tensor *v = NULL;
+    CHECK_ERROR(sb_tensor_reshape(&v, t, 3, wide), SB_ERR_SHAPE, "too large");
+    CHECK(v == NULL, "refused reshape leaves NULL");
+    sb_tensor_free(t);
+    int64_t four[1] = {4};
+    CHECK_OK(sb_tensor_new(&t, SB_F32, 1, four));
+    int64_t wraps[3] = {(int64_t)1 << 62, 4, 4}; /* product 2^66 wraps to 0 in int64 */
+    CHECK_ERROR(sb_tensor_reshape(&v, t, 3, wraps), SB_ERR_SHAPE, "overflow");
+    sb_tensor_free(t);
+    float buf[4] = {0};
+    int64_t s2[2] = {2, 2}, far[2] = {INT64_MAX, 1};
+    CHECK_ERROR(sb_tensor_wrap(&t, buf, SB_F32, 2, s2, far), SB_ERR_SHAPE, "strides");
+
+    /* A hand-built header whose size overflows: numel says -1, not a wrapped count. */
+    sb_tensor h = {.dtype = SB_F32, .ndim = 2, .shape = {(int64_t)1 << 40, (int64_t)1 << 40}, .data = buf};
+    CHECK(sb_tensor_numel(&h) == -1, "numel of an overflowing header: %lld", (long long)sb_tensor_numel(&h));
+    h.ndim = 100;
+    CHECK(sb_tensor_numel(&h) == -1 && !sb_tensor_is_contiguous(&h), "numel of ndim 100");
+
+    /* Geometry helpers. */
+    int64_t oh = -7, ow = -7;
+    sb_conv2d_params cp = SB_CONV2D_PARAMS_DEFAULT;
+    cp.pad_h = cp.pad_w = 1;
+    CHECK_ERROR(sb_conv2d_output_size(INT64_MAX, 8, 3, 3, &cp, &oh, &ow), SB_ERR_ARG, "overflows");
+    CHECK(oh == -7 && ow == -7, "outputs untouched");
+    CHECK_ERROR(sb_conv2d_output_size(8, INT64_MAX - 1, 3, 3, &cp, &oh, &ow), SB_ERR_ARG, "width");
+    sb_pool2d_params pp = {.kernel_h = 2, .kernel_w = 2, .pad_h = 1, .pad_w = 1};
+    CHECK_ERROR(sb_pool2d_output_size(INT64_MAX, 8, &pp, &oh, &ow), SB_ERR_ARG, "overflows");
+    pp = (sb_pool2d_params){.kernel_h = 1, .kernel_w = 1, .stride_h = 1000, .stride_w = 1, .ceil_mode = true};
+    CHECK_ERROR(sb_pool2d_output_size(INT64_MAX, 8, &pp, &oh, &ow), SB_ERR_ARG, "ceil_mode");
+    CHECK(oh == -7 && ow == -7, "outputs untouched");
+    pp.ceil_mode = false; /* the largest input that fits is still answered exactly */
+    CHECK_OK(sb_pool2d_output_size(INT64_MAX, 8, &pp, &oh, &ow));
+    CHECK(oh == (INT64_MAX - 1) / 1000 + 1 && ow == 8, "pool size %lld x %lld", (long long)oh, (long long)ow);
+
+    /* Raw-buffer kernels: the last offset must be addressable. */
+    float x[4] = {1, 2, 3, 4}, c[4];
+    CHECK(isnan(sb_ssum((int64_t)1 << 62, x, 4)) && strstr(sb_last_error(), "incx"),
+          "ssum n*incx overflow: %s", sb_last_error());
+    CHECK_ERROR((sb_status)sb_sgemm('N', 'N', (int64_t)1 << 40, 1, 1, x, (int64_t)1 << 40, x, 1, c, 1),
+                SB_ERR_ARG, "too large");
+
+    /* sb_sum must not read dims past what it can use. */
+    sb_tensor *m = NULL, *out = NULL;
+    int64_t ms[2] = {2, 3};
+    CHECK_OK(sb_tensor_new(&m, SB_F32, 2, ms));
+    CHECK_OK(sb_tensor_new(&out, SB_F32, 0, NULL));
+    int dims[2] = {0, 1};
+    CHECK_ERROR(sb_sum(m, dims, 1 << 30, false, out), SB_ERR_ARG, "ndims");
+    sb_tensor_free(m);
+    sb_tensor_free(out);
+}
+
+/* A hand-built header is validated before any shape entry is read, and the
+ * message never prints memory past ndim. */
+static void test_hand_built_headers(void) {
+    float buf[8] = {0}, ybuf[8];
+    int64_t s1[1] = {8};
+    sb_tensor *y = NULL;
+    CHECK_OK(sb_tensor_wrap(&y, ybuf, SB_F32, 1, s1, NULL));
+    for (int i = 0; i < 8; i++) ybuf[i] = 42.0f;
+    struct { sb_tensor h; sb_status want; const char *needle; } cases[] = {
+        {{.dtype = SB_F32, .ndim = 100, .data = buf}, SB_ERR_SHAPE, "ndim 100 is outside 0..8"},
+        {{.dtype = SB_F32, .ndim = -3, .data = buf}, SB_ERR_SHAPE, "ndim -3 is outside"},
+        {{.dtype = SB_F32, .ndim = 1, .shape = {-8}, .strides = {1}, .data = buf}, SB_ERR_SHAPE, "shape[0] = -8"},
+        {{.dtype = (sb_dtype)9, .ndim = 1, .shape = {8}, .strides = {1}, .data = buf}, SB_ERR_DTYPE, "dtype 9"},
+        {{.dtype = SB_F32, .device = (sb_device)5, .ndim = 1, .shape = {8}, .strides = {1}, .data = buf},
+         SB_ERR_DEVICE, "device 5"},
+        {{.dtype = SB_F32, .ndim = 2, .shape = {(int64_t)1 << 40, (int64_t)1 << 40}, .data = buf},
+         SB_ERR_SHAPE, "exceeds"},
+        {{.dtype = SB_F32, .ndim = 2, .shape = {4, 2}, .strides = {INT64_MAX, 1}, .data = buf},
+         SB_ERR_SHAPE, "strides"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const sb_tensor *h = &cases[i].h;
+        CHECK_ERROR(sb_relu_forward(h, y), cases[i].want, cases[i].needle);
+        CHECK(strstr(sb_last_error(), "sb_relu_forward: x is not a valid tensor"), "case %zu: %s", i,
+              sb_last_error());
+        CHECK_ERROR(sb_sum(h, NULL, 0, false, y), cases[i].want, cases[i].needle);
+        sb_tensor *v = NULL;
+        CHECK_ERROR(sb_tensor_reshape(&v, h, 1, s1), cases[i].want, cases[i].needle);
+        CHECK_ERROR(sb_tensor_flatten(&v, h, 0, -1), cases[i].want, cases[i].needle);
+        CHECK_ERROR(sb_tensor_transpose(&v, h, 0, 0), cases[i].want, cases[i].needle);
+        CHECK_ERROR(sb_tensor_copy(y, h), cases[i].want, cases[i].needle);
+        CHECK(v == NULL, "case %zu: no view", i);
+    }
+    for (int i = 0; i < 8; i++) CHECK_BITS(ybuf[i], 42.0f, "y untouched");
+    sb_tensor_free(y);
+}
+
 int main(int argc, char **argv) {
     (void)argc;
     SB_TEST_MAIN_NAME(argv[0]);
@@ -255,6 +367,8 @@ int main(int argc, char **argv) {
     test_tensors();
     test_arena();
     test_sha256();
+    test_size_arithmetic();
+    test_hand_built_headers();
     CHECK(strcmp(sb_status_name(SB_ERR_SHAPE), "shape error") == 0, "status names");
     return sb_test_finish();
 }

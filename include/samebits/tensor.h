@@ -74,7 +74,11 @@ SB_API void sb_tensor_free(sb_tensor *t);
 SB_API const char *sb_device_name(sb_device device); /* "cpu", "cuda", "mirror" */
 SB_API bool sb_device_available(sb_device device);   /* a backend serves it here */
 
-/* Properties. */
+/* Properties. sb_tensor_numel is 0 for NULL and -1 for a header that is not
+ * valid (ndim outside 0..SB_MAX_DIMS, a negative shape, an invalid dtype or
+ * device, or a size whose element count or strides overflow). Sizes are
+ * overflow-checked everywhere: a tensor holds at most INT64_MAX / 16
+ * elements, counting each zero-size dimension as 1. */
 SB_API int64_t sb_tensor_numel(const sb_tensor *t);
 SB_API bool sb_tensor_is_contiguous(const sb_tensor *t);
 SB_API float *sb_tensor_f32(const sb_tensor *t); /* data as float*, NULL if not F32 */

@@ -72,7 +72,7 @@ sb_status sb_graph_input(sb_graph *g, sb_tensor *value, sb_variable **out) {
     if (!out) return sb_fail(SB_ERR_NULL, "%s: out is NULL", fn);
     *out = NULL;
     if (!g) return sb_fail(SB_ERR_NULL, "%s: graph is NULL", fn);
-    if (!value) return sb_fail(SB_ERR_NULL, "%s: value is NULL", fn);
+    SB_TRY(sb_check_header(fn, "value", value));
     SB_TRY(new_var(g, fn, out));
     (*out)->value = value;
     return SB_OK;
@@ -103,7 +103,7 @@ sb_status sb_graph_param(sb_graph *g, sb_tensor *value, sb_tensor *grad, sb_vari
 sb_status sb_ag_check_var(const char *fn, const char *name, const sb_variable *v) {
     if (!v) return sb_fail(SB_ERR_NULL, "%s: %s is NULL", fn, name);
     if (!v->value) return sb_fail(SB_ERR_NULL, "%s: %s has no value", fn, name);
-    return SB_OK;
+    return sb_check_header(fn, name, v->value);
 }
 
 sb_status sb_ag_new_tensor(sb_graph *g, sb_device device, sb_dtype dtype, int ndim,

@@ -76,9 +76,21 @@ sb_status sb_tensor_copy(sb_tensor *dst, const sb_tensor *src) {
     if (!dst) return sb_fail(SB_ERR_NULL, "%s: dst is NULL", fn);
     if (!src) return sb_fail(SB_ERR_NULL, "%s: src is NULL", fn);
     SB_TRY(sb_check_tensor(fn, "src", src, src->dtype, -1));
+    SB_TRY(sb_check_header(fn, "dst", dst));
+    if (dst->dtype != src->dtype)
+        return sb_fail(SB_ERR_DTYPE, "%s: dst has dtype %s but src has dtype %s", fn,
+                       sb_dtype_name(dst->dtype), sb_dtype_name(src->dtype));
     SB_TRY(sb_check_tensor(fn, "dst", dst, src->dtype, -1));
     SB_TRY(sb_check_same_shape(fn, "dst", dst, "src", src));
+    if (!sb_device_available(src->device))
+        return sb_fail(SB_ERR_DEVICE, "%s: src is on the %s device, which has no backend in this "
+                       "program", fn, sb_device_name(src->device));
+    if (!sb_device_available(dst->device))
+        return sb_fail(SB_ERR_DEVICE, "%s: dst is on the %s device, which has no backend in this "
+                       "program", fn, sb_device_name(dst->device));
     if (dst->device == src->device) {
+        /* exactly src, or apart from it: a shifted overlap would smear */
+        if (dst->device == SB_DEVICE_CPU) SB_TRY(sb_check_in_place(fn, "dst", dst, "src", src));
         const sb_backend *be = sb_backend_get(fn, src->device);
         if (!be) return SB_ERR_DEVICE;
         return be->copy(be, src, dst);

@@ -15,6 +15,10 @@
 sb_status sb_fail(sb_status status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* A public function that failed inside another one names itself: the
+ * current message's "callee:" prefix becomes "fn:". Returns `status`. */
+sb_status sb_fail_as(const char *fn, sb_status status);
+
 /* Propagate a failing status unchanged (its message is already set). */
 #define SB_TRY(expr)                                                           \
     do {                                                                       \
@@ -23,7 +27,12 @@ sb_status sb_fail(sb_status status, const char *fmt, ...)
     } while (0)
 
 /* Argument validation shared by every tensor-level op; `fn` names the
- * public function in the message. Each returns SB_OK or sets the error. */
+ * public function in the message. Each returns SB_OK or sets the error.
+ * sb_check_header: t is not NULL and its header is sound - ndim in
+ * 0..SB_MAX_DIMS, a valid dtype and device, shapes >= 0, size and strides
+ * representable (src/core/checked.h) - so its shape may be read. Every entry
+ * point that reads a caller's tensor calls it first (sb_check_tensor does). */
+sb_status sb_check_header(const char *fn, const char *name, const sb_tensor *t);
 sb_status sb_check_tensor(const char *fn, const char *name, const sb_tensor *t,
                           sb_dtype dtype, int ndim /* -1: any */);
 /* sb_check_tensor, and t must be on the CPU (code that reads t->data). */
@@ -40,7 +49,17 @@ sb_status sb_tensor_check_shape(const char *fn, sb_dtype dtype, int ndim, const 
 /* Fills a header: device CPU, contiguous strides unless `strides` given. */
 void sb_tensor_set_header(sb_tensor *t, sb_dtype dtype, int ndim, const int64_t *shape,
                           const int64_t *strides, void *data, unsigned owner);
-/* Writes "[2, 3, 4]" into buf. */
+/* Outputs (already validated, NULL entries skipped) must not share a byte
+ * with one another or with any of the listed inputs; the message names both. */
+sb_status sb_check_disjoint(const char *fn, int n_out, const char *const *out_names,
+                            const sb_tensor *const *outs, int n_in, const char *const *in_names,
+                            const sb_tensor *const *ins);
+/* out may be exactly `in` (same data, shape and strides: an in-place call)
+ * or share no byte with it; a partial overlap is refused. */
+sb_status sb_check_in_place(const char *fn, const char *out_name, const sb_tensor *out,
+                            const char *in_name, const sb_tensor *in);
+/* Writes "[2, 3, 4]" into buf; never reads past ndim (an invalid ndim
+ * prints as such). */
 const char *sb_shape_str(const sb_tensor *t, char *buf, size_t len);
 
 /* Exact bit-level views of a float. */

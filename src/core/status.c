@@ -18,6 +18,13 @@ sb_status sb_fail(sb_status status, const char *fmt, ...) {
     return status;
 }
 
+sb_status sb_fail_as(const char *fn, sb_status status) {
+    char msg[sizeof last_error];
+    const char *colon = strstr(last_error, ": ");
+    snprintf(msg, sizeof msg, "%s", colon ? colon + 2 : last_error);
+    return sb_fail(status, "%s: %s", fn, msg);
+}
+
 const char *sb_status_name(sb_status status) {
     switch (status) {
     case SB_OK: return "ok";

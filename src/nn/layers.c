@@ -1,6 +1,7 @@
 /* The layers: each a constructor that declares parameters/buffers and a
  * forward that runs the matching autograd op. */
 #include <stdlib.h>
+#include "core/checked.h"
 #include "core/fpenv.h"
 #include "nn/nn_internal.h"
 
@@ -69,11 +70,17 @@ sb_status sb_nn_conv2d(sb_module **out, int64_t in_channels, int64_t out_channel
                        (long long)in_channels, (long long)out_channels, (long long)kernel_h,
                        (long long)kernel_w, (long long)p.groups);
     }
+    int64_t ws[4] = {out_channels, in_channels / p.groups, kernel_h, kernel_w}, numel;
+    /* The weight's size bounds fan_in, so fan_in cannot overflow once it is checked. */
+    if (!sb_checked_numel(4, ws, &numel)) {
+        if (out) *out = NULL;
+        return sb_fail(SB_ERR_SHAPE, "sb_nn_conv2d: the weight [%lld, %lld, %lld, %lld] is too large",
+                       (long long)ws[0], (long long)ws[1], (long long)ws[2], (long long)ws[3]);
+    }
     SB_TRY(sb_module_alloc("conv2d", conv2d_forward, out));
     sb_module *m = *out;
     m->cfg.conv = p;
     m->fan_in = in_channels / p.groups * kernel_h * kernel_w;
-    int64_t ws[4] = {out_channels, in_channels / p.groups, kernel_h, kernel_w};
     sb_status s = sb_module_add_param(m, "weight", 4, ws, SB_INIT_FAN_IN_UNIFORM);
     if (s == SB_OK && bias) s = sb_module_add_param(m, "bias", 1, &out_channels, SB_INIT_FAN_IN_UNIFORM);
     if (s != SB_OK) { sb_module_free(m); *out = NULL; }
@@ -272,7 +279,7 @@ sb_status sb_nn_sequential(sb_module **out, sb_module *const *children, size_t n
     for (size_t i = 0; s == SB_OK && i < n; i++)
         if (!children[i]) s = sb_fail(SB_ERR_NULL, "sb_nn_sequential: child %zu is NULL", i);
     if (s == SB_OK) {
-        (*out)->children = sb_malloc("sb_nn_sequential", (n ? n : 1) * sizeof *children);
+        (*out)->children = sb_calloc("sb_nn_sequential", n, sizeof *children); /* count checked */
         if (!(*out)->children) s = SB_ERR_NOMEM;
     }
     if (s != SB_OK) {

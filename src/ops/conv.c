@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include "samebits/conv.h"
 #include <stdlib.h>
+#include "core/checked.h"
 #include "core/fpenv.h"
 #include "ops/validate.h"
 
@@ -42,7 +43,11 @@ static sb_status check_conv_params(const char *fn, const sb_conv2d_params *p) {
 /* One axis: floor((in + 2*pad - dilation*(k-1) - 1) / stride) + 1. */
 static sb_status conv_axis(const char *fn, const char *axis, int64_t in, int64_t k, int64_t stride,
                            int64_t pad, int64_t dilation, int64_t *out) {
-    int64_t span = dilation * (k - 1) + 1, padded = in + 2 * pad;
+    /* k, dilation, pad <= PARAM_MAX: span fits; in comes from the caller. */
+    int64_t span = dilation * (k - 1) + 1, padded;
+    if (!sb_checked_add(in, 2 * pad, &padded))
+        return sb_fail(SB_ERR_ARG, "%s: input %s %lld plus padding overflows int64", fn, axis,
+                       (long long)in);
     if (span > padded)
         return sb_fail(SB_ERR_SHAPE,
                        "%s: the dilated kernel %s (%lld) is larger than the padded input %s (%lld)",
@@ -160,11 +165,19 @@ static sb_status pool_axis(const char *fn, const char *axis, int64_t in, int64_t
                            int64_t pad, bool ceil_mode, int64_t *out) {
     if (in < 1)
         return sb_fail(SB_ERR_SHAPE, "%s: input %s is %lld, must be >= 1", fn, axis, (long long)in);
-    int64_t span = in + 2 * pad - k;
+    int64_t padded, span, rounded;
+    if (!sb_checked_add(in, 2 * pad, &padded))
+        return sb_fail(SB_ERR_ARG, "%s: input %s %lld plus padding overflows int64", fn, axis,
+                       (long long)in);
+    span = padded - k;
     if (span < 0)
         return sb_fail(SB_ERR_SHAPE, "%s: kernel %s (%lld) is larger than the padded input %s (%lld)",
-                       fn, axis, (long long)k, axis, (long long)(in + 2 * pad));
-    int64_t o = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+                       fn, axis, (long long)k, axis, (long long)padded);
+    if (!sb_checked_add(span, ceil_mode ? stride - 1 : 0, &rounded))
+        return sb_fail(SB_ERR_ARG, "%s: input %s %lld is too large for ceil_mode", fn, axis,
+                       (long long)in);
+    /* (o - 1) * stride <= rounded, so the ceil_mode test below cannot overflow. */
+    int64_t o = rounded / stride + 1;
     /* The last window must start inside the input or its left padding. */
     if (ceil_mode && (o - 1) * stride >= in + pad) o--;
     *out = o;

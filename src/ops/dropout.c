@@ -29,6 +29,11 @@ sb_status sb_dropout_forward(const sb_tensor *x, float p, bool training, uint64_
         SB_TRY(sb_check_same_shape(fn, "mask", mask, "x", x));
     }
     SB_TRY(check_p(fn, p));
+    /* y (or mask) may be x itself (in place), but not overlap it partly or each other. */
+    SB_TRY(sb_check_disjoint(fn, 2, (const char *const[]){"y", "mask"}, (const sb_tensor *const[]){y, mask},
+                             0, NULL, NULL));
+    SB_TRY(sb_check_in_place(fn, "y", y, "x", x));
+    SB_TRY(sb_check_in_place(fn, "mask", mask, "x", x));
     uint64_t n = (uint64_t)sb_tensor_numel(x);
     if (offset > SB_RNG_INDEX_LIMIT || n > SB_RNG_INDEX_LIMIT - offset)
         return sb_fail(SB_ERR_RANGE, "%s: offset %llu + %llu elements passes the index limit 2^56",
@@ -77,6 +82,8 @@ sb_status sb_dropout_backward(const sb_tensor *dy, const sb_tensor *mask, float 
     sb_tensor *dy_copy = NULL, *m_copy = NULL, *dx_scratch = NULL;
     const float *dyd = NULL, *md = NULL;
     float *dxd = NULL;
+    SB_TRY(sb_check_in_place(fn, "dx", dx, "dy", dy)); /* exactly dy, or apart from it */
+    SB_TRY(sb_check_in_place(fn, "dx", dx, "mask", mask));
     sb_status st = sb_loss_input(dy, &dy_copy, &dyd);
     if (st == SB_OK && training) st = sb_loss_input(mask, &m_copy, &md);
     int64_t n = sb_tensor_numel(dy);

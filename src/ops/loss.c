@@ -96,6 +96,7 @@ static sb_status softmax_fwd(const char *fn, const sb_tensor *x, int dim, sb_ten
     SB_TRY(split_dim(fn, x, dim, &outer, &n, &inner));
     const sb_backend *be;
     SB_TRY(SB_OPS_BACKEND(fn, &be, x, y));
+    SB_TRY(sb_check_in_place(fn, "y", y, "x", x)); /* exactly x, or apart from it */
     buffers b;
     sb_status st = buffers_get(&b, x, NULL, NULL, y);
     if (st == SB_OK) st = SB_BACKEND_RUN(fn, be, softmax_forward, b.in[0], outer, n, inner, log, b.out);
@@ -113,6 +114,8 @@ static sb_status softmax_bwd(const char *fn, const sb_tensor *y, const sb_tensor
     SB_TRY(split_dim(fn, y, dim, &outer, &n, &inner));
     const sb_backend *be;
     SB_TRY(SB_OPS_BACKEND(fn, &be, y, dy, dx));
+    SB_TRY(sb_check_in_place(fn, "dx", dx, "y", y));
+    SB_TRY(sb_check_in_place(fn, "dx", dx, "dy", dy));
     buffers b;
     sb_status st = buffers_get(&b, y, dy, NULL, dx);
     if (st == SB_OK)
@@ -285,6 +288,10 @@ static sb_status class_backward(const char *fn, const sb_tensor *a, const sb_ten
                                         : "logp, targets, dloss, dlogp",
                              4, (const sb_tensor *[]){a, targets, dloss, da}, &be));
     int64_t N = a->shape[0], C = a->shape[1], *t;
+    SB_TRY(sb_check_disjoint(fn, 1, (const char *const[]){logits ? "dlogits" : "dlogp"},
+                             (const sb_tensor *const[]){da}, 1, (const char *const[]){"dloss"},
+                             (const sb_tensor *const[]){dloss}));
+    SB_TRY(sb_check_in_place(fn, logits ? "dlogits" : "dlogp", da, name, a));
     SB_TRY(read_targets(fn, be, targets, C, ignore_index, &t));
     buffers b;
     sb_status st = buffers_get(&b, a, dloss, NULL, da);
@@ -373,6 +380,12 @@ sb_status sb_mse_backward(const sb_tensor *x, const sb_tensor *target, sb_loss_r
     }
     const sb_backend *be;
     SB_TRY(SB_OPS_BACKEND(fn, &be, x, target, dloss, dx, dtarget));
+    SB_TRY(sb_check_disjoint(fn, 2, (const char *const[]){"dx", "dtarget"}, (const sb_tensor *const[]){dx, dtarget},
+                             1, (const char *const[]){"dloss"}, (const sb_tensor *const[]){dloss}));
+    SB_TRY(sb_check_in_place(fn, "dx", dx, "x", x));
+    SB_TRY(sb_check_in_place(fn, "dx", dx, "target", target));
+    SB_TRY(sb_check_in_place(fn, "dtarget", dtarget, "x", x));
+    SB_TRY(sb_check_in_place(fn, "dtarget", dtarget, "target", target));
     buffers b;
     sb_status st = buffers_get(&b, x, target, dloss, dx);
     sb_tensor *dt_scratch = NULL;

@@ -108,6 +108,14 @@ sb_status sb_batch_norm_forward(const sb_tensor *x, const sb_tensor *gamma,
                        "channel (the unbiased variance divides by count - 1); got count = %lld",
                        fn, (long long)count);
 
+    /* y may be x itself (in place, tested bit for bit); nothing else may overlap. */
+    SB_TRY(sb_check_disjoint(fn, 5, (const char *const[]){"y", "save_mean", "save_rstd", "running_mean", "running_var"},
+                             (const sb_tensor *const[]){y, save_mean, save_rstd, running_mean, running_var},
+                             2, (const char *const[]){"gamma", "beta"}, (const sb_tensor *const[]){gamma, beta}));
+    SB_TRY(sb_check_disjoint(fn, 4, (const char *const[]){"save_mean", "save_rstd", "running_mean", "running_var"},
+                             (const sb_tensor *const[]){save_mean, save_rstd, running_mean, running_var},
+                             1, (const char *const[]){"x"}, (const sb_tensor *const[]){x}));
+    SB_TRY(sb_check_in_place(fn, "y", y, "x", x));
     const sb_backend *be;
     SB_TRY(SB_OPS_BACKEND(fn, &be, x, gamma, beta, running_mean, running_var, y, save_mean,
                           save_rstd));
@@ -142,6 +150,15 @@ sb_status sb_batch_norm_backward(const sb_tensor *dy, const sb_tensor *x,
     SB_TRY(check_optional(fn, "dgamma", dgamma, 1, vec, what));
     SB_TRY(check_optional(fn, "dbeta", dbeta, 1, vec, what));
 
+    /* dx may be dy or x itself (in place); nothing else may overlap. */
+    SB_TRY(sb_check_disjoint(fn, 3, (const char *const[]){"dx", "dgamma", "dbeta"},
+                             (const sb_tensor *const[]){dx, dgamma, dbeta},
+                             3, (const char *const[]){"gamma", "save_mean", "save_rstd"},
+                             (const sb_tensor *const[]){gamma, save_mean, save_rstd}));
+    SB_TRY(sb_check_disjoint(fn, 2, (const char *const[]){"dgamma", "dbeta"}, (const sb_tensor *const[]){dgamma, dbeta},
+                             2, (const char *const[]){"dy", "x"}, (const sb_tensor *const[]){dy, x}));
+    SB_TRY(sb_check_in_place(fn, "dx", dx, "dy", dy));
+    SB_TRY(sb_check_in_place(fn, "dx", dx, "x", x));
     const sb_backend *be;
     SB_TRY(SB_OPS_BACKEND(fn, &be, dy, x, gamma, save_mean, save_rstd, dx, dgamma, dbeta));
     return SB_BACKEND_RUN(fn, be, batch_norm_backward, f32(dy), f32(x), f32(gamma),
@@ -192,6 +209,14 @@ sb_status sb_layer_norm_forward(const sb_tensor *x, int normalized_ndim, const s
     SB_TRY(check_optional(fn, "save_mean", save_mean, lead, x->shape, leading));
     SB_TRY(check_optional(fn, "save_rstd", save_rstd, lead, x->shape, leading));
 
+    /* y may be x itself (in place); nothing else may overlap. */
+    SB_TRY(sb_check_disjoint(fn, 3, (const char *const[]){"y", "save_mean", "save_rstd"},
+                             (const sb_tensor *const[]){y, save_mean, save_rstd},
+                             2, (const char *const[]){"gamma", "beta"}, (const sb_tensor *const[]){gamma, beta}));
+    SB_TRY(sb_check_disjoint(fn, 2, (const char *const[]){"save_mean", "save_rstd"},
+                             (const sb_tensor *const[]){save_mean, save_rstd},
+                             1, (const char *const[]){"x"}, (const sb_tensor *const[]){x}));
+    SB_TRY(sb_check_in_place(fn, "y", y, "x", x));
     const sb_backend *be;
     SB_TRY(SB_OPS_BACKEND(fn, &be, x, gamma, beta, y, save_mean, save_rstd));
     return SB_BACKEND_RUN(fn, be, layer_norm_forward, f32(x), f32(gamma), f32(beta), eps, f32(y),
@@ -224,6 +249,10 @@ sb_status sb_layer_norm_backward(const sb_tensor *dy, const sb_tensor *x, int no
     SB_TRY(check_optional(fn, "dgamma", dgamma, normalized_ndim, x->shape + lead, trail));
     SB_TRY(check_optional(fn, "dbeta", dbeta, normalized_ndim, x->shape + lead, trail));
 
+    /* Outputs overlap nothing (dx = dy in place would change the bits). */
+    SB_TRY(sb_check_disjoint(fn, 3, (const char *const[]){"dx", "dgamma", "dbeta"}, (const sb_tensor *const[]){dx, dgamma, dbeta},
+                             5, (const char *const[]){"dy", "x", "gamma", "save_mean", "save_rstd"},
+                             (const sb_tensor *const[]){dy, x, gamma, save_mean, save_rstd}));
     const sb_backend *be;
     SB_TRY(SB_OPS_BACKEND(fn, &be, dy, x, gamma, save_mean, save_rstd, dx, dgamma, dbeta));
     return SB_BACKEND_RUN(fn, be, layer_norm_backward, f32(dy), f32(x), f32(gamma), f32(save_mean),

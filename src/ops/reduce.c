@@ -16,6 +16,11 @@ static sb_status parse_dims(const char *fn, int ndim, const int *dims, int ndims
         return SB_OK;
     }
     int nd = ndim ? ndim : 1; /* a 0-dim tensor reduces like one of shape [1] */
+    /* No axis may repeat, so more than nd entries is an error: say so before
+     * reading dims, which may hold only a few of the ndims claimed. */
+    if (ndims > nd)
+        return sb_fail(SB_ERR_ARG, "%s: ndims = %d is more than the %d dimensions of the tensor", fn,
+                       ndims, ndim);
     unsigned m = 0;
     for (int i = 0; i < ndims; i++) {
         int d = dims[i];

@@ -8,6 +8,7 @@
  * must run each element's k terms in this order. */
 #include <math.h>
 #include "samebits/kernels.h"
+#include "core/checked.h"
 #include "core/fpenv.h"
 #include "core/internal.h"
 #include "cpu/cpu.h"
@@ -55,8 +56,12 @@ bool sb_ref_tensors_overlap(const sb_tensor *a, const sb_tensor *b) {
  * SIZE_MAX when that does not fit (which the caller reports). */
 static size_t matrix_bytes(int64_t rows, int64_t cols, int64_t ld) {
     if (rows == 0 || cols == 0) return 0;
-    if (rows - 1 > (INT64_MAX / 4 - cols) / ld) return SIZE_MAX;
-    return (size_t)((rows - 1) * ld + cols) * sizeof(float);
+    int64_t elems;
+    size_t bytes;
+    if (!sb_checked_mul(rows - 1, ld, &elems) || !sb_checked_add(elems, cols, &elems) ||
+        elems > SB_NUMEL_MAX || !sb_checked_bytes(elems, sizeof(float), &bytes) || bytes == SIZE_MAX)
+        return SIZE_MAX;
+    return bytes;
 }
 
 /* Validates one stored operand: `rows` x `cols` as stored, row stride ld. */

@@ -133,7 +133,8 @@ sb_status sb_rng_bounded(const sb_rng *rng, uint64_t index, uint32_t bound, uint
 sb_status sb_rng_next_uniform(sb_rng *rng, float *out, int64_t n) {
     SB_FPENV_GUARD();
     if (!rng) return sb_fail(SB_ERR_NULL, "sb_rng_next_uniform: rng is NULL");
-    SB_TRY(sb_rng_uniform(rng, rng->counter, out, n));
+    sb_status st = sb_rng_uniform(rng, rng->counter, out, n);
+    if (st != SB_OK) return sb_fail_as("sb_rng_next_uniform", st);
     rng->counter += (uint64_t)n;
     return SB_OK;
 }
@@ -141,7 +142,8 @@ sb_status sb_rng_next_uniform(sb_rng *rng, float *out, int64_t n) {
 sb_status sb_rng_next_normal(sb_rng *rng, float mean, float std, float *out, int64_t n) {
     SB_FPENV_GUARD();
     if (!rng) return sb_fail(SB_ERR_NULL, "sb_rng_next_normal: rng is NULL");
-    SB_TRY(sb_rng_normal(rng, rng->counter, mean, std, out, n));
+    sb_status st = sb_rng_normal(rng, rng->counter, mean, std, out, n);
+    if (st != SB_OK) return sb_fail_as("sb_rng_next_normal", st);
     rng->counter += (uint64_t)n;
     return SB_OK;
 }
@@ -149,7 +151,8 @@ sb_status sb_rng_next_normal(sb_rng *rng, float mean, float std, float *out, int
 sb_status sb_rng_next_bounded(sb_rng *rng, uint32_t bound, uint32_t *out, int64_t n) {
     SB_FPENV_GUARD();
     if (!rng) return sb_fail(SB_ERR_NULL, "sb_rng_next_bounded: rng is NULL");
-    SB_TRY(sb_rng_bounded(rng, rng->counter, bound, out, n));
+    sb_status st = sb_rng_bounded(rng, rng->counter, bound, out, n);
+    if (st != SB_OK) return sb_fail_as("sb_rng_next_bounded", st);
     rng->counter += (uint64_t)n;
     return SB_OK;
 }

@@ -1,0 +1,1061 @@
+/* tests/test_bad_input.c - every public C entry point against hostile input.
+ *
+ * Part 1, tensor ops: a table gives each op one valid call (its tensors:
+ * name, dtype, shape, role) and the driver derives the bad calls from it, slot
+ * by slot: NULL, the wrong dtype, hand-built headers (ndim 100 and -1, a
+ * negative shape, an invalid dtype or device, a CUDA tensor, a size that
+ * overflows, no data), the wrong rank, a mismatched shape, a huge dimension,
+ * a zero-size dimension, an output aliasing another argument, and a
+ * non-contiguous (every other element) view. Each refused call must return
+ * the expected status, name the function and the parameter in sb_last_error(),
+ * and leave every buffer - outputs and inputs - byte for byte as it was (they
+ * are filled with a sentinel first). An accepted strided call must give the
+ * contiguous call's bits and leave the gaps between its elements untouched.
+ *
+ * Part 2, everything else (sizes, raw buffers, files, modules, graphs,
+ * optimizers, loaders, traces): hand-written cases with the same checks.
+ *
+ * `test_bad_input --list` prints every function the suite exercised;
+ * tests/check_bad_input_coverage.sh compares that with the functions declared
+ * in include/samebits/ (every *.h) and the exemptions in tests/bad_input_exempt.txt. */
+#include <stdarg.h>
+#include <unistd.h>
+#include "harness.h"
+#include "samebits/train.h"
+
+/* ---- the set of functions exercised (for --list) ---- */
+
+static const char *covered[400];
+static int n_covered;
+
+static void cover(const char *fn) {
+    for (int i = 0; i < n_covered; i++)
+        if (strcmp(covered[i], fn) == 0) return;
+    if (n_covered < (int)(sizeof covered / sizeof *covered)) covered[n_covered++] = fn;
+}
+
+/* The message names `fn` and `name` (NULL: any of the `names`). */
+static int names_it(const char *fn, const char *name) {
+    const char *m = sb_last_error();
+    if (strncmp(m, fn, strlen(fn)) != 0 || m[strlen(fn)] != ':') return 0;
+    return !name || strstr(m, name) != NULL;
+}
+
+/* ---- part 1: tensor ops --------------------------------------------------- */
+
+#define MAX_SLOTS 11
+
+enum {
+    IN = 0,
+    OUT = 1,         /* written by the op: filled with the sentinel */
+    INOUT = 2,       /* read and updated (running statistics) */
+    OPT = 4,         /* may be NULL */
+    FREE_RANK = 8,   /* another rank is valid (broadcast operands) */
+    FREE_SHAPE = 16, /* other sizes are valid too (nothing ties them) */
+};
+
+typedef struct slot {
+    const char *name;
+    sb_dtype dtype;
+    int ndim;
+    int64_t shape[4];
+    unsigned flags;
+} slot;
+
+typedef sb_status (*op_call)(sb_tensor *const *t);
+typedef void (*op_init)(sb_tensor *const *t);
+
+typedef struct op_case {
+    const char *fn;
+    op_call call;
+    op_init init; /* makes inputs valid where random values are not (indices) */
+    slot s[MAX_SLOTS];
+} op_case;
+
+#define CALL(id, expr) \
+    static sb_status c_##id(sb_tensor *const *t) { (void)t; return (expr); }
+
+#define F SB_F32
+#define L SB_I64
+#define S1(a) 1, {a}
+#define S2(a, b) 2, {a, b}
+#define S3(a, b, c) 3, {a, b, c}
+#define S4(a, b, c, d) 4, {a, b, c, d}
+#define S0 0, {0}
+
+static const sb_conv2d_params conv_p = {1, 1, 1, 1, 1, 1, 1};
+static const sb_pool2d_params pool_p = {2, 2, 2, 2, 0, 0, false, false};
+static const int dim1[1] = {1};
+
+CALL(add, sb_add(t[0], t[1], t[2]))
+CALL(sub, sb_sub(t[0], t[1], t[2]))
+CALL(mul, sb_mul(t[0], t[1], t[2]))
+CALL(div, sb_div(t[0], t[1], t[2]))
+CALL(maximum, sb_maximum(t[0], t[1], t[2]))
+CALL(minimum, sb_minimum(t[0], t[1], t[2]))
+CALL(binary, sb_binary(SB_BINARY_MUL, t[0], t[1], t[2]))
+CALL(add_scalar, sb_add_scalar(t[0], 2.0f, t[1]))
+CALL(sub_scalar, sb_sub_scalar(t[0], 2.0f, t[1]))
+CALL(mul_scalar, sb_mul_scalar(t[0], 2.0f, t[1]))
+CALL(div_scalar, sb_div_scalar(t[0], 2.0f, t[1]))
+CALL(binary_scalar, sb_binary_scalar(SB_BINARY_SUB, t[0], 2.0f, t[1]))
+CALL(binary_backward, sb_binary_backward(SB_BINARY_MUL, t[0], t[1], t[2], t[3], t[4]))
+CALL(reduce_to_shape, sb_reduce_to_shape(t[0], t[1]))
+CALL(unary, sb_unary(SB_UNARY_SQUARE, t[0], t[1]))
+CALL(neg, sb_neg(t[0], t[1]))
+CALL(abs, sb_abs(t[0], t[1]))
+CALL(sqrt, sb_sqrt(t[0], t[1]))
+CALL(exp, sb_exp(t[0], t[1]))
+CALL(log, sb_log(t[0], t[1]))
+CALL(square, sb_square(t[0], t[1]))
+CALL(reciprocal, sb_reciprocal(t[0], t[1]))
+CALL(unary_backward, sb_unary_backward(SB_UNARY_EXP, t[0], t[1], t[2], t[3]))
+CALL(relu_f, sb_relu_forward(t[0], t[1]))
+CALL(relu_b, sb_relu_backward(t[0], t[1], t[2]))
+CALL(leaky_f, sb_leaky_relu_forward(t[0], 0.1f, t[1]))
+CALL(leaky_b, sb_leaky_relu_backward(t[0], t[1], 0.1f, t[2]))
+CALL(tanh_f, sb_tanh_forward(t[0], t[1]))
+CALL(tanh_b, sb_tanh_backward(t[0], t[1], t[2]))
+CALL(sigmoid_f, sb_sigmoid_forward(t[0], t[1]))
+CALL(sigmoid_b, sb_sigmoid_backward(t[0], t[1], t[2]))
+CALL(silu_f, sb_silu_forward(t[0], t[1]))
+CALL(silu_b, sb_silu_backward(t[0], t[1], t[2]))
+CALL(gelu_f, sb_gelu_forward(t[0], true, t[1]))
+CALL(gelu_b, sb_gelu_backward(t[0], t[1], false, t[2]))
+CALL(softplus_f, sb_softplus_forward(t[0], 1.0f, 20.0f, t[1]))
+CALL(softplus_b, sb_softplus_backward(t[0], t[1], 1.0f, 20.0f, t[2]))
+CALL(matmul, sb_matmul(t[0], t[1], false, false, t[2]))
+CALL(matmul_b, sb_matmul_backward(t[0], t[1], t[2], false, false, t[3], t[4]))
+CALL(linear_f, sb_linear_forward(t[0], t[1], t[2], t[3]))
+CALL(linear_b, sb_linear_backward(t[0], t[1], t[2], t[3], t[4], t[5]))
+CALL(conv_f, sb_conv2d_forward(t[0], t[1], t[2], &conv_p, t[3]))
+CALL(conv_b, sb_conv2d_backward(t[0], t[1], t[2], &conv_p, t[3], t[4], t[5]))
+CALL(maxpool_f, sb_max_pool2d_forward(t[0], &pool_p, t[1], t[2]))
+CALL(maxpool_b, sb_max_pool2d_backward(t[0], t[1], &pool_p, t[2]))
+CALL(avgpool_f, sb_avg_pool2d_forward(t[0], &pool_p, t[1]))
+CALL(avgpool_b, sb_avg_pool2d_backward(t[0], &pool_p, t[1]))
+CALL(sum, sb_sum(t[0], dim1, 1, false, t[1]))
+CALL(mean, sb_mean(t[0], dim1, 1, false, t[1]))
+CALL(var, sb_var(t[0], dim1, 1, 1, false, t[1]))
+CALL(std, sb_std(t[0], dim1, 1, 1, false, t[1]))
+CALL(max, sb_max(t[0], dim1, 1, false, t[1], t[2]))
+CALL(min, sb_min(t[0], dim1, 1, false, t[1], t[2]))
+CALL(argmax, sb_argmax(t[0], dim1, 1, false, t[1]))
+CALL(argmin, sb_argmin(t[0], dim1, 1, false, t[1]))
+CALL(sum_b, sb_sum_backward(t[0], dim1, 1, false, t[1]))
+CALL(mean_b, sb_mean_backward(t[0], dim1, 1, false, t[1]))
+CALL(max_b, sb_max_backward(t[0], t[1], dim1, 1, false, t[2]))
+CALL(softmax_f, sb_softmax_forward(t[0], 1, t[1]))
+CALL(softmax_b, sb_softmax_backward(t[0], t[1], 1, t[2]))
+CALL(logsoftmax_f, sb_log_softmax_forward(t[0], 1, t[1]))
+CALL(logsoftmax_b, sb_log_softmax_backward(t[0], t[1], 1, t[2]))
+CALL(ce_f, sb_cross_entropy_forward(t[0], t[1], SB_LOSS_MEAN, 0.1f, -100, t[2]))
+CALL(ce_b, sb_cross_entropy_backward(t[0], t[1], SB_LOSS_MEAN, 0.1f, -100, t[2], t[3]))
+CALL(nll_f, sb_nll_loss_forward(t[0], t[1], SB_LOSS_NONE, -100, t[2]))
+CALL(nll_b, sb_nll_loss_backward(t[0], t[1], SB_LOSS_NONE, -100, t[2], t[3]))
+CALL(mse_f, sb_mse_forward(t[0], t[1], SB_LOSS_SUM, t[2]))
+CALL(mse_b, sb_mse_backward(t[0], t[1], SB_LOSS_SUM, t[2], t[3], t[4]))
+CALL(bn_f, sb_batch_norm_forward(t[0], t[1], t[2], t[3], t[4], true, 0.1f, 1e-5f, t[5], t[6], t[7]))
+CALL(bn_b, sb_batch_norm_backward(t[0], t[1], t[2], t[3], t[4], true, t[5], t[6], t[7]))
+CALL(ln_f, sb_layer_norm_forward(t[0], 1, t[1], t[2], 1e-5f, t[3], t[4], t[5]))
+CALL(ln_b, sb_layer_norm_backward(t[0], t[1], 1, t[2], t[3], t[4], t[5], t[6], t[7]))
+CALL(dropout_f, sb_dropout_forward(t[0], 0.5f, true, 1, 2, 0, t[1], t[2]))
+CALL(dropout_b, sb_dropout_backward(t[0], t[1], 0.5f, true, t[2]))
+CALL(copy, sb_tensor_copy(t[1], t[0]))
+CALL(sgd_t, sb_sgd_step_tensor(&(sb_sgd_config){.lr = 0.1, .momentum = 0.9}, 2, t[0], t[1], t[2]))
+CALL(adam_t, sb_adam_step_tensor(&(sb_adam_config){.lr = 0.1, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8,
+                                                     .amsgrad = true},
+                                 2, t[0], t[1], t[2], t[3], t[4]))
+
+static void init_maxpool_b(sb_tensor *const *t) {
+    /* indices from a real forward pass over dx's shape */
+    sb_tensor *y = NULL, *x = NULL;
+    sb_tensor_new(&x, SB_F32, 4, t[2]->shape);
+    sb_tensor_new(&y, SB_F32, 4, t[0]->shape);
+    sb_max_pool2d_forward(x, &pool_p, y, t[1]); /* refused for a strided t[1]: indices stay 0 */
+    sb_tensor_free(x);
+    sb_tensor_free(y);
+}
+static void init_dropout_mask(sb_tensor *const *t) {
+    float *m = t[1]->data;
+    for (int64_t i = 0; i < sb_tensor_numel(t[1]); i++) m[i * t[1]->strides[t[1]->ndim - 1]] = (float)(i & 1);
+}
+static void init_positive(sb_tensor *const *t) { /* variances, rstd: > 0 */
+    for (int k = 0; k < MAX_SLOTS && t[k]; k++) {
+        if (t[k]->dtype != SB_F32) continue;
+        float *p = t[k]->data;
+        int64_t n = sb_tensor_numel(t[k]), st = t[k]->ndim ? t[k]->strides[t[k]->ndim - 1] : 1;
+        for (int64_t i = 0; i < n; i++) p[i * st] = p[i * st] < 0 ? -p[i * st] + 0.25f : p[i * st] + 0.25f;
+    }
+}
+
+#define BIN(id, fn) {fn, c_##id, NULL, {{"a", F, S2(2, 3), FREE_RANK}, {"b", F, S2(2, 3), FREE_RANK}, {"out", F, S2(2, 3), OUT}}}
+#define SCAL(id, fn) {fn, c_##id, NULL, {{"x", F, S2(2, 3), IN}, {"out", F, S2(2, 3), OUT}}}
+#define UN(id, fn, xn, yn) {fn, c_##id, NULL, {{xn, F, S2(2, 3), IN}, {yn, F, S2(2, 3), OUT}}}
+#define UNB(id, fn, xn) {fn, c_##id, NULL, {{xn, F, S2(2, 3), IN}, {"dy", F, S2(2, 3), IN}, {"dx", F, S2(2, 3), OUT}}}
+
+static const op_case ops[] = {
+    BIN(add, "sb_add"), BIN(sub, "sb_sub"), BIN(mul, "sb_mul"), BIN(div, "sb_div"),
+    BIN(maximum, "sb_maximum"), BIN(minimum, "sb_minimum"), BIN(binary, "sb_binary"),
+    SCAL(add_scalar, "sb_add_scalar"), SCAL(sub_scalar, "sb_sub_scalar"),
+    SCAL(mul_scalar, "sb_mul_scalar"), SCAL(div_scalar, "sb_div_scalar"),
+    SCAL(binary_scalar, "sb_binary_scalar"),
+    {"sb_binary_backward", c_binary_backward, NULL,
+     {{"dy", F, S2(2, 3), IN}, {"a", F, S2(2, 3), IN}, {"b", F, S1(3), IN},
+      {"da", F, S2(2, 3), OUT | OPT}, {"db", F, S1(3), OUT | OPT}}},
+    {"sb_reduce_to_shape", c_reduce_to_shape, NULL,
+     {{"grad", F, S2(2, 3), IN | FREE_RANK | FREE_SHAPE}, {"out", F, S1(3), OUT | FREE_RANK}}},
+    UN(unary, "sb_unary", "x", "out"), UN(neg, "sb_neg", "x", "out"), UN(abs, "sb_abs", "x", "out"),
+    UN(sqrt, "sb_sqrt", "x", "out"), UN(exp, "sb_exp", "x", "out"), UN(log, "sb_log", "x", "out"),
+    UN(square, "sb_square", "x", "out"), UN(reciprocal, "sb_reciprocal", "x", "out"),
+    {"sb_unary_backward", c_unary_backward, NULL,
+     {{"x", F, S2(2, 3), IN}, {"y", F, S2(2, 3), IN}, {"dy", F, S2(2, 3), IN},
+      {"dx", F, S2(2, 3), OUT}}},
+    UN(relu_f, "sb_relu_forward", "x", "y"), UNB(relu_b, "sb_relu_backward", "x"),
+    UN(leaky_f, "sb_leaky_relu_forward", "x", "y"), UNB(leaky_b, "sb_leaky_relu_backward", "x"),
+    UN(tanh_f, "sb_tanh_forward", "x", "y"), UNB(tanh_b, "sb_tanh_backward", "y"),
+    UN(sigmoid_f, "sb_sigmoid_forward", "x", "y"), UNB(sigmoid_b, "sb_sigmoid_backward", "y"),
+    UN(silu_f, "sb_silu_forward", "x", "y"), UNB(silu_b, "sb_silu_backward", "x"),
+    UN(gelu_f, "sb_gelu_forward", "x", "y"), UNB(gelu_b, "sb_gelu_backward", "x"),
+    UN(softplus_f, "sb_softplus_forward", "x", "y"), UNB(softplus_b, "sb_softplus_backward", "x"),
+    {"sb_matmul", c_matmul, NULL,
+     {{"a", F, S2(2, 3), IN}, {"b", F, S2(3, 4), IN}, {"out", F, S2(2, 4), OUT}}},
+    {"sb_matmul_backward", c_matmul_b, NULL,
+     {{"dout", F, S2(2, 4), IN}, {"a", F, S2(2, 3), IN}, {"b", F, S2(3, 4), IN},
+      {"da", F, S2(2, 3), OUT | OPT}, {"db", F, S2(3, 4), OUT | OPT}}},
+    {"sb_linear_forward", c_linear_f, NULL,
+     {{"x", F, S2(2, 3), IN}, {"w", F, S2(4, 3), IN}, {"bias", F, S1(4), IN | OPT},
+      {"y", F, S2(2, 4), OUT}}},
+    {"sb_linear_backward", c_linear_b, NULL,
+     {{"dy", F, S2(2, 4), IN}, {"x", F, S2(2, 3), IN}, {"w", F, S2(4, 3), IN},
+      {"dx", F, S2(2, 3), OUT | OPT}, {"dw", F, S2(4, 3), OUT | OPT}, {"db", F, S1(4), OUT | OPT}}},
+    {"sb_conv2d_forward", c_conv_f, NULL,
+     {{"x", F, S4(2, 3, 4, 4), IN}, {"w", F, S4(5, 3, 3, 3), IN}, {"bias", F, S1(5), IN | OPT},
+      {"y", F, S4(2, 5, 4, 4), OUT}}},
+    {"sb_conv2d_backward", c_conv_b, NULL,
+     {{"dy", F, S4(2, 5, 4, 4), IN}, {"x", F, S4(2, 3, 4, 4), IN}, {"w", F, S4(5, 3, 3, 3), IN},
+      {"dx", F, S4(2, 3, 4, 4), OUT | OPT}, {"dw", F, S4(5, 3, 3, 3), OUT | OPT},
+      {"db", F, S1(5), OUT | OPT}}},
+    {"sb_max_pool2d_forward", c_maxpool_f, NULL,
+     {{"x", F, S4(2, 3, 4, 4), IN}, {"y", F, S4(2, 3, 2, 2), OUT}, {"indices", L, S4(2, 3, 2, 2), OUT | OPT}}},
+    {"sb_max_pool2d_backward", c_maxpool_b, init_maxpool_b,
+     {{"dy", F, S4(2, 3, 2, 2), IN}, {"indices", L, S4(2, 3, 2, 2), IN}, {"dx", F, S4(2, 3, 4, 4), OUT}}},
+    {"sb_avg_pool2d_forward", c_avgpool_f, NULL,
+     {{"x", F, S4(2, 3, 4, 4), IN}, {"y", F, S4(2, 3, 2, 2), OUT}}},
+    {"sb_avg_pool2d_backward", c_avgpool_b, NULL,
+     {{"dy", F, S4(2, 3, 2, 2), IN}, {"dx", F, S4(2, 3, 4, 4), OUT}}},
+    {"sb_sum", c_sum, NULL, {{"x", F, S2(2, 3), IN}, {"out", F, S1(2), OUT}}},
+    {"sb_mean", c_mean, NULL, {{"x", F, S2(2, 3), IN}, {"out", F, S1(2), OUT}}},
+    {"sb_var", c_var, NULL, {{"x", F, S2(2, 3), IN}, {"out", F, S1(2), OUT}}},
+    {"sb_std", c_std, NULL, {{"x", F, S2(2, 3), IN}, {"out", F, S1(2), OUT}}},
+    {"sb_max", c_max, NULL, {{"x", F, S2(2, 3), IN}, {"out", F, S1(2), OUT}, {"indices", L, S1(2), OUT | OPT}}},
+    {"sb_min", c_min, NULL, {{"x", F, S2(2, 3), IN}, {"out", F, S1(2), OUT}, {"indices", L, S1(2), OUT | OPT}}},
+    {"sb_argmax", c_argmax, NULL, {{"x", F, S2(2, 3), IN}, {"indices", L, S1(2), OUT}}},
+    {"sb_argmin", c_argmin, NULL, {{"x", F, S2(2, 3), IN}, {"indices", L, S1(2), OUT}}},
+    {"sb_sum_backward", c_sum_b, NULL, {{"dy", F, S1(2), IN}, {"dx", F, S2(2, 3), OUT}}},
+    {"sb_mean_backward", c_mean_b, NULL, {{"dy", F, S1(2), IN}, {"dx", F, S2(2, 3), OUT}}},
+    {"sb_max_backward", c_max_b, NULL,
+     {{"dy", F, S1(2), IN}, {"indices", L, S1(2), IN}, {"dx", F, S2(2, 3), OUT}}},
+    {"sb_softmax_forward", c_softmax_f, NULL, {{"x", F, S2(2, 3), IN}, {"y", F, S2(2, 3), OUT}}},
+    {"sb_softmax_backward", c_softmax_b, NULL,
+     {{"y", F, S2(2, 3), IN}, {"dy", F, S2(2, 3), IN}, {"dx", F, S2(2, 3), OUT}}},
+    {"sb_log_softmax_forward", c_logsoftmax_f, NULL, {{"x", F, S2(2, 3), IN}, {"y", F, S2(2, 3), OUT}}},
+    {"sb_log_softmax_backward", c_logsoftmax_b, NULL,
+     {{"y", F, S2(2, 3), IN}, {"dy", F, S2(2, 3), IN}, {"dx", F, S2(2, 3), OUT}}},
+    {"sb_cross_entropy_forward", c_ce_f, NULL,
+     {{"logits", F, S2(2, 3), IN}, {"targets", L, S1(2), IN}, {"loss", F, S0, OUT}}},
+    {"sb_cross_entropy_backward", c_ce_b, NULL,
+     {{"logits", F, S2(2, 3), IN}, {"targets", L, S1(2), IN}, {"dloss", F, S0, IN},
+      {"dlogits", F, S2(2, 3), OUT}}},
+    {"sb_nll_loss_forward", c_nll_f, NULL,
+     {{"logp", F, S2(2, 3), IN}, {"targets", L, S1(2), IN}, {"loss", F, S1(2), OUT}}},
+    {"sb_nll_loss_backward", c_nll_b, NULL,
+     {{"logp", F, S2(2, 3), IN}, {"targets", L, S1(2), IN}, {"dloss", F, S1(2), IN},
+      {"dlogp", F, S2(2, 3), OUT}}},
+    {"sb_mse_forward", c_mse_f, NULL,
+     {{"x", F, S2(2, 3), IN}, {"target", F, S2(2, 3), IN}, {"loss", F, S0, OUT}}},
+    {"sb_mse_backward", c_mse_b, NULL,
+     {{"x", F, S2(2, 3), IN}, {"target", F, S2(2, 3), IN}, {"dloss", F, S0, IN},
+      {"dx", F, S2(2, 3), OUT | OPT}, {"dtarget", F, S2(2, 3), OUT | OPT}}},
+    {"sb_batch_norm_forward", c_bn_f, init_positive,
+     {{"x", F, S3(2, 3, 4), IN}, {"gamma", F, S1(3), IN | OPT}, {"beta", F, S1(3), IN | OPT},
+      {"running_mean", F, S1(3), INOUT | OPT}, {"running_var", F, S1(3), INOUT | OPT},
+      {"y", F, S3(2, 3, 4), OUT}, {"save_mean", F, S1(3), OUT | OPT}, {"save_rstd", F, S1(3), OUT | OPT}}},
+    {"sb_batch_norm_backward", c_bn_b, init_positive,
+     {{"dy", F, S3(2, 3, 4), IN}, {"x", F, S3(2, 3, 4), IN}, {"gamma", F, S1(3), IN | OPT},
+      {"save_mean", F, S1(3), IN}, {"save_rstd", F, S1(3), IN}, {"dx", F, S3(2, 3, 4), OUT | OPT},
+      {"dgamma", F, S1(3), OUT | OPT}, {"dbeta", F, S1(3), OUT | OPT}}},
+    {"sb_layer_norm_forward", c_ln_f, NULL,
+     {{"x", F, S2(2, 3), IN}, {"gamma", F, S1(3), IN | OPT}, {"beta", F, S1(3), IN | OPT},
+      {"y", F, S2(2, 3), OUT}, {"save_mean", F, S1(2), OUT | OPT}, {"save_rstd", F, S1(2), OUT | OPT}}},
+    {"sb_layer_norm_backward", c_ln_b, init_positive,
+     {{"dy", F, S2(2, 3), IN}, {"x", F, S2(2, 3), IN}, {"gamma", F, S1(3), IN | OPT},
+      {"save_mean", F, S1(2), IN}, {"save_rstd", F, S1(2), IN}, {"dx", F, S2(2, 3), OUT | OPT},
+      {"dgamma", F, S1(3), OUT | OPT}, {"dbeta", F, S1(3), OUT | OPT}}},
+    {"sb_dropout_forward", c_dropout_f, NULL,
+     {{"x", F, S2(2, 3), IN}, {"y", F, S2(2, 3), OUT}, {"mask", F, S2(2, 3), OUT | OPT}}},
+    {"sb_dropout_backward", c_dropout_b, init_dropout_mask,
+     {{"dy", F, S2(2, 3), IN}, {"mask", F, S2(2, 3), IN}, {"dx", F, S2(2, 3), OUT}}},
+    {"sb_tensor_copy", c_copy, NULL, {{"src", F, S2(2, 3), IN}, {"dst", F, S2(2, 3), OUT}}},
+    {"sb_sgd_step_tensor", c_sgd_t, NULL,
+     {{"param", F, S2(2, 3), INOUT}, {"grad", F, S2(2, 3), IN}, {"momentum_buf", F, S2(2, 3), INOUT | OPT}}},
+    {"sb_adam_step_tensor", c_adam_t, NULL,
+     {{"param", F, S2(2, 3), INOUT}, {"grad", F, S2(2, 3), IN}, {"exp_avg", F, S2(2, 3), INOUT},
+      {"exp_avg_sq", F, S2(2, 3), INOUT}, {"max_exp_avg_sq", F, S2(2, 3), INOUT | OPT}}},
+};
+
+/* One call's tensors: headers the mutations edit and the buffers behind them.
+ * Every buffer has room for the largest slot twice over, so an output pointed
+ * at another slot's buffer or laid out with stride 2 stays inside it. */
+typedef struct fixture {
+    int n;
+    sb_tensor hdr[MAX_SLOTS];
+    sb_tensor *t[MAX_SLOTS];
+    unsigned char *buf[MAX_SLOTS];
+    unsigned char *snap[MAX_SLOTS];
+    size_t cap;
+} fixture;
+
+static size_t slot_bytes(const slot *s) {
+    int64_t n = 1;
+    for (int i = 0; i < s->ndim; i++) n *= s->shape[i];
+    return (size_t)n * sb_dtype_size(s->dtype);
+}
+
+static void contiguous_header(sb_tensor *h, const slot *s, void *data) {
+    memset(h, 0, sizeof *h);
+    h->dtype = s->dtype;
+    h->ndim = s->ndim;
+    h->data = data;
+    int64_t st = 1;
+    for (int i = s->ndim - 1; i >= 0; i--) {
+        h->shape[i] = s->shape[i];
+        h->strides[i] = st;
+        st *= s->shape[i];
+    }
+}
+
+/* Fills inputs from a fixed stream, outputs with the sentinel 0xA5 bytes, and
+ * lays each slot out with element stride `step` (1 or 2) along its last axis. */
+static void fixture_fill(fixture *f, const op_case *op, int step) {
+    uint32_t r = 12345;
+    for (int k = 0; k < f->n; k++) {
+        const slot *s = &op->s[k];
+        memset(f->buf[k], 0xA5, f->cap);
+        contiguous_header(&f->hdr[k], s, f->buf[k]);
+        if (step > 1 && s->ndim > 0) {
+            for (int i = 0; i < s->ndim; i++) f->hdr[k].strides[i] *= step;
+        }
+        if (s->flags & OUT) { f->t[k] = &f->hdr[k]; continue; }
+        int64_t n = 1;
+        for (int i = 0; i < s->ndim; i++) n *= s->shape[i];
+        int64_t st = s->ndim ? f->hdr[k].strides[s->ndim - 1] : 1; /* row-major: position i*step */
+        (void)st;
+        for (int64_t i = 0; i < n; i++) {
+            r = r * 1664525u + 1013904223u;
+            int64_t at = i * step;
+            if (s->dtype == SB_F32) ((float *)f->buf[k])[at] = (float)((int32_t)(r >> 8) % 2001 - 1000) / 1000.0f;
+            else ((int64_t *)f->buf[k])[at] = 0;
+        }
+        f->t[k] = &f->hdr[k];
+    }
+    if (op->init) op->init(f->t);
+}
+
+static void fixture_new(fixture *f, const op_case *op) {
+    memset(f, 0, sizeof *f);
+    size_t big = 16;
+    for (int k = 0; k < MAX_SLOTS && op->s[k].name; k++) {
+        f->n = k + 1;
+        if (slot_bytes(&op->s[k]) > big) big = slot_bytes(&op->s[k]);
+    }
+    f->cap = 2 * big;
+    for (int k = 0; k < f->n; k++) {
+        f->buf[k] = malloc(f->cap);
+        f->snap[k] = malloc(f->cap);
+    }
+}
+
+static void fixture_free(fixture *f) {
+    for (int k = 0; k < f->n; k++) { free(f->buf[k]); free(f->snap[k]); }
+}
+
+static void snapshot(fixture *f) {
+    for (int k = 0; k < f->n; k++) memcpy(f->snap[k], f->buf[k], f->cap);
+}
+
+static int untouched(const fixture *f) {
+    for (int k = 0; k < f->n; k++)
+        if (memcmp(f->snap[k], f->buf[k], f->cap) != 0) return 0;
+    return 1;
+}
+
+typedef enum { MUST_FAIL, MAY_PASS } expectation;
+
+/* Runs a mutated call: it must fail with `want` (0: any error) naming fn and
+ * `name` (NULL: any parameter), leaving every buffer untouched - unless
+ * `may` says success is allowed too. */
+static void expect_refused(const op_case *op, fixture *f, const char *what, int slotk,
+                           sb_status want, const char *name, expectation may) {
+    snapshot(f);
+    sb_clear_error();
+    if (getenv("SB_BAD_INPUT_TRACE")) fprintf(stderr, "   %s %s\n", op->s[slotk].name, what);
+    sb_status st = op->call(f->t);
+    if (st == SB_OK && may == MAY_PASS) return;
+    const char *sname = op->s[slotk].name;
+    CHECK(st != SB_OK && (want == 0 || st == want), "%s, %s %s: returned %s (%s), expected %s", op->fn,
+          sname, what, sb_status_name(st), sb_last_error(), want ? sb_status_name(want) : "an error");
+    if (st == SB_OK) return;
+    if (name) {
+        CHECK(names_it(op->fn, name), "%s, %s %s: message \"%s\" does not name %s and %s", op->fn, sname,
+              what, sb_last_error(), op->fn, name);
+    } else {
+        int any = 0;
+        for (int k = 0; k < f->n; k++) any |= names_it(op->fn, op->s[k].name);
+        CHECK(any, "%s, %s %s: message \"%s\" names no parameter of %s", op->fn, sname, what,
+              sb_last_error(), op->fn);
+    }
+    CHECK(untouched(f), "%s, %s %s: a refused call wrote to memory (%s)", op->fn, sname, what,
+          sb_last_error());
+}
+
+/* Output k shares buffer j. */
+static void alias_case(const op_case *op, fixture *f, unsigned char *const *base, int k, int j,
+                       const char *what) {
+    snapshot(f);
+    sb_clear_error();
+    sb_status st = op->call(f->t);
+    if (st != SB_OK) {
+        CHECK(names_it(op->fn, op->s[k].name) || names_it(op->fn, op->s[j].name),
+              "%s, %s %s: message \"%s\" names neither", op->fn, op->s[k].name, what, sb_last_error());
+        CHECK(untouched(f), "%s, %s %s: a refused call wrote to memory", op->fn, op->s[k].name, what);
+        return;
+    }
+    int same = 1;
+    for (int m = 0; m < f->n; m++) {
+        if (!(op->s[m].flags & (OUT | INOUT)) || !f->t[m]) continue;
+        same &= memcmp(f->t[m]->data, base[m], slot_bytes(&op->s[m])) == 0;
+    }
+    CHECK(same, "%s, %s %s: accepted, and the results differ from the call on separate memory", op->fn,
+          op->s[k].name, what);
+}
+
+static void run_op(const op_case *op) {
+    cover(op->fn);
+    if (getenv("SB_BAD_INPUT_TRACE")) fprintf(stderr, "== %s\n", op->fn);
+    fixture f;
+    fixture_new(&f, op);
+
+    /* The valid call, whose outputs the strided calls must reproduce. */
+    fixture_fill(&f, op, 1);
+    sb_status st = op->call(f.t);
+    CHECK(st == SB_OK, "%s: the valid call failed: %s", op->fn, sb_last_error());
+    unsigned char *base[MAX_SLOTS];
+    for (int k = 0; k < f.n; k++) {
+        base[k] = malloc(f.cap);
+        memcpy(base[k], f.buf[k], f.cap);
+    }
+
+    for (int k = 0; k < f.n; k++) {
+        const slot *s = &op->s[k];
+        sb_tensor *h = &f.hdr[k];
+
+        if (!(s->flags & OPT)) {
+            fixture_fill(&f, op, 1);
+            f.t[k] = NULL;
+            expect_refused(op, &f, "NULL", k, SB_ERR_NULL, s->name, MUST_FAIL);
+        }
+
+        fixture_fill(&f, op, 1);
+        h->dtype = s->dtype == SB_F32 ? SB_I64 : SB_F32;
+        expect_refused(op, &f, "with the wrong dtype", k, SB_ERR_DTYPE, s->name, MUST_FAIL);
+
+        /* Hand-built headers: refused before a shape entry is read. */
+        struct { const char *what; sb_status want; } hb[] = {
+            {"with ndim 100", SB_ERR_SHAPE}, {"with ndim -1", SB_ERR_SHAPE},
+            {"with a negative shape", SB_ERR_SHAPE}, {"with dtype 77", SB_ERR_DTYPE},
+            {"with device 9", SB_ERR_DEVICE}, {"on the CUDA device", SB_ERR_DEVICE},
+            {"with an overflowing size", SB_ERR_SHAPE}, {"with overflowing strides", SB_ERR_SHAPE},
+            {"with no data", SB_ERR_NULL},
+        };
+        for (int m = 0; m < (int)(sizeof hb / sizeof *hb); m++) {
+            fixture_fill(&f, op, 1);
+            switch (m) {
+            case 0: h->ndim = 100; break;
+            case 1: h->ndim = -1; break;
+            case 2: if (s->ndim == 0) continue; h->shape[0] = -2; break;
+            case 3: h->dtype = (sb_dtype)77; break;
+            case 4: h->device = (sb_device)9; break;
+            case 5: h->device = SB_DEVICE_CUDA; break;
+            case 6: if (s->ndim == 0) continue;
+                h->shape[0] = (int64_t)1 << 62; h->shape[s->ndim - 1] = (int64_t)1 << 62;
+                if (s->ndim == 1) h->shape[0] = INT64_MAX;
+                break;
+            case 7: if (s->ndim == 0) continue; h->strides[0] = INT64_MAX / 2; h->shape[0] = 3; break;
+            case 8: h->data = NULL; break;
+            }
+            expect_refused(op, &f, hb[m].what, k, hb[m].want, s->name, MUST_FAIL);
+        }
+
+        /* Shapes that do not fit the call. */
+        if (!(s->flags & (FREE_RANK | FREE_SHAPE)) && s->ndim < 4) {
+            fixture_fill(&f, op, 1);
+            for (int i = s->ndim; i > 0; i--) h->shape[i] = h->shape[i - 1], h->strides[i] = h->strides[i - 1];
+            h->shape[0] = 1;
+            h->strides[0] = h->ndim ? h->strides[1] * h->shape[1] : 1;
+            h->ndim++;
+            expect_refused(op, &f, "with one more dimension", k, 0, NULL, MUST_FAIL);
+        }
+        if (!(s->flags & FREE_SHAPE) && s->ndim > 0) {
+            fixture_fill(&f, op, 1);
+            h->shape[0] += 2;
+            for (int i = 1; i < s->ndim; i++) h->strides[i - 1] = 0; /* stays inside the buffer */
+            expect_refused(op, &f, "with a mismatched shape", k, 0, NULL, MUST_FAIL);
+            fixture_fill(&f, op, 1);
+            h->shape[0] = (int64_t)1 << 40;
+            h->strides[0] = 0;
+            expect_refused(op, &f, "with a huge dimension", k, 0, NULL, MUST_FAIL);
+            fixture_fill(&f, op, 1);
+            h->shape[0] = 0;
+            expect_refused(op, &f, "with a zero-size dimension", k, 0, NULL, MAY_PASS);
+        }
+
+        /* An output on the memory of another argument: refused, or harmless
+         * (every output still holds the bits of the separate-memory call). */
+        if (s->flags & (OUT | INOUT)) {
+            for (int j = 0; j < f.n; j++) {
+                if (j == k) continue;
+                for (int shift = 0; shift < 2; shift++) { /* exactly on it, or one element on */
+                    fixture_fill(&f, op, 1);
+                    h->data = f.buf[j] + shift * sb_dtype_size(s->dtype);
+                    char what[80];
+                    snprintf(what, sizeof what, "on the memory of %s%s", op->s[j].name,
+                             shift ? " shifted by one element" : "");
+                    alias_case(op, &f, base, k, j, what);
+                }
+            }
+        }
+    }
+
+    /* Every tensor a non-contiguous view (stride 2): refused, or the same bits
+     * as the contiguous call with the gaps left alone. */
+    fixture_fill(&f, op, 2);
+    snapshot(&f);
+    sb_clear_error();
+    st = op->call(f.t);
+    if (st != SB_OK) {
+        int any = 0;
+        for (int k = 0; k < f.n; k++) any |= names_it(op->fn, op->s[k].name);
+        CHECK(any && untouched(&f), "%s, strided views: refused with \"%s\" (must name a parameter, write nothing)",
+              op->fn, sb_last_error());
+    } else {
+        for (int k = 0; k < f.n; k++) {
+            if (!(op->s[k].flags & (OUT | INOUT))) continue;
+            size_t es = sb_dtype_size(op->s[k].dtype), n = slot_bytes(&op->s[k]) / es;
+            for (size_t i = 0; i < n; i++) {
+                CHECK(memcmp(f.buf[k] + 2 * i * es, base[k] + i * es, es) == 0,
+                      "%s, strided views: %s element %zu differs from the contiguous call", op->fn,
+                      op->s[k].name, i);
+                CHECK(memcmp(f.buf[k] + (2 * i + 1) * es, f.snap[k] + (2 * i + 1) * es, es) == 0,
+                      "%s, strided views: %s gap after element %zu was written", op->fn, op->s[k].name, i);
+            }
+        }
+    }
+    for (int k = 0; k < f.n; k++) free(base[k]);
+    fixture_free(&f);
+}
+
+/* ---- part 2: everything else ---------------------------------------------- */
+
+/* A call that must fail with `want`, naming `fn` (and `needle`). */
+#define BAD(fn, call, want, needle)                                                              \
+    do {                                                                                         \
+        cover(#fn);                                                                              \
+        sb_clear_error();                                                                        \
+        sb_status s_ = (sb_status)(call);                                                        \
+        CHECK(s_ == (want), "%s returned %s (%s), expected %s", #call, sb_status_name(s_),       \
+              sb_last_error(), sb_status_name(want));                                            \
+        CHECK(names_it(#fn, needle), "%s: message \"%s\" does not name %s and \"%s\"", #call,     \
+              sb_last_error(), #fn, needle);                                                     \
+    } while (0)
+
+/* The same for a function that reports the error of the public function it
+ * called (`via`), which names the parameter. */
+#define BAD_VIA(fn, via, call, want, needle)                                                     \
+    do {                                                                                         \
+        cover(#fn);                                                                              \
+        sb_clear_error();                                                                        \
+        sb_status s_ = (sb_status)(call);                                                        \
+        CHECK(s_ == (want), "%s returned %s (%s), expected %s", #call, sb_status_name(s_),       \
+              sb_last_error(), sb_status_name(want));                                            \
+        CHECK(names_it(#fn, needle) || names_it(via, needle) || strstr(sb_last_error(), via),    \
+              "%s: message \"%s\" names neither %s nor %s with \"%s\"", #call, sb_last_error(), \
+              #fn, via, needle);                                                                 \
+    } while (0)
+
+/* A function without a status that must tolerate the input (NULL etc.). */
+#define TOLERATES(fn, stmt) do { cover(#fn); stmt; } while (0)
+
+
+/* A value-returning function that must answer `cond` for the bad input. */
+#define ANSWERS(fn, cond) do { cover(#fn); CHECK((cond), "%s: %s", #fn, #cond); } while (0)
+
+static sb_tensor *make(sb_dtype dt, int nd, int64_t a, int64_t b) {
+    sb_tensor *t = NULL;
+    int64_t shape[2] = {a, b};
+    sb_tensor_new(&t, dt, nd, shape);
+    return t;
+}
+
+/* Tensors, views and arenas: the sizes callers pass. */
+static void bad_tensor_api(void) {
+    sb_tensor *t = (sb_tensor *)1, *v = (sb_tensor *)1, *x = make(SB_F32, 2, 2, 3);
+    int64_t neg[2] = {2, -3}, wide[3] = {0, (int64_t)1 << 62, (int64_t)1 << 62};
+    BAD(sb_tensor_new, sb_tensor_new(&t, SB_F32, 2, neg), SB_ERR_SHAPE, "shape[1]");
+    CHECK(t == NULL, "failed sb_tensor_new leaves NULL");
+    BAD(sb_tensor_new, sb_tensor_new(&t, SB_F32, 3, wide), SB_ERR_SHAPE, "too large");
+    BAD(sb_tensor_new, sb_tensor_new(&t, SB_F32, -1, neg), SB_ERR_SHAPE, "ndim -1");
+    BAD(sb_tensor_new, sb_tensor_new(&t, (sb_dtype)-1, 1, neg), SB_ERR_DTYPE, "dtype");
+    BAD(sb_tensor_new, sb_tensor_new(NULL, SB_F32, 1, neg), SB_ERR_NULL, "out");
+    sb_arena *a = NULL;
+    CHECK_OK(sb_arena_new(&a, 0));
+    BAD(sb_tensor_new_in, sb_tensor_new_in(&t, a, SB_F32, 3, wide), SB_ERR_SHAPE, "too large");
+    BAD(sb_tensor_new_in, sb_tensor_new_in(&t, NULL, SB_F32, 1, neg), SB_ERR_NULL, "arena");
+    BAD(sb_tensor_wrap, sb_tensor_wrap(&t, x->data, SB_F32, 9, neg, NULL), SB_ERR_SHAPE, "ndim 9");
+    int64_t s2[2] = {2, 3}, far[2] = {INT64_MAX, 1};
+    BAD(sb_tensor_wrap, sb_tensor_wrap(&t, x->data, SB_F32, 2, s2, far), SB_ERR_SHAPE, "strides");
+    BAD(sb_tensor_reshape, sb_tensor_reshape(&v, x, 3, wide), SB_ERR_SHAPE, "");
+    CHECK(v == NULL, "failed reshape leaves NULL");
+    BAD(sb_tensor_reshape, sb_tensor_reshape(&v, x, 100, s2), SB_ERR_SHAPE, "ndim 100");
+    BAD(sb_tensor_reshape, sb_tensor_reshape(&v, x, 2, NULL), SB_ERR_NULL, "shape");
+    BAD(sb_tensor_flatten, sb_tensor_flatten(&v, x, 5, -7), SB_ERR_ARG, "dims");
+    BAD(sb_tensor_flatten, sb_tensor_flatten(&v, NULL, 0, 1), SB_ERR_NULL, "src");
+    BAD(sb_tensor_transpose, sb_tensor_transpose(&v, x, 0, INT32_MIN), SB_ERR_ARG, "dims");
+    BAD(sb_tensor_transpose, sb_tensor_transpose(NULL, x, 0, 1), SB_ERR_NULL, "out");
+    BAD(sb_tensor_fill, sb_tensor_fill(NULL, 1.0f), SB_ERR_NULL, "t");
+    sb_tensor h = {.dtype = SB_F32, .ndim = 100, .data = x->data};
+    BAD(sb_tensor_fill, sb_tensor_fill(&h, 1.0f), SB_ERR_SHAPE, "ndim 100");
+    ANSWERS(sb_tensor_numel, sb_tensor_numel(NULL) == 0 && sb_tensor_numel(&h) == -1);
+    ANSWERS(sb_tensor_is_contiguous, !sb_tensor_is_contiguous(NULL) && !sb_tensor_is_contiguous(&h));
+    sb_tensor *i64 = make(SB_I64, 1, 4, 0);
+    ANSWERS(sb_tensor_f32, sb_tensor_f32(NULL) == NULL && sb_tensor_f32(i64) == NULL);
+    ANSWERS(sb_dtype_size, sb_dtype_size((sb_dtype)77) == 0 && sb_dtype_size((sb_dtype)-1) == 0);
+    ANSWERS(sb_dtype_name, strcmp(sb_dtype_name((sb_dtype)77), "invalid dtype") == 0);
+    BAD(sb_arena_new, sb_arena_new(NULL, 64), SB_ERR_NULL, "out");
+    cover("sb_arena_alloc");
+    CHECK(sb_arena_alloc(a, SIZE_MAX) == NULL && names_it("sb_arena_alloc", "too large"), "arena SIZE_MAX: %s",
+          sb_last_error());
+    CHECK(sb_arena_alloc(NULL, 8) == NULL && names_it("sb_arena_alloc", "arena"), "arena NULL: %s",
+          sb_last_error());
+    ANSWERS(sb_arena_used, sb_arena_used(NULL) == 0);
+    TOLERATES(sb_arena_reset, sb_arena_reset(NULL));
+    TOLERATES(sb_arena_free, sb_arena_free(NULL));
+    TOLERATES(sb_tensor_free, sb_tensor_free(NULL));
+    sb_arena_free(a);
+    sb_tensor_free(x);
+    sb_tensor_free(i64);
+}
+
+/* Geometry helpers, raw-buffer kernels, status and runtime settings. */
+static void bad_sizes_and_kernels(void) {
+    int64_t oh = -7, ow = -7;
+    sb_conv2d_params cp = {1, 1, 1, 1, 1, 1, 1};
+    BAD(sb_conv2d_output_size, sb_conv2d_output_size(INT64_MAX, 4, 3, 3, &cp, &oh, &ow), SB_ERR_ARG, "height");
+    BAD(sb_conv2d_output_size, sb_conv2d_output_size(-1, 4, 3, 3, &cp, &oh, &ow), SB_ERR_ARG, "negative");
+    BAD(sb_conv2d_output_size, sb_conv2d_output_size(4, 4, INT64_MAX, 3, &cp, &oh, &ow), SB_ERR_ARG, "kernel_h");
+    cp.stride_h = 0;
+    BAD(sb_conv2d_output_size, sb_conv2d_output_size(4, 4, 3, 3, &cp, &oh, &ow), SB_ERR_ARG, "stride_h");
+    BAD(sb_conv2d_output_size, sb_conv2d_output_size(4, 4, 3, 3, NULL, NULL, &ow), SB_ERR_NULL, "out_h");
+    sb_pool2d_params pp = {2, 2, 0, 0, 1, 1, true, false};
+    BAD(sb_pool2d_output_size, sb_pool2d_output_size(INT64_MAX, 4, &pp, &oh, &ow), SB_ERR_ARG, "height");
+    BAD(sb_pool2d_output_size, sb_pool2d_output_size(4, 4, NULL, &oh, &ow), SB_ERR_NULL, "params");
+    pp.kernel_w = -2;
+    BAD(sb_pool2d_output_size, sb_pool2d_output_size(4, 4, &pp, &oh, &ow), SB_ERR_ARG, "kernel_w");
+    CHECK(oh == -7 && ow == -7, "refused output sizes leave the outputs alone");
+
+    float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, c[8];
+    for (int i = 0; i < 8; i++) c[i] = -1.0f;
+    BAD(sb_sgemm, sb_sgemm('X', 'N', 2, 2, 2, x, 2, x, 2, c, 2), SB_ERR_ARG, "transa");
+    BAD(sb_sgemm, sb_sgemm('N', 'N', -2, 2, 2, x, 2, x, 2, c, 2), SB_ERR_ARG, "m = -2");
+    BAD(sb_sgemm, sb_sgemm('N', 'N', 2, 2, 2, x, 1, x, 2, c, 2), SB_ERR_ARG, "lda");
+    BAD(sb_sgemm, sb_sgemm('N', 'N', 2, 2, 2, NULL, 2, x, 2, c, 2), SB_ERR_NULL, "a is NULL");
+    BAD(sb_sgemm, sb_sgemm('N', 'N', (int64_t)1 << 40, 2, 2, x, (int64_t)1 << 40, x, 2, c, 2), SB_ERR_ARG, "too large");
+    BAD(sb_sgemm, sb_sgemm('N', 'N', 2, 2, 2, x, 2, x, 2, x + 1, 2), SB_ERR_ARG, "overlaps");
+    for (int i = 0; i < 8; i++) CHECK(c[i] == -1.0f, "refused sgemm wrote c[%d]", i);
+    cover("sb_ssum");
+    CHECK(sb_ssum(-1, x, 1) != sb_ssum(-1, x, 1) && names_it("sb_ssum", "n = -1"), "ssum n<0: %s", sb_last_error());
+    CHECK(sb_ssum(4, x, 0) != sb_ssum(4, x, 0) && names_it("sb_ssum", "incx"), "ssum incx: %s", sb_last_error());
+    CHECK(sb_ssum((int64_t)1 << 62, x, 4) != 0.0f && names_it("sb_ssum", "incx"), "ssum n*incx: %s", sb_last_error());
+
+    ANSWERS(sb_status_name, strcmp(sb_status_name((sb_status)999), "unknown status") == 0);
+    sb_tensor_new(NULL, SB_F32, 0, NULL);
+    CHECK(names_it("sb_tensor_new", "out"), "sb_last_error after a failure: %s", sb_last_error());
+    cover("sb_last_error");
+    cover("sb_clear_error");
+    sb_clear_error();
+    CHECK(sb_last_error()[0] == '\0', "sb_clear_error empties the message");
+
+    sb_isa_level lvl = sb_isa();
+    BAD(sb_set_isa, sb_set_isa((sb_isa_level)99), SB_ERR_ARG, "");
+    BAD(sb_set_isa, sb_set_isa((sb_isa_level)-1), SB_ERR_ARG, "");
+    CHECK(sb_isa() == lvl, "a refused sb_set_isa keeps the level");
+    ANSWERS(sb_isa, sb_isa() < SB_ISA_COUNT);
+    ANSWERS(sb_isa_best, sb_isa_supported(sb_isa_best()));
+    ANSWERS(sb_isa_supported, !sb_isa_supported((sb_isa_level)99) && !sb_isa_supported((sb_isa_level)-5));
+    ANSWERS(sb_isa_name, sb_isa_name((sb_isa_level)99) != NULL && sb_isa_name((sb_isa_level)-5) != NULL);
+    BAD(sb_isa_from_name, sb_isa_from_name("avx9000", &lvl), SB_ERR_ARG, "avx9000");
+    BAD(sb_isa_from_name, sb_isa_from_name(NULL, &lvl), SB_ERR_NULL, "");
+    int threads = sb_num_threads();
+    BAD(sb_set_num_threads, sb_set_num_threads(-3), SB_ERR_ARG, "");
+    BAD(sb_set_num_threads, sb_set_num_threads(INT32_MAX), SB_ERR_ARG, "");
+    ANSWERS(sb_num_threads, sb_num_threads() == threads);
+}
+
+/* Random numbers: NULL outputs and negative or huge counts. */
+static void bad_random(void) {
+    sb_rng r = sb_rng_make(1, 2);
+    float f[4] = {-1, -1, -1, -1};
+    uint32_t u[4] = {7, 7, 7, 7};
+    int64_t perm[4] = {9, 9, 9, 9};
+    BAD(sb_rng_uniform, sb_rng_uniform(&r, 0, f, -1), SB_ERR_ARG, "n");
+    BAD(sb_rng_uniform, sb_rng_uniform(&r, 0, NULL, 4), SB_ERR_NULL, "out");
+    BAD(sb_rng_uniform, sb_rng_uniform(NULL, 0, f, 4), SB_ERR_NULL, "rng");
+    BAD(sb_rng_uniform, sb_rng_uniform(&r, UINT64_MAX - 1, f, 4), SB_ERR_RANGE, "");
+    BAD(sb_rng_uniform_range, sb_rng_uniform_range(&r, 0, 2.0f, 1.0f, f, 4), SB_ERR_ARG, "");
+    BAD(sb_rng_uniform_range, sb_rng_uniform_range(&r, 0, 0.0f, 1.0f, f, INT64_MIN), SB_ERR_ARG, "n");
+    BAD(sb_rng_normal, sb_rng_normal(&r, 0, 0.0f, -1.0f, f, 4), SB_ERR_ARG, "std");
+    BAD(sb_rng_normal, sb_rng_normal(&r, 0, 0.0f, 1.0f, NULL, 4), SB_ERR_NULL, "out");
+    BAD(sb_rng_bounded, sb_rng_bounded(&r, 0, 0, u, 4), SB_ERR_ARG, "bound");
+    BAD(sb_rng_bounded, sb_rng_bounded(&r, 0, 5, u, -4), SB_ERR_ARG, "n");
+    BAD(sb_rng_next_uniform, sb_rng_next_uniform(&r, f, -1), SB_ERR_ARG, "n");
+    BAD(sb_rng_next_uniform, sb_rng_next_uniform(NULL, f, 4), SB_ERR_NULL, "rng");
+    BAD(sb_rng_next_normal, sb_rng_next_normal(&r, 0.0f, 1.0f, NULL, 4), SB_ERR_NULL, "out");
+    BAD(sb_rng_next_bounded, sb_rng_next_bounded(&r, 0, u, 4), SB_ERR_ARG, "bound");
+    CHECK(r.counter == 0, "refused next_* calls do not advance the counter (%llu)", (unsigned long long)r.counter);
+    BAD(sb_rng_permutation, sb_rng_permutation(1, 2, -4, perm), SB_ERR_ARG, "n");
+    BAD(sb_rng_permutation, sb_rng_permutation(1, 2, 4, NULL), SB_ERR_NULL, "perm");
+    BAD(sb_rng_permutation, sb_rng_permutation(1, 2, INT64_MAX, perm), SB_ERR_ARG, "");
+    for (int i = 0; i < 4; i++)
+        CHECK(f[i] == -1.0f && u[i] == 7 && perm[i] == 9, "refused rng calls wrote element %d", i);
+}
+
+/* Hashing, files and datasets. */
+static void bad_io(void) {
+    unsigned char d[32];
+    sb_sha256_ctx ctx;
+    sb_sha256_init(&ctx);
+    sb_tensor h = {.dtype = SB_F32, .ndim = 100};
+    BAD(sb_sha256_tensor, sb_sha256_tensor(&ctx, &h), SB_ERR_SHAPE, "ndim 100");
+    BAD(sb_sha256_tensor, sb_sha256_tensor(NULL, &h), SB_ERR_NULL, "ctx");
+    const sb_tensor *list[2] = {&h, NULL};
+    BAD_VIA(sb_hash_tensors, "sb_sha256_tensor", sb_hash_tensors(list, 1, d), SB_ERR_SHAPE, "ndim 100");
+    BAD_VIA(sb_hash_tensors, "sb_sha256_tensor", sb_hash_tensors(list + 1, 1, d), SB_ERR_NULL, "tensor");
+    BAD(sb_hash_tensors, sb_hash_tensors(list, 1, NULL), SB_ERR_NULL, "digest");
+
+    const char *missing = "/nonexistent/samebits-bad-input";
+    sb_idx *idx = (sb_idx *)1;
+    BAD(sb_idx_read, sb_idx_read(missing, &idx), SB_ERR_IO, missing);
+    CHECK(idx == NULL, "failed sb_idx_read leaves NULL");
+    BAD(sb_idx_read, sb_idx_read(NULL, &idx), SB_ERR_NULL, "");
+    sb_dataset ds;
+    memset(&ds, 0x5a, sizeof ds);
+    BAD(sb_mnist_load, sb_mnist_load(missing, true, &ds), SB_ERR_IO, "");
+    BAD(sb_mnist_load, sb_mnist_load(NULL, true, &ds), SB_ERR_NULL, "");
+    TOLERATES(sb_idx_free, sb_idx_free(NULL));
+    TOLERATES(sb_dataset_free, sb_dataset_free(NULL));
+
+    sb_safetensors *st = (sb_safetensors *)1;
+    BAD(sb_safetensors_read, sb_safetensors_read(missing, &st), SB_ERR_IO, missing);
+    BAD(sb_safetensors_read, sb_safetensors_read(NULL, &st), SB_ERR_NULL, "");
+    char path[] = "/tmp/sb_bad_input_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0, "mkstemp");
+    if (fd >= 0) close(fd);
+    sb_named_tensor nt[2] = {{"a", &h}, {"b", NULL}};
+    BAD(sb_safetensors_write, sb_safetensors_write(path, nt, 1, NULL, 0), SB_ERR_SHAPE, "ndim 100");
+    BAD(sb_safetensors_write, sb_safetensors_write(path, nt + 1, 1, NULL, 0), SB_ERR_NULL, "");
+    BAD(sb_safetensors_write, sb_safetensors_write(NULL, nt, 1, NULL, 0), SB_ERR_NULL, "");
+    sb_tensor *x = make(SB_F32, 1, 3, 0);
+    sb_named_tensor ok[2] = {{"a", x}, {"a", x}};
+    BAD(sb_safetensors_write, sb_safetensors_write(path, ok, 2, NULL, 0), SB_ERR_ARG, "");
+    CHECK_OK(sb_safetensors_write(path, ok, 1, NULL, 0));
+    CHECK_OK(sb_safetensors_read(path, &st));
+    const sb_tensor *got = NULL;
+    const char *name = NULL, *value = NULL;
+    BAD(sb_safetensors_get, sb_safetensors_get(st, "zz", &got), SB_ERR_ARG, "zz");
+    BAD(sb_safetensors_get, sb_safetensors_get(NULL, "a", &got), SB_ERR_NULL, "");
+    BAD(sb_safetensors_at, sb_safetensors_at(st, 1, &name, &got), SB_ERR_RANGE, "");
+    BAD(sb_safetensors_at, sb_safetensors_at(st, SIZE_MAX, &name, &got), SB_ERR_RANGE, "");
+    BAD(sb_safetensors_get_meta, sb_safetensors_get_meta(st, "nokey", &value), SB_ERR_ARG, "nokey");
+    BAD(sb_safetensors_meta_at, sb_safetensors_meta_at(st, SIZE_MAX, &name, &value), SB_ERR_RANGE, "");
+    ANSWERS(sb_safetensors_count, sb_safetensors_count(NULL) == 0 && sb_safetensors_count(st) == 1);
+    ANSWERS(sb_safetensors_meta_count, sb_safetensors_meta_count(NULL) == 0);
+    sb_safetensors_free(st);
+    TOLERATES(sb_safetensors_free, sb_safetensors_free(NULL));
+    remove(path);
+    sb_tensor_free(x);
+}
+
+/* Modules, graphs and autograd ops. */
+static void bad_modules_and_graphs(void) {
+    sb_module *m = (sb_module *)1;
+    BAD(sb_nn_linear, sb_nn_linear(&m, -1, 4, true), SB_ERR_ARG, "");
+    CHECK(m == NULL, "failed constructor leaves NULL");
+    BAD_VIA(sb_nn_linear, "sb_tensor_new", sb_nn_linear(&m, (int64_t)1 << 40, (int64_t)1 << 40, true), SB_ERR_SHAPE, "too large");
+    BAD(sb_nn_linear, sb_nn_linear(NULL, 3, 4, true), SB_ERR_NULL, "out");
+    BAD(sb_nn_conv2d, sb_nn_conv2d(&m, 3, 4, 0, 3, NULL, true), SB_ERR_ARG, "");
+    BAD_VIA(sb_nn_conv2d, "sb_tensor_new", sb_nn_conv2d(&m, INT64_MAX, INT64_MAX, 3, 3, NULL, true), SB_ERR_SHAPE, "too large");
+    sb_pool2d_params bad_pool = {0, 2, 0, 0, 0, 0, false, false};
+    BAD(sb_nn_max_pool2d, sb_nn_max_pool2d(&m, NULL), SB_ERR_NULL, "");
+    BAD(sb_nn_avg_pool2d, sb_nn_avg_pool2d(&m, NULL), SB_ERR_NULL, "");
+    (void)bad_pool; /* kernel 0 is refused by the forward pass, not the constructor */
+    BAD(sb_nn_relu, sb_nn_relu(NULL), SB_ERR_NULL, "out");
+    BAD(sb_nn_tanh, sb_nn_tanh(NULL), SB_ERR_NULL, "out");
+    BAD(sb_nn_sigmoid, sb_nn_sigmoid(NULL), SB_ERR_NULL, "out");
+    BAD(sb_nn_gelu, sb_nn_gelu(NULL, false), SB_ERR_NULL, "out");
+    BAD(sb_nn_flatten, sb_nn_flatten(NULL, 1, -1), SB_ERR_NULL, "out");
+    BAD(sb_nn_batch_norm, sb_nn_batch_norm(&m, -3, 1e-5f, 0.1f, true), SB_ERR_ARG, "");
+    BAD(sb_nn_batch_norm, sb_nn_batch_norm(&m, 3, -1.0f, 0.1f, true), SB_ERR_ARG, "");
+    int64_t ln_shape[2] = {3, -4};
+    BAD(sb_nn_layer_norm, sb_nn_layer_norm(&m, 2, ln_shape, 1e-5f, true), SB_ERR_ARG, "");
+    BAD(sb_nn_layer_norm, sb_nn_layer_norm(&m, 1 << 30, ln_shape, 1e-5f, true), SB_ERR_ARG, "");
+    BAD(sb_nn_layer_norm, sb_nn_layer_norm(&m, 2, NULL, 1e-5f, true), SB_ERR_ARG, "shape");
+    BAD(sb_nn_dropout, sb_nn_dropout(&m, 1.5f, 1, 2), SB_ERR_ARG, "");
+    BAD(sb_nn_sequential, sb_nn_sequential(&m, NULL, 3), SB_ERR_NULL, "children");
+    TOLERATES(sb_module_free, sb_module_free(NULL));
+    ANSWERS(sb_module_kind, sb_module_kind(NULL) != NULL);
+    ANSWERS(sb_module_is_training, !sb_module_is_training(NULL));
+    TOLERATES(sb_module_train, sb_module_train(NULL, true));
+    ANSWERS(sb_module_num_scalars, sb_module_num_scalars(NULL) == 0);
+    size_t count = 7;
+    BAD(sb_module_parameters, sb_module_parameters(NULL, NULL, 0, &count), SB_ERR_NULL, "module");
+    BAD(sb_module_buffers, sb_module_buffers(NULL, NULL, 0, &count), SB_ERR_NULL, "module");
+    BAD(sb_module_init, sb_module_init(NULL, 1), SB_ERR_NULL, "module");
+    unsigned char d[32];
+    BAD(sb_module_hash, sb_module_hash(NULL, d), SB_ERR_NULL, "module");
+
+    sb_module *lin = NULL;
+    CHECK_OK(sb_nn_linear(&lin, 3, 4, true));
+    sb_named few[1];
+    BAD(sb_module_parameters, sb_module_parameters(lin, NULL, 2, &count), SB_ERR_NULL, "out");
+    CHECK_OK(sb_module_parameters(lin, few, 1, &count)); /* cap too small: only the count */
+    CHECK(count == 2, "parameter count %zu", count);
+    sb_graph *g = NULL;
+    BAD(sb_graph_new, sb_graph_new(NULL), SB_ERR_NULL, "out");
+    CHECK_OK(sb_graph_new(&g));
+    sb_variable *v = NULL, *y = NULL, *p = NULL;
+    sb_tensor hb = {.dtype = SB_F32, .ndim = 100};
+    BAD(sb_graph_input, sb_graph_input(g, &hb, &v), SB_ERR_SHAPE, "ndim 100");
+    BAD(sb_graph_input, sb_graph_input(NULL, &hb, &v), SB_ERR_NULL, "graph");
+    sb_tensor *x = make(SB_F32, 2, 2, 3), *x4 = make(SB_F32, 2, 2, 4), *w = make(SB_F32, 2, 4, 3);
+    BAD(sb_graph_param, sb_graph_param(g, x, x4, &p), SB_ERR_SHAPE, "");
+    BAD(sb_graph_param, sb_graph_param(g, &hb, x, &p), SB_ERR_SHAPE, "ndim 100");
+    BAD(sb_module_forward, sb_module_forward(lin, g, NULL, &y), SB_ERR_NULL, "");
+    BAD(sb_module_forward, sb_module_forward(NULL, g, v, &y), SB_ERR_NULL, "module");
+    sb_variable bad_var = {.value = &hb};
+    sb_variable *vx = NULL, *vw = NULL, *vx4 = NULL;
+    sb_tensor hb64 = {.dtype = SB_I64, .ndim = 100};
+    sb_conv2d_params cp = SB_CONV2D_PARAMS_DEFAULT;
+    CHECK_OK(sb_graph_input(g, x, &vx));
+    CHECK_OK(sb_graph_input(g, x4, &vx4));
+    CHECK_OK(sb_graph_input(g, w, &vw));
+    BAD(sb_module_forward, sb_module_forward(lin, g, &bad_var, &y), SB_ERR_SHAPE, "ndim 100");
+    BAD_VIA(sb_ag_linear, "sb_linear_forward", sb_ag_linear(g, vx4, vw, NULL, &y), SB_ERR_SHAPE, "");
+    BAD(sb_ag_linear, sb_ag_linear(g, &bad_var, vw, NULL, &y), SB_ERR_SHAPE, "ndim 100");
+    BAD_VIA(sb_ag_conv2d, "sb_conv2d_forward", sb_ag_conv2d(g, vx, vw, NULL, &cp, &y), SB_ERR_SHAPE, "");
+    BAD(sb_ag_conv2d, sb_ag_conv2d(g, &bad_var, vw, NULL, &cp, &y), SB_ERR_SHAPE, "ndim 100");
+    sb_pool2d_params pool = {2, 2, 0, 0, 0, 0, false, false};
+    BAD(sb_ag_max_pool2d, sb_ag_max_pool2d(g, vx, &pool, &y), SB_ERR_SHAPE, "");
+    BAD(sb_ag_avg_pool2d, sb_ag_avg_pool2d(g, &bad_var, &pool, &y), SB_ERR_SHAPE, "ndim 100");
+    BAD(sb_ag_relu, sb_ag_relu(g, &bad_var, &y), SB_ERR_SHAPE, "ndim 100");
+    BAD(sb_ag_relu, sb_ag_relu(NULL, vx, &y), SB_ERR_NULL, "");
+    BAD(sb_ag_tanh, sb_ag_tanh(g, NULL, &y), SB_ERR_NULL, "");
+    BAD(sb_ag_sigmoid, sb_ag_sigmoid(g, &bad_var, &y), SB_ERR_SHAPE, "ndim 100");
+    BAD(sb_ag_gelu, sb_ag_gelu(g, &bad_var, true, &y), SB_ERR_SHAPE, "ndim 100");
+    BAD_VIA(sb_ag_flatten, "sb_tensor_flatten", sb_ag_flatten(g, vx, 3, 7, &y), SB_ERR_ARG, "dims");
+    BAD(sb_ag_add, sb_ag_add(g, vx, vw, &y), SB_ERR_SHAPE, "");
+    BAD(sb_ag_batch_norm, sb_ag_batch_norm(g, &bad_var, NULL, NULL, NULL, NULL, true, 0.1f, 1e-5f, &y),
+        SB_ERR_SHAPE, "ndim 100");
+    BAD(sb_ag_layer_norm, sb_ag_layer_norm(g, vx, 5, NULL, NULL, 1e-5f, &y), SB_ERR_ARG, "");
+    BAD_VIA(sb_ag_dropout, "sb_dropout_forward", sb_ag_dropout(g, vx, -0.5f, true, 1, 2, 0, &y), SB_ERR_ARG, "p = ");
+    sb_tensor *tg = make(SB_I64, 1, 5, 0);
+    BAD_VIA(sb_ag_cross_entropy, "sb_cross_entropy_forward", sb_ag_cross_entropy(g, vx, tg, SB_LOSS_MEAN, 0.0f, &y), SB_ERR_SHAPE, "targets");
+    BAD_VIA(sb_ag_cross_entropy, "sb_cross_entropy_forward", sb_ag_cross_entropy(g, vx, &hb64, SB_LOSS_MEAN, 0.0f, &y), SB_ERR_SHAPE, "ndim 100");
+    BAD_VIA(sb_ag_mse, "sb_mse_forward", sb_ag_mse(g, vx, x4, SB_LOSS_MEAN, &y), SB_ERR_SHAPE, "");
+    BAD_VIA(sb_ag_mse, "sb_mse_forward", sb_ag_mse(g, vx, &hb, SB_LOSS_MEAN, &y), SB_ERR_SHAPE, "ndim 100");
+    BAD(sb_graph_backward, sb_graph_backward(g, vx), SB_ERR_SHAPE, "");
+    BAD(sb_graph_backward, sb_graph_backward(NULL, vx), SB_ERR_NULL, "graph");
+    ANSWERS(sb_graph_num_nodes, sb_graph_num_nodes(NULL) == 0);
+    ANSWERS(sb_graph_arena, sb_graph_arena(NULL) == NULL);
+    TOLERATES(sb_graph_reset, sb_graph_reset(NULL));
+    TOLERATES(sb_graph_free, sb_graph_free(NULL));
+    sb_graph_free(g);
+    sb_module_free(lin);
+    sb_tensor_free(x);
+    sb_tensor_free(x4);
+    sb_tensor_free(w);
+    sb_tensor_free(tg);
+}
+
+/* Update rules on raw buffers, optimizers, loaders, checkpoints. */
+static void bad_training(void) {
+    sb_sgd_config sgd = sb_sgd_default_config(0.1);
+    sb_adam_config adam = sb_adam_default_config(0.1);
+    ANSWERS(sb_sgd_default_config, sb_sgd_default_config(-1.0).lr == -1.0); /* checked where used */
+    ANSWERS(sb_adam_default_config, sb_adam_default_config(0.1).beta1 == 0.9);
+    ANSWERS(sb_adamw_default_config, sb_adamw_default_config(0.1).decoupled_weight_decay);
+    sb_sgd_config bad_sgd = sgd;
+    bad_sgd.lr = -1.0 / 0.0;
+    BAD(sb_sgd_check_config, sb_sgd_check_config(&bad_sgd), SB_ERR_ARG, "lr");
+    BAD(sb_sgd_check_config, sb_sgd_check_config(NULL), SB_ERR_NULL, "cfg");
+    sb_sgd_factors sf;
+    BAD(sb_sgd_factors_for, sb_sgd_factors_for(&bad_sgd, &sf), SB_ERR_ARG, "lr");
+    sb_adam_config bad_adam = adam;
+    bad_adam.beta2 = 1.0;
+    BAD(sb_adam_check_config, sb_adam_check_config(&bad_adam), SB_ERR_ARG, "beta2");
+    sb_adam_factors af;
+    BAD(sb_adam_factors_for, sb_adam_factors_for(&adam, 0, &af), SB_ERR_ARG, "step");
+    float p[4] = {1, 2, 3, 4}, gr[4] = {1, 1, 1, 1}, m1[4] = {0}, m2[4] = {0};
+    BAD(sb_sgd_step, sb_sgd_step(&sgd, 1, -4, p, gr, NULL), SB_ERR_ARG, "n");
+    BAD(sb_sgd_step, sb_sgd_step(&sgd, 1, INT64_MAX, p, gr, NULL), SB_ERR_ARG, "n");
+    BAD(sb_sgd_step, sb_sgd_step(&sgd, 1, 4, p, p + 1, NULL), SB_ERR_ARG, "overlap");
+    BAD(sb_sgd_step, sb_sgd_step(&sgd, 1, 4, NULL, gr, NULL), SB_ERR_NULL, "param");
+    BAD(sb_adam_step, sb_adam_step(&adam, 1, 4, p, gr, m1, m1, NULL), SB_ERR_ARG, "overlap");
+    BAD(sb_adam_step, sb_adam_step(&adam, 1, -1, p, gr, m1, m2, NULL), SB_ERR_ARG, "n");
+    BAD(sb_adam_step, sb_adam_step(&adam, -5, 4, p, gr, m1, m2, NULL), SB_ERR_ARG, "step");
+    CHECK(p[0] == 1 && p[3] == 4 && m1[0] == 0 && m2[0] == 0, "refused steps wrote nothing");
+
+    sb_optimizer *opt = (sb_optimizer *)1;
+    sb_module *model = NULL;
+    CHECK_OK(sb_nn_linear(&model, 3, 2, true));
+    BAD_VIA(sb_optimizer_sgd, "sb_sgd_check_config", sb_optimizer_sgd(&opt, model, &bad_sgd), SB_ERR_ARG, "lr");
+    CHECK(opt == NULL, "failed optimizer leaves NULL");
+    BAD(sb_optimizer_sgd, sb_optimizer_sgd(&opt, NULL, &sgd), SB_ERR_NULL, "model");
+    BAD_VIA(sb_optimizer_adam, "sb_adam_check_config", sb_optimizer_adam(&opt, model, &bad_adam), SB_ERR_ARG, "beta2");
+    BAD(sb_optimizer_adam, sb_optimizer_adam(&opt, model, NULL), SB_ERR_NULL, "cfg");
+    BAD(sb_optimizer_step, sb_optimizer_step(NULL), SB_ERR_NULL, "optimizer");
+    size_t count;
+    BAD(sb_optimizer_state, sb_optimizer_state(NULL, NULL, 0, &count), SB_ERR_NULL, "optimizer");
+    ANSWERS(sb_optimizer_steps, sb_optimizer_steps(NULL) == 0);
+    ANSWERS(sb_optimizer_kind, sb_optimizer_kind(NULL) != NULL);
+    TOLERATES(sb_optimizer_free, sb_optimizer_free(NULL));
+
+    sb_loader *l = (sb_loader *)1;
+    sb_dataset ds = {make(SB_F32, 2, 5, 3), make(SB_I64, 1, 5, 0), 5};
+    BAD(sb_loader_new, sb_loader_new(&l, &ds, 0, true, 1), SB_ERR_ARG, "batch_size");
+    BAD(sb_loader_new, sb_loader_new(&l, &ds, -7, true, 1), SB_ERR_ARG, "batch_size");
+    BAD(sb_loader_new, sb_loader_new(&l, NULL, 2, true, 1), SB_ERR_NULL, "data");
+    CHECK_OK(sb_loader_new(&l, &ds, INT64_MAX, true, 1));
+    ANSWERS(sb_loader_num_batches, sb_loader_num_batches(l) == 1 && sb_loader_num_batches(NULL) == 0);
+    sb_arena *a = NULL;
+    CHECK_OK(sb_arena_new(&a, 0));
+    sb_tensor *im = NULL, *lb = NULL;
+    BAD(sb_loader_batch, sb_loader_batch(l, 1, a, &im, &lb), SB_ERR_RANGE, "batch 1");
+    BAD(sb_loader_batch, sb_loader_batch(l, -1, a, &im, &lb), SB_ERR_RANGE, "");
+    BAD(sb_loader_batch, sb_loader_batch(l, 0, NULL, &im, &lb), SB_ERR_NULL, "");
+    BAD(sb_loader_set_epoch, sb_loader_set_epoch(l, -1), SB_ERR_ARG, "epoch");
+    BAD(sb_loader_set_epoch, sb_loader_set_epoch(NULL, 0), SB_ERR_NULL, "");
+    TOLERATES(sb_loader_free, sb_loader_free(NULL));
+    sb_loader_free(l);
+    sb_arena_free(a);
+    sb_dataset_free(&ds);
+
+    sb_train_state state = {.seed = 1, .epoch = 0, .batch_size = 2, .model = "linear"};
+    CHECK_OK(sb_optimizer_sgd(&opt, model, &sgd));
+    /* A checkpoint claiming optimizer_steps = INT64_MAX (the next step's
+     * increment overflowed): refused on loading, the model left alone. */
+    {
+        char ck[] = "/tmp/sb_bad_input_ck_XXXXXX";
+        int cfd = mkstemp(ck);
+        if (cfd >= 0) close(cfd);
+        CHECK_OK(sb_checkpoint_save(ck, model, opt, &state));
+        sb_safetensors *st = NULL;
+        CHECK_OK(sb_safetensors_read(ck, &st));
+        size_t nt = sb_safetensors_count(st), nm = sb_safetensors_meta_count(st);
+        sb_named_tensor tensors[16];
+        sb_kv meta[16];
+        size_t km = 0;
+        for (size_t i = 0; i < nt && i < 16; i++) CHECK_OK(sb_safetensors_at(st, i, &tensors[i].name, &tensors[i].tensor));
+        for (size_t i = 0; i < nm && i < 16; i++) {
+            CHECK_OK(sb_safetensors_meta_at(st, i, &meta[km].key, &meta[km].value));
+            if (!strcmp(meta[km].key, SB_SAFETENSORS_SHA256_KEY)) continue;
+            if (!strcmp(meta[km].key, "optimizer_steps")) meta[km].value = "9223372036854775807";
+            km++;
+        }
+        CHECK_OK(sb_safetensors_write(ck, tensors, nt, meta, km));
+        sb_safetensors_free(st);
+        unsigned char before[32], after[32];
+        CHECK_OK(sb_module_hash(model, before));
+        int64_t steps = sb_optimizer_steps(opt);
+        BAD(sb_checkpoint_load, sb_checkpoint_load(ck, model, opt, &state), SB_ERR_FORMAT, "optimizer_steps");
+        CHECK_OK(sb_module_hash(model, after));
+        CHECK(memcmp(before, after, 32) == 0 && sb_optimizer_steps(opt) == steps, "a refused load changed the model");
+        remove(ck);
+    }
+    BAD_VIA(sb_checkpoint_save, "sb_safetensors_write", sb_checkpoint_save("/nonexistent/dir/ckpt", model, opt, &state), SB_ERR_IO, "/nonexistent/dir/ckpt");
+    BAD(sb_checkpoint_save, sb_checkpoint_save(NULL, model, opt, &state), SB_ERR_NULL, "");
+    BAD_VIA(sb_checkpoint_load, "sb_safetensors_read", sb_checkpoint_load("/nonexistent/ckpt", model, opt, &state), SB_ERR_IO, "/nonexistent/ckpt");
+    BAD(sb_checkpoint_load, sb_checkpoint_load("/nonexistent/ckpt", NULL, opt, &state), SB_ERR_NULL, "");
+    sb_module *lenet = NULL;
+    BAD(sb_model_lenet5, sb_model_lenet5(NULL), SB_ERR_NULL, "out");
+    CHECK_OK(sb_model_lenet5(&lenet));
+    sb_module_free(lenet);
+    sb_optimizer_free(opt);
+    sb_module_free(model);
+}
+
+/* Traces: the writer's arguments and the reader's. */
+static void bad_traces(void) {
+    BAD(sb_trace_open, sb_trace_open(NULL, 0), SB_ERR_NULL, "");
+    BAD(sb_trace_open, sb_trace_open("/nonexistent/dir/trace", 0), SB_ERR_IO, "");
+    BAD(sb_trace_open, sb_trace_open("/tmp/sb_bad_input_trace", 0x80), SB_ERR_ARG, "flags");
+    ANSWERS(sb_trace_active, !sb_trace_active());
+    sb_tensor hb = {.dtype = SB_F32, .ndim = 100};
+    char path[] = "/tmp/sb_bad_input_trace_XXXXXX";
+    int fd = mkstemp(path);
+    if (fd >= 0) close(fd);
+    CHECK_OK(sb_trace_open(path, 0));
+    BAD(sb_trace_record, sb_trace_record("x", &hb), SB_ERR_SHAPE, "ndim 100");
+    BAD(sb_trace_record, sb_trace_record("bad name", &hb), SB_ERR_ARG, "name");
+    BAD(sb_trace_record, sb_trace_record(NULL, &hb), SB_ERR_NULL, "name");
+    TOLERATES(sb_trace_step, CHECK_OK(sb_trace_step(UINT64_MAX))); /* every step number is valid */
+    TOLERATES(sb_trace_inject_ulp, sb_trace_inject_ulp(UINT64_MAX, UINT64_MAX));
+    CHECK_OK(sb_trace_close());
+    BAD(sb_trace_close, sb_trace_close(), SB_ERR_ARG, "");
+    TOLERATES(sb_trace_abort, sb_trace_abort());
+    sb_trace_reader *r = (sb_trace_reader *)1;
+    BAD_VIA(sb_trace_reader_open_path, "trace '/nonexistent/trace'", sb_trace_reader_open_path(&r, "/nonexistent/trace"), SB_ERR_IO, "");
+    BAD(sb_trace_reader_open_path, sb_trace_reader_open_path(NULL, path), SB_ERR_NULL, "");
+    BAD(sb_trace_reader_open, sb_trace_reader_open(&r, NULL, "x"), SB_ERR_NULL, "");
+    CHECK_OK(sb_trace_reader_open_path(&r, path));
+    sb_trace_entry e;
+    bool done = false;
+    BAD(sb_trace_reader_next, sb_trace_reader_next(r, NULL, &done), SB_ERR_NULL, "");
+    BAD(sb_trace_reader_next, sb_trace_reader_next(NULL, &e, &done), SB_ERR_NULL, "");
+    memset(&e, 0, sizeof e);
+    BAD(sb_trace_reader_values, sb_trace_reader_values(r, &e), SB_ERR_ARG, "");
+    BAD(sb_trace_reader_values, sb_trace_reader_values(NULL, &e), SB_ERR_NULL, "");
+    sb_trace_reader_free(r);
+    TOLERATES(sb_trace_reader_free, sb_trace_reader_free(NULL));
+    remove(path);
+    remove("/tmp/sb_bad_input_trace");
+}
+
+int main(int argc, char **argv) {
+    SB_TEST_MAIN_NAME(argv[0]);
+    int list = argc > 1 && strcmp(argv[1], "--list") == 0;
+    if (list) { FILE *r = freopen("/dev/null", "w", stderr); (void)r; }
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) run_op(&ops[i]);
+    bad_tensor_api();
+    bad_sizes_and_kernels();
+    bad_random();
+    bad_io();
+    bad_modules_and_graphs();
+    bad_training();
+    bad_traces();
+    if (list) {
+        for (int i = 0; i < n_covered; i++) printf("%s\n", covered[i]);
+        return 0; /* failures are the plain run's to report */
+    }
+    return sb_test_finish();
+}
