@@ -4,8 +4,9 @@
 #   python3-torch   - PyTorch for bench/*.py, for the system /usr/bin/python3
 set -e
 missing=""
-if [ ! -f /usr/include/cblas.h ] && ! ls /usr/include/*/cblas.h >/dev/null 2>&1 &&
-   [ ! -f /usr/include/openblas/cblas.h ]; then
+# Another package (libblas-dev, the reference BLAS) also installs cblas.h,
+# so look for OpenBLAS's own link library, which the benchmarks link.
+if ! ls /usr/lib/*/libopenblas.so /usr/lib/libopenblas.so >/dev/null 2>&1; then
     missing="$missing libopenblas-dev"
 fi
 /usr/bin/python3 -c "import torch" 2>/dev/null || missing="$missing python3-torch"
