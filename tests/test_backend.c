@@ -194,6 +194,28 @@ static void test_conv_pool(void) {
     CHECK_OK(sb_avg_pool2d_backward(pdy.c, &pp, pdx.c));
     CHECK_OK(sb_avg_pool2d_backward(pdy.m, &pp, pdx.m));
     check_same(&pdx, "sb_avg_pool2d_backward");
+
+    /* Adaptive pooling, uneven windows (7x6 -> 3x4: the adaptive entries)
+     * and even ones (7x6 -> 7x3: the fixed-window entries). */
+    int64_t sa[2][4] = {{2, 3, 3, 4}, {2, 3, 7, 3}};
+    for (int k = 0; k < 2; k++) {
+        pair ay = pair_zeros(SB_F32, 4, sa[k]), aidx = pair_zeros(SB_I64, 4, sa[k]),
+             ady = pair_rand(4, sa[k]);
+        CHECK_OK(sb_adaptive_max_pool2d_forward(x.c, ay.c, aidx.c));
+        CHECK_OK(sb_adaptive_max_pool2d_forward(x.m, ay.m, aidx.m));
+        check_same(&ay, "sb_adaptive_max_pool2d_forward y");
+        check_same(&aidx, "sb_adaptive_max_pool2d_forward indices");
+        CHECK_OK(sb_adaptive_max_pool2d_backward(ady.c, aidx.c, pdx.c));
+        CHECK_OK(sb_adaptive_max_pool2d_backward(ady.m, aidx.m, pdx.m));
+        check_same(&pdx, "sb_adaptive_max_pool2d_backward");
+        CHECK_OK(sb_adaptive_avg_pool2d_forward(x.c, ay.c));
+        CHECK_OK(sb_adaptive_avg_pool2d_forward(x.m, ay.m));
+        check_same(&ay, "sb_adaptive_avg_pool2d_forward");
+        CHECK_OK(sb_adaptive_avg_pool2d_backward(ady.c, pdx.c));
+        CHECK_OK(sb_adaptive_avg_pool2d_backward(ady.m, pdx.m));
+        check_same(&pdx, "sb_adaptive_avg_pool2d_backward");
+        pair_free(&ay), pair_free(&aidx), pair_free(&ady);
+    }
     pair all[] = {x, w, b, y, dy, dx, dw, db, y1, py, idx, pdy, pdx};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
 }

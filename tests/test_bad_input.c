@@ -133,6 +133,10 @@ CALL(conv_b, sb_conv2d_backward(t[0], t[1], t[2], &conv_p, t[3], t[4], t[5]))
 CALL(maxpool_f, sb_max_pool2d_forward(t[0], &pool_p, t[1], t[2]))
 CALL(maxpool_b, sb_max_pool2d_backward(t[0], t[1], &pool_p, t[2]))
 CALL(avgpool_f, sb_avg_pool2d_forward(t[0], &pool_p, t[1]))
+CALL(amaxpool_f, sb_adaptive_max_pool2d_forward(t[0], t[1], t[2]))
+CALL(amaxpool_b, sb_adaptive_max_pool2d_backward(t[0], t[1], t[2]))
+CALL(aavgpool_f, sb_adaptive_avg_pool2d_forward(t[0], t[1]))
+CALL(aavgpool_b, sb_adaptive_avg_pool2d_backward(t[0], t[1]))
 CALL(avgpool_b, sb_avg_pool2d_backward(t[0], &pool_p, t[1]))
 CALL(sum, sb_sum(t[0], dim1, 1, false, t[1]))
 CALL(mean, sb_mean(t[0], dim1, 1, false, t[1]))
@@ -173,6 +177,14 @@ static void init_maxpool_b(sb_tensor *const *t) {
     sb_tensor_new(&x, SB_F32, 4, t[2]->shape);
     sb_tensor_new(&y, SB_F32, 4, t[0]->shape);
     sb_max_pool2d_forward(x, &pool_p, y, t[1]); /* refused for a strided t[1]: indices stay 0 */
+    sb_tensor_free(x);
+    sb_tensor_free(y);
+}
+static void init_amaxpool_b(sb_tensor *const *t) {
+    sb_tensor *y = NULL, *x = NULL;
+    sb_tensor_new(&x, SB_F32, 4, t[2]->shape);
+    sb_tensor_new(&y, SB_F32, 4, t[0]->shape);
+    sb_adaptive_max_pool2d_forward(x, y, t[1]); /* refused for a strided t[1]: indices stay 0 */
     sb_tensor_free(x);
     sb_tensor_free(y);
 }
@@ -244,6 +256,14 @@ static const op_case ops[] = {
      {{"x", F, S4(2, 3, 4, 4), IN}, {"y", F, S4(2, 3, 2, 2), OUT}}},
     {"sb_avg_pool2d_backward", c_avgpool_b, NULL,
      {{"dy", F, S4(2, 3, 2, 2), IN}, {"dx", F, S4(2, 3, 4, 4), OUT}}},
+    {"sb_adaptive_max_pool2d_forward", c_amaxpool_f, NULL,
+     {{"x", F, S4(2, 3, 5, 4), IN}, {"y", F, S4(2, 3, 3, 3), OUT}, {"indices", L, S4(2, 3, 3, 3), OUT | OPT}}},
+    {"sb_adaptive_max_pool2d_backward", c_amaxpool_b, init_amaxpool_b,
+     {{"dy", F, S4(2, 3, 3, 3), IN}, {"indices", L, S4(2, 3, 3, 3), IN}, {"dx", F, S4(2, 3, 5, 4), OUT}}},
+    {"sb_adaptive_avg_pool2d_forward", c_aavgpool_f, NULL,
+     {{"x", F, S4(2, 3, 5, 4), IN}, {"y", F, S4(2, 3, 3, 3), OUT}}},
+    {"sb_adaptive_avg_pool2d_backward", c_aavgpool_b, NULL,
+     {{"dy", F, S4(2, 3, 3, 3), IN}, {"dx", F, S4(2, 3, 5, 4), OUT}}},
     {"sb_sum", c_sum, NULL, {{"x", F, S2(2, 3), IN}, {"out", F, S1(2), OUT}}},
     {"sb_mean", c_mean, NULL, {{"x", F, S2(2, 3), IN}, {"out", F, S1(2), OUT}}},
     {"sb_var", c_var, NULL, {{"x", F, S2(2, 3), IN}, {"out", F, S1(2), OUT}}},
@@ -867,6 +887,9 @@ static void bad_modules_and_graphs(void) {
     sb_pool2d_params pool = {2, 2, 0, 0, 0, 0, false, false};
     BAD(sb_ag_max_pool2d, sb_ag_max_pool2d(g, vx, &pool, &y), SB_ERR_SHAPE, "");
     BAD(sb_ag_avg_pool2d, sb_ag_avg_pool2d(g, &bad_var, &pool, &y), SB_ERR_SHAPE, "ndim 100");
+    BAD(sb_ag_adaptive_max_pool2d, sb_ag_adaptive_max_pool2d(g, vx, 1, 1, &y), SB_ERR_SHAPE, "");
+    BAD(sb_ag_adaptive_avg_pool2d, sb_ag_adaptive_avg_pool2d(g, &bad_var, 1, 1, &y), SB_ERR_SHAPE,
+        "ndim 100");
     BAD(sb_ag_relu, sb_ag_relu(g, &bad_var, &y), SB_ERR_SHAPE, "ndim 100");
     BAD(sb_ag_relu, sb_ag_relu(NULL, vx, &y), SB_ERR_NULL, "");
     BAD(sb_ag_tanh, sb_ag_tanh(g, NULL, &y), SB_ERR_NULL, "");

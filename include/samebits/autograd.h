@@ -62,6 +62,11 @@ SB_API sb_status sb_ag_conv2d(sb_graph *g, sb_variable *x, sb_variable *w, sb_va
                        const sb_conv2d_params *params, sb_variable **y);
 SB_API sb_status sb_ag_max_pool2d(sb_graph *g, sb_variable *x, const sb_pool2d_params *params, sb_variable **y);
 SB_API sb_status sb_ag_avg_pool2d(sb_graph *g, sb_variable *x, const sb_pool2d_params *params, sb_variable **y);
+/* Adaptive pooling to an (out_h, out_w) output, each >= 0 (conv.h). */
+SB_API sb_status sb_ag_adaptive_max_pool2d(sb_graph *g, sb_variable *x, int64_t out_h, int64_t out_w,
+                                           sb_variable **y);
+SB_API sb_status sb_ag_adaptive_avg_pool2d(sb_graph *g, sb_variable *x, int64_t out_h, int64_t out_w,
+                                           sb_variable **y);
 SB_API sb_status sb_ag_relu(sb_graph *g, sb_variable *x, sb_variable **y);
 SB_API sb_status sb_ag_tanh(sb_graph *g, sb_variable *x, sb_variable **y);
 SB_API sb_status sb_ag_sigmoid(sb_graph *g, sb_variable *x, sb_variable **y);

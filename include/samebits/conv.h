@@ -113,6 +113,29 @@ SB_API sb_status sb_avg_pool2d_forward(const sb_tensor *x, const sb_pool2d_param
 SB_API sb_status sb_avg_pool2d_backward(const sb_tensor *dy, const sb_pool2d_params *params,
                                  sb_tensor *dx);
 
+/* ---- adaptive 2-D pooling -------------------------------------------------
+ * The output size is y's (OH, OW), any values >= 0 (OH > H allowed): window
+ * (r, s) covers rows floor(r*H/OH) .. ceil((r+1)*H/OH) - 1 and columns
+ * floor(s*W/OW) .. ceil((s+1)*W/OW) - 1 (PyTorch's rule), so windows may
+ * differ in size and overlap. x (N, C, H, W) with H, W >= 1; H, W, OH, OW
+ * at most INT32_MAX. Max and average follow the rules of sb_max_pool2d_* /
+ * sb_avg_pool2d_* above over these windows (first NaN, else first maximum;
+ * canonical sum / window size); contract section "Adaptive pooling". */
+
+/* y (N, C, OH, OW); indices (N, C, OH, OW) int64 or NULL. */
+SB_API sb_status sb_adaptive_max_pool2d_forward(const sb_tensor *x, sb_tensor *y, sb_tensor *indices);
+
+/* dx (N, C, H, W) from dy and the forward's indices (N, C, OH, OW). Every
+ * index must lie inside its own window (SB_ERR_RANGE otherwise). */
+SB_API sb_status sb_adaptive_max_pool2d_backward(const sb_tensor *dy, const sb_tensor *indices,
+                                                 sb_tensor *dx);
+
+/* y (N, C, OH, OW). */
+SB_API sb_status sb_adaptive_avg_pool2d_forward(const sb_tensor *x, sb_tensor *y);
+
+/* dx (N, C, H, W) from dy (N, C, OH, OW). */
+SB_API sb_status sb_adaptive_avg_pool2d_backward(const sb_tensor *dy, sb_tensor *dx);
+
 #ifdef __cplusplus
 }
 #endif

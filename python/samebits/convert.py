@@ -34,6 +34,8 @@ _CONVERT = {
     torch.nn.ReLU: snn.ReLU,
     torch.nn.MaxPool2d: snn.MaxPool2d,
     torch.nn.AvgPool2d: snn.AvgPool2d,
+    torch.nn.AdaptiveMaxPool2d: snn.AdaptiveMaxPool2d,
+    torch.nn.AdaptiveAvgPool2d: snn.AdaptiveAvgPool2d,
 }
 
 # Modules that only move bits (views, copies) or hold others: kept as they are.

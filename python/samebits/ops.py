@@ -31,6 +31,8 @@ __all__ = [
     "cross_entropy", "cross_entropy_backward", "mse_loss", "mse_loss_backward",
     "conv2d", "conv2d_backward", "conv2d_input", "conv2d_weight",
     "max_pool2d", "max_pool2d_backward", "avg_pool2d", "avg_pool2d_backward",
+    "adaptive_max_pool2d", "adaptive_max_pool2d_backward", "adaptive_avg_pool2d",
+    "adaptive_avg_pool2d_backward",
     "sum", "mean", "sum_backward", "mean_backward",
     "batch_norm", "batch_norm_backward", "layer_norm", "layer_norm_backward",
     "dropout", "dropout_backward",
@@ -247,6 +249,61 @@ def _avg_pool2d_backward(dy, x_shape, p):
     x_shape = _pool_input_shape(x_shape, dy, p, "avg_pool2d_backward")
     dx = empty(x_shape)
     call("sb_avg_pool2d_backward", ref(wrap(dy)), ctypes.byref(p), ref(wrap(dx)))
+    return dx
+
+
+def _adaptive_out(x_shape, output_size, fn):
+    """(N, C, OH, OW) for PyTorch's output_size: an int, or a pair whose None
+    entries keep the input's size."""
+    if len(x_shape) != 4:
+        raise _lib.SamebitsError("samebits.%s: x must be (N,C,H,W), got %s" % (fn, x_shape))
+    if isinstance(output_size, (tuple, list)):
+        if len(output_size) != 2:
+            raise ValueError("samebits.%s: output_size must be an int or a pair, got %r"
+                             % (fn, output_size))
+        sizes = [x_shape[2 + i] if v is None else v for i, v in enumerate(output_size)]
+    else:
+        sizes = [output_size, output_size]
+    oh, ow = (_lib.checked_int(v, ctypes.c_int64, "samebits.%s: output_size" % fn) for v in sizes)
+    if oh < 0 or ow < 0:
+        raise ValueError("samebits.%s: output_size %r must not be negative" % (fn, output_size))
+    if max(oh, ow) > 2 ** 31 - 1:
+        raise ValueError("samebits.%s: output_size %r must be at most 2^31 - 1 per axis"
+                         % (fn, output_size))
+    return _shape((x_shape[0], x_shape[1], oh, ow), fn, "output")
+
+
+def _adaptive_input_shape(x_shape, dy, fn):
+    x_shape = _shape(x_shape, fn, "input_shape", 4)
+    if tuple(dy.shape[:2]) != tuple(x_shape[:2]) or dy.ndim != 4:
+        raise ValueError("samebits.%s: input_shape %s and dy's shape %s differ in N or C"
+                         % (fn, x_shape, tuple(dy.shape)))
+    return x_shape
+
+
+def _adaptive_max_pool2d(x, output_size):
+    shape = _adaptive_out(x.shape, output_size, "adaptive_max_pool2d")
+    y = empty(shape)
+    idx = np.empty(shape, dtype=np.int64)
+    call("sb_adaptive_max_pool2d_forward", ref(wrap(x)), ref(wrap(y)), ref(wrap(idx)))
+    return y, idx
+
+
+def _adaptive_max_pool2d_backward(dy, idx, x_shape):
+    dx = empty(_adaptive_input_shape(x_shape, dy, "adaptive_max_pool2d_backward"))
+    call("sb_adaptive_max_pool2d_backward", ref(wrap(dy)), ref(wrap(idx)), ref(wrap(dx)))
+    return dx
+
+
+def _adaptive_avg_pool2d(x, output_size):
+    y = empty(_adaptive_out(x.shape, output_size, "adaptive_avg_pool2d"))
+    call("sb_adaptive_avg_pool2d_forward", ref(wrap(x)), ref(wrap(y)))
+    return y
+
+
+def _adaptive_avg_pool2d_backward(dy, x_shape):
+    dx = empty(_adaptive_input_shape(x_shape, dy, "adaptive_avg_pool2d_backward"))
+    call("sb_adaptive_avg_pool2d_backward", ref(wrap(dy)), ref(wrap(dx)))
     return dx
 
 
@@ -787,6 +844,34 @@ def avg_pool2d_backward(dy, input_shape, kernel_size, stride=None, padding=0, ce
                      "avg_pool2d_backward")
     return back(_avg_pool2d_backward(to_np(dy, "avg_pool2d_backward", "dy"), input_shape, p),
                 kind_of(dy))
+
+
+def adaptive_max_pool2d(x, output_size, return_indices=False):
+    """Windows rows floor(r*H/OH) .. ceil((r+1)*H/OH)-1 (PyTorch's rule);
+    first NaN, else first maximum of each window; indices h*W + w."""
+    y, idx = _adaptive_max_pool2d(to_np(x, "adaptive_max_pool2d", "x"), output_size)
+    k = kind_of(x)
+    if _flag(return_indices, "adaptive_max_pool2d", "return_indices"):
+        return back(y, k), back(idx, k)
+    return back(y, k)
+
+
+def adaptive_max_pool2d_backward(dy, indices, input_shape):
+    fn = "adaptive_max_pool2d_backward"
+    return back(_adaptive_max_pool2d_backward(to_np(dy, fn, "dy"),
+                                              to_np_index(indices, fn, "indices"), input_shape),
+                kind_of(dy))
+
+
+def adaptive_avg_pool2d(x, output_size):
+    """Canonical sum of each window / its element count."""
+    return back(_adaptive_avg_pool2d(to_np(x, "adaptive_avg_pool2d", "x"), output_size),
+                kind_of(x))
+
+
+def adaptive_avg_pool2d_backward(dy, input_shape):
+    fn = "adaptive_avg_pool2d_backward"
+    return back(_adaptive_avg_pool2d_backward(to_np(dy, fn, "dy"), input_shape), kind_of(dy))
 
 
 def sum(x, dim=None, keepdim=False):  # noqa: A001 (mirrors torch.sum)

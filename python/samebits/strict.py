@@ -208,6 +208,14 @@ def _expand_as(args, kwargs):
     return _Expand.apply(args[0], tuple(_arg(args, kwargs, 1, "other").shape))
 
 
+def _adaptive_max_with_indices(args, kwargs):
+    """F.adaptive_max_pool2d_with_indices always returns (y, indices)."""
+    _refuse_kwargs(kwargs, ("input", "output_size", "return_indices"),
+                   "adaptive_max_pool2d_with_indices")
+    return SF.adaptive_max_pool2d(_arg(args, kwargs, 0, "input"),
+                                  _arg(args, kwargs, 1, "output_size"), True)
+
+
 def _call(fn):
     def route(args, kwargs):
         return fn(*args, **kwargs)
@@ -257,6 +265,10 @@ ROUTED = {
     "conv2d": (_call(SF.conv2d), "2-D convolution, int zero padding"),
     "max_pool2d": (_call(SF.max_pool2d), "max pooling, no dilation"),
     "avg_pool2d": (_call(SF.avg_pool2d), "average pooling"),
+    "adaptive_max_pool2d": (_call(SF.adaptive_max_pool2d), "adaptive max pooling"),
+    "adaptive_max_pool2d_with_indices": (_adaptive_max_with_indices,
+                                         "adaptive max pooling, with indices"),
+    "adaptive_avg_pool2d": (_call(SF.adaptive_avg_pool2d), "adaptive average pooling"),
     # normalisation and losses
     "batch_norm": (_call(SF.batch_norm), "batch norm (F.batch_norm's signature)"),
     "layer_norm": (_call(SF.layer_norm), "layer norm over trailing dims"),

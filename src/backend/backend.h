@@ -90,6 +90,17 @@ typedef struct sb_backend_ops {
                                     const float *x, float *y);
     sb_status (*avg_pool2d_backward)(const sb_backend *be, const sb_pool2d_geom *g,
                                      const float *dy, float *dx);
+    /* Adaptive pooling whose windows differ in size (g->adaptive set; the
+     * evenly dividing case comes through the four entries above). */
+    sb_status (*adaptive_max_pool2d_forward)(const sb_backend *be, const sb_pool2d_geom *g,
+                                             const float *x, float *y, int64_t *indices);
+    sb_status (*adaptive_max_pool2d_backward)(const sb_backend *be, const sb_pool2d_geom *g,
+                                              const float *dy, const int64_t *indices,
+                                              float *dx);
+    sb_status (*adaptive_avg_pool2d_forward)(const sb_backend *be, const sb_pool2d_geom *g,
+                                             const float *x, float *y);
+    sb_status (*adaptive_avg_pool2d_backward)(const sb_backend *be, const sb_pool2d_geom *g,
+                                              const float *dy, float *dx);
 
     /* ---- pointwise (section 9); views of out's shape ---- */
     /* in[0] = x (or y for tanh/sigmoid backward), in[1] = dy when backward. */

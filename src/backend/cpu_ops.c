@@ -409,6 +409,11 @@ const sb_backend_ops sb_cpu_backend_ops = {
     .max_pool2d_backward = cpu_max_pool2d_backward,
     .avg_pool2d_forward = cpu_avg_pool2d_forward,
     .avg_pool2d_backward = cpu_avg_pool2d_backward,
+    /* the fast pooling kernels take either geometry */
+    .adaptive_max_pool2d_forward = cpu_max_pool2d_forward,
+    .adaptive_max_pool2d_backward = cpu_max_pool2d_backward,
+    .adaptive_avg_pool2d_forward = cpu_avg_pool2d_forward,
+    .adaptive_avg_pool2d_backward = cpu_avg_pool2d_backward,
     .activation = cpu_activation,
     .unary = cpu_unary,
     .unary_backward = cpu_unary_backward,

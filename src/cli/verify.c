@@ -340,6 +340,35 @@ static sb_status run_pool(run_ctx *r, bool is_max) {
 static sb_status run_max_pool2d(run_ctx *r) { return run_pool(r, true); }
 static sb_status run_avg_pool2d(run_ctx *r) { return run_pool(r, false); }
 
+/* Adaptive pooling: x, the output size out=OHxOW. */
+static sb_status run_adaptive_pool(run_ctx *r, bool is_max) {
+    shp sx;
+    int64_t oh, ow;
+    SB_TRY(pshape(r, "x", &sx));
+    SB_TRY(pair(r, "out", 1, &oh, &ow));
+    if (sx.nd != 4) return bad_param(r, "x");
+    shp sy = {4, {sx.d[0], sx.d[1], oh, ow}};
+    sb_tensor *x, *y, *idx = NULL, *dy, *dx;
+    SB_TRY(input(r, &x, &sx, 1));
+    SB_TRY(tnew(r, &y, SB_F32, &sy));
+    SB_TRY(input(r, &dy, &sy, 2));
+    SB_TRY(zeros_like(r, &dx, x));
+    if (is_max) {
+        SB_TRY(tnew(r, &idx, SB_I64, &sy));
+        SB_TRY(sb_adaptive_max_pool2d_forward(x, y, idx));
+        SB_TRY(out(r, "forward", y));
+        SB_TRY(out(r, "indices", idx));
+        SB_TRY(sb_adaptive_max_pool2d_backward(dy, idx, dx));
+    } else {
+        SB_TRY(sb_adaptive_avg_pool2d_forward(x, y));
+        SB_TRY(out(r, "forward", y));
+        SB_TRY(sb_adaptive_avg_pool2d_backward(dy, dx));
+    }
+    return out(r, "backward", dx);
+}
+static sb_status run_adaptive_max_pool2d(run_ctx *r) { return run_adaptive_pool(r, true); }
+static sb_status run_adaptive_avg_pool2d(run_ctx *r) { return run_adaptive_pool(r, false); }
+
 static const char *const binary_names[] = {"add", "sub", "mul", "div", "maximum", "minimum"};
 static const char *const unary_names[] = {"neg", "abs", "sqrt", "exp", "log", "square", "reciprocal"};
 
@@ -968,6 +997,8 @@ static const runner runners[] = {
     {"matmul", run_matmul},         {"sgemm", run_sgemm},
     {"linear", run_linear},         {"conv2d", run_conv2d},
     {"max_pool2d", run_max_pool2d}, {"avg_pool2d", run_avg_pool2d},
+    {"adaptive_max_pool2d", run_adaptive_max_pool2d},
+    {"adaptive_avg_pool2d", run_adaptive_avg_pool2d},
     {"binary", run_binary},         {"unary", run_unary},
     {"activation", run_activation}, {"reduce", run_reduce},
     {"softmax", run_softmax_op},    {"log_softmax", run_log_softmax},
@@ -1020,6 +1051,10 @@ static const spec specs[] = {
     {"max_pool2d", 25, false, "x=4x6x28x28,kernel=2x2"},
     {"avg_pool2d", 26, true, "x=2x3x7x7,kernel=3x3,stride=2x2,pad=1x1"},
     {"avg_pool2d", 27, false, "x=2x3x9x8,kernel=3x2,stride=2x1,pad=1x1,ceil=1,cip=0,adv=8"},
+    {"adaptive_max_pool2d", 120, true, "x=2x3x7x5,out=3x4,adv=8"},
+    {"adaptive_max_pool2d", 121, false, "x=2x4x10x9,out=4x3"},
+    {"adaptive_avg_pool2d", 122, true, "x=2x3x7x5,out=3x4,adv=8"},
+    {"adaptive_avg_pool2d", 123, false, "x=2x4x14x14,out=5x1"},
     /* elementwise */
     {"binary", 28, true, "op=add,a=3x4x5,b=4x1,adv=6"},
     {"binary", 29, true, "op=sub,a=3x4x5,b=5,adv=6"},

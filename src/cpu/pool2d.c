@@ -11,7 +11,10 @@
  * input has at most one contribution, and the canonical sum of one element
  * is that element unchanged (its lanes start at -0, the exact identity, and
  * fold with -0s) while the empty sum is +0.0f; so a scatter over windows into
- * a zeroed plane gives the same bits without the per-input search. */
+ * a zeroed plane gives the same bits without the per-input search.
+ *
+ * Adaptive pooling (windows of PyTorch's floor/ceil rule) runs the same
+ * entry points with g->adaptive set. */
 #include <string.h>
 #include "cpu/conv_internal.h"
 #include "cpu/cpu.h"
@@ -31,8 +34,11 @@ static sb_pool2d_geom slice(const sb_pool2d_geom *g, int64_t p0, int64_t p1) {
     return s;
 }
 
+/* Adaptive geometries reach here only when their windows differ in size
+ * (src/ops/conv.c turns evenly dividing ones into fixed windows), and
+ * those may overlap: they take the reference loops. */
 static bool disjoint_windows(const sb_pool2d_geom *g) {
-    return g->stride_h >= g->kh && g->stride_w >= g->kw;
+    return !g->adaptive && g->stride_h >= g->kh && g->stride_w >= g->kw;
 }
 
 /* Planes are cheap; keep ranges at a few thousand elements at least. */
@@ -44,7 +50,8 @@ static void over_planes(const sb_pool2d_geom *g, sb_range_fn fn, void *ctx) {
 
 /* LeNet's pooling: 2x2 windows, stride 2, no padding, all inside. */
 static bool is_2x2_inside(const sb_pool2d_geom *g) {
-    return g->kh == 2 && g->kw == 2 && g->stride_h == 2 && g->stride_w == 2 && g->pad_h == 0 &&
+    return !g->adaptive && g->kh == 2 && g->kw == 2 && g->stride_h == 2 && g->stride_w == 2 &&
+           g->pad_h == 0 &&
            g->pad_w == 0 && 2 * g->oh <= g->h && 2 * g->ow <= g->w;
 }
 

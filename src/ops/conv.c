@@ -231,6 +231,33 @@ static sb_status plan_pool_pair(const char *fn, const sb_pool2d_params *params, 
     return sb_check_no_alias(fn, yname, y, xname, x);
 }
 
+/* An index outside its window could not have come from the forward pass,
+ * and the gather would silently drop its gradient: refused, for either
+ * geometry. */
+static sb_status check_indices(const char *fn, const sb_backend *be, const sb_pool2d_geom *g,
+                               const sb_tensor *indices) {
+    const void *host;
+    void *owned;
+    SB_TRY(sb_ops_read_host(fn, be, indices, &host, &owned));
+    const int64_t *idx = host;
+    for (int64_t p = 0; p < g->planes; p++)
+        for (int64_t r = 0; r < g->oh; r++)
+            for (int64_t s = 0; s < g->ow; s++) {
+                int64_t v = idx[(p * g->oh + r) * g->ow + s], ih = v >= 0 ? v / g->w : -1,
+                        iw = v >= 0 ? v % g->w : -1, h0, h1, w0, w1;
+                sb_pool_window(g->adaptive, r, g->h, g->oh, g->kh, g->stride_h, g->pad_h, &h0, &h1);
+                sb_pool_window(g->adaptive, s, g->w, g->ow, g->kw, g->stride_w, g->pad_w, &w0, &w1);
+                if (v < 0 || ih < h0 || ih >= h1 || iw < w0 || iw >= w1) {
+                    free(owned);
+                    return sb_fail(SB_ERR_RANGE,
+                                   "%s: indices[plane %lld][%lld][%lld] = %lld is outside its window",
+                                   fn, (long long)p, (long long)r, (long long)s, (long long)v);
+                }
+            }
+    free(owned);
+    return SB_OK;
+}
+
 sb_status sb_max_pool2d_forward(const sb_tensor *x, const sb_pool2d_params *params, sb_tensor *y,
                                 sb_tensor *indices) {
     SB_FPENV_GUARD();
@@ -258,26 +285,7 @@ sb_status sb_max_pool2d_backward(const sb_tensor *dy, const sb_tensor *indices,
     SB_TRY(sb_check_no_alias(fn, "dx", dx, "indices", indices));
     const sb_backend *be;
     SB_TRY(SB_OPS_BACKEND(fn, &be, dy, indices, dx));
-    /* An index outside its window could not have come from the forward pass,
-     * and the gather would silently drop its gradient. */
-    const void *host;
-    void *owned;
-    SB_TRY(sb_ops_read_host(fn, be, indices, &host, &owned));
-    const int64_t *idx = host;
-    for (int64_t p = 0; p < g.planes; p++)
-        for (int64_t r = 0; r < g.oh; r++)
-            for (int64_t s = 0; s < g.ow; s++) {
-                int64_t v = idx[(p * g.oh + r) * g.ow + s], ih = v >= 0 ? v / g.w : -1,
-                        iw = v >= 0 ? v % g.w : -1;
-                int64_t h0 = r * g.stride_h - g.pad_h, w0 = s * g.stride_w - g.pad_w;
-                if (v < 0 || ih >= g.h || ih < h0 || ih >= h0 + g.kh || iw < w0 || iw >= w0 + g.kw) {
-                    free(owned);
-                    return sb_fail(SB_ERR_RANGE,
-                                   "%s: indices[plane %lld][%lld][%lld] = %lld is outside its window",
-                                   fn, (long long)p, (long long)r, (long long)s, (long long)v);
-                }
-            }
-    free(owned);
+    SB_TRY(check_indices(fn, be, &g, indices));
     return SB_BACKEND_RUN(fn, be, max_pool2d_backward, &g, dy->data, indices->data, dx->data);
 }
 
@@ -299,5 +307,101 @@ sb_status sb_avg_pool2d_backward(const sb_tensor *dy, const sb_pool2d_params *pa
     SB_TRY(plan_pool_pair(fn, params, "dx", dx, "dy", dy, &g));
     const sb_backend *be;
     SB_TRY(SB_OPS_BACKEND(fn, &be, dy, dx));
+    return SB_BACKEND_RUN(fn, be, avg_pool2d_backward, &g, dy->data, dx->data);
+}
+
+/* ---- adaptive pooling ---- */
+
+/* x-side tensor `xname` (N, C, H, W) and output-side `yname` (N, C, OH, OW),
+ * whose shape is the output size. When OH divides H and OW divides W, every
+ * window is the fixed window of kernel = stride = H/OH, W/OW without
+ * padding: the same elements in the same order and the same divisor, so the
+ * geometry becomes the ordinary one and the ordinary pooling entries (of
+ * every device) run it. */
+static sb_status plan_adaptive(const char *fn, const char *xname, const sb_tensor *x,
+                               const char *yname, const sb_tensor *y, sb_pool2d_geom *g) {
+    SB_TRY(check4(fn, xname, x, SB_F32, NULL));
+    SB_TRY(sb_check_tensor(fn, yname, y, SB_F32, 4));
+    int64_t yshape[4] = {x->shape[0], x->shape[1], y->shape[2], y->shape[3]};
+    SB_TRY(check4(fn, yname, y, SB_F32, yshape));
+    static const char *const axes[2] = {"height", "width"};
+    for (int a = 0; a < 2; a++) {
+        int64_t in = x->shape[2 + a], out = y->shape[2 + a];
+        if (in < 1)
+            return sb_fail(SB_ERR_SHAPE, "%s: %s %s is %lld, must be >= 1", fn, xname, axes[a],
+                           (long long)in);
+        /* r * in and pos * out must fit int64 */
+        if (in > PARAM_MAX || out > PARAM_MAX)
+            return sb_fail(SB_ERR_SHAPE, "%s: %s %s %lld and output %s %lld must each be at most %lld",
+                           fn, xname, axes[a], (long long)in, axes[a], (long long)out,
+                           (long long)PARAM_MAX);
+    }
+    SB_TRY(sb_check_no_alias(fn, yname, y, xname, x));
+    int64_t h = x->shape[2], w = x->shape[3], oh = y->shape[2], ow = y->shape[3];
+    *g = (sb_pool2d_geom){.planes = x->shape[0] * x->shape[1], .h = h, .w = w, .oh = oh,
+                          .ow = ow, .adaptive = true};
+    if (oh > 0 && ow > 0 && h % oh == 0 && w % ow == 0) {
+        g->adaptive = false;
+        g->kh = g->stride_h = h / oh;
+        g->kw = g->stride_w = w / ow;
+    }
+    return SB_OK;
+}
+
+sb_status sb_adaptive_max_pool2d_forward(const sb_tensor *x, sb_tensor *y, sb_tensor *indices) {
+    SB_FPENV_GUARD();
+    const char *fn = "sb_adaptive_max_pool2d_forward";
+    sb_pool2d_geom g;
+    SB_TRY(plan_adaptive(fn, "x", x, "y", y, &g));
+    if (indices) {
+        SB_TRY(check4(fn, "indices", indices, SB_I64, y->shape));
+        SB_TRY(sb_check_no_alias(fn, "indices", indices, "x", x));
+        SB_TRY(sb_check_no_alias(fn, "indices", indices, "y", y));
+    }
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, x, y, indices));
+    void *idx = indices ? indices->data : NULL;
+    if (g.adaptive)
+        return SB_BACKEND_RUN(fn, be, adaptive_max_pool2d_forward, &g, x->data, y->data, idx);
+    return SB_BACKEND_RUN(fn, be, max_pool2d_forward, &g, x->data, y->data, idx);
+}
+
+sb_status sb_adaptive_max_pool2d_backward(const sb_tensor *dy, const sb_tensor *indices,
+                                          sb_tensor *dx) {
+    SB_FPENV_GUARD();
+    const char *fn = "sb_adaptive_max_pool2d_backward";
+    sb_pool2d_geom g;
+    SB_TRY(plan_adaptive(fn, "dx", dx, "dy", dy, &g));
+    SB_TRY(check4(fn, "indices", indices, SB_I64, dy->shape));
+    SB_TRY(sb_check_no_alias(fn, "dx", dx, "indices", indices));
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, dy, indices, dx));
+    SB_TRY(check_indices(fn, be, &g, indices));
+    if (g.adaptive)
+        return SB_BACKEND_RUN(fn, be, adaptive_max_pool2d_backward, &g, dy->data, indices->data,
+                              dx->data);
+    return SB_BACKEND_RUN(fn, be, max_pool2d_backward, &g, dy->data, indices->data, dx->data);
+}
+
+sb_status sb_adaptive_avg_pool2d_forward(const sb_tensor *x, sb_tensor *y) {
+    SB_FPENV_GUARD();
+    const char *fn = "sb_adaptive_avg_pool2d_forward";
+    sb_pool2d_geom g;
+    SB_TRY(plan_adaptive(fn, "x", x, "y", y, &g));
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, x, y));
+    if (g.adaptive) return SB_BACKEND_RUN(fn, be, adaptive_avg_pool2d_forward, &g, x->data, y->data);
+    return SB_BACKEND_RUN(fn, be, avg_pool2d_forward, &g, x->data, y->data);
+}
+
+sb_status sb_adaptive_avg_pool2d_backward(const sb_tensor *dy, sb_tensor *dx) {
+    SB_FPENV_GUARD();
+    const char *fn = "sb_adaptive_avg_pool2d_backward";
+    sb_pool2d_geom g;
+    SB_TRY(plan_adaptive(fn, "dx", dx, "dy", dy, &g));
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, dy, dx));
+    if (g.adaptive)
+        return SB_BACKEND_RUN(fn, be, adaptive_avg_pool2d_backward, &g, dy->data, dx->data);
     return SB_BACKEND_RUN(fn, be, avg_pool2d_backward, &g, dy->data, dx->data);
 }

@@ -3,7 +3,9 @@
  *
  * x is (planes, h, w) with planes = N*C, y / dy (planes, oh, ow). Window
  * (r, s) covers rows r*stride_h - pad_h + 0..kh-1 and columns
- * s*stride_w - pad_w + 0..kw-1; the caller guarantees each window holds at
+ * s*stride_w - pad_w + 0..kw-1, or for adaptive pooling the rows
+ * floor(r*h/oh) .. ceil((r+1)*h/oh)-1 and likewise for columns
+ * (sb_pool_window in ref_linalg.h); the caller guarantees each window holds at
  * least one in-bounds element. Backward passes gather: each input element
  * sums its own contributions in window order, so the result never depends on
  * the order in which windows are visited (scatter races on a GPU would). */
@@ -18,14 +20,20 @@ static void clip(int64_t start, int64_t k, int64_t size, int64_t *lo, int64_t *h
     *hi = start + k < size ? start + k : size;
 }
 
-/* The windows along one axis that contain input position `pos`: [*lo, *hi). */
-static void windows_of(int64_t pos, int64_t k, int64_t stride, int64_t pad, int64_t out_size,
-                       int64_t *lo, int64_t *hi) {
-    /* r*stride - pad <= pos  and  pos <= r*stride - pad + k - 1 */
-    int64_t first = pos + pad - k + 1; /* smallest r*stride */
-    *lo = first <= 0 ? 0 : (first + stride - 1) / stride;
-    int64_t last = (pos + pad) / stride;
-    *hi = last + 1 < out_size ? last + 1 : out_size;
+/* The in-bounds rows / columns of window (r, s). */
+static void rows_of(const sb_pool2d_geom *g, int64_t r, int64_t *lo, int64_t *hi) {
+    sb_pool_window(g->adaptive, r, g->h, g->oh, g->kh, g->stride_h, g->pad_h, lo, hi);
+}
+static void cols_of(const sb_pool2d_geom *g, int64_t s, int64_t *lo, int64_t *hi) {
+    sb_pool_window(g->adaptive, s, g->w, g->ow, g->kw, g->stride_w, g->pad_w, lo, hi);
+}
+
+/* The windows containing input row ih / column iw: [*lo, *hi). */
+static void windows_of_row(const sb_pool2d_geom *g, int64_t ih, int64_t *lo, int64_t *hi) {
+    sb_pool_windows_of(g->adaptive, ih, g->h, g->oh, g->kh, g->stride_h, g->pad_h, lo, hi);
+}
+static void windows_of_col(const sb_pool2d_geom *g, int64_t iw, int64_t *lo, int64_t *hi) {
+    sb_pool_windows_of(g->adaptive, iw, g->w, g->ow, g->kw, g->stride_w, g->pad_w, lo, hi);
 }
 
 void sb_ref_max_pool2d_forward(const sb_pool2d_geom *g, const float *x, float *y, int64_t *indices) {
@@ -34,8 +42,8 @@ void sb_ref_max_pool2d_forward(const sb_pool2d_geom *g, const float *x, float *y
         for (int64_t r = 0; r < g->oh; r++)
             for (int64_t s = 0; s < g->ow; s++) {
                 int64_t h0, h1, w0, w1;
-                clip(r * g->stride_h - g->pad_h, g->kh, g->h, &h0, &h1);
-                clip(s * g->stride_w - g->pad_w, g->kw, g->w, &w0, &w1);
+                rows_of(g, r, &h0, &h1);
+                cols_of(g, s, &w0, &w1);
                 /* Padding is -inf in spirit: it never wins, so only
                  * in-bounds elements are candidates. A candidate replaces
                  * the best only when it is NaN (and the best is not) or
@@ -62,8 +70,8 @@ void sb_ref_max_pool2d_backward(const sb_pool2d_geom *g, const float *dy, const 
         for (int64_t ih = 0; ih < g->h; ih++)
             for (int64_t iw = 0; iw < g->w; iw++) {
                 int64_t r0, r1, s0, s1, me = ih * g->w + iw;
-                windows_of(ih, g->kh, g->stride_h, g->pad_h, g->oh, &r0, &r1);
-                windows_of(iw, g->kw, g->stride_w, g->pad_w, g->ow, &s0, &s1);
+                windows_of_row(g, ih, &r0, &r1);
+                windows_of_col(g, iw, &s0, &s1);
                 sb_sum_acc acc;
                 sb_sum_init(&acc);
                 for (int64_t r = r0; r < r1; r++)
@@ -77,14 +85,14 @@ void sb_ref_max_pool2d_backward(const sb_pool2d_geom *g, const float *dy, const 
 float sb_ref_avg_pool2d_divisor(const sb_pool2d_geom *g, int64_t r, int64_t s) {
     int64_t h0, h1, w0, w1;
     int64_t sh = r * g->stride_h - g->pad_h, sw = s * g->stride_w - g->pad_w;
-    if (g->count_include_pad) {
+    if (g->count_include_pad && !g->adaptive) {
         /* Positions inside the padded input; in ceil mode the last window
          * may hang past the right padding, and those positions do not count. */
         clip(sh + g->pad_h, g->kh, g->h + 2 * g->pad_h, &h0, &h1);
         clip(sw + g->pad_w, g->kw, g->w + 2 * g->pad_w, &w0, &w1);
     } else {
-        clip(sh, g->kh, g->h, &h0, &h1);
-        clip(sw, g->kw, g->w, &w0, &w1);
+        rows_of(g, r, &h0, &h1);
+        cols_of(g, s, &w0, &w1);
     }
     return (float)((h1 - h0) * (w1 - w0));
 }
@@ -95,8 +103,8 @@ void sb_ref_avg_pool2d_forward(const sb_pool2d_geom *g, const float *x, float *y
         for (int64_t r = 0; r < g->oh; r++)
             for (int64_t s = 0; s < g->ow; s++) {
                 int64_t h0, h1, w0, w1;
-                clip(r * g->stride_h - g->pad_h, g->kh, g->h, &h0, &h1);
-                clip(s * g->stride_w - g->pad_w, g->kw, g->w, &w0, &w1);
+                rows_of(g, r, &h0, &h1);
+                cols_of(g, s, &w0, &w1);
                 sb_sum_acc acc;
                 sb_sum_init(&acc);
                 for (int64_t ih = h0; ih < h1; ih++)
@@ -113,8 +121,8 @@ void sb_ref_avg_pool2d_backward(const sb_pool2d_geom *g, const float *dy, float 
         for (int64_t ih = 0; ih < g->h; ih++)
             for (int64_t iw = 0; iw < g->w; iw++) {
                 int64_t r0, r1, s0, s1;
-                windows_of(ih, g->kh, g->stride_h, g->pad_h, g->oh, &r0, &r1);
-                windows_of(iw, g->kw, g->stride_w, g->pad_w, g->ow, &s0, &s1);
+                windows_of_row(g, ih, &r0, &r1);
+                windows_of_col(g, iw, &s0, &s1);
                 sb_sum_acc acc;
                 sb_sum_init(&acc);
                 for (int64_t r = r0; r < r1; r++)

@@ -65,13 +65,52 @@ void sb_ref_conv2d_backward_bias(const sb_conv2d_geom *g, const float *dy, float
 /* ---- 2-D pooling ----------------------------------------------------------
  * x is (planes, h, w) where planes = N*C; y is (planes, oh, ow). Window
  * (r, s) covers input rows r*stride_h - pad_h + 0..kh-1 and columns
- * s*stride_w - pad_w + 0..kw-1. */
+ * s*stride_w - pad_w + 0..kw-1; with `adaptive` (adaptive pooling, kh, kw,
+ * strides and pads unused) it covers rows floor(r*h/oh) .. ceil((r+1)*h/oh)-1
+ * and likewise for columns (PyTorch's rule; h, w, oh, ow <= INT32_MAX, so
+ * the products fit int64). Windows of different sizes may overlap. */
 typedef struct sb_pool2d_geom {
     int64_t planes, h, w;
     int64_t oh, ow;
     int64_t kh, kw, stride_h, stride_w, pad_h, pad_w;
     bool count_include_pad; /* avg only */
+    bool adaptive;
 } sb_pool2d_geom;
+
+/* The in-bounds part [*lo, *hi) of output position `r` of one axis: `in`
+ * input positions, `out` output positions, kernel k, stride, pad. */
+static inline void sb_pool_window(bool adaptive, int64_t r, int64_t in, int64_t out, int64_t k,
+                                  int64_t stride, int64_t pad, int64_t *lo, int64_t *hi) {
+    if (adaptive) {
+        *lo = r * in / out;
+        *hi = ((r + 1) * in + out - 1) / out;
+        return;
+    }
+    int64_t start = r * stride - pad;
+    *lo = start < 0 ? 0 : start;
+    *hi = start + k < in ? start + k : in;
+}
+
+/* The output positions [*lo, *hi) of one axis whose windows contain input
+ * position `pos` (the inverse of sb_pool_window). */
+static inline void sb_pool_windows_of(bool adaptive, int64_t pos, int64_t in, int64_t out,
+                                      int64_t k, int64_t stride, int64_t pad, int64_t *lo,
+                                      int64_t *hi) {
+    int64_t first, last;
+    if (adaptive) {
+        /* floor(r*in/out) <= pos  <=>  r <= ((pos+1)*out - 1) / in, and
+         * ceil((r+1)*in/out) > pos  <=>  r >= floor(pos*out/in). */
+        first = pos * out / in;
+        last = out > 0 ? ((pos + 1) * out - 1) / in : -1;
+    } else {
+        /* r*stride - pad <= pos  and  pos <= r*stride - pad + k - 1 */
+        int64_t least = pos + pad - k + 1; /* smallest r*stride */
+        first = least <= 0 ? 0 : (least + stride - 1) / stride;
+        last = (pos + pad) / stride;
+    }
+    *lo = first;
+    *hi = last + 1 < out ? last + 1 : out;
+}
 
 /* indices may be NULL; each index is ih*w + iw within its plane. */
 void sb_ref_max_pool2d_forward(const sb_pool2d_geom *g, const float *x, float *y, int64_t *indices);

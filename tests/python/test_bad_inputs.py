@@ -49,6 +49,11 @@ def _pool_indices():
     return idx
 
 
+def _amax_indices():
+    _, idx = ops.adaptive_max_pool2d(_f(1, 2, 5, 4), 3, return_indices=True)
+    return idx
+
+
 # name -> (a function giving the keyword arguments of a valid call, the
 # mutations "arg:kind" that are valid for it and must succeed)
 ELEMENTWISE_OK = {"rank_up", "rank_down", "zero", "mismatch"}
@@ -104,6 +109,14 @@ OPS = {
                                 count_include_pad=True), {"x:zero", "x:mismatch", "stride:none"}),
     "avg_pool2d_backward": (lambda: dict(dy=_f(1, 2, 2, 2), input_shape=(1, 2, 4, 4),
                                          kernel_size=2), set()),
+    "adaptive_max_pool2d": (lambda: dict(x=_f(1, 2, 5, 4), output_size=3, return_indices=False),
+                            {"x:zero", "x:mismatch"}),
+    "adaptive_max_pool2d_backward": (lambda: dict(dy=_f(1, 2, 3, 3), indices=_amax_indices(),
+                                                  input_shape=(1, 2, 5, 4)), set()),
+    "adaptive_avg_pool2d": (lambda: dict(x=_f(1, 2, 5, 4), output_size=3),
+                            {"x:zero", "x:mismatch"}),
+    "adaptive_avg_pool2d_backward": (lambda: dict(dy=_f(1, 2, 3, 3), input_shape=(1, 2, 5, 4)),
+                                     {"dy:mismatch"}),
     "sum": (lambda: dict(x=_f(2, 3), dim=1, keepdim=False), {"x:rank_up", "x:zero", "x:mismatch", "dim:none"}),
     "mean": (lambda: dict(x=_f(2, 3), dim=1), {"x:rank_up", "x:zero", "x:mismatch", "dim:none"}),
     "sum_backward": (lambda: dict(dy=_f(2), input_shape=(2, 3), dim=1), set()),
@@ -146,6 +159,10 @@ FUNCTIONAL = {
                    {"input:zero", "input:mismatch", "stride:none"}),
     "avg_pool2d": (lambda: dict(input=_t(_f(1, 2, 4, 4)), kernel_size=2),
                    {"input:zero", "input:mismatch"}),
+    "adaptive_max_pool2d": (lambda: dict(input=_t(_f(1, 2, 5, 4)), output_size=3,
+                                         return_indices=False), {"input:zero", "input:mismatch"}),
+    "adaptive_avg_pool2d": (lambda: dict(input=_t(_f(1, 2, 5, 4)), output_size=(3, None)),
+                            {"input:zero", "input:mismatch"}),
     "softmax": (lambda: dict(input=_t(_f(2, 3)), dim=-1), _all(["input"], ELEMENTWISE_OK)),
     "log_softmax": (lambda: dict(input=_t(_f(2, 3)), dim=-1), _all(["input"], ELEMENTWISE_OK)),
     "cross_entropy": (lambda: dict(input=_t(_f(2, 3)), target=_t(_i(2)), ignore_index=-100,

@@ -20,7 +20,7 @@ from .. import random as _random
 
 __all__ = ["Linear", "Conv2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "CrossEntropyLoss",
            "MSELoss", "GELU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Dropout", "ReLU",
-           "MaxPool2d", "AvgPool2d", "functional"]
+           "MaxPool2d", "AvgPool2d", "AdaptiveMaxPool2d", "AdaptiveAvgPool2d", "functional"]
 
 class Linear(torch.nn.Linear):
     """y = x W^T + b; every element one fmaf chain over the inputs."""
@@ -156,6 +156,16 @@ class AvgPool2d(torch.nn.AvgPool2d):
     def forward(self, input):
         return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
+
+
+class AdaptiveMaxPool2d(torch.nn.AdaptiveMaxPool2d):
+    def forward(self, input):
+        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveAvgPool2d(torch.nn.AdaptiveAvgPool2d):
+    def forward(self, input):
+        return F.adaptive_avg_pool2d(input, self.output_size)
 
 
 class Dropout(torch.nn.Dropout):

@@ -19,7 +19,8 @@ from .. import _lib
 from .. import ops as _ops
 from .._convert import to_np, to_np_index
 
-__all__ = ["linear", "conv2d", "max_pool2d", "avg_pool2d", "relu", "tanh", "sigmoid", "gelu",
+__all__ = ["linear", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_max_pool2d",
+           "adaptive_avg_pool2d", "relu", "tanh", "sigmoid", "gelu",
            "softmax", "log_softmax", "cross_entropy", "mse_loss", "batch_norm", "layer_norm",
            "dropout", "mm", "div", "sqrt", "exp", "log", "sum", "mean"]
 
@@ -135,6 +136,50 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                                   "supported")
     p = _ops._pool_params(kernel_size, stride, padding, ceil_mode, count_include_pad, "avg_pool2d")
     return _AvgPool2d.apply(input, p)
+
+
+class _AdaptiveMaxPool2d(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, output_size):
+        y, idx = _ops._adaptive_max_pool2d(to_np(x, "adaptive_max_pool2d", "input"), output_size)
+        ctx.shape = tuple(x.shape)
+        it = torch.from_numpy(idx)
+        ctx.save_for_backward(it)
+        ctx.mark_non_differentiable(it)
+        return torch.from_numpy(y), it
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy, _didx):
+        (idx,) = ctx.saved_tensors
+        return _t(_ops._adaptive_max_pool2d_backward(to_np(dy, "adaptive_max_pool2d", "grad"),
+                                                     idx.numpy(), ctx.shape)), None
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """PyTorch's windows (rows floor(r*H/OH) .. ceil((r+1)*H/OH)-1); first NaN,
+    else first maximum of each window, as max_pool2d."""
+    y, idx = _AdaptiveMaxPool2d.apply(input, output_size)
+    return (y, idx) if _ops._flag(return_indices, "adaptive_max_pool2d", "return_indices") else y
+
+
+class _AdaptiveAvgPool2d(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, output_size):
+        xn = to_np(x, "adaptive_avg_pool2d", "input")
+        ctx.shape = xn.shape
+        return _t(_ops._adaptive_avg_pool2d(xn, output_size))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        return _t(_ops._adaptive_avg_pool2d_backward(to_np(dy, "adaptive_avg_pool2d", "grad"),
+                                                     ctx.shape)), None
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Canonical sum of each of PyTorch's windows, divided by its size."""
+    return _AdaptiveAvgPool2d.apply(input, output_size)
 
 
 class _Activation(torch.autograd.Function):
