@@ -19,10 +19,22 @@ endif
 WARN     := -Wall -Wextra -Werror -Wvla -Wstrict-prototypes -Wmissing-prototypes
 OPT      ?= -O2
 CFLAGS_ALL = -std=c11 $(OPT) -g $(FPFLAGS) $(WARN) -fPIC -pthread \
-             -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc $(EXTRA_CFLAGS)
+             -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc $(OPENCL_CFLAGS) $(EXTRA_CFLAGS)
 # NO_ZLIB=1: no zlib (targets without one); gzip IDX files are then refused
 # with a message naming the option (src/io/idx.c, mk/portability.mk).
-LDLIBS_ALL = -lm $(if $(NO_ZLIB),,-lz) -pthread $(EXTRA_LDLIBS)
+LDLIBS_ALL = -lm $(if $(NO_ZLIB),,-lz) -pthread $(OPENCL_LDLIBS) $(EXTRA_LDLIBS)
+
+# The OpenCL backend (src/opencl, docs/GPU.md): SB_OPENCL=1 forces it on,
+# SB_OPENCL=0 off; by default it is on when the compiler finds the OpenCL
+# headers (<CL/cl.h>, Debian ocl-icd-opencl-dev). Without it the library
+# builds and works as before and the opencl device reports how to get it.
+ifeq ($(SB_OPENCL),)
+  SB_OPENCL := $(shell printf '\043include <CL/cl.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1 || echo 0)
+endif
+ifeq ($(SB_OPENCL),1)
+  OPENCL_CFLAGS := -DSB_HAVE_OPENCL
+  OPENCL_LDLIBS := -lOpenCL
+endif
 
 # Per-ISA kernel files (src/cpu/*_avx2.c, ...) get their instruction set's
 # flags; on other architectures they compile to nothing (src/cpu/cpu.h).
@@ -47,9 +59,21 @@ endif
 LIB_SRC  := $(sort $(wildcard src/*/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 LIB_SRC  := $(filter-out $(CLI_SRC),$(LIB_SRC))
+# GPU kernel text (src/gpu/kernels) is embedded as strings in a generated
+# file; the CUDA sources include the same files.
+GPU_KERNELS := src/gpu/kernels/dialect.h $(sort $(wildcard src/gpu/kernels/*.cl))
+ifneq ($(SB_OPENCL),1)
+  LIB_SRC := $(filter-out src/opencl/%,$(LIB_SRC))
+endif
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+ifeq ($(SB_OPENCL),1)
+  LIB_OBJ += $(BUILD)/obj/gen/gpu_kernels.o
+endif
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
+ifneq ($(SB_OPENCL),1)
+  TEST_SRC := $(filter-out tests/test_opencl.c,$(TEST_SRC))
+endif
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_SUPPORT := $(sort $(wildcard tests/support/*.c))
 TEST_SUPPORT_OBJ := $(TEST_SUPPORT:%.c=$(BUILD)/obj/%.o)
@@ -70,6 +94,16 @@ $(BUILD)/obj/%.o: %.c
 # (include/samebits/export.h); tests/check_exports.sh holds the shared
 # library to exactly the headers' functions.
 $(LIB_OBJ): VISIBILITY = -fvisibility=hidden
+
+$(BUILD)/gen/gpu_kernels.c: $(GPU_KERNELS) scripts/embed_text.sh
+	@mkdir -p $(dir $@)
+	@echo "  EMBED   $(GPU_KERNELS)"
+	@scripts/embed_text.sh $@ $(GPU_KERNELS)
+
+$(BUILD)/obj/gen/gpu_kernels.o: $(BUILD)/gen/gpu_kernels.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	@$(CC) $(CFLAGS_ALL) $(VISIBILITY) -c $< -o $@
 
 $(BUILD)/obj/%_sse2.o: ISA_FLAGS = $(ISA_SSE2)
 $(BUILD)/obj/%_avx2.o: ISA_FLAGS = $(ISA_AVX2)
@@ -149,7 +183,7 @@ install: all
 	install -m 644 include/samebits.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 include/samebits/*.h $(DESTDIR)$(PREFIX)/include/samebits/
 	install -m 755 $(BUILD)/samebits $(DESTDIR)$(PREFIX)/bin/
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' samebits.pc.in \
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' -e 's|@OPENCL_LIBS@|$(OPENCL_LDLIBS)|g' samebits.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/samebits.pc
 
 clean:

@@ -1,4 +1,4 @@
-# mk/cuda.mk - the optional CUDA backend (docs/CUDA.md).
+# mk/cuda.mk - the optional CUDA backend (docs/GPU.md).
 #
 # Detection: SB_CUDA=0 forces it off, SB_CUDA=1 forces it on, otherwise it is
 # on when `nvcc` is on the PATH. When it is off nothing here adds a rule to

@@ -8,6 +8,13 @@
 #   python3-torch, python3-numpy, python3-pytest
 #                            - the Python package (python/) and its tests,
 #                              for the system /usr/bin/python3
+#   ocl-icd-opencl-dev, ocl-icd-libopencl1
+#                            - the OpenCL headers and the Khronos ICD loader:
+#                              the library's OpenCL backend (docs/GPU.md)
+#   pocl-opencl-icd          - PoCL, OpenCL on the CPU: `make test` runs every
+#                              GPU kernel on it (tests/test_opencl.c)
+#   clinfo                   - lists the OpenCL platforms and devices
+#                              (SB_DEVICE=opencl:N counts them in its order)
 set -e
 missing=""
 [ -f /usr/include/mpfr.h ] || missing="$missing libmpfr-dev"
@@ -17,6 +24,10 @@ missing=""
 /usr/bin/python3 -c "import torch" 2>/dev/null || missing="$missing python3-torch"
 /usr/bin/python3 -c "import numpy" 2>/dev/null || missing="$missing python3-numpy"
 /usr/bin/python3 -c "import pytest" 2>/dev/null || missing="$missing python3-pytest"
+[ -f /usr/include/CL/cl.h ] || missing="$missing ocl-icd-opencl-dev"
+ls /usr/lib/*/libOpenCL.so.1 >/dev/null 2>&1 || missing="$missing ocl-icd-libopencl1"
+[ -f /etc/OpenCL/vendors/pocl.icd ] || missing="$missing pocl-opencl-icd"
+command -v clinfo >/dev/null 2>&1 || missing="$missing clinfo"
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing:$missing"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The public headers: the umbrella include/samebits.h includes every
 # include/samebits/*.h (except cuda.h, which needs the optional CUDA archive,
-# docs/CUDA.md), and each header compiles on its own, first thing in a file,
+# docs/GPU.md), and each header compiles on its own, first thing in a file,
 # as C11 and (when a C++ compiler is present) as C++, so none relies on
 # another being included before it.
 # Prints "check_headers: N passed, N failed".

@@ -44,7 +44,8 @@
 
 /* The public constants the bindings restate. */
 #define SB_MIRRORED_CONSTANTS(C)                                                           \
-    C(SB_MAX_DIMS) C(SB_F32) C(SB_I32) C(SB_I64) C(SB_DEVICE_CPU) C(SB_DEVICE_CUDA)
+    C(SB_MAX_DIMS) C(SB_F32) C(SB_I32) C(SB_I64) C(SB_DEVICE_CPU) C(SB_DEVICE_CUDA)      \
+    C(SB_DEVICE_OPENCL)
 
 static const char *or_dash(const char *s) { return s ? s : "-"; }
 

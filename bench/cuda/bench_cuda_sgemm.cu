@@ -2,7 +2,7 @@
  * fmaf chains, sb_cuda_sgemm) against cuBLAS SGEMM with TF32 off
  * (CUBLAS_PEDANTIC_MATH: plain FP32 FMA, no tensor-core TF32), square
  * row-major N x N at 1024, 2048, 4096, 8192 (or the sizes given).
- * Target (docs/CUDA.md): >= 70% of cuBLAS at 4096 and above.
+ * Target (docs/GPU.md): >= 70% of cuBLAS at 4096 and above.
  * Prints SKIPPED and exits 0 without a GPU. */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>

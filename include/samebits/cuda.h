@@ -1,4 +1,4 @@
-/* samebits/cuda.h - the optional CUDA backend (docs/CUDA.md).
+/* samebits/cuda.h - the optional CUDA backend (docs/GPU.md).
  *
  * Available only in builds made with nvcc (libsamebits_cuda.a, linked before
  * libsamebits.a and with -lcudart). Every result is the bit pattern of the

@@ -36,8 +36,16 @@ typedef enum sb_dtype { SB_F32 = 0, SB_I32 = 1, SB_I64 = 2 } sb_dtype;
 /* Where a tensor's memory lives. Every op takes tensors of one device and
  * runs there; a call mixing devices fails with SB_ERR_DEVICE. MIRROR is a
  * test device: the CPU's kernels over memory of its own, treated by the
- * library like a discrete device (docs/ARCHITECTURE.md, "Devices"). */
-typedef enum sb_device { SB_DEVICE_CPU = 0, SB_DEVICE_CUDA = 1, SB_DEVICE_MIRROR = 2 } sb_device;
+ * library like a discrete device (docs/ARCHITECTURE.md, "Devices"). OPENCL
+ * is the OpenCL device picked by the environment variable SB_DEVICE=opencl:N
+ * (default 0) when the library is built with OpenCL (docs/GPU.md). The
+ * values are stable. */
+typedef enum sb_device {
+    SB_DEVICE_CPU = 0,
+    SB_DEVICE_CUDA = 1,
+    SB_DEVICE_MIRROR = 2,
+    SB_DEVICE_OPENCL = 3
+} sb_device;
 
 typedef struct sb_arena sb_arena;
 
@@ -71,7 +79,7 @@ SB_API sb_status sb_tensor_new_on(sb_tensor **out, sb_device device, sb_dtype dt
 SB_API void sb_tensor_free(sb_tensor *t);
 
 /* Devices. */
-SB_API const char *sb_device_name(sb_device device); /* "cpu", "cuda", "mirror" */
+SB_API const char *sb_device_name(sb_device device); /* "cpu", "cuda", "mirror", "opencl" */
 SB_API bool sb_device_available(sb_device device);   /* a backend serves it here */
 
 /* Properties. sb_tensor_numel is 0 for NULL and -1 for a header that is not

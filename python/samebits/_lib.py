@@ -40,7 +40,7 @@ class ArgumentRangeError(OverflowError, ValueError):
 
 SB_MAX_DIMS = 8
 SB_F32, SB_I32, SB_I64 = 0, 1, 2
-SB_DEVICE_CPU, SB_DEVICE_CUDA = 0, 1
+SB_DEVICE_CPU, SB_DEVICE_CUDA, SB_DEVICE_OPENCL = 0, 1, 3
 
 
 # ---- C-type range checks -----------------------------------------------------

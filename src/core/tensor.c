@@ -30,6 +30,7 @@ const char *sb_device_name(sb_device device) {
     case SB_DEVICE_CPU: return "cpu";
     case SB_DEVICE_CUDA: return "cuda";
     case SB_DEVICE_MIRROR: return "mirror";
+    case SB_DEVICE_OPENCL: return "opencl";
     }
     return "unknown";
 }
@@ -149,7 +150,7 @@ static sb_status header_problem(const sb_tensor *t, char *buf, size_t len) {
         snprintf(buf, len, "dtype %d is not a valid sb_dtype", (int)t->dtype);
         return SB_ERR_DTYPE;
     }
-    if ((unsigned)t->device > (unsigned)SB_DEVICE_MIRROR) {
+    if ((unsigned)t->device > (unsigned)SB_DEVICE_OPENCL) {
         snprintf(buf, len, "device %d is not a valid sb_device", (int)t->device);
         return SB_ERR_DEVICE;
     }

@@ -2,7 +2,7 @@
  * (src/backend/backend.h): memory through the context's caching allocator,
  * and each op family the GPU has a kernel for mapped to its raw kernel.
  * Families without one stay NULL, so the tensor-level ops report
- * SB_ERR_UNSUPPORTED naming the op and the device (docs/CUDA.md, "Not yet on
+ * SB_ERR_UNSUPPORTED naming the op and the device (docs/GPU.md, "Not yet on
  * the GPU"). Validation is src/ops's: entries get validated arguments. */
 #include <stdlib.h>
 #include "cuda/common.cuh"

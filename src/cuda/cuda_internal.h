@@ -83,7 +83,7 @@ sb_status sb_cuda_cross_entropy_backward_raw(sb_cuda_context *ctx, const float *
                                              sb_loss_reduction reduction, float label_smoothing,
                                              int64_t ignore_index, const float *dloss,
                                              float *dlogits);
-/* Not yet on the GPU (docs/CUDA.md, "Remaining ops"): unary/binary
+/* Not yet on the GPU (docs/GPU.md, "Remaining ops"): unary/binary
  * elementwise and their broadcasting backward, reductions over axes, dropout,
  * batch norm and layer norm. */
 

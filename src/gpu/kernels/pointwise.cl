@@ -1,0 +1,270 @@
+/* src/gpu/kernels/pointwise.cl - elementwise ops, activations without
+ * elementary functions, strided copy/fill and the optimizer updates, in the
+ * portable dialect (src/gpu/kernels/dialect.h). Each element is the fixed
+ * sequence of binary32 operations the contract (sections 9 and 14) and the
+ * reference kernels (src/ref/elementwise.c, activation.c, src/optim) state,
+ * so the result does not depend on which work-item computes it.
+ *
+ * Strided operands: `geom` is a device array of SB_PW_GEOM longs:
+ *   geom[0]            ndim (0..8) of the iteration shape (out's shape)
+ *   geom[1 + d]        shape[d]
+ *   geom[9 + 8*k + d]  operand k's stride of dim d (k = 0 is out, then the
+ *                      inputs in argument order; 0 on broadcast dims)
+ * and every operand is a base pointer plus an element offset. */
+
+#define SB_PW_GEOM 41
+
+/* The element offset of operand k for the row-major position i. */
+SB_INLINE SB_I64 sb_pw_offset(SB_GLOBAL const SB_I64 *geom, int k, SB_I64 i) {
+    SB_I64 off = 0;
+    for (int d = (int)geom[0] - 1; d >= 0; d--) {
+        SB_I64 s = geom[1 + d];
+        off += (i % s) * geom[9 + 8 * k + d];
+        i /= s;
+    }
+    return off;
+}
+
+/* ---- binary ops (sb_binary_op order) ---- */
+#define SB_OP_ADD 0
+#define SB_OP_SUB 1
+#define SB_OP_MUL 2
+#define SB_OP_DIV 3
+#define SB_OP_MAXIMUM 4
+#define SB_OP_MINIMUM 5
+
+/* The total order -0 < +0 with NaN on top, a's NaN first (contract 9). */
+SB_INLINE float sb_pw_maximum(float a, float b) {
+    if (SB_ISNAN(a)) return a;
+    if (SB_ISNAN(b)) return b;
+    if (a > b) return a;
+    if (b > a) return b;
+    return SB_SIGNBIT(a) ? b : a;
+}
+
+SB_INLINE float sb_pw_minimum(float a, float b) {
+    if (SB_ISNAN(a)) return a;
+    if (SB_ISNAN(b)) return b;
+    if (a < b) return a;
+    if (b < a) return b;
+    return SB_SIGNBIT(a) ? a : b;
+}
+
+SB_INLINE float sb_pw_binary1(int op, float a, float b) {
+    switch (op) {
+    case SB_OP_ADD: return a + b;
+    case SB_OP_SUB: return a - b;
+    case SB_OP_MUL: return a * b;
+    case SB_OP_DIV: return a / b;
+    case SB_OP_MAXIMUM: return sb_pw_maximum(a, b);
+    default: return sb_pw_minimum(a, b);
+    }
+}
+
+// out = a op b; a, b broadcast to out's shape through geom (operands out, a, b)
+SB_KERNEL sb_pw_binary(int op, SB_I64 n, SB_GLOBAL const SB_I64 *geom, SB_GLOBAL float *out,
+                       SB_I64 oo, SB_GLOBAL const float *a, SB_I64 ao, SB_GLOBAL const float *b,
+                       SB_I64 bo) {
+    SB_FOR_EACH(i, n) {
+        out[oo + sb_pw_offset(geom, 0, i)] =
+            sb_pw_binary1(op, a[ao + sb_pw_offset(geom, 1, i)], b[bo + sb_pw_offset(geom, 2, i)]);
+    }
+}
+
+// out = x op s (operands out, x)
+SB_KERNEL sb_pw_binary_scalar(int op, SB_I64 n, SB_GLOBAL const SB_I64 *geom,
+                              SB_GLOBAL float *out, SB_I64 oo, SB_GLOBAL const float *x,
+                              SB_I64 xo, float s) {
+    SB_FOR_EACH(i, n) {
+        out[oo + sb_pw_offset(geom, 0, i)] = sb_pw_binary1(op, x[xo + sb_pw_offset(geom, 1, i)], s);
+    }
+}
+
+/* Which operand of maximum/minimum takes the gradient: 1 a, 2 b, 3 a tie. */
+SB_INLINE int sb_pw_winner(int is_max, float a, float b) {
+    if (SB_ISNAN(a)) return 1;
+    if (SB_ISNAN(b)) return 2;
+    if (a == b) return 3;
+    return (is_max ? a > b : a < b) ? 1 : 2;
+}
+
+// out = the gradient of a (which 0) or b (which 1) at the broadcast shape;
+// operands out, dy, a, b
+SB_KERNEL sb_pw_binary_grad(int op, int which, SB_I64 n, SB_GLOBAL const SB_I64 *geom,
+                            SB_GLOBAL float *out, SB_I64 oo, SB_GLOBAL const float *dy,
+                            SB_I64 dyo, SB_GLOBAL const float *a, SB_I64 ao,
+                            SB_GLOBAL const float *b, SB_I64 bo) {
+    SB_FOR_EACH(i, n) {
+        float g = dy[dyo + sb_pw_offset(geom, 1, i)];
+        float x = a[ao + sb_pw_offset(geom, 2, i)], y = b[bo + sb_pw_offset(geom, 3, i)];
+        float da = 0.0f, db = 0.0f;
+        if (op == SB_OP_ADD) { da = g; db = g; }
+        else if (op == SB_OP_SUB) { da = g; db = -g; }
+        else if (op == SB_OP_MUL) { da = g * y; db = g * x; }
+        else if (op == SB_OP_DIV) { da = g / y; db = -g * ((x / y) / y); }
+        else {
+            int w = sb_pw_winner(op == SB_OP_MAXIMUM, x, y);
+            float halfg = g * 0.5f;
+            da = w == 1 ? g : (w == 3 ? halfg : 0.0f);
+            db = w == 2 ? g : (w == 3 ? halfg : 0.0f);
+        }
+        out[oo + sb_pw_offset(geom, 0, i)] = which == 0 ? da : db;
+    }
+}
+
+/* ---- unary ops (sb_unary_op order; exp and log need the correctly
+ * rounded functions and are not in this file) ---- */
+#define SB_UN_NEG 0
+#define SB_UN_ABS 1
+#define SB_UN_SQRT 2
+#define SB_UN_SQUARE 5
+#define SB_UN_RECIPROCAL 6
+
+// operands out, x
+SB_KERNEL sb_pw_unary(int op, SB_I64 n, SB_GLOBAL const SB_I64 *geom, SB_GLOBAL float *out,
+                      SB_I64 oo, SB_GLOBAL const float *x, SB_I64 xo) {
+    SB_FOR_EACH(i, n) {
+        float v = x[xo + sb_pw_offset(geom, 1, i)], r;
+        if (op == SB_UN_NEG) r = SB_AS_F32(SB_AS_U32(v) ^ 0x80000000u);
+        else if (op == SB_UN_ABS) r = SB_AS_F32(SB_AS_U32(v) & 0x7fffffffu);
+        else if (op == SB_UN_SQRT) r = SB_SQRT(v);
+        else if (op == SB_UN_SQUARE) r = v * v;
+        else r = 1.0f / v;
+        out[oo + sb_pw_offset(geom, 0, i)] = r;
+    }
+}
+
+SB_INLINE float sb_pw_sgn(float x) {
+    if (x > 0.0f) return 1.0f;
+    if (x < 0.0f) return -1.0f;
+    if (x == 0.0f) return 0.0f;
+    return x;
+}
+
+// dx from x, y = op(x), dy; operands dx, x, y, dy
+SB_KERNEL sb_pw_unary_grad(int op, SB_I64 n, SB_GLOBAL const SB_I64 *geom, SB_GLOBAL float *dx,
+                           SB_I64 dxo, SB_GLOBAL const float *x, SB_I64 xo,
+                           SB_GLOBAL const float *y, SB_I64 yo, SB_GLOBAL const float *dy,
+                           SB_I64 dyo) {
+    SB_FOR_EACH(i, n) {
+        float xv = x[xo + sb_pw_offset(geom, 1, i)], yv = y[yo + sb_pw_offset(geom, 2, i)];
+        float g = dy[dyo + sb_pw_offset(geom, 3, i)], r;
+        switch (op) {
+        case SB_UN_NEG: r = -g; break;
+        case SB_UN_ABS: r = g * sb_pw_sgn(xv); break;
+        case SB_UN_SQRT: r = g / (2.0f * yv); break;
+        case 3: r = g * yv; break;  /* exp */
+        case 4: r = g / xv; break;  /* log */
+        case SB_UN_SQUARE: r = g * (2.0f * xv); break;
+        default: r = -g * (yv * yv); break;
+        }
+        dx[dxo + sb_pw_offset(geom, 0, i)] = r;
+    }
+}
+
+/* ---- activations without elementary functions (sb_act_kind order) ---- */
+#define SB_ACT_RELU 0
+#define SB_ACT_LEAKY 1
+#define SB_ACT_TANH 2
+#define SB_ACT_SIGMOID 3
+
+// forward: operands out, x; backward: out, x (y for tanh/sigmoid), dy
+SB_KERNEL sb_pw_activation(int kind, int backward, float slope, SB_I64 n,
+                           SB_GLOBAL const SB_I64 *geom, SB_GLOBAL float *out, SB_I64 oo,
+                           SB_GLOBAL const float *x, SB_I64 xo, SB_GLOBAL const float *dy,
+                           SB_I64 dyo) {
+    SB_FOR_EACH(i, n) {
+        float v = x[xo + sb_pw_offset(geom, 1, i)], r;
+        if (!backward) {
+            r = SB_ISNAN(v) ? v : (v > 0.0f ? v : (kind == SB_ACT_RELU ? 0.0f : v * slope));
+        } else {
+            float g = dy[dyo + sb_pw_offset(geom, 2, i)];
+            if (kind == SB_ACT_RELU) r = v <= 0.0f ? 0.0f : g;
+            else if (kind == SB_ACT_LEAKY) r = v > 0.0f ? g : g * slope;
+            else if (kind == SB_ACT_TANH) r = g * (1.0f - v * v);
+            else r = (g * (1.0f - v)) * v;
+        }
+        out[oo + sb_pw_offset(geom, 0, i)] = r;
+    }
+}
+
+/* ---- copies, fills, scaling ---- */
+
+// dst = src for 4-byte elements of any dtype (bits moved, never rounded)
+SB_KERNEL sb_pw_copy32(SB_I64 n, SB_GLOBAL const SB_I64 *geom, SB_GLOBAL SB_U32 *dst, SB_I64 d0,
+                       SB_GLOBAL const SB_U32 *src, SB_I64 s0) {
+    SB_FOR_EACH(i, n) { dst[d0 + sb_pw_offset(geom, 0, i)] = src[s0 + sb_pw_offset(geom, 1, i)]; }
+}
+
+SB_KERNEL sb_pw_copy64(SB_I64 n, SB_GLOBAL const SB_I64 *geom, SB_GLOBAL SB_U64 *dst, SB_I64 d0,
+                       SB_GLOBAL const SB_U64 *src, SB_I64 s0) {
+    SB_FOR_EACH(i, n) { dst[d0 + sb_pw_offset(geom, 0, i)] = src[s0 + sb_pw_offset(geom, 1, i)]; }
+}
+
+SB_KERNEL sb_pw_fill(SB_I64 n, SB_GLOBAL const SB_I64 *geom, SB_GLOBAL float *out, SB_I64 oo,
+                     float value) {
+    SB_FOR_EACH(i, n) { out[oo + sb_pw_offset(geom, 0, i)] = value; }
+}
+
+// out = x, or x / divisor when divide (sum and mean backward); operands out, x
+SB_KERNEL sb_pw_spread(int divide, float divisor, SB_I64 n, SB_GLOBAL const SB_I64 *geom,
+                       SB_GLOBAL float *out, SB_I64 oo, SB_GLOBAL const float *x, SB_I64 xo) {
+    SB_FOR_EACH(i, n) {
+        float v = x[xo + sb_pw_offset(geom, 1, i)];
+        out[oo + sb_pw_offset(geom, 0, i)] = divide ? v / divisor : v;
+    }
+}
+
+/* ---- optimizer updates (contract section 14), dense ---- */
+
+// f: weight_decay, momentum, one_minus_dampening, neg_lr
+SB_KERNEL sb_opt_sgd(float weight_decay, float momentum, float one_minus_dampening, float neg_lr,
+                     int use_weight_decay, int use_momentum, int nesterov, int maximize,
+                     int first, SB_I64 n, SB_GLOBAL float *param, SB_I64 po,
+                     SB_GLOBAL const float *grad, SB_I64 go, SB_GLOBAL float *buf, SB_I64 bo) {
+    SB_FOR_EACH(i, n) {
+        float p = param[po + i];
+        float g = maximize ? -grad[go + i] : grad[go + i];
+        if (use_weight_decay) g = SB_FMA(p, weight_decay, g);
+        if (use_momentum) {
+            float b = first ? g : SB_FMA(g, one_minus_dampening, buf[bo + i] * momentum);
+            buf[bo + i] = b;
+            g = nesterov ? SB_FMA(b, momentum, g) : b;
+        }
+        param[po + i] = SB_FMA(g, neg_lr, p);
+    }
+}
+
+// c: weight_decay, decay, one_minus_beta1, beta2, one_minus_beta2,
+//    bias_correction2_sqrt, eps, neg_step_size
+SB_KERNEL sb_opt_adam(SB_GLOBAL const float *c, int use_weight_decay, int decoupled,
+                      int amsgrad, int maximize, int first, SB_I64 n, SB_GLOBAL float *param,
+                      SB_I64 po, SB_GLOBAL const float *grad, SB_I64 go, SB_GLOBAL float *m_buf,
+                      SB_I64 mo, SB_GLOBAL float *v_buf, SB_I64 vo, SB_GLOBAL float *vmax_buf,
+                      SB_I64 xo) {
+    SB_FOR_EACH(i, n) {
+        const float w1 = c[2];
+        float p = param[po + i];
+        float g = maximize ? -grad[go + i] : grad[go + i];
+        float m = first ? 0.0f : m_buf[mo + i];
+        float v = first ? 0.0f : v_buf[vo + i];
+        if (use_weight_decay) {
+            if (decoupled) p = p * c[1];
+            else g = SB_FMA(p, c[0], g);
+        }
+        float d = g - m;
+        m = w1 < 0.5f ? SB_FMA(w1, d, m) : SB_FMA(w1 - 1.0f, d, g);
+        v = v * c[3];
+        v = v + (c[4] * g) * g;
+        float s = v;
+        if (amsgrad) {
+            float vmax = first ? 0.0f : vmax_buf[xo + i];
+            s = sb_pw_maximum(vmax, v);
+            vmax_buf[xo + i] = s;
+        }
+        float denom = SB_SQRT(s) / c[5] + c[6];
+        m_buf[mo + i] = m;
+        v_buf[vo + i] = v;
+        param[po + i] = p + (c[7] * m) / denom;
+    }
+}

@@ -1,0 +1,542 @@
+/* The OpenCL device's op table: each entry resolves its device operands
+ * (buffer + element offset), states the geometry, and launches the kernel
+ * of src/gpu/kernels/ that computes the reference's bits. Entries this
+ * device has no kernel for stay NULL, and families with a kernel for some
+ * of their members name the missing one: SB_ERR_UNSUPPORTED, never a CPU
+ * fallback. Arguments arrive validated by src/ops. */
+#include <stdlib.h>
+#include "core/internal.h"
+#include "opencl/opencl_internal.h"
+
+/* ---- operands ---- */
+
+/* The bytes a view reaches from its first element (all strides >= 0 in
+ * tensors the library makes; a negative one is checked from data only). */
+static size_t view_bytes(const sb_tensor *t) {
+    int64_t last = 0;
+    for (int d = 0; d < t->ndim; d++) {
+        if (t->shape[d] == 0) return 0;
+        if (t->strides[d] < 0) return sb_dtype_size(t->dtype);
+        last += (t->shape[d] - 1) * t->strides[d];
+    }
+    return (size_t)(last + 1) * sb_dtype_size(t->dtype);
+}
+
+static sb_status view_ptr(const char *fn, const char *what, const sb_tensor *t, sb_ocl_ptr *p) {
+    return sb_ocl_resolve(fn, what, t->data, view_bytes(t), sb_dtype_size(t->dtype), p);
+}
+
+static sb_status dense_ptr(const char *fn, const char *what, const void *p, int64_t n,
+                           size_t elem, sb_ocl_ptr *out) {
+    return sb_ocl_resolve(fn, what, n > 0 ? p : NULL, n > 0 ? (size_t)n * elem : 0, elem, out);
+}
+
+/* ---- the pointwise launch (src/gpu/kernels/pointwise.cl) ---- */
+
+enum { PW_GEOM = 41 };
+
+typedef struct pw_geom {
+    cl_long v[PW_GEOM];
+} pw_geom;
+
+/* The iteration shape is shape_of's; operand k's strides come from t. */
+static void pw_init(pw_geom *g, const sb_tensor *shape_of) {
+    memset(g, 0, sizeof *g);
+    g->v[0] = shape_of->ndim;
+    for (int d = 0; d < shape_of->ndim; d++) g->v[1 + d] = shape_of->shape[d];
+}
+
+static void pw_operand(pw_geom *g, int k, const sb_tensor *t) {
+    for (int d = 0; d < t->ndim; d++) g->v[9 + 8 * k + d] = t->strides[d];
+}
+
+/* Launches `name` with args (args[geom_slot] is filled with the geometry
+ * buffer) over n elements. */
+static sb_status pw_launch(const char *fn, const char *name, const pw_geom *g, int nargs,
+                           sb_ocl_arg *args, int geom_slot, int64_t n) {
+    if (n == 0) return SB_OK;
+    cl_mem gm = NULL;
+    SB_TRY(sb_ocl_const_buffer(fn, g->v, sizeof g->v, &gm));
+    args[geom_slot] = SB_OCL_ARG(gm);
+    size_t local = 64, global = (size_t)(n < (1 << 16) ? n : (1 << 16));
+    global = (global + local - 1) / local * local;
+    sb_status st = sb_ocl_launch(fn, SB_OCL_POINTWISE, "", name, nargs, args, 1, &global, &local);
+    clReleaseMemObject(gm);
+    return st;
+}
+
+/* ---- memory ops on views ---- */
+
+sb_status sb_ocl_copy(const sb_backend *be, const sb_tensor *src, sb_tensor *dst);
+sb_status sb_ocl_fill(const sb_backend *be, sb_tensor *t, float value);
+
+static sb_status copy_views(const char *fn, const sb_tensor *src, const sb_tensor *dst) {
+    cl_long n = sb_tensor_numel(src);
+    sb_ocl_ptr s, d;
+    SB_TRY(view_ptr(fn, "src", src, &s));
+    SB_TRY(view_ptr(fn, "dst", dst, &d));
+    pw_geom g;
+    pw_init(&g, src);
+    pw_operand(&g, 0, dst);
+    pw_operand(&g, 1, src);
+    sb_ocl_arg a[] = {SB_OCL_ARG(n), {0, NULL}, SB_OCL_ARG(d.mem), SB_OCL_ARG(d.off),
+                      SB_OCL_ARG(s.mem), SB_OCL_ARG(s.off)};
+    return pw_launch(fn, sb_dtype_size(src->dtype) == 8 ? "sb_pw_copy64" : "sb_pw_copy32", &g, 6,
+                     a, 1, n);
+}
+
+/* Any strides; an overlap goes through a dense temporary, as if copied
+ * at once. */
+sb_status sb_ocl_copy(const sb_backend *be, const sb_tensor *src, sb_tensor *dst) {
+    const char *fn = "sb_tensor_copy";
+    int64_t n = sb_tensor_numel(src);
+    if (n == 0) return SB_OK;
+    sb_ocl_ptr s, d;
+    SB_TRY(view_ptr(fn, "src", src, &s));
+    SB_TRY(view_ptr(fn, "dst", dst, &d));
+    if (s.mem != d.mem) return copy_views(fn, src, dst);
+    void *tmp = NULL;
+    SB_TRY(sb_ocl_alloc(be, (size_t)n * sb_dtype_size(src->dtype), &tmp));
+    sb_tensor t = {.dtype = src->dtype, .device = src->device, .ndim = src->ndim, .data = tmp};
+    int64_t stride = 1;
+    for (int i = src->ndim - 1; i >= 0; i--) {
+        t.shape[i] = src->shape[i];
+        t.strides[i] = stride;
+        stride *= src->shape[i];
+    }
+    sb_status st = copy_views(fn, src, &t);
+    if (st == SB_OK) st = copy_views(fn, &t, dst);
+    sb_ocl_release(be, tmp);
+    return st;
+}
+
+sb_status sb_ocl_fill(const sb_backend *be, sb_tensor *t, float value) {
+    (void)be;
+    const char *fn = "sb_tensor_fill";
+    cl_long n = sb_tensor_numel(t);
+    if (n == 0) return SB_OK;
+    sb_ocl_ptr p;
+    SB_TRY(view_ptr(fn, "t", t, &p));
+    pw_geom g;
+    pw_init(&g, t);
+    pw_operand(&g, 0, t);
+    sb_ocl_arg a[] = {SB_OCL_ARG(n), {0, NULL}, SB_OCL_ARG(p.mem), SB_OCL_ARG(p.off),
+                      SB_OCL_ARG(value)};
+    return pw_launch(fn, "sb_pw_fill", &g, 5, a, 1, n);
+}
+
+/* ---- pointwise ops ---- */
+
+static sb_status ocl_binary(const sb_backend *be, sb_binary_op op, const sb_tensor *a,
+                            const sb_tensor *b, sb_tensor *out) {
+    (void)be;
+    const char *fn = "sb_binary";
+    cl_long n = sb_tensor_numel(out);
+    cl_int o = (cl_int)op;
+    sb_ocl_ptr pa, pb, po;
+    SB_TRY(view_ptr(fn, "a", a, &pa));
+    SB_TRY(view_ptr(fn, "b", b, &pb));
+    SB_TRY(view_ptr(fn, "out", out, &po));
+    pw_geom g;
+    pw_init(&g, out);
+    pw_operand(&g, 0, out);
+    pw_operand(&g, 1, a);
+    pw_operand(&g, 2, b);
+    sb_ocl_arg args[] = {SB_OCL_ARG(o), SB_OCL_ARG(n), {0, NULL}, SB_OCL_ARG(po.mem),
+                         SB_OCL_ARG(po.off), SB_OCL_ARG(pa.mem), SB_OCL_ARG(pa.off),
+                         SB_OCL_ARG(pb.mem), SB_OCL_ARG(pb.off)};
+    return pw_launch(fn, "sb_pw_binary", &g, 9, args, 2, n);
+}
+
+static sb_status ocl_binary_scalar(const sb_backend *be, sb_binary_op op, const sb_tensor *x,
+                                   float s, sb_tensor *out) {
+    (void)be;
+    const char *fn = "sb_binary_scalar";
+    cl_long n = sb_tensor_numel(out);
+    cl_int o = (cl_int)op;
+    sb_ocl_ptr px, po;
+    SB_TRY(view_ptr(fn, "x", x, &px));
+    SB_TRY(view_ptr(fn, "out", out, &po));
+    pw_geom g;
+    pw_init(&g, out);
+    pw_operand(&g, 0, out);
+    pw_operand(&g, 1, x);
+    sb_ocl_arg args[] = {SB_OCL_ARG(o), SB_OCL_ARG(n), {0, NULL}, SB_OCL_ARG(po.mem),
+                         SB_OCL_ARG(po.off), SB_OCL_ARG(px.mem), SB_OCL_ARG(px.off),
+                         SB_OCL_ARG(s)};
+    return pw_launch(fn, "sb_pw_binary_scalar", &g, 8, args, 2, n);
+}
+
+static sb_status ocl_unary(const sb_backend *be, sb_unary_op op, const sb_tensor *x,
+                           sb_tensor *out) {
+    const char *fn = "sb_unary";
+    if (op == SB_UNARY_EXP) return sb_backend_unsupported("sb_exp", be, "exp");
+    if (op == SB_UNARY_LOG) return sb_backend_unsupported("sb_log", be, "log");
+    cl_long n = sb_tensor_numel(out);
+    cl_int o = (cl_int)op;
+    sb_ocl_ptr px, po;
+    SB_TRY(view_ptr(fn, "x", x, &px));
+    SB_TRY(view_ptr(fn, "out", out, &po));
+    pw_geom g;
+    pw_init(&g, out);
+    pw_operand(&g, 0, out);
+    pw_operand(&g, 1, x);
+    sb_ocl_arg args[] = {SB_OCL_ARG(o), SB_OCL_ARG(n), {0, NULL}, SB_OCL_ARG(po.mem),
+                         SB_OCL_ARG(po.off), SB_OCL_ARG(px.mem), SB_OCL_ARG(px.off)};
+    return pw_launch(fn, "sb_pw_unary", &g, 7, args, 2, n);
+}
+
+static sb_status ocl_unary_backward(const sb_backend *be, sb_unary_op op, const sb_tensor *x,
+                                    const sb_tensor *y, const sb_tensor *dy, sb_tensor *dx) {
+    (void)be;
+    const char *fn = "sb_unary_backward";
+    cl_long n = sb_tensor_numel(dx);
+    cl_int o = (cl_int)op;
+    sb_ocl_ptr px, py, pdy, pdx;
+    SB_TRY(view_ptr(fn, "x", x, &px));
+    SB_TRY(view_ptr(fn, "y", y, &py));
+    SB_TRY(view_ptr(fn, "dy", dy, &pdy));
+    SB_TRY(view_ptr(fn, "dx", dx, &pdx));
+    pw_geom g;
+    pw_init(&g, dx);
+    pw_operand(&g, 0, dx);
+    pw_operand(&g, 1, x);
+    pw_operand(&g, 2, y);
+    pw_operand(&g, 3, dy);
+    sb_ocl_arg args[] = {SB_OCL_ARG(o),      SB_OCL_ARG(n),      {0, NULL},
+                         SB_OCL_ARG(pdx.mem), SB_OCL_ARG(pdx.off), SB_OCL_ARG(px.mem),
+                         SB_OCL_ARG(px.off),  SB_OCL_ARG(py.mem),  SB_OCL_ARG(py.off),
+                         SB_OCL_ARG(pdy.mem), SB_OCL_ARG(pdy.off)};
+    return pw_launch(fn, "sb_pw_unary_grad", &g, 11, args, 2, n);
+}
+
+static const char *act_name(const sb_act_args *a) {
+    static const char *fwd[] = {"relu_forward", "leaky_relu_forward", "tanh_forward",
+                                "sigmoid_forward", "silu_forward", "gelu_forward",
+                                "softplus_forward"};
+    static const char *bwd[] = {"relu_backward", "leaky_relu_backward", "tanh_backward",
+                                "sigmoid_backward", "silu_backward", "gelu_backward",
+                                "softplus_backward"};
+    return a->backward ? bwd[a->kind] : fwd[a->kind];
+}
+
+/* relu and leaky relu both ways, tanh and sigmoid backward (from y): the
+ * activations that need no elementary function. */
+static sb_status ocl_activation(const sb_backend *be, const sb_act_args *a, const sb_tensor *in,
+                                sb_tensor *out) {
+    char fn[48];
+    snprintf(fn, sizeof fn, "sb_%s", act_name(a));
+    bool ok = a->kind == SB_ACT_RELU || a->kind == SB_ACT_LEAKY_RELU ||
+              (a->backward && (a->kind == SB_ACT_TANH || a->kind == SB_ACT_SIGMOID));
+    if (!ok) return sb_backend_unsupported(fn, be, act_name(a));
+    cl_long n = sb_tensor_numel(out);
+    cl_int kind = (cl_int)a->kind, backward = a->backward;
+    float slope = a->p0;
+    sb_ocl_ptr px, pdy = {NULL, 0}, po;
+    SB_TRY(view_ptr(fn, "x", &in[0], &px));
+    if (a->backward) SB_TRY(view_ptr(fn, "dy", &in[1], &pdy));
+    SB_TRY(view_ptr(fn, "out", out, &po));
+    pw_geom g;
+    pw_init(&g, out);
+    pw_operand(&g, 0, out);
+    pw_operand(&g, 1, &in[0]);
+    if (a->backward) pw_operand(&g, 2, &in[1]);
+    sb_ocl_arg args[] = {SB_OCL_ARG(kind),    SB_OCL_ARG(backward), SB_OCL_ARG(slope),
+                         SB_OCL_ARG(n),       {0, NULL},            SB_OCL_ARG(po.mem),
+                         SB_OCL_ARG(po.off),  SB_OCL_ARG(px.mem),   SB_OCL_ARG(px.off),
+                         SB_OCL_ARG(pdy.mem), SB_OCL_ARG(pdy.off)};
+    return pw_launch(fn, "sb_pw_activation", &g, 11, args, 4, n);
+}
+
+/* ---- the canonical sum (src/gpu/kernels/sum.cl) ---- */
+
+enum { SUM_GEOM = 42 };
+
+static int64_t count_of(int nd, const int64_t *shape) {
+    int64_t n = 1;
+    for (int k = 0; k < nd; k++) n *= shape[k];
+    return n;
+}
+
+/* sum / mean / var / std over g, as sb_ref_reduce. */
+static sb_status reduce_run(const char *fn, sb_ref_reduce_kind kind, const sb_ref_reduce_geom *g,
+                            const float *x, int64_t correction, float *out) {
+    int64_t nout = count_of(g->nkeep, g->keep_shape);
+    cl_long n = count_of(g->nred, g->red_shape);
+    if (nout == 0) return SB_OK;
+    cl_long gv[SUM_GEOM] = {0};
+    gv[0] = g->nkeep;
+    gv[25] = g->nred;
+    for (int d = 0; d < g->nkeep; d++) {
+        gv[1 + d] = g->keep_shape[d];
+        gv[9 + d] = g->keep_xstride[d];
+        gv[17 + d] = g->keep_ostride[d];
+    }
+    for (int d = 0; d < g->nred; d++) {
+        gv[26 + d] = g->red_shape[d];
+        gv[34 + d] = g->red_xstride[d];
+    }
+    sb_ocl_ptr px, po;
+    SB_TRY(sb_ocl_resolve(fn, "x", n > 0 ? x : NULL, n > 0 ? sizeof(float) : 0, sizeof(float), &px));
+    SB_TRY(sb_ocl_resolve(fn, "out", out, sizeof(float), sizeof(float), &po));
+    cl_int k = (cl_int)kind, nan_result = n - correction <= 0;
+    float nf = (float)n, denom = (float)(n - correction);
+    cl_mem gm = NULL;
+    SB_TRY(sb_ocl_const_buffer(fn, gv, sizeof gv, &gm));
+    sb_ocl_arg args[] = {SB_OCL_ARG(k),     SB_OCL_ARG(nf),     SB_OCL_ARG(denom),
+                         SB_OCL_ARG(nan_result), SB_OCL_ARG(n), SB_OCL_ARG(gm),
+                         SB_OCL_ARG(px.mem), SB_OCL_ARG(px.off), SB_OCL_ARG(po.mem),
+                         SB_OCL_ARG(po.off)};
+    size_t local = 32, global = (size_t)nout * 32;
+    sb_status st = sb_ocl_launch(fn, SB_OCL_SUM, "", "sb_sum_reduce", 10, args, 1, &global, &local);
+    clReleaseMemObject(gm);
+    return st;
+}
+
+static sb_status ocl_reduce(const sb_backend *be, sb_ref_reduce_kind kind,
+                            const sb_ref_reduce_geom *g, const float *x, int64_t correction,
+                            float *out) {
+    (void)be;
+    return reduce_run("sb_reduce", kind, g, x, correction, out);
+}
+
+/* As the CPU's: grad's dims either kept (out has them) or summed. */
+static sb_status ocl_reduce_to_shape(const sb_backend *be, const sb_tensor *grad, sb_tensor *out) {
+    (void)be;
+    sb_ref_reduce_geom g = {0};
+    int lead = grad->ndim - out->ndim;
+    for (int i = 0; i < grad->ndim; i++) {
+        int io = i - lead;
+        if (io >= 0 && out->shape[io] == grad->shape[i]) {
+            g.keep_shape[g.nkeep] = grad->shape[i];
+            g.keep_xstride[g.nkeep] = grad->strides[i];
+            g.keep_ostride[g.nkeep] = out->strides[io];
+            g.nkeep++;
+        } else {
+            g.red_shape[g.nred] = grad->shape[i];
+            g.red_xstride[g.nred] = grad->strides[i];
+            g.nred++;
+        }
+    }
+    return reduce_run("sb_reduce_to_shape", SB_REF_REDUCE_SUM, &g, grad->data, 0, out->data);
+}
+
+/* Each gradient formed at the broadcast shape in a dense temporary, then
+ * summed back to its input's shape. */
+static sb_status ocl_binary_backward(const sb_backend *be, sb_binary_op op, const sb_tensor *dy,
+                                     const sb_tensor *a, const sb_tensor *b, sb_tensor *da,
+                                     sb_tensor *db) {
+    const char *fn = "sb_binary_backward";
+    cl_long n = sb_tensor_numel(dy);
+    if (n == 0) {
+        if (da) SB_TRY(sb_ocl_fill(be, da, 0.0f));
+        if (db) SB_TRY(sb_ocl_fill(be, db, 0.0f));
+        return SB_OK;
+    }
+    void *tmp = NULL;
+    SB_TRY(sb_ocl_alloc(be, (size_t)n * sizeof(float), &tmp));
+    sb_tensor full = {.dtype = SB_F32, .device = dy->device, .ndim = dy->ndim, .data = tmp};
+    int64_t stride = 1;
+    for (int i = dy->ndim - 1; i >= 0; i--) {
+        full.shape[i] = dy->shape[i];
+        full.strides[i] = stride;
+        stride *= dy->shape[i];
+    }
+    sb_ocl_ptr pdy, pa, pb, pf;
+    sb_status st = view_ptr(fn, "dy", dy, &pdy);
+    if (st == SB_OK) st = view_ptr(fn, "a", a, &pa);
+    if (st == SB_OK) st = view_ptr(fn, "b", b, &pb);
+    if (st == SB_OK) st = view_ptr(fn, "the gradient", &full, &pf);
+    pw_geom g;
+    pw_init(&g, dy);
+    pw_operand(&g, 0, &full);
+    pw_operand(&g, 1, dy);
+    pw_operand(&g, 2, a);
+    pw_operand(&g, 3, b);
+    sb_tensor *grads[2] = {da, db};
+    cl_int o = (cl_int)op;
+    for (cl_int w = 0; w < 2 && st == SB_OK; w++) {
+        if (!grads[w]) continue;
+        sb_ocl_arg args[] = {SB_OCL_ARG(o),      SB_OCL_ARG(w),      SB_OCL_ARG(n),
+                             {0, NULL},          SB_OCL_ARG(pf.mem), SB_OCL_ARG(pf.off),
+                             SB_OCL_ARG(pdy.mem), SB_OCL_ARG(pdy.off), SB_OCL_ARG(pa.mem),
+                             SB_OCL_ARG(pa.off), SB_OCL_ARG(pb.mem), SB_OCL_ARG(pb.off)};
+        st = pw_launch(fn, "sb_pw_binary_grad", &g, 12, args, 3, n);
+        if (st == SB_OK) st = ocl_reduce_to_shape(be, &full, grads[w]);
+    }
+    sb_ocl_release(be, tmp);
+    return st;
+}
+
+static sb_status ocl_spread(const sb_backend *be, const sb_tensor *dy, bool divide, float divisor,
+                            sb_tensor *dx) {
+    (void)be;
+    const char *fn = "sb_reduce_backward";
+    cl_long n = sb_tensor_numel(dx);
+    cl_int dv = divide;
+    sb_ocl_ptr pdy, pdx;
+    SB_TRY(view_ptr(fn, "dy", dy, &pdy));
+    SB_TRY(view_ptr(fn, "dx", dx, &pdx));
+    pw_geom g;
+    pw_init(&g, dx);
+    pw_operand(&g, 0, dx);
+    pw_operand(&g, 1, dy);
+    sb_ocl_arg args[] = {SB_OCL_ARG(dv), SB_OCL_ARG(divisor), SB_OCL_ARG(n), {0, NULL},
+                         SB_OCL_ARG(pdx.mem), SB_OCL_ARG(pdx.off), SB_OCL_ARG(pdy.mem),
+                         SB_OCL_ARG(pdy.off)};
+    return pw_launch(fn, "sb_pw_spread", &g, 8, args, 3, n);
+}
+
+/* ---- SGEMM (src/gpu/kernels/gemm.cl) ---- */
+
+static bool is_t(char t) { return t == 'T' || t == 't'; }
+
+/* The bytes of a rows x cols operand with leading dimension ld. */
+static size_t mat_bytes(int64_t rows, int64_t cols, int64_t ld) {
+    if (rows == 0 || cols == 0) return 0;
+    return (size_t)((rows - 1) * ld + cols) * sizeof(float);
+}
+
+static sb_status gemm_run(const char *fn, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                          const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
+                          int64_t ldc, bool cont, const float *bias) {
+    if (m == 0 || n == 0) return SB_OK;
+    sb_ocl_ptr pa, pb, pc, pbias = {NULL, 0};
+    SB_TRY(sb_ocl_resolve(fn, "a", k ? a : NULL, mat_bytes(ta ? k : m, ta ? m : k, lda),
+                          sizeof(float), &pa));
+    SB_TRY(sb_ocl_resolve(fn, "b", k ? b : NULL, mat_bytes(tb ? n : k, tb ? k : n, ldb),
+                          sizeof(float), &pb));
+    SB_TRY(sb_ocl_resolve(fn, "c", c, mat_bytes(m, n, ldc), sizeof(float), &pc));
+    if (bias) SB_TRY(sb_ocl_resolve(fn, "bias", bias, (size_t)n * sizeof(float), sizeof(float), &pbias));
+    cl_long M = m, N = n, K = k, LDA = lda, LDB = ldb, LDC = ldc;
+    cl_int cn = cont, hb = bias != NULL;
+    sb_ocl_arg args[] = {SB_OCL_ARG(M),      SB_OCL_ARG(N),      SB_OCL_ARG(K),
+                         SB_OCL_ARG(pa.mem), SB_OCL_ARG(pa.off), SB_OCL_ARG(LDA),
+                         SB_OCL_ARG(pb.mem), SB_OCL_ARG(pb.off), SB_OCL_ARG(LDB),
+                         SB_OCL_ARG(pc.mem), SB_OCL_ARG(pc.off), SB_OCL_ARG(LDC),
+                         SB_OCL_ARG(cn),     SB_OCL_ARG(pbias.mem), SB_OCL_ARG(pbias.off),
+                         SB_OCL_ARG(hb)};
+    char options[64];
+    snprintf(options, sizeof options, "-DSB_GEMM_TA=%d -DSB_GEMM_TB=%d", ta, tb);
+    size_t local[2] = {256, 1};
+    size_t global[2] = {(size_t)((n + 63) / 64) * 256, (size_t)((m + 63) / 64)};
+    return sb_ocl_launch(fn, SB_OCL_GEMM, options, "sb_gemm", 16, args, 2, global, local);
+}
+
+static sb_status ocl_sgemm(const sb_backend *be, char transa, char transb, int64_t m, int64_t n,
+                           int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb,
+                           float *c, int64_t ldc, bool continue_chain) {
+    (void)be;
+    return gemm_run("sb_sgemm", is_t(transa), is_t(transb), m, n, k, a, lda, b, ldb, c, ldc,
+                    continue_chain, NULL);
+}
+
+static int64_t at_least_1(int64_t v) { return v > 1 ? v : 1; }
+
+static sb_status ocl_linear_forward(const sb_backend *be, int64_t rows, int64_t in, int64_t out,
+                                    const float *x, const float *w, const float *bias, float *y) {
+    (void)be;
+    /* y (rows, out) = x . w^T, then + bias[o] */
+    return gemm_run("sb_linear_forward", false, true, rows, out, in, x, at_least_1(in), w,
+                    at_least_1(in), y, at_least_1(out), false, bias);
+}
+
+static sb_status ocl_linear_backward(const sb_backend *be, int64_t rows, int64_t in, int64_t out,
+                                     const float *dy, const float *x, const float *w, float *dx,
+                                     float *dw, float *db) {
+    (void)be;
+    const char *fn = "sb_linear_backward";
+    int64_t ldin = at_least_1(in), ldout = at_least_1(out);
+    if (dx) /* dx (rows, in) = dy (rows, out) . w (out, in): chain over o */
+        SB_TRY(gemm_run(fn, false, false, rows, in, out, dy, ldout, w, ldin, dx, ldin, false, NULL));
+    if (dw) /* dw (out, in) = dy^T . x: chain over rows */
+        SB_TRY(gemm_run(fn, true, false, out, in, rows, dy, ldout, x, ldin, dw, ldin, false, NULL));
+    if (db) { /* db[o] = canonical sum over rows of dy[r][o] */
+        sb_ref_reduce_geom g = {0};
+        g.nkeep = 1;
+        g.keep_shape[0] = out;
+        g.keep_xstride[0] = 1;
+        g.keep_ostride[0] = 1;
+        g.nred = 1;
+        g.red_shape[0] = rows;
+        g.red_xstride[0] = out;
+        SB_TRY(reduce_run(fn, SB_REF_REDUCE_SUM, &g, dy, 0, db));
+    }
+    return SB_OK;
+}
+
+/* ---- optimizers ---- */
+
+static sb_status ocl_sgd(const sb_backend *be, const sb_sgd_factors *f, bool nesterov,
+                         bool maximize, bool first, int64_t n, float *param, const float *grad,
+                         float *momentum_buf) {
+    (void)be;
+    const char *fn = "sb_sgd_step";
+    if (n == 0) return SB_OK;
+    sb_ocl_ptr pp, pg, pm = {NULL, 0};
+    SB_TRY(dense_ptr(fn, "param", param, n, sizeof(float), &pp));
+    SB_TRY(dense_ptr(fn, "grad", grad, n, sizeof(float), &pg));
+    if (f->use_momentum) SB_TRY(dense_ptr(fn, "momentum_buf", momentum_buf, n, sizeof(float), &pm));
+    cl_int wd = f->use_weight_decay, mo = f->use_momentum, ne = nesterov, ma = maximize, fi = first;
+    cl_long nn = n;
+    sb_ocl_arg args[] = {SB_OCL_ARG(f->weight_decay), SB_OCL_ARG(f->momentum),
+                         SB_OCL_ARG(f->one_minus_dampening), SB_OCL_ARG(f->neg_lr),
+                         SB_OCL_ARG(wd), SB_OCL_ARG(mo), SB_OCL_ARG(ne), SB_OCL_ARG(ma),
+                         SB_OCL_ARG(fi), SB_OCL_ARG(nn), SB_OCL_ARG(pp.mem), SB_OCL_ARG(pp.off),
+                         SB_OCL_ARG(pg.mem), SB_OCL_ARG(pg.off), SB_OCL_ARG(pm.mem),
+                         SB_OCL_ARG(pm.off)};
+    size_t local = 64, global = (size_t)(n < (1 << 16) ? n : (1 << 16));
+    global = (global + local - 1) / local * local;
+    return sb_ocl_launch(fn, SB_OCL_POINTWISE, "", "sb_opt_sgd", 16, args, 1, &global, &local);
+}
+
+static sb_status ocl_adam(const sb_backend *be, const sb_adam_factors *f, bool first, int64_t n,
+                          float *param, const float *grad, float *exp_avg, float *exp_avg_sq,
+                          float *max_exp_avg_sq) {
+    (void)be;
+    const char *fn = "sb_adam_step";
+    if (n == 0) return SB_OK;
+    sb_ocl_ptr pp, pg, pm, pv, px = {NULL, 0};
+    SB_TRY(dense_ptr(fn, "param", param, n, sizeof(float), &pp));
+    SB_TRY(dense_ptr(fn, "grad", grad, n, sizeof(float), &pg));
+    SB_TRY(dense_ptr(fn, "exp_avg", exp_avg, n, sizeof(float), &pm));
+    SB_TRY(dense_ptr(fn, "exp_avg_sq", exp_avg_sq, n, sizeof(float), &pv));
+    if (f->amsgrad) SB_TRY(dense_ptr(fn, "max_exp_avg_sq", max_exp_avg_sq, n, sizeof(float), &px));
+    float c[8] = {f->weight_decay, f->decay, f->one_minus_beta1, f->beta2, f->one_minus_beta2,
+                  f->bias_correction2_sqrt, f->eps, f->neg_step_size};
+    cl_mem cm = NULL;
+    SB_TRY(sb_ocl_const_buffer(fn, c, sizeof c, &cm));
+    cl_int wd = f->use_weight_decay, de = f->decoupled, am = f->amsgrad, ma = f->maximize,
+           fi = first;
+    cl_long nn = n;
+    sb_ocl_arg args[] = {SB_OCL_ARG(cm),     SB_OCL_ARG(wd),     SB_OCL_ARG(de),
+                         SB_OCL_ARG(am),     SB_OCL_ARG(ma),     SB_OCL_ARG(fi),
+                         SB_OCL_ARG(nn),     SB_OCL_ARG(pp.mem), SB_OCL_ARG(pp.off),
+                         SB_OCL_ARG(pg.mem), SB_OCL_ARG(pg.off), SB_OCL_ARG(pm.mem),
+                         SB_OCL_ARG(pm.off), SB_OCL_ARG(pv.mem), SB_OCL_ARG(pv.off),
+                         SB_OCL_ARG(px.mem), SB_OCL_ARG(px.off)};
+    size_t local = 64, global = (size_t)(n < (1 << 16) ? n : (1 << 16));
+    global = (global + local - 1) / local * local;
+    sb_status st = sb_ocl_launch(fn, SB_OCL_POINTWISE, "", "sb_opt_adam", 17, args, 1, &global,
+                                 &local);
+    clReleaseMemObject(cm);
+    return st;
+}
+
+/* Families without an OpenCL kernel yet stay NULL (docs/GPU.md). */
+const sb_backend_ops sb_ocl_ops = {
+    .sgemm = ocl_sgemm,
+    .linear_forward = ocl_linear_forward,
+    .linear_backward = ocl_linear_backward,
+    .activation = ocl_activation,
+    .unary = ocl_unary,
+    .unary_backward = ocl_unary_backward,
+    .binary = ocl_binary,
+    .binary_scalar = ocl_binary_scalar,
+    .binary_backward = ocl_binary_backward,
+    .reduce_to_shape = ocl_reduce_to_shape,
+    .reduce = ocl_reduce,
+    .spread = ocl_spread,
+    .sgd = ocl_sgd,
+    .adam = ocl_adam,
+};

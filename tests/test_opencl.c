@@ -1,0 +1,459 @@
+/* tests/test_opencl.c - the OpenCL device (src/opencl, kernels in
+ * src/gpu/kernels) against the CPU, bit for bit: every ported op family on
+ * random, odd-shaped and adversarial inputs (NaN, infinities, signed zeros,
+ * subnormals, huge and tiny values), through the public tensor API on
+ * SB_DEVICE_OPENCL; device memory, strided and overlapping copies; the
+ * refusal of a device without the contract's numerics (the capability
+ * query simulated); unsupported families named in the error. NaNs compare
+ * as one value (contract section 1). Needs an OpenCL platform (CI installs
+ * PoCL): without one it fails, loudly. */
+#include <math.h>
+#include "backend/backend.h"
+#include "harness.h"
+#include "opencl/opencl_internal.h"
+#include "samebits.h"
+#include "support/fastpath.h"
+
+/* A CPU tensor and its twin on the OpenCL device. */
+typedef struct pair {
+    sb_tensor *c, *d;
+} pair;
+
+static pair pair_of(sb_tensor *cpu) {
+    pair p = {cpu, NULL};
+    CHECK_OK(sb_tensor_to(&p.d, cpu, SB_DEVICE_OPENCL));
+    return p;
+}
+
+/* Random values in (-range, range), or the adversarial mixture. */
+static pair pair_rand(int ndim, const int64_t *shape, float range, bool adversarial) {
+    sb_tensor *t = NULL;
+    CHECK_OK(sb_tensor_new(&t, SB_F32, ndim, shape));
+    float *v = sb_tensor_f32(t);
+    for (int64_t i = 0; i < sb_tensor_numel(t); i++)
+        v[i] = adversarial ? sb_test_adversarial(range) : sb_test_unif(-range, range);
+    return pair_of(t);
+}
+
+static pair pair_zeros(sb_dtype dtype, int ndim, const int64_t *shape) {
+    pair p = {NULL, NULL};
+    CHECK_OK(sb_tensor_new(&p.c, dtype, ndim, shape));
+    CHECK_OK(sb_tensor_new_on(&p.d, SB_DEVICE_OPENCL, dtype, ndim, shape));
+    return p;
+}
+
+static void pair_free(pair *p) {
+    sb_tensor_free(p->c);
+    sb_tensor_free(p->d);
+    p->c = p->d = NULL;
+}
+
+static uint32_t canon(float x) { return isnan(x) ? 0x7fc00000u : sb_test_bits(x); }
+
+/* The device twin, brought back, has the CPU tensor's bits (every NaN as
+ * 0x7fc00000). */
+static void check_same(const pair *p, const char *what) {
+    sb_tensor *back = NULL;
+    CHECK_OK(sb_tensor_to(&back, p->d, SB_DEVICE_CPU));
+    if (!back) return;
+    int64_t n = sb_tensor_numel(p->c), bad = -1;
+    if (p->c->dtype == SB_F32) {
+        const float *a = p->c->data, *b = back->data;
+        for (int64_t i = 0; i < n && bad < 0; i++)
+            if (canon(a[i]) != canon(b[i])) bad = i;
+        CHECK(bad < 0, "%s: element %lld is 0x%08x on the opencl device, 0x%08x on the cpu", what,
+              (long long)bad, bad < 0 ? 0 : canon(b[bad]), bad < 0 ? 0 : canon(a[bad]));
+    } else {
+        size_t bytes = (size_t)n * sb_dtype_size(p->c->dtype);
+        CHECK(memcmp(back->data, p->c->data, bytes) == 0, "%s: the opencl device's result differs",
+              what);
+    }
+    sb_tensor_free(back);
+}
+
+/* ---- numerics at device selection ---------------------------------------- */
+
+static void test_refusal(void) {
+    const cl_device_fp_config all = CL_FP_ROUND_TO_NEAREST | CL_FP_DENORM | CL_FP_FMA |
+                                    CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT | CL_FP_INF_NAN;
+    struct { cl_device_fp_config single; const char *needle; } cases[] = {
+        {all & ~CL_FP_DENORM, "lacks binary32 subnormals (CL_FP_DENORM)"},
+        {all & ~CL_FP_ROUND_TO_NEAREST, "lacks round-to-nearest binary32 arithmetic"},
+        {all & ~CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT,
+         "lacks correctly rounded binary32 divide and sqrt (CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        sb_ocl_test_override_fp(&(sb_ocl_fp_override){cases[i].single, all});
+        CHECK_ERROR(sb_ocl_probe(0), SB_ERR_DEVICE, cases[i].needle);
+        CHECK(strstr(sb_last_error(), "is refused") != NULL, "the refusal says so: %s",
+              sb_last_error());
+    }
+    sb_ocl_test_override_fp(&(sb_ocl_fp_override){all, 0});
+    CHECK_OK(sb_ocl_probe(0)); /* no fp64 is fine: no kernel needs it */
+    sb_ocl_test_override_fp(NULL);
+    CHECK_OK(sb_ocl_probe(0)); /* the real device passes */
+    CHECK_ERROR(sb_ocl_check_numerics("f", "dev", all, 0, true), SB_ERR_DEVICE,
+                "f: the opencl device dev is refused: it lacks binary64");
+    CHECK_OK(sb_ocl_check_numerics("f", "dev", all, all, true));
+    CHECK_ERROR(sb_ocl_probe(999), SB_ERR_DEVICE, "there is no opencl device 999");
+}
+
+/* ---- memory --------------------------------------------------------------- */
+
+static void test_memory(void) {
+    size_t live0 = sb_ocl_live_blocks();
+    int64_t s23[2] = {2, 3}, s32[2] = {3, 2};
+    pair a = pair_rand(2, s23, 4.0f, true);
+    CHECK(a.d && a.d->device == SB_DEVICE_OPENCL, "sb_tensor_to made an opencl tensor");
+    CHECK(sb_ocl_live_blocks() == live0 + 1, "one device block per tensor");
+    check_same(&a, "round trip");
+
+    /* host strided view -> device, device strided view -> host */
+    sb_tensor *at = NULL, *dt = NULL;
+    CHECK_OK(sb_tensor_transpose(&at, a.c, 0, 1));
+    pair t = pair_zeros(SB_F32, 2, s32);
+    CHECK_OK(sb_tensor_copy(t.d, at));
+    CHECK_OK(sb_tensor_copy(t.c, at));
+    check_same(&t, "a transposed host view copied to the device");
+    CHECK_OK(sb_tensor_transpose(&dt, a.d, 0, 1));
+    pair u = pair_zeros(SB_F32, 2, s32);
+    CHECK_OK(sb_tensor_copy(u.d, dt)); /* device to device, strided source */
+    CHECK_OK(sb_tensor_copy(u.c, at));
+    check_same(&u, "a strided copy on the device");
+
+    /* an overlapping copy inside one buffer (a shifted row view) */
+    int64_t s8[1] = {8}, s5[1] = {5};
+    pair r = pair_rand(1, s8, 1.0f, false);
+    sb_tensor hv0 = *r.c, hv1 = *r.c, dv0 = *r.d, dv1 = *r.d;
+    hv0.shape[0] = hv1.shape[0] = dv0.shape[0] = dv1.shape[0] = 5;
+    hv1.data = (float *)r.c->data + 3;
+    dv1.data = (float *)r.d->data + 3;
+    float hostcopy[5];
+    memcpy(hostcopy, r.c->data, sizeof hostcopy);
+    memcpy((float *)r.c->data + 3, hostcopy, sizeof hostcopy); /* as if through a temporary */
+    CHECK_OK(sb_tensor_copy(&dv1, &dv0));
+    check_same(&r, "an overlapping copy on the device");
+    (void)hv0; (void)hv1; (void)s5;
+
+    /* fill, int64 tensors, zero-size tensors */
+    CHECK_OK(sb_tensor_fill(at, -0.0f));
+    CHECK_OK(sb_tensor_fill(dt, -0.0f));
+    check_same(&a, "sb_tensor_fill through a strided view");
+    pair ints = pair_zeros(SB_I64, 1, s5);
+    for (int i = 0; i < 5; i++) ((int64_t *)ints.c->data)[i] = (int64_t)i * 0x100000001LL - 7;
+    CHECK_OK(sb_tensor_copy(ints.d, ints.c));
+    check_same(&ints, "int64 round trip");
+    int64_t s0[2] = {0, 3};
+    pair empty = pair_zeros(SB_F32, 2, s0);
+    check_same(&empty, "a zero-size tensor");
+    CHECK(sb_ocl_live_blocks() > live0, "blocks are live");
+    sb_tensor_free(at);
+    sb_tensor_free(dt);
+    pair all[] = {a, t, u, r, ints, empty};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
+    CHECK(sb_ocl_live_blocks() == live0, "every device tensor released (%zu left)",
+          sb_ocl_live_blocks() - live0);
+
+    /* a host pointer where device memory belongs is refused, never read */
+    float host[4] = {0};
+    sb_tensor fake = {.dtype = SB_F32, .device = SB_DEVICE_OPENCL, .ndim = 1, .shape = {4},
+                      .strides = {1}, .data = host};
+    pair o = pair_zeros(SB_F32, 1, (int64_t[1]){4});
+    CHECK_ERROR(sb_relu_forward(&fake, o.d), SB_ERR_INTERNAL, "is not live opencl device memory");
+    pair_free(&o);
+}
+
+/* ---- pointwise -------------------------------------------------------------- */
+
+static const int64_t SHAPES[][3] = {{1, 1, 1}, {1, 1, 7}, {1, 3, 5}, {2, 3, 33}, {1, 1, 1031}};
+
+static void test_pointwise(void) {
+    for (size_t si = 0; si < sizeof SHAPES / sizeof *SHAPES; si++) {
+        const int64_t *s = SHAPES[si];
+        int64_t srow[3] = {1, 1, s[2]}, scol[3] = {s[0], s[1], 1};
+        char what[96];
+        pair x = pair_rand(3, s, 3.0f, true), y = pair_rand(3, s, 3.0f, true),
+             row = pair_rand(3, srow, 3.0f, true), col = pair_rand(3, scol, 3.0f, true),
+             dy = pair_rand(3, s, 3.0f, true), o = pair_zeros(SB_F32, 3, s),
+             g = pair_zeros(SB_F32, 3, s), gr = pair_zeros(SB_F32, 3, srow),
+             gc = pair_zeros(SB_F32, 3, scol);
+        for (int op = SB_BINARY_ADD; op <= SB_BINARY_MINIMUM; op++) {
+            snprintf(what, sizeof what, "sb_binary op %d shape %d", op, (int)si);
+            CHECK_OK(sb_binary((sb_binary_op)op, x.c, y.c, o.c));
+            CHECK_OK(sb_binary((sb_binary_op)op, x.d, y.d, o.d));
+            check_same(&o, what);
+            snprintf(what, sizeof what, "sb_binary op %d, broadcast, shape %d", op, (int)si);
+            CHECK_OK(sb_binary((sb_binary_op)op, col.c, row.c, o.c));
+            CHECK_OK(sb_binary((sb_binary_op)op, col.d, row.d, o.d));
+            check_same(&o, what);
+            snprintf(what, sizeof what, "sb_binary_scalar op %d shape %d", op, (int)si);
+            CHECK_OK(sb_binary_scalar((sb_binary_op)op, x.c, -0.0f, o.c));
+            CHECK_OK(sb_binary_scalar((sb_binary_op)op, x.d, -0.0f, o.d));
+            check_same(&o, what);
+            CHECK_OK(sb_binary_scalar((sb_binary_op)op, x.c, 1.5e-39f, o.c));
+            CHECK_OK(sb_binary_scalar((sb_binary_op)op, x.d, 1.5e-39f, o.d));
+            check_same(&o, what);
+            snprintf(what, sizeof what, "sb_binary_backward op %d shape %d", op, (int)si);
+            CHECK_OK(sb_binary_backward((sb_binary_op)op, dy.c, x.c, row.c, g.c, gr.c));
+            CHECK_OK(sb_binary_backward((sb_binary_op)op, dy.d, x.d, row.d, g.d, gr.d));
+            check_same(&g, what);
+            check_same(&gr, what);
+            CHECK_OK(sb_binary_backward((sb_binary_op)op, dy.c, col.c, y.c, gc.c, NULL));
+            CHECK_OK(sb_binary_backward((sb_binary_op)op, dy.d, col.d, y.d, gc.d, NULL));
+            check_same(&gc, what);
+        }
+        for (int op = SB_UNARY_NEG; op <= SB_UNARY_RECIPROCAL; op++) {
+            if (op != SB_UNARY_EXP && op != SB_UNARY_LOG) {
+                snprintf(what, sizeof what, "sb_unary op %d shape %d", op, (int)si);
+                CHECK_OK(sb_unary((sb_unary_op)op, x.c, o.c));
+                CHECK_OK(sb_unary((sb_unary_op)op, x.d, o.d));
+                check_same(&o, what);
+            }
+            snprintf(what, sizeof what, "sb_unary_backward op %d shape %d", op, (int)si);
+            CHECK_OK(sb_unary_backward((sb_unary_op)op, x.c, y.c, dy.c, g.c));
+            CHECK_OK(sb_unary_backward((sb_unary_op)op, x.d, y.d, dy.d, g.d));
+            check_same(&g, what);
+        }
+        CHECK_OK(sb_relu_forward(x.c, o.c));
+        CHECK_OK(sb_relu_forward(x.d, o.d));
+        check_same(&o, "sb_relu_forward");
+        CHECK_OK(sb_relu_backward(x.c, dy.c, g.c));
+        CHECK_OK(sb_relu_backward(x.d, dy.d, g.d));
+        check_same(&g, "sb_relu_backward");
+        CHECK_OK(sb_leaky_relu_forward(x.c, 0.01f, o.c));
+        CHECK_OK(sb_leaky_relu_forward(x.d, 0.01f, o.d));
+        check_same(&o, "sb_leaky_relu_forward");
+        CHECK_OK(sb_leaky_relu_backward(x.c, dy.c, -3.0f, g.c));
+        CHECK_OK(sb_leaky_relu_backward(x.d, dy.d, -3.0f, g.d));
+        check_same(&g, "sb_leaky_relu_backward");
+        CHECK_OK(sb_tanh_backward(y.c, dy.c, g.c));
+        CHECK_OK(sb_tanh_backward(y.d, dy.d, g.d));
+        check_same(&g, "sb_tanh_backward");
+        CHECK_OK(sb_sigmoid_backward(y.c, dy.c, g.c));
+        CHECK_OK(sb_sigmoid_backward(y.d, dy.d, g.d));
+        check_same(&g, "sb_sigmoid_backward");
+        CHECK_OK(sb_reduce_to_shape(dy.c, gc.c));
+        CHECK_OK(sb_reduce_to_shape(dy.d, gc.d));
+        check_same(&gc, "sb_reduce_to_shape");
+        /* a transposed (strided) input and output */
+        if (s[1] > 1) {
+            sb_tensor *xc = NULL, *xd = NULL, *oc = NULL, *od = NULL;
+            int64_t st[3] = {s[0], s[2], s[1]};
+            pair ot = pair_zeros(SB_F32, 3, st);
+            CHECK_OK(sb_tensor_transpose(&xc, x.c, 1, 2));
+            CHECK_OK(sb_tensor_transpose(&xd, x.d, 1, 2));
+            CHECK_OK(sb_tensor_transpose(&oc, o.c, 1, 2));
+            CHECK_OK(sb_tensor_transpose(&od, o.d, 1, 2));
+            CHECK_OK(sb_mul(xc, xc, ot.c));
+            CHECK_OK(sb_mul(xd, xd, ot.d));
+            check_same(&ot, "sb_mul of transposed views");
+            CHECK_OK(sb_sqrt(ot.c, oc));
+            CHECK_OK(sb_sqrt(ot.d, od));
+            check_same(&o, "sb_sqrt into a transposed view");
+            sb_tensor_free(xc); sb_tensor_free(xd); sb_tensor_free(oc); sb_tensor_free(od);
+            pair_free(&ot);
+        }
+        pair all[] = {x, y, row, col, dy, o, g, gr, gc};
+        for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
+    }
+}
+
+/* ---- the canonical sum and reductions -------------------------------------- */
+
+static void test_sum(void) {
+    /* lengths around the lane (32) and block (8192) boundaries */
+    const int64_t lengths[] = {1, 2, 31, 32, 33, 1000, 8191, 8192, 8193, 3 * 8192 + 5, 70001};
+    for (size_t li = 0; li < sizeof lengths / sizeof *lengths; li++) {
+        if (sb_test_quick() && lengths[li] > 10000) continue;
+        int64_t n[1] = {lengths[li]};
+        for (int adv = 0; adv < 2; adv++) {
+            pair x = pair_rand(1, n, 1e3f, adv), s = pair_zeros(SB_F32, 0, NULL);
+            char what[64];
+            snprintf(what, sizeof what, "sb_sum of %lld%s", (long long)n[0],
+                     adv ? " adversarial" : "");
+            CHECK_OK(sb_sum(x.c, NULL, 0, false, s.c));
+            CHECK_OK(sb_sum(x.d, NULL, 0, false, s.d));
+            check_same(&s, what);
+            CHECK_OK(sb_var(x.c, NULL, 0, 1, false, s.c));
+            CHECK_OK(sb_var(x.d, NULL, 0, 1, false, s.d));
+            check_same(&s, "sb_var");
+            pair_free(&x);
+            pair_free(&s);
+        }
+    }
+    /* over chosen dims of a strided 3-d tensor, every kind and correction */
+    int64_t s[3] = {3, 37, 5};
+    pair x = pair_rand(3, s, 2.0f, false);
+    int dims_sets[3][2] = {{0, 0}, {1, 1}, {0, 2}};
+    int ndims[3] = {1, 1, 2};
+    for (int k = 0; k < 3; k++) {
+        int64_t os[3];
+        int on = 0;
+        for (int d = 0; d < 3; d++) {
+            bool red = dims_sets[k][0] == d || (ndims[k] == 2 && dims_sets[k][1] == d);
+            if (!red) os[on++] = s[d];
+        }
+        pair o = pair_zeros(SB_F32, on, os);
+        CHECK_OK(sb_sum(x.c, dims_sets[k], ndims[k], false, o.c));
+        CHECK_OK(sb_sum(x.d, dims_sets[k], ndims[k], false, o.d));
+        check_same(&o, "sb_sum over dims");
+        CHECK_OK(sb_mean(x.c, dims_sets[k], ndims[k], false, o.c));
+        CHECK_OK(sb_mean(x.d, dims_sets[k], ndims[k], false, o.d));
+        check_same(&o, "sb_mean over dims");
+        for (int64_t corr = 0; corr <= 40; corr += 20) {
+            CHECK_OK(sb_var(x.c, dims_sets[k], ndims[k], corr, false, o.c));
+            CHECK_OK(sb_var(x.d, dims_sets[k], ndims[k], corr, false, o.d));
+            check_same(&o, "sb_var over dims");
+            CHECK_OK(sb_std(x.c, dims_sets[k], ndims[k], corr, false, o.c));
+            CHECK_OK(sb_std(x.d, dims_sets[k], ndims[k], corr, false, o.d));
+            check_same(&o, "sb_std over dims");
+        }
+        /* and the backward spreads */
+        pair dx = pair_zeros(SB_F32, 3, s);
+        CHECK_OK(sb_mean_backward(o.c, dims_sets[k], ndims[k], false, dx.c));
+        CHECK_OK(sb_mean_backward(o.d, dims_sets[k], ndims[k], false, dx.d));
+        check_same(&dx, "sb_mean_backward");
+        CHECK_OK(sb_sum_backward(o.c, dims_sets[k], ndims[k], false, dx.c));
+        CHECK_OK(sb_sum_backward(o.d, dims_sets[k], ndims[k], false, dx.d));
+        check_same(&dx, "sb_sum_backward");
+        pair_free(&dx);
+        pair_free(&o);
+    }
+    pair_free(&x);
+}
+
+/* ---- SGEMM and linear -------------------------------------------------------- */
+
+static void test_gemm(void) {
+    const int64_t sizes[][3] = {{1, 1, 1}, {5, 3, 7}, {64, 64, 64}, {65, 63, 9},
+                                {130, 67, 200}, {3, 5, 0}, {1, 300, 17}};
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+        int64_t m = sizes[si][0], n = sizes[si][1], k = sizes[si][2];
+        for (int t = 0; t < 4; t++) {
+            bool ta = t & 1, tb = t & 2;
+            int64_t sa[2] = {ta ? k : m, ta ? m : k}, sb[2] = {tb ? n : k, tb ? k : n},
+                    sc[2] = {m, n};
+            pair a = pair_rand(2, sa, 2.0f, si == 1), b = pair_rand(2, sb, 2.0f, si == 1),
+                 c = pair_zeros(SB_F32, 2, sc);
+            char what[80];
+            snprintf(what, sizeof what, "sb_matmul %lldx%lldx%lld trans %d%d", (long long)m,
+                     (long long)n, (long long)k, ta, tb);
+            CHECK_OK(sb_matmul(a.c, b.c, ta, tb, c.c));
+            CHECK_OK(sb_matmul(a.d, b.d, ta, tb, c.d));
+            check_same(&c, what);
+            pair_free(&a);
+            pair_free(&b);
+            pair_free(&c);
+        }
+    }
+    /* batched, broadcast b */
+    int64_t sa[3] = {3, 17, 29}, sb2[2] = {29, 11}, sc[3] = {3, 17, 11};
+    pair a = pair_rand(3, sa, 1.0f, false), b = pair_rand(2, sb2, 1.0f, false),
+         c = pair_zeros(SB_F32, 3, sc);
+    CHECK_OK(sb_matmul(a.c, b.c, false, false, c.c));
+    CHECK_OK(sb_matmul(a.d, b.d, false, false, c.d));
+    check_same(&c, "batched sb_matmul");
+    pair_free(&a); pair_free(&b); pair_free(&c);
+
+    /* linear forward/backward, adversarial values */
+    int64_t sx[2] = {37, 70}, sw[2] = {19, 70}, sbias[1] = {19}, sy[2] = {37, 19};
+    pair x = pair_rand(2, sx, 2.0f, true), w = pair_rand(2, sw, 2.0f, false),
+         bias = pair_rand(1, sbias, 2.0f, true), y = pair_zeros(SB_F32, 2, sy),
+         dy = pair_rand(2, sy, 2.0f, true), dx = pair_zeros(SB_F32, 2, sx),
+         dw = pair_zeros(SB_F32, 2, sw), db = pair_zeros(SB_F32, 1, sbias);
+    CHECK_OK(sb_linear_forward(x.c, w.c, bias.c, y.c));
+    CHECK_OK(sb_linear_forward(x.d, w.d, bias.d, y.d));
+    check_same(&y, "sb_linear_forward");
+    CHECK_OK(sb_linear_forward(x.c, w.c, NULL, y.c));
+    CHECK_OK(sb_linear_forward(x.d, w.d, NULL, y.d));
+    check_same(&y, "sb_linear_forward without bias");
+    CHECK_OK(sb_linear_backward(dy.c, x.c, w.c, dx.c, dw.c, db.c));
+    CHECK_OK(sb_linear_backward(dy.d, x.d, w.d, dx.d, dw.d, db.d));
+    check_same(&dx, "sb_linear_backward dx");
+    check_same(&dw, "sb_linear_backward dw");
+    check_same(&db, "sb_linear_backward db");
+    pair all[] = {x, w, bias, y, dy, dx, dw, db};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
+}
+
+/* ---- optimizers ----------------------------------------------------------------- */
+
+static void test_optim(void) {
+    int64_t s[1] = {1000};
+    for (int variant = 0; variant < 4; variant++) {
+        pair p = pair_rand(1, s, 1.0f, variant == 3), g = pair_rand(1, s, 1.0f, variant == 3),
+             m = pair_zeros(SB_F32, 1, s), v = pair_zeros(SB_F32, 1, s),
+             vm = pair_zeros(SB_F32, 1, s);
+        sb_sgd_config sgd = sb_sgd_default_config(0.1);
+        sgd.momentum = variant ? 0.9 : 0.0;
+        sgd.nesterov = variant == 1;
+        sgd.dampening = variant == 2 ? 0.25 : 0.0;
+        sgd.weight_decay = variant >= 2 ? 1e-2 : 0.0;
+        sgd.maximize = variant == 3;
+        for (int step = 1; step <= 3; step++) {
+            CHECK_OK(sb_sgd_step_tensor(&sgd, step, p.c, g.c, variant ? m.c : NULL));
+            CHECK_OK(sb_sgd_step_tensor(&sgd, step, p.d, g.d, variant ? m.d : NULL));
+        }
+        check_same(&p, "sb_sgd_step_tensor param");
+        check_same(&m, "sb_sgd_step_tensor momentum");
+        sb_adam_config adam = sb_adam_default_config(1e-3);
+        adam.amsgrad = variant & 1;
+        adam.weight_decay = variant >= 2 ? 0.01 : 0.0;
+        adam.decoupled_weight_decay = variant == 3;
+        adam.maximize = variant == 2;
+        for (int step = 1; step <= 3; step++) {
+            CHECK_OK(sb_adam_step_tensor(&adam, step, p.c, g.c, m.c, v.c, adam.amsgrad ? vm.c : NULL));
+            CHECK_OK(sb_adam_step_tensor(&adam, step, p.d, g.d, m.d, v.d, adam.amsgrad ? vm.d : NULL));
+        }
+        check_same(&p, "sb_adam_step_tensor param");
+        check_same(&m, "sb_adam_step_tensor exp_avg");
+        check_same(&v, "sb_adam_step_tensor exp_avg_sq");
+        check_same(&vm, "sb_adam_step_tensor max_exp_avg_sq");
+        pair all[] = {p, g, m, v, vm};
+        for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
+    }
+}
+
+/* ---- families without an OpenCL kernel: named, never run elsewhere ------------ */
+
+static void test_unsupported(void) {
+    int64_t s[2] = {2, 3}, s3[1] = {3};
+    pair x = pair_rand(2, s, 1.0f, false), y = pair_zeros(SB_F32, 2, s),
+         mx = pair_zeros(SB_F32, 1, s3), arg = pair_zeros(SB_I64, 1, s3);
+    CHECK_ERROR(sb_exp(x.d, y.d), SB_ERR_UNSUPPORTED, "sb_exp: the opencl device has no exp kernel");
+    CHECK_ERROR(sb_tanh_forward(x.d, y.d), SB_ERR_UNSUPPORTED,
+                "sb_tanh_forward: the opencl device has no tanh_forward kernel");
+    int dims[1] = {0};
+    CHECK_ERROR(sb_max(x.d, dims, 1, false, mx.d, arg.d), SB_ERR_UNSUPPORTED,
+                "the opencl device has no reduce_extreme kernel");
+    CHECK_ERROR(sb_add(x.d, x.c, y.d), SB_ERR_DEVICE, "is on the opencl device but");
+    pair all[] = {x, y, mx, arg};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
+}
+
+int main(int argc, char **argv) {
+    (void)argc;
+    SB_TEST_MAIN_NAME(argv[0]);
+    sb_test_seed(16);
+    sb_tensor *probe = NULL;
+    if (sb_tensor_new_on(&probe, SB_DEVICE_OPENCL, SB_F32, 0, NULL) != SB_OK) {
+        fprintf(stderr,
+                "\n*** test_opencl: NO USABLE OPENCL DEVICE: %s\n"
+                "*** The OpenCL backend was built but cannot run here. Install PoCL\n"
+                "*** (apt-get install pocl-opencl-icd, or `make deps`) or a GPU driver.\n"
+                "*** This is a failure, not a skip: the GPU kernels would go untested.\n\n",
+                sb_last_error());
+        CHECK(false, "an OpenCL device is available");
+        return sb_test_finish();
+    }
+    sb_tensor_free(probe);
+    printf("opencl device: %s\n", sb_ocl_device_name());
+    test_refusal();
+    test_memory();
+    test_pointwise();
+    test_sum();
+    test_gemm();
+    test_optim();
+    test_unsupported();
+    return sb_test_finish();
+}
