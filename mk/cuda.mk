@@ -30,7 +30,7 @@ NVCCFLAGS_ALL = -std=c++17 -O3 -g -lineinfo $(CUDA_ARCH_FLAGS) $(CUDA_FPFLAGS) \
                 -Werror all-warnings -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc \
                 $(EXTRA_NVCCFLAGS)
 CUDA_LIBDIR ?= $(abspath $(dir $(shell command -v $(NVCC) 2>/dev/null))../lib64)
-CUDA_LDLIBS = -L$(CUDA_LIBDIR) -lcudart -lz -lm -lpthread
+CUDA_LDLIBS = -L$(CUDA_LIBDIR) -lcudart $(OPENCL_LDLIBS) -lz -lm -lpthread
 
 CUDA_SRC := $(sort $(wildcard src/cuda/*.cu))
 CUDA_OBJ := $(CUDA_SRC:%.cu=$(BUILD)/obj/%.o)
