@@ -15,6 +15,9 @@
 #                              GPU kernel on it (tests/test_opencl.c)
 #   clinfo                   - lists the OpenCL platforms and devices
 #                              (SB_DEVICE=opencl:N counts them in its order)
+#   python3-torchvision      - the torchvision models of the zoo tests
+#                              (tests/python/test_zoo.py; random init, no
+#                              downloads)
 set -e
 missing=""
 [ -f /usr/include/mpfr.h ] || missing="$missing libmpfr-dev"
@@ -28,6 +31,7 @@ missing=""
 ls /usr/lib/*/libOpenCL.so.1 >/dev/null 2>&1 || missing="$missing ocl-icd-libopencl1"
 [ -f /etc/OpenCL/vendors/pocl.icd ] || missing="$missing pocl-opencl-icd"
 command -v clinfo >/dev/null 2>&1 || missing="$missing clinfo"
+/usr/bin/python3 -c "import torchvision" 2>/dev/null || missing="$missing python3-torchvision"
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing:$missing"

@@ -21,9 +21,18 @@ static sb_tensor *tnew(int nd, const int64_t *shape) {
     return t;
 }
 
-enum { RELU, LEAKY, TANH, SIGMOID, SILU, GELU, GELU_TANH, SOFTPLUS, NACT };
-static const char *names[NACT] = { "relu", "leaky_relu", "tanh", "sigmoid", "silu", "gelu", "gelu_tanh", "softplus" };
-static const float SLOPE = 0.01f, BETA = 1.5f, THRESH = 20.0f;
+enum { RELU, LEAKY, TANH, SIGMOID, SILU, GELU, GELU_TANH, SOFTPLUS, HARDTANH, HARDSIGMOID, HARDSWISH,
+       NACT };
+static const char *names[NACT] = { "relu", "leaky_relu", "tanh", "sigmoid", "silu", "gelu", "gelu_tanh", "softplus",
+                                   "hardtanh", "hardsigmoid", "hardswish" };
+static const float SLOPE = 0.01f, BETA = 1.5f, THRESH = 20.0f, HT_MIN = -2.0f, HT_MAX = 1.5f;
+
+/* The kinks of the piecewise-linear activations, where float64 central
+ * differences say nothing. */
+static int near_kink(int k, double x) {
+    double d = k == HARDTANH ? fmin(fabs(x - HT_MIN), fabs(x - HT_MAX)) : fmin(fabs(x + 3), fabs(x - 3));
+    return (k == HARDTANH || k == HARDSIGMOID || k == HARDSWISH) && d < 1e-3;
+}
 
 /* The constants, from their decimal definitions (checked against the
  * contract's bit patterns in test_constants). */
@@ -49,6 +58,11 @@ static float want_fwd(int k, float x) {
         return h * (1.0f + t);
     }
     case SOFTPLUS: { float z = x * BETA; if (z > THRESH) return x; float l = sb_log1pf(sb_expf(z)); return l / BETA; }
+    /* written with fminf/fmaxf, not the reference's comparisons: equal for
+     * non-NaN x except at a signed zero, which only hardtanh can return */
+    case HARDTANH: return x != x ? x : (x == 0.0f ? x : fminf(fmaxf(x, HT_MIN), HT_MAX));
+    case HARDSIGMOID: return x != x ? x : fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f;
+    case HARDSWISH: return x != x ? x : (x * fminf(fmaxf(x + 3.0f, 0.0f), 6.0f)) / 6.0f;
     }
     return 0.0f;
 }
@@ -90,6 +104,11 @@ static float want_bwd(int k, float s, float g) {
         float e = sb_expf(z);
         return (g * e) / (e + 1.0f);
     }
+    case HARDTANH: return (s > HT_MIN && s < HT_MAX) ? g : 0.0f;
+    case HARDSIGMOID: return (s > -3.0f && s < 3.0f) ? g * (float)(1.0 / 6.0) : 0.0f;
+    case HARDSWISH:
+        if (s != s) return g * s;
+        return s < -3.0f ? 0.0f : (s >= 3.0f ? g : g * (s / 3.0f + 0.5f));
     }
     return 0.0f;
 }
@@ -105,6 +124,9 @@ static double f64(int k, double x) {
     case GELU: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
     case GELU_TANH: return 0.5 * x * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
     case SOFTPLUS: return x * BETA > THRESH ? x : log1p(exp(x * (double)BETA)) / BETA;
+    case HARDTANH: return fmin(fmax(x, HT_MIN), HT_MAX);
+    case HARDSIGMOID: return fmin(fmax(x + 3, 0), 6) / 6;
+    case HARDSWISH: return x * fmin(fmax(x + 3, 0), 6) / 6;
     }
     return 0;
 }
@@ -118,6 +140,9 @@ static sb_status run_fwd(int k, const sb_tensor *x, sb_tensor *y) {
     case SILU: return sb_silu_forward(x, y);
     case GELU: return sb_gelu_forward(x, false, y);
     case GELU_TANH: return sb_gelu_forward(x, true, y);
+    case HARDTANH: return sb_hardtanh_forward(x, HT_MIN, HT_MAX, y);
+    case HARDSIGMOID: return sb_hardsigmoid_forward(x, y);
+    case HARDSWISH: return sb_hardswish_forward(x, y);
     default: return sb_softplus_forward(x, BETA, THRESH, y);
     }
 }
@@ -132,6 +157,9 @@ static sb_status run_bwd(int k, const sb_tensor *s, const sb_tensor *dy, sb_tens
     case SILU: return sb_silu_backward(s, dy, dx);
     case GELU: return sb_gelu_backward(s, dy, false, dx);
     case GELU_TANH: return sb_gelu_backward(s, dy, true, dx);
+    case HARDTANH: return sb_hardtanh_backward(s, dy, HT_MIN, HT_MAX, dx);
+    case HARDSIGMOID: return sb_hardsigmoid_backward(s, dy, dx);
+    case HARDSWISH: return sb_hardswish_backward(s, dy, dx);
     default: return sb_softplus_backward(s, dy, BETA, THRESH, dx);
     }
 }
@@ -182,7 +210,8 @@ static void test_values(void) {
             float w = want_bwd(k, sv, dyv[i]);
             int ok = same(dxv[i], w);
             double xd = xv[i];
-            if (isfinite(xd) && fabs(xd) < 30 && fabs(xd) > 1e-3 && (k != SOFTPLUS || fabs(xd * BETA - THRESH) > 0.1)) {
+            if (isfinite(xd) && fabs(xd) < 30 && fabs(xd) > 1e-3 && !near_kink(k, xd) &&
+                (k != SOFTPLUS || fabs(xd * BETA - THRESH) > 0.1)) {
                 double h = 1e-5 * fmax(1.0, fabs(xd));
                 double fd = dyv[i] * (f64(k, xd + h) - f64(k, xd - h)) / (2 * h);
                 ok = ok && fabs(dxv[i] - fd) <= 2e-5 * (1 + fabs(fd));
@@ -191,6 +220,46 @@ static void test_values(void) {
             if (!ok) bad++;
             CHECK(ok, "%s backward at x=%a dy=%a: %a, sequence %a", names[k], xv[i], dyv[i], dxv[i], w);
         }
+    }
+    sb_tensor_free(x); sb_tensor_free(y); sb_tensor_free(dy); sb_tensor_free(dx);
+}
+
+/* The piecewise-linear activations at their kinks, at +-0, +-inf and NaN:
+ * the values PyTorch 1.13's vectorised CPU kernels give (the contract). */
+static void test_hard_conventions(void) {
+    enum { N = 12 };
+    int64_t n = N;
+    sb_tensor *x = tnew(1, &n), *y = tnew(1, &n), *dy = tnew(1, &n), *dx = tnew(1, &n);
+    float *xv = x->data, *yv = y->data, *dxv = dx->data;
+    const float in[N] = { -4.0f, -3.0f, -0.0f, 0.0f, 3.0f, 4.0f, 6.0f, NAN, -1.0f, 1.0f, INFINITY, -INFINITY };
+    memcpy(xv, in, sizeof in);
+    sb_tensor_fill(dy, 2.0f);
+    /* relu6 = hardtanh(0, 6) */
+    const float r6[N] = { 0, 0, -0.0f, 0, 3, 4, 6, NAN, 0, 1, 6, 0 }, dr6[N] = { 0, 0, 0, 0, 2, 2, 0, 0, 0, 2, 0, 0 };
+    CHECK_OK(sb_hardtanh_forward(x, 0.0f, 6.0f, y));
+    CHECK_OK(sb_hardtanh_backward(x, dy, 0.0f, 6.0f, dx));
+    for (int i = 0; i < N; i++) {
+        CHECK(same(yv[i], r6[i]), "relu6(%g) = %a, want %a", (double)in[i], yv[i], r6[i]);
+        CHECK(same(dxv[i], dr6[i]), "relu6'(%g) = %a, want %a", (double)in[i], dxv[i], dr6[i]);
+    }
+    const float hs[N] = { 0, 0, 0.5f, 0.5f, 1, 1, 1, NAN, 1.0f / 3.0f, 2.0f / 3.0f, 1, 0 };
+    const float dhs[N] = { 0, 0, 2 * 0x1.555556p-3f, 2 * 0x1.555556p-3f, 0, 0, 0, 0, 2 * 0x1.555556p-3f,
+                           2 * 0x1.555556p-3f, 0, 0 };
+    CHECK_OK(sb_hardsigmoid_forward(x, y));
+    CHECK_OK(sb_hardsigmoid_backward(x, dy, dx));
+    for (int i = 0; i < N; i++) {
+        CHECK(same(yv[i], hs[i]), "hardsigmoid(%g) = %a, want %a", (double)in[i], yv[i], hs[i]);
+        CHECK(same(dxv[i], dhs[i]), "hardsigmoid'(%g) = %a, want %a", (double)in[i], dxv[i], dhs[i]);
+    }
+    /* hardswish(-4) = -4 * 0 / 6 = -0; hardswish(-inf) = -inf * 0 is NaN */
+    const float hw[N] = { -0.0f, -0.0f, -0.0f, 0, 3, 4, 6, NAN, -1.0f / 3.0f, 2.0f / 3.0f, INFINITY, NAN };
+    const float dhw[N] = { 0, -1, 1, 1, 2, 2, 2, NAN, 2 * (-1.0f / 3.0f + 0.5f), 2 * (1.0f / 3.0f + 0.5f),
+                           2, 0 };
+    CHECK_OK(sb_hardswish_forward(x, y));
+    CHECK_OK(sb_hardswish_backward(x, dy, dx));
+    for (int i = 0; i < N; i++) {
+        CHECK(same(yv[i], hw[i]), "hardswish(%g) = %a, want %a", (double)in[i], yv[i], hw[i]);
+        CHECK(same(dxv[i], dhw[i]), "hardswish'(%g) = %a, want %a", (double)in[i], dxv[i], dhw[i]);
     }
     sb_tensor_free(x); sb_tensor_free(y); sb_tensor_free(dy); sb_tensor_free(dx);
 }
@@ -236,6 +305,7 @@ static void test_conventions(void) {
     CHECK_BITS(yv[0], -0.0f, "gelu(-0)");
     CHECK_BITS(yv[5], INFINITY, "gelu(inf)");
     CHECK(yv[4] != yv[4], "gelu(-inf) = -inf * 0 is NaN, as in the float sequence");
+    test_hard_conventions();
     CHECK_OK(sb_silu_forward(x, y));
     CHECK(yv[4] != yv[4], "silu(-inf) = -inf / (1 + inf) is NaN, as in the float sequence");
     CHECK_BITS(yv[5], INFINITY, "silu(inf)");
@@ -299,10 +369,12 @@ static void test_bad_inputs(void) {
     CHECK_OK(sb_tensor_transpose(&qt, q, 0, 1));
     static const char *fwd_names[NACT] = { "sb_relu_forward", "sb_leaky_relu_forward", "sb_tanh_forward",
                                            "sb_sigmoid_forward", "sb_silu_forward", "sb_gelu_forward",
-                                           "sb_gelu_forward", "sb_softplus_forward" };
+                                           "sb_gelu_forward", "sb_softplus_forward", "sb_hardtanh_forward",
+                                           "sb_hardsigmoid_forward", "sb_hardswish_forward" };
     static const char *bwd_names[NACT] = { "sb_relu_backward", "sb_leaky_relu_backward", "sb_tanh_backward",
                                            "sb_sigmoid_backward", "sb_silu_backward", "sb_gelu_backward",
-                                           "sb_gelu_backward", "sb_softplus_backward" };
+                                           "sb_gelu_backward", "sb_softplus_backward", "sb_hardtanh_backward",
+                                           "sb_hardsigmoid_backward", "sb_hardswish_backward" };
     for (int k = 0; k < NACT; k++) {
         char m[96];
         const char *src = uses_y(k) ? "y" : "x";
@@ -329,6 +401,9 @@ static void test_bad_inputs(void) {
     CHECK_ERROR(sb_leaky_relu_backward(a, a, INFINITY, b), SB_ERR_ARG, "must be finite");
     CHECK_ERROR(sb_softplus_forward(a, 0.0f, 20.0f, b), SB_ERR_ARG, "beta = 0");
     CHECK_ERROR(sb_softplus_backward(a, a, 1.0f, NAN, b), SB_ERR_ARG, "threshold is NaN");
+    CHECK_ERROR(sb_hardtanh_forward(a, 1.0f, -1.0f, b), SB_ERR_ARG, "min_val <= max_val");
+    CHECK_ERROR(sb_hardtanh_forward(a, NAN, 1.0f, b), SB_ERR_ARG, "must not be NaN");
+    CHECK_ERROR(sb_hardtanh_backward(a, a, 0.0f, NAN, b), SB_ERR_ARG, "must not be NaN");
     sb_tensor_free(at); sb_tensor_free(qt); sb_tensor_free(q); sb_tensor_free(b3);
     sb_tensor_free(a); sb_tensor_free(b); sb_tensor_free(c); sb_tensor_free(ii);
 }

@@ -124,6 +124,12 @@ CALL(gelu_f, sb_gelu_forward(t[0], true, t[1]))
 CALL(gelu_b, sb_gelu_backward(t[0], t[1], false, t[2]))
 CALL(softplus_f, sb_softplus_forward(t[0], 1.0f, 20.0f, t[1]))
 CALL(softplus_b, sb_softplus_backward(t[0], t[1], 1.0f, 20.0f, t[2]))
+CALL(hardtanh_f, sb_hardtanh_forward(t[0], 0.0f, 6.0f, t[1]))
+CALL(hardtanh_b, sb_hardtanh_backward(t[0], t[1], -1.0f, 1.0f, t[2]))
+CALL(hardsigmoid_f, sb_hardsigmoid_forward(t[0], t[1]))
+CALL(hardsigmoid_b, sb_hardsigmoid_backward(t[0], t[1], t[2]))
+CALL(hardswish_f, sb_hardswish_forward(t[0], t[1]))
+CALL(hardswish_b, sb_hardswish_backward(t[0], t[1], t[2]))
 CALL(matmul, sb_matmul(t[0], t[1], false, false, t[2]))
 CALL(matmul_b, sb_matmul_backward(t[0], t[1], t[2], false, false, t[3], t[4]))
 CALL(linear_f, sb_linear_forward(t[0], t[1], t[2], t[3]))
@@ -230,6 +236,10 @@ static const op_case ops[] = {
     UN(silu_f, "sb_silu_forward", "x", "y"), UNB(silu_b, "sb_silu_backward", "x"),
     UN(gelu_f, "sb_gelu_forward", "x", "y"), UNB(gelu_b, "sb_gelu_backward", "x"),
     UN(softplus_f, "sb_softplus_forward", "x", "y"), UNB(softplus_b, "sb_softplus_backward", "x"),
+    UN(hardtanh_f, "sb_hardtanh_forward", "x", "y"), UNB(hardtanh_b, "sb_hardtanh_backward", "x"),
+    UN(hardsigmoid_f, "sb_hardsigmoid_forward", "x", "y"),
+    UNB(hardsigmoid_b, "sb_hardsigmoid_backward", "x"),
+    UN(hardswish_f, "sb_hardswish_forward", "x", "y"), UNB(hardswish_b, "sb_hardswish_backward", "x"),
     {"sb_matmul", c_matmul, NULL,
      {{"a", F, S2(2, 3), IN}, {"b", F, S2(3, 4), IN}, {"out", F, S2(2, 4), OUT}}},
     {"sb_matmul_backward", c_matmul_b, NULL,

@@ -315,6 +315,28 @@ static void test_unary_and_activations(void) {
         sb_ref_softplus_backward(n, x, dy, 1.0f, 20.0f, want);
         CHECK_OK(sb_softplus_backward(&tx, &tdy, 1.0f, 20.0f, &tg));
         check_buf(got, want, n, false, "softplus backward", cfg);
+        /* the piecewise-linear ones: hardtanh as relu6 too */
+        for (int r = 0; r < 2; r++) {
+            float lo = r ? 0.0f : -2.0f, hi = r ? 6.0f : 1.5f;
+            sb_ref_hardtanh_forward(n, x, lo, hi, want);
+            CHECK_OK(sb_hardtanh_forward(&tx, lo, hi, &tg));
+            check_buf(got, want, n, false, "hardtanh", cfg);
+            sb_ref_hardtanh_backward(n, x, dy, lo, hi, want);
+            CHECK_OK(sb_hardtanh_backward(&tx, &tdy, lo, hi, &tg));
+            check_buf(got, want, n, false, "hardtanh backward", cfg);
+        }
+        sb_ref_hardsigmoid_forward(n, x, want);
+        CHECK_OK(sb_hardsigmoid_forward(&tx, &tg));
+        check_buf(got, want, n, false, "hardsigmoid", cfg);
+        sb_ref_hardsigmoid_backward(n, x, dy, want);
+        CHECK_OK(sb_hardsigmoid_backward(&tx, &tdy, &tg));
+        check_buf(got, want, n, false, "hardsigmoid backward", cfg);
+        sb_ref_hardswish_forward(n, x, want);
+        CHECK_OK(sb_hardswish_forward(&tx, &tg));
+        check_buf(got, want, n, false, "hardswish", cfg);
+        sb_ref_hardswish_backward(n, x, dy, want);
+        CHECK_OK(sb_hardswish_backward(&tx, &tdy, &tg));
+        check_buf(got, want, n, false, "hardswish backward", cfg);
     }
     sb_test_config_reset();
     free(x); free(y); free(dy); free(got); free(want);

@@ -151,6 +151,23 @@ SB_API sb_status sb_softplus_forward(const sb_tensor *x, float beta, float thres
 SB_API sb_status sb_softplus_backward(const sb_tensor *x, const sb_tensor *dy, float beta,
                                float threshold, sb_tensor *dx);
 
+/* Hardtanh (min_val <= max_val, neither NaN; ReLU6 is hardtanh(0, 6)):
+ * y = x < min_val ? min_val : (x > max_val ? max_val : x) (NaN and -0 kept);
+ * dx = (x > min_val && x < max_val) ? dy : +0.0f (+0 for NaN x). */
+SB_API sb_status sb_hardtanh_forward(const sb_tensor *x, float min_val, float max_val, sb_tensor *y);
+SB_API sb_status sb_hardtanh_backward(const sb_tensor *x, const sb_tensor *dy, float min_val,
+                                      float max_val, sb_tensor *dx);
+
+/* Hardsigmoid: y = c(x + 3.0f) / 6.0f with c(v) = v < 0 ? 0 : (v > 6 ? 6 : v);
+ * dx = (x > -3 && x < 3) ? dy * (1.0f/6.0f rounded) : +0.0f (NaN x gives +0). */
+SB_API sb_status sb_hardsigmoid_forward(const sb_tensor *x, sb_tensor *y);
+SB_API sb_status sb_hardsigmoid_backward(const sb_tensor *x, const sb_tensor *dy, sb_tensor *dx);
+
+/* Hardswish: y = (x * c(x + 3.0f)) / 6.0f; dx = x < -3 ? +0.0f : (x >= 3 ?
+ * dy : dy * (x / 3.0f + 0.5f)) (NaN x gives NaN). */
+SB_API sb_status sb_hardswish_forward(const sb_tensor *x, sb_tensor *y);
+SB_API sb_status sb_hardswish_backward(const sb_tensor *x, const sb_tensor *dy, sb_tensor *dx);
+
 #ifdef __cplusplus
 }
 #endif

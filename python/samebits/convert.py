@@ -36,6 +36,10 @@ _CONVERT = {
     torch.nn.AvgPool2d: snn.AvgPool2d,
     torch.nn.AdaptiveMaxPool2d: snn.AdaptiveMaxPool2d,
     torch.nn.AdaptiveAvgPool2d: snn.AdaptiveAvgPool2d,
+    torch.nn.Hardtanh: snn.Hardtanh,
+    torch.nn.ReLU6: snn.ReLU6,
+    torch.nn.Hardsigmoid: snn.Hardsigmoid,
+    torch.nn.Hardswish: snn.Hardswish,
 }
 
 # Modules that only move bits (views, copies) or hold others: kept as they are.

@@ -26,7 +26,8 @@ __all__ = [
     "add", "sub", "mul", "div", "binary_backward",
     "neg", "abs", "sqrt", "exp", "log", "square", "reciprocal", "unary_backward",
     "relu", "relu_backward", "tanh", "tanh_backward", "sigmoid", "sigmoid_backward",
-    "gelu", "gelu_backward",
+    "gelu", "gelu_backward", "hardtanh", "hardtanh_backward", "relu6", "hardsigmoid",
+    "hardsigmoid_backward", "hardswish", "hardswish_backward",
     "softmax", "softmax_backward", "log_softmax", "log_softmax_backward",
     "cross_entropy", "cross_entropy_backward", "mse_loss", "mse_loss_backward",
     "conv2d", "conv2d_backward", "conv2d_input", "conv2d_weight",
@@ -692,6 +693,52 @@ def gelu(x, approximate="none"):
 def gelu_backward(x, dy, approximate="none"):
     return back(_map_backward("sb_gelu_backward", to_np(x, "gelu_backward", "x"),
                               to_np(dy, "gelu_backward", "dy"), _gelu_flag(approximate)),
+                kind_of(x, dy))
+
+
+def _hardtanh_range(min_val, max_val, fn):
+    lo = _lib.arg_float(min_val, "sb_hardtanh_forward", 1, fn, "min_val")
+    hi = _lib.arg_float(max_val, "sb_hardtanh_forward", 2, fn, "max_val")
+    if lo > hi:  # NaN goes on to the C check, which names it
+        raise ValueError("samebits.%s: min_val %r must not exceed max_val %r" % (fn, min_val, max_val))
+    return lo, hi
+
+
+def hardtanh(x, min_val=-1.0, max_val=1.0):
+    """x clamped to [min_val, max_val]; NaN and -0 inside the range are kept."""
+    return back(_map("sb_hardtanh_forward", to_np(x, "hardtanh", "x"),
+                     *_hardtanh_range(min_val, max_val, "hardtanh")), kind_of(x))
+
+
+def hardtanh_backward(x, dy, min_val=-1.0, max_val=1.0):
+    """dy strictly inside (min_val, max_val), +0 at the kinks and beyond."""
+    fn = "hardtanh_backward"
+    return back(_map_backward("sb_hardtanh_backward", to_np(x, fn, "x"), to_np(dy, fn, "dy"),
+                              *_hardtanh_range(min_val, max_val, fn)), kind_of(x, dy))
+
+
+def relu6(x):
+    """hardtanh(x, 0, 6): relu6(-0) = -0 as in PyTorch."""
+    return back(_map("sb_hardtanh_forward", to_np(x, "relu6", "x"), 0.0, 6.0), kind_of(x))
+
+
+def hardsigmoid(x):
+    return back(_map("sb_hardsigmoid_forward", to_np(x, "hardsigmoid", "x")), kind_of(x))
+
+
+def hardsigmoid_backward(x, dy):
+    fn = "hardsigmoid_backward"
+    return back(_map_backward("sb_hardsigmoid_backward", to_np(x, fn, "x"), to_np(dy, fn, "dy")),
+                kind_of(x, dy))
+
+
+def hardswish(x):
+    return back(_map("sb_hardswish_forward", to_np(x, "hardswish", "x")), kind_of(x))
+
+
+def hardswish_backward(x, dy):
+    fn = "hardswish_backward"
+    return back(_map_backward("sb_hardswish_backward", to_np(x, fn, "x"), to_np(dy, fn, "dy")),
                 kind_of(x, dy))
 
 

@@ -208,6 +208,16 @@ def _expand_as(args, kwargs):
     return _Expand.apply(args[0], tuple(_arg(args, kwargs, 1, "other").shape))
 
 
+def _hardtanh(args, kwargs):
+    """F.hardtanh(input, min_val=-1., max_val=1., inplace=False)."""
+    _refuse_kwargs(kwargs, ("input", "min_val", "max_val", "inplace"), "hardtanh")
+    x = _arg(args, kwargs, 0, "input")
+    lo, hi = _arg(args, kwargs, 1, "min_val", -1.0), _arg(args, kwargs, 2, "max_val", 1.0)
+    if _arg(args, kwargs, 3, "inplace", False):
+        return _inplace(x, SF.hardtanh(x.clone(), lo, hi))
+    return SF.hardtanh(x, lo, hi)
+
+
 def _adaptive_max_with_indices(args, kwargs):
     """F.adaptive_max_pool2d_with_indices always returns (y, indices)."""
     _refuse_kwargs(kwargs, ("input", "output_size", "return_indices"),
@@ -252,6 +262,11 @@ ROUTED = {
     "sigmoid": (_activation(SF.sigmoid), "logistic"),
     "sigmoid_": (_in_place(_activation(SF.sigmoid)), "in-place sigmoid"),
     "gelu": (_activation(SF.gelu), "GELU, erf or tanh form"),
+    "relu6": (_activation(SF.relu6), "hardtanh(x, 0, 6)"),
+    "hardtanh": (_hardtanh, "clamp to [min_val, max_val]"),
+    "hardtanh_": (_in_place(_hardtanh), "in-place hardtanh"),
+    "hardsigmoid": (_activation(SF.hardsigmoid), "piecewise-linear sigmoid"),
+    "hardswish": (_activation(SF.hardswish), "x * hardsigmoid(x)"),
     "softmax": (_softmax(False), "softmax over one dim"),
     "log_softmax": (_softmax(True), "log-softmax over one dim"),
     # reductions: the canonical sum

@@ -49,6 +49,9 @@ typedef enum sb_act_kind {
     SB_ACT_SILU,
     SB_ACT_GELU,       /* approximate: the tanh form */
     SB_ACT_SOFTPLUS,   /* p0 = beta, p1 = threshold */
+    SB_ACT_HARDTANH,   /* p0 = min_val, p1 = max_val */
+    SB_ACT_HARDSIGMOID,
+    SB_ACT_HARDSWISH,
 } sb_act_kind;
 
 typedef struct sb_act_args {

@@ -112,6 +112,9 @@ static void act_kernel(const void *ctx, int64_t n, const float *const *in, float
         case SB_ACT_SILU: sb_cpu_silu_forward(n, in[0], out); break;
         case SB_ACT_GELU: sb_cpu_gelu_forward(n, in[0], c->approximate, out); break;
         case SB_ACT_SOFTPLUS: sb_cpu_softplus_forward(n, in[0], c->p0, c->p1, out); break;
+        case SB_ACT_HARDTANH: sb_ref_hardtanh_forward(n, in[0], c->p0, c->p1, out); break;
+        case SB_ACT_HARDSIGMOID: sb_ref_hardsigmoid_forward(n, in[0], out); break;
+        case SB_ACT_HARDSWISH: sb_ref_hardswish_forward(n, in[0], out); break;
         }
         return;
     }
@@ -123,6 +126,9 @@ static void act_kernel(const void *ctx, int64_t n, const float *const *in, float
     case SB_ACT_SILU: sb_cpu_silu_backward(n, in[0], in[1], out); break;
     case SB_ACT_GELU: sb_cpu_gelu_backward(n, in[0], in[1], c->approximate, out); break;
     case SB_ACT_SOFTPLUS: sb_cpu_softplus_backward(n, in[0], in[1], c->p0, c->p1, out); break;
+    case SB_ACT_HARDTANH: sb_ref_hardtanh_backward(n, in[0], in[1], c->p0, c->p1, out); break;
+    case SB_ACT_HARDSIGMOID: sb_ref_hardsigmoid_backward(n, in[0], in[1], out); break;
+    case SB_ACT_HARDSWISH: sb_ref_hardswish_backward(n, in[0], in[1], out); break;
     }
 }
 

@@ -428,17 +428,19 @@ static sb_status run_unary(run_ctx *r) {
 }
 
 static const char *const act_names[] = {"relu", "leaky_relu", "tanh", "sigmoid", "silu", "gelu", "gelu_tanh",
-                                        "softplus"};
+                                        "softplus", "hardtanh", "hardsigmoid", "hardswish"};
 
 static sb_status run_activation(run_ctx *r) {
     shp sx;
     int a = 0;
-    float slope, beta, threshold;
-    SB_TRY(pick(r, "fn", act_names, 8, &a));
+    float slope, beta, threshold, min_val, max_val;
+    SB_TRY(pick(r, "fn", act_names, 11, &a));
     SB_TRY(pshape(r, "x", &sx));
     SB_TRY(pflt(r, "slope", 0.01f, &slope));
     SB_TRY(pflt(r, "beta", 1.0f, &beta));
     SB_TRY(pflt(r, "threshold", 20.0f, &threshold));
+    SB_TRY(pflt(r, "min", -1.0f, &min_val));
+    SB_TRY(pflt(r, "max", 1.0f, &max_val));
     sb_tensor *x, *y, *dy, *dx;
     SB_TRY(input(r, &x, &sx, 1));
     SB_TRY(zeros_like(r, &y, x));
@@ -452,9 +454,16 @@ static sb_status run_activation(run_ctx *r) {
     case 4: SB_TRY(sb_silu_forward(x, y)); SB_TRY(sb_silu_backward(x, dy, dx)); break;
     case 5: SB_TRY(sb_gelu_forward(x, false, y)); SB_TRY(sb_gelu_backward(x, dy, false, dx)); break;
     case 6: SB_TRY(sb_gelu_forward(x, true, y)); SB_TRY(sb_gelu_backward(x, dy, true, dx)); break;
-    default:
+    case 7:
         SB_TRY(sb_softplus_forward(x, beta, threshold, y));
         SB_TRY(sb_softplus_backward(x, dy, beta, threshold, dx));
+        break;
+    case 8:
+        SB_TRY(sb_hardtanh_forward(x, min_val, max_val, y));
+        SB_TRY(sb_hardtanh_backward(x, dy, min_val, max_val, dx));
+        break;
+    case 9: SB_TRY(sb_hardsigmoid_forward(x, y)); SB_TRY(sb_hardsigmoid_backward(x, dy, dx)); break;
+    default: SB_TRY(sb_hardswish_forward(x, y)); SB_TRY(sb_hardswish_backward(x, dy, dx)); break;
     }
     SB_TRY(out(r, "forward", y));
     return out(r, "backward", dx);
@@ -1080,6 +1089,10 @@ static const spec specs[] = {
     {"activation", 48, true, "fn=gelu,x=3x37,adv=5,scale=3"},
     {"activation", 49, true, "fn=gelu_tanh,x=3x37,adv=5,scale=3"},
     {"activation", 50, true, "fn=softplus,x=3x37,beta=2,threshold=10,adv=5,scale=6"},
+    {"activation", 124, true, "fn=hardtanh,x=3x37,min=-2,max=1.5,adv=5,scale=3"},
+    {"activation", 125, true, "fn=hardtanh,x=5x29,min=0,max=6,adv=5,scale=5"},
+    {"activation", 126, true, "fn=hardsigmoid,x=3x37,adv=5,scale=4"},
+    {"activation", 127, true, "fn=hardswish,x=3x37,adv=5,scale=4"},
     {"activation", 51, false, "fn=gelu,x=9001,adv=100,scale=5"},
     {"activation", 52, false, "fn=tanh,x=9001,adv=100,scale=10"},
     /* reductions, incl. > 8192 elements for the canonical sum's blocks */

@@ -139,6 +139,9 @@ static sb_status cuda_activation(const sb_backend *be, const sb_act_args *a, con
     case SB_ACT_SILU: act = SB_CUDA_ACT_SILU; break;
     case SB_ACT_GELU: act = SB_CUDA_ACT_GELU; p0 = a->approximate ? 1.0f : 0.0f; break;
     case SB_ACT_SOFTPLUS: act = SB_CUDA_ACT_SOFTPLUS; break;
+    default:
+        return sb_fail(SB_ERR_UNSUPPORTED, "%s: the cuda device has no kernel for activation "
+                       "kind %d", be->name, (int)a->kind);
     }
     int64_t n = sb_tensor_numel(out);
     if (!a->backward)

@@ -11,7 +11,8 @@
 typedef sb_act_args act_ctx;
 enum { ACT_RELU = SB_ACT_RELU, ACT_LEAKY = SB_ACT_LEAKY_RELU, ACT_TANH = SB_ACT_TANH,
        ACT_SIGMOID = SB_ACT_SIGMOID, ACT_SILU = SB_ACT_SILU, ACT_GELU = SB_ACT_GELU,
-       ACT_SOFTPLUS = SB_ACT_SOFTPLUS };
+       ACT_SOFTPLUS = SB_ACT_SOFTPLUS, ACT_HARDTANH = SB_ACT_HARDTANH,
+       ACT_HARDSIGMOID = SB_ACT_HARDSIGMOID, ACT_HARDSWISH = SB_ACT_HARDSWISH };
 
 /* Forward: (src = x, out = y). Backward: (src = x or y, dy, out = dx). */
 static sb_status act_run(const char *fn, const act_ctx *c, const sb_tensor *src,
@@ -122,4 +123,46 @@ sb_status sb_softplus_backward(const sb_tensor *x, const sb_tensor *dy, float be
     SB_TRY(check_softplus("sb_softplus_backward", beta, threshold));
     act_ctx c = { .kind = (sb_act_kind)ACT_SOFTPLUS, .backward = true, .p0 = beta, .p1 = threshold };
     return act_run("sb_softplus_backward", &c, x, "x", dy, dx);
+}
+
+static sb_status check_hardtanh(const char *fn, float min_val, float max_val) {
+    if (isnan(min_val) || isnan(max_val) || !(min_val <= max_val))
+        return sb_fail(SB_ERR_ARG, "%s: min_val = %g and max_val = %g must not be NaN, with "
+                       "min_val <= max_val", fn, (double)min_val, (double)max_val);
+    return SB_OK;
+}
+sb_status sb_hardtanh_forward(const sb_tensor *x, float min_val, float max_val, sb_tensor *y) {
+    SB_FPENV_GUARD();
+    SB_TRY(check_hardtanh("sb_hardtanh_forward", min_val, max_val));
+    act_ctx c = { .kind = (sb_act_kind)ACT_HARDTANH, .p0 = min_val, .p1 = max_val };
+    return act_run("sb_hardtanh_forward", &c, x, "x", NULL, y);
+}
+sb_status sb_hardtanh_backward(const sb_tensor *x, const sb_tensor *dy, float min_val,
+                               float max_val, sb_tensor *dx) {
+    SB_FPENV_GUARD();
+    SB_TRY(check_hardtanh("sb_hardtanh_backward", min_val, max_val));
+    act_ctx c = { .kind = (sb_act_kind)ACT_HARDTANH, .backward = true, .p0 = min_val, .p1 = max_val };
+    return act_run("sb_hardtanh_backward", &c, x, "x", dy, dx);
+}
+
+sb_status sb_hardsigmoid_forward(const sb_tensor *x, sb_tensor *y) {
+    SB_FPENV_GUARD();
+    act_ctx c = { .kind = (sb_act_kind)ACT_HARDSIGMOID };
+    return act_run("sb_hardsigmoid_forward", &c, x, "x", NULL, y);
+}
+sb_status sb_hardsigmoid_backward(const sb_tensor *x, const sb_tensor *dy, sb_tensor *dx) {
+    SB_FPENV_GUARD();
+    act_ctx c = { .kind = (sb_act_kind)ACT_HARDSIGMOID, .backward = true };
+    return act_run("sb_hardsigmoid_backward", &c, x, "x", dy, dx);
+}
+
+sb_status sb_hardswish_forward(const sb_tensor *x, sb_tensor *y) {
+    SB_FPENV_GUARD();
+    act_ctx c = { .kind = (sb_act_kind)ACT_HARDSWISH };
+    return act_run("sb_hardswish_forward", &c, x, "x", NULL, y);
+}
+sb_status sb_hardswish_backward(const sb_tensor *x, const sb_tensor *dy, sb_tensor *dx) {
+    SB_FPENV_GUARD();
+    act_ctx c = { .kind = (sb_act_kind)ACT_HARDSWISH, .backward = true };
+    return act_run("sb_hardswish_backward", &c, x, "x", dy, dx);
 }

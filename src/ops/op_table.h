@@ -286,6 +286,30 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
        (const sb_tensor *x, float beta, float threshold, sb_tensor *y), \
        activation, NULL, SB_OP_NONE, sb_ref_softplus_forward, sb_softplus_backward, \
        "activation") \
+    OP(sb_hardtanh_forward, sb_status, \
+       (const sb_tensor *x, float min_val, float max_val, sb_tensor *y), \
+       activation, NULL, SB_OP_NONE, sb_ref_hardtanh_forward, sb_hardtanh_backward, \
+       "activation") \
+    OP(sb_hardtanh_backward, sb_status, \
+       (const sb_tensor *x, const sb_tensor *dy, float min_val, float max_val, sb_tensor *dx), \
+       activation, NULL, SB_OP_NONE, sb_ref_hardtanh_backward, SB_OP_NONE, \
+       "activation") \
+    OP(sb_hardsigmoid_forward, sb_status, \
+       (const sb_tensor *x, sb_tensor *y), \
+       activation, NULL, SB_OP_NONE, sb_ref_hardsigmoid_forward, sb_hardsigmoid_backward, \
+       "activation") \
+    OP(sb_hardsigmoid_backward, sb_status, \
+       (const sb_tensor *x, const sb_tensor *dy, sb_tensor *dx), \
+       activation, NULL, SB_OP_NONE, sb_ref_hardsigmoid_backward, SB_OP_NONE, \
+       "activation") \
+    OP(sb_hardswish_forward, sb_status, \
+       (const sb_tensor *x, sb_tensor *y), \
+       activation, NULL, SB_OP_NONE, sb_ref_hardswish_forward, sb_hardswish_backward, \
+       "activation") \
+    OP(sb_hardswish_backward, sb_status, \
+       (const sb_tensor *x, const sb_tensor *dy, sb_tensor *dx), \
+       activation, NULL, SB_OP_NONE, sb_ref_hardswish_backward, SB_OP_NONE, \
+       "activation") \
     OP(sb_softplus_backward, sb_status, \
        (const sb_tensor *x, const sb_tensor *dy, float beta, float threshold, sb_tensor *dx), \
        activation, NULL, SB_OP_NONE, sb_ref_softplus_backward, SB_OP_NONE, \

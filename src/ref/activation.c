@@ -133,3 +133,52 @@ void sb_ref_softplus_backward(int64_t n, const float *x, const float *dy, float 
         }
     }
 }
+
+/* ---- the piecewise-linear "hard" activations (PyTorch's CPU formulas) ---- */
+
+// x, y are (n,); min_val <= max_val, neither NaN
+void sb_ref_hardtanh_forward(int64_t n, const float *x, float min_val, float max_val, float *y) {
+    /* x itself inside [min_val, max_val] (so -0 stays -0 when min_val is 0:
+     * relu6(-0) = -0 as in PyTorch); NaN is returned as is. */
+    for (int64_t i = 0; i < n; i++) {
+        float v = x[i];
+        y[i] = v < min_val ? min_val : (v > max_val ? max_val : v);
+    }
+}
+
+void sb_ref_hardtanh_backward(int64_t n, const float *x, const float *dy, float min_val,
+                              float max_val, float *dx) {
+    /* PyTorch's vectorised hardtanh_backward: dy strictly inside, +0 at and
+     * beyond both kinks and for NaN x (its scalar tail loop passes dy for
+     * NaN instead; the vector rule is the one most elements get). */
+    for (int64_t i = 0; i < n; i++)
+        dx[i] = (x[i] > min_val && x[i] < max_val) ? dy[i] : 0.0f;
+}
+
+/* min(max(v, 0), 6) for v = x + 3: v is never -0 (x + 3 rounds to +0), and a
+ * NaN v stays NaN. */
+static inline float clamp_0_6(float v) { return v < 0.0f ? 0.0f : (v > 6.0f ? 6.0f : v); }
+
+void sb_ref_hardsigmoid_forward(int64_t n, const float *x, float *y) {
+    for (int64_t i = 0; i < n; i++) y[i] = clamp_0_6(x[i] + 3.0f) / 6.0f;
+}
+
+void sb_ref_hardsigmoid_backward(int64_t n, const float *x, const float *dy, float *dx) {
+    /* dy * (1/6 rounded) strictly inside (-3, 3); +0 elsewhere, NaN x included. */
+    for (int64_t i = 0; i < n; i++)
+        dx[i] = (x[i] > -3.0f && x[i] < 3.0f) ? dy[i] * SB_ONE_SIXTH : 0.0f;
+}
+
+void sb_ref_hardswish_forward(int64_t n, const float *x, float *y) {
+    for (int64_t i = 0; i < n; i++) y[i] = (x[i] * clamp_0_6(x[i] + 3.0f)) / 6.0f;
+}
+
+void sb_ref_hardswish_backward(int64_t n, const float *x, const float *dy, float *dx) {
+    /* PyTorch's vectorised hardswish_backward: +0 below -3, dy from 3 up,
+     * dy * (x / 3 + 0.5) on [-3, 3) and for NaN x (a NaN gradient). Its
+     * scalar tail loop differs at x = 3 (1.5 dy) and NaN (dy). */
+    for (int64_t i = 0; i < n; i++) {
+        float v = x[i];
+        dx[i] = v < -3.0f ? 0.0f : (v >= 3.0f ? dy[i] : dy[i] * (v / 3.0f + 0.5f));
+    }
+}

@@ -46,6 +46,16 @@ void sb_ref_gelu_backward(int64_t n, const float *x, const float *dy, bool appro
 void sb_ref_softplus_forward(int64_t n, const float *x, float beta, float threshold, float *y);
 void sb_ref_softplus_backward(int64_t n, const float *x, const float *dy, float beta,
                               float threshold, float *dx);
+void sb_ref_hardtanh_forward(int64_t n, const float *x, float min_val, float max_val, float *y);
+void sb_ref_hardtanh_backward(int64_t n, const float *x, const float *dy, float min_val,
+                              float max_val, float *dx);
+void sb_ref_hardsigmoid_forward(int64_t n, const float *x, float *y);
+void sb_ref_hardsigmoid_backward(int64_t n, const float *x, const float *dy, float *dx);
+void sb_ref_hardswish_forward(int64_t n, const float *x, float *y);
+void sb_ref_hardswish_backward(int64_t n, const float *x, const float *dy, float *dx);
+
+/* 1.0f / 6.0f rounded (0x3e2aaaab): hardsigmoid's gradient factor. */
+#define SB_ONE_SIXTH 0x1.555556p-3f
 
 /* GELU constants (bits stated in the contract). */
 #define SB_GELU_SQRT1_2 0x1.6a09e6p-1f     /* 1/sqrt(2)        0x3f3504f3 */

@@ -138,6 +138,13 @@ OPS = {
     "dropout_backward": (lambda: dict(dy=_f(2, 3), mask=ops.dropout(_f(2, 3), 0.5, True, 1, 2)[1],
                                       p=0.5, training=True), set()),
 }
+OPS["hardtanh"] = (lambda: dict(x=_f(2, 3), min_val=-0.5, max_val=0.5), _all("x", ELEMENTWISE_OK))
+OPS["hardtanh_backward"] = (lambda: dict(x=_f(2, 3), dy=_f(2, 3), min_val=-0.5, max_val=0.5),
+                            set())
+for _n in ("relu6", "hardsigmoid", "hardswish"):
+    OPS[_n] = (lambda: dict(x=_f(2, 3)), _all("x", ELEMENTWISE_OK))
+for _n in ("hardsigmoid_backward", "hardswish_backward"):
+    OPS[_n] = (lambda: dict(x=_f(2, 3), dy=_f(2, 3)), set())
 for _n in ("add", "sub", "mul", "div"):
     OPS[_n] = (lambda: dict(a=_f(2, 3), b=_f(2, 3, positive=True)), BROADCAST_OK)
 for _n in ("neg", "abs", "sqrt", "exp", "log", "square", "reciprocal", "relu", "tanh", "sigmoid",
@@ -187,6 +194,12 @@ FUNCTIONAL = {
 }
 for _n in ("relu", "tanh", "sigmoid", "gelu", "sqrt", "exp", "log"):
     FUNCTIONAL[_n] = (lambda: dict(input=_t(_f(2, 3, positive=True))),
+                      _all(["input"], ELEMENTWISE_OK))
+
+FUNCTIONAL["hardtanh"] = (lambda: dict(input=_t(_f(2, 3)), min_val=-0.5, max_val=0.5,
+                                       inplace=False), _all(["input"], ELEMENTWISE_OK))
+for _n in ("relu6", "hardsigmoid", "hardswish"):
+    FUNCTIONAL[_n] = (lambda: dict(input=_t(_f(2, 3)), inplace=False),
                       _all(["input"], ELEMENTWISE_OK))
 
 MODULES = {"ops": (ops, OPS), "nn.functional": (F, FUNCTIONAL)}

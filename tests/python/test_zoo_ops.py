@@ -141,3 +141,110 @@ def test_adaptive_modules_convert_and_run_strict():
     report = samebits.audit(m, x, print_report=False)
     assert not report.missing
     assert ("torch.nn.functional.adaptive_avg_pool2d", "<root>") in report.covered
+
+
+# ---- the hard activations ----------------------------------------------------
+
+HARD = [("relu6", lambda v, **k: SF.relu6(v, **k), lambda v, **k: F.relu6(v, **k)),
+        ("hardtanh", lambda v, **k: SF.hardtanh(v, -2.0, 1.5, **k),
+         lambda v, **k: F.hardtanh(v, -2.0, 1.5, **k)),
+        ("hardsigmoid", SF.hardsigmoid, F.hardsigmoid),
+        ("hardswish", SF.hardswish, F.hardswish)]
+
+
+def _hard_input():
+    torch.manual_seed(5)
+    # the kinks, signed zeros and non-finite values first (PyTorch's
+    # vectorised loop: its scalar tail treats NaN and x = 3 differently)
+    special = torch.tensor([-4.0, -3.0, -0.0, 0.0, 3.0, 4.0, 6.0, float("nan"), -2.0, 1.5,
+                            float("inf"), -float("inf"), 5.9999995, -2.9999998, 2.9999998, 6.0000005])
+    return torch.cat([special, torch.randn(4096) * 4])
+
+
+def _bits_equal(a, b):
+    same = (a.view(torch.int32) == b.view(torch.int32)) | (a.isnan() & b.isnan())
+    return bool(same.all())
+
+
+@pytest.mark.parametrize("name,sb_fn,t_fn", HARD, ids=[h[0] for h in HARD])
+def test_hard_activations_match_pytorch_bit_for_bit(name, sb_fn, t_fn):
+    x = _hard_input()
+    xs, xt = x.clone().requires_grad_(), x.clone().requires_grad_()
+    ys, yt = sb_fn(xs), t_fn(xt)
+    dy = torch.randn(x.shape)
+    ys.backward(dy)
+    yt.backward(dy)
+    assert _bits_equal(ys.detach(), yt.detach())
+    assert _bits_equal(xs.grad, xt.grad)
+
+
+@pytest.mark.parametrize("name,sb_fn,t_fn", HARD, ids=[h[0] for h in HARD])
+def test_hard_activations_inplace_is_honoured(name, sb_fn, t_fn):
+    x = _hard_input()
+    a = torch.randn(x.shape, requires_grad=True)
+    b = a.detach().clone().requires_grad_()
+    hs = a * 1.0  # not a leaf: in-place is allowed on it
+    ht = b * 1.0
+    out_s, out_t = sb_fn(hs, inplace=True), t_fn(ht, inplace=True)
+    assert out_s is hs and _bits_equal(hs.detach(), ht.detach())
+    dy = torch.randn(x.shape)
+    out_s.backward(dy)
+    out_t.backward(dy)
+    assert _bits_equal(a.grad, b.grad)
+    with pytest.raises(RuntimeError):  # PyTorch's rule for leaves, kept
+        sb_fn(torch.randn(3, requires_grad=True), inplace=True)
+
+
+def test_hard_activations_same_bits_at_every_setting():
+    x, dy = _hard_input(), torch.randn(4112)
+
+    def run():
+        return [ops.relu6(x), ops.hardtanh(x, -2.0, 1.5), ops.hardtanh_backward(x, dy, 0.0, 6.0),
+                ops.hardsigmoid(x), ops.hardsigmoid_backward(x, dy), ops.hardswish(x),
+                ops.hardswish_backward(x, dy)]
+    _same_everywhere(run)
+
+
+def test_hardtanh_arguments_are_checked():
+    with pytest.raises(ValueError, match="min_val"):
+        ops.hardtanh(torch.zeros(3), 1.0, -1.0)
+    with pytest.raises(samebits.SamebitsError, match="NaN"):
+        ops.hardtanh(torch.zeros(3), float("nan"), 1.0)
+
+
+class MobileBlock(torch.nn.Module):
+    """The activations as modules (in-place, as torchvision builds them) and
+    as F calls in forward code."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+        self.r6 = torch.nn.ReLU6(inplace=True)
+        self.hs = torch.nn.Hardswish(inplace=True)
+        self.hsig = torch.nn.Hardsigmoid()
+        self.ht = torch.nn.Hardtanh(-0.5, 0.5)
+        self.fc = torch.nn.Linear(4 * 5 * 5, 3)
+
+    def forward(self, x):
+        h = self.hs(self.r6(self.conv(x)))
+        h = self.ht(h) + self.hsig(h) * F.hardswish(h) + F.relu6(h) + F.hardtanh(h, -1.0, 2.0)
+        h = F.hardsigmoid(h, inplace=True)
+        return self.fc(h.flatten(1))
+
+
+def test_hard_activation_modules_convert_and_run_strict():
+    torch.manual_seed(4)
+    m = MobileBlock()
+    sb = samebits.from_torch_module(m)
+    for name in ("r6", "hs", "hsig", "ht"):
+        assert type(getattr(sb, name)).__module__ == "samebits.nn"
+    x = torch.randn(2, 3, 7, 7, requires_grad=True)
+    out, fwd, bwd = _run_profiled(sb, x, torch.tensor([0, 2]))
+    assert _computing(_aten_ops(fwd), False) == []
+    assert _computing(_aten_ops(bwd), True) == []
+    assert torch.allclose(out, m(x), rtol=1e-4, atol=1e-5)
+    report = samebits.audit(m, x, print_report=False)
+    assert not report.missing
+    covered = {op for op, _ in report.covered}
+    assert {"torch.nn.functional.relu6", "torch.nn.functional.hardtanh",
+            "torch.nn.functional.hardswish", "torch.nn.functional.hardsigmoid"} <= covered

@@ -20,7 +20,8 @@ from .. import random as _random
 
 __all__ = ["Linear", "Conv2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "CrossEntropyLoss",
            "MSELoss", "GELU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Dropout", "ReLU",
-           "MaxPool2d", "AvgPool2d", "AdaptiveMaxPool2d", "AdaptiveAvgPool2d", "functional"]
+           "MaxPool2d", "AvgPool2d", "AdaptiveMaxPool2d", "AdaptiveAvgPool2d", "Hardtanh", "ReLU6", "Hardsigmoid",
+           "Hardswish", "functional"]
 
 class Linear(torch.nn.Linear):
     """y = x W^T + b; every element one fmaf chain over the inputs."""
@@ -156,6 +157,28 @@ class AvgPool2d(torch.nn.AvgPool2d):
     def forward(self, input):
         return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
+
+
+class Hardtanh(torch.nn.Hardtanh):
+    """inplace=True is honoured (the input takes the result's bits)."""
+
+    def forward(self, input):
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
+
+
+class ReLU6(torch.nn.ReLU6):
+    def forward(self, input):
+        return F.relu6(input, self.inplace)
+
+
+class Hardsigmoid(torch.nn.Hardsigmoid):
+    def forward(self, input):
+        return F.hardsigmoid(input, self.inplace)
+
+
+class Hardswish(torch.nn.Hardswish):
+    def forward(self, input):
+        return F.hardswish(input, self.inplace)
 
 
 class AdaptiveMaxPool2d(torch.nn.AdaptiveMaxPool2d):

@@ -20,7 +20,7 @@ from .. import ops as _ops
 from .._convert import to_np, to_np_index
 
 __all__ = ["linear", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_max_pool2d",
-           "adaptive_avg_pool2d", "relu", "tanh", "sigmoid", "gelu",
+           "adaptive_avg_pool2d", "relu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "tanh", "sigmoid", "gelu",
            "softmax", "log_softmax", "cross_entropy", "mse_loss", "batch_norm", "layer_norm",
            "dropout", "mm", "div", "sqrt", "exp", "log", "sum", "mean"]
 
@@ -209,7 +209,21 @@ _ACT = {
     "tanh": ("sb_tanh_forward", "sb_tanh_backward", True),
     "sigmoid": ("sb_sigmoid_forward", "sb_sigmoid_backward", True),
     "gelu": ("sb_gelu_forward", "sb_gelu_backward", False),
+    "hardtanh": ("sb_hardtanh_forward", "sb_hardtanh_backward", False),
+    "hardsigmoid": ("sb_hardsigmoid_forward", "sb_hardsigmoid_backward", False),
+    "hardswish": ("sb_hardswish_forward", "sb_hardswish_backward", False),
 }
+
+
+def _maybe_inplace(input, name, extra, inplace, fn):
+    """inplace=True is honoured: samebits computes from an exact clone of
+    input (what the backward saves), then input takes the result's bits by
+    an exact copy, which autograd records as a copy (PyTorch's own rules
+    then apply: a leaf that requires grad is refused)."""
+    if not _ops._flag(inplace, fn, "inplace"):
+        return _Activation.apply(input, name, extra)
+    y = _Activation.apply(input.clone(), name, extra)
+    return input.copy_(y)
 
 
 def relu(input, inplace=False):
@@ -222,6 +236,27 @@ def relu(input, inplace=False):
         raise NotImplementedError("samebits.nn.functional.relu: inplace=True is not supported; use "
                                   "the returned tensor (y = relu(x))")
     return _Activation.apply(input, "relu", ())
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """x clamped to [min_val, max_val] (NaN, and -0 inside the range, kept);
+    the gradient is dy strictly inside, +0 at the kinks and beyond."""
+    fn = "nn.functional.hardtanh"
+    return _maybe_inplace(input, "hardtanh", _ops._hardtanh_range(min_val, max_val, fn), inplace,
+                          fn)
+
+
+def relu6(input, inplace=False):
+    """hardtanh(input, 0, 6)."""
+    return _maybe_inplace(input, "hardtanh", (0.0, 6.0), inplace, "nn.functional.relu6")
+
+
+def hardsigmoid(input, inplace=False):
+    return _maybe_inplace(input, "hardsigmoid", (), inplace, "nn.functional.hardsigmoid")
+
+
+def hardswish(input, inplace=False):
+    return _maybe_inplace(input, "hardswish", (), inplace, "nn.functional.hardswish")
 
 
 def tanh(input):
