@@ -211,12 +211,17 @@ static sb_status ocl_unary_backward(const sb_backend *be, sb_unary_op op, const 
 }
 
 static const char *act_name(const sb_act_args *a) {
+    /* indexed by sb_act_kind: one name per kind */
     static const char *fwd[] = {"relu_forward", "leaky_relu_forward", "tanh_forward",
                                 "sigmoid_forward", "silu_forward", "gelu_forward",
-                                "softplus_forward"};
+                                "softplus_forward", "hardtanh_forward", "hardsigmoid_forward",
+                                "hardswish_forward"};
     static const char *bwd[] = {"relu_backward", "leaky_relu_backward", "tanh_backward",
                                 "sigmoid_backward", "silu_backward", "gelu_backward",
-                                "softplus_backward"};
+                                "softplus_backward", "hardtanh_backward", "hardsigmoid_backward",
+                                "hardswish_backward"};
+    _Static_assert(sizeof fwd / sizeof *fwd == SB_ACT_HARDSWISH + 1, "a name per kind");
+    _Static_assert(sizeof bwd / sizeof *bwd == SB_ACT_HARDSWISH + 1, "a name per kind");
     return a->backward ? bwd[a->kind] : fwd[a->kind];
 }
 
