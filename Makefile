@@ -78,7 +78,7 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_SUPPORT := $(sort $(wildcard tests/support/*.c))
 TEST_SUPPORT_OBJ := $(TEST_SUPPORT:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all lib cli examples tests test test-plain test-asan verify-math deps install clean demo
+.PHONY: all lib cli examples tests test test-plain test-asan test-zoo verify-math deps install clean demo
 
 all: lib cli
 
@@ -148,6 +148,14 @@ test-asan:
 	  EXTRA_LDLIBS="-fsanitize=address,undefined" tests
 	@SB_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 tests/run.sh build-asan
+
+# The torchvision zoo at full breadth (tests/python/test_zoo.py with
+# SB_TEST_ZOO=full: resnet18, vgg11_bn, mobilenet_v2, squeezenet1_1,
+# mobilenet_v3_small on 2x3x64x64, every ISA level and 1/2/3 threads; several
+# minutes). `make test` runs its quick subset (squeezenet1_1).
+test-zoo: lib
+	SAMEBITS_LIB=$(abspath $(BUILD))/libsamebits.so SB_TEST_ZOO=full PYTHONDONTWRITEBYTECODE=1 \
+	  $(or $(PYTHON),/usr/bin/python3) -m pytest -q -p no:cacheprovider tests/python/test_zoo.py
 
 # Exhaustive proof that every correctly rounded function is correctly rounded
 # on all 2^32 inputs (see docs/MATH-VERIFICATION.md). Shard with
