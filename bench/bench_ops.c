@@ -75,7 +75,7 @@ static void sum_ref(void *c) { (void)c; /* the scalar streaming accumulator, one
     for (int64_t i = 0; i < SUM_N; i++) sb_sum_add(&acc, xs[i]);
     sum_result = sb_sum_result(&acc);
 }
-static void sum_fast(void *c) { (void)c; sum_result = sb_ssum(SUM_N, xs, 1); }
+static void sum_fast(void *c) { (void)c; (void)sb_ssum(SUM_N, xs, 1, &sum_result); }
 
 static void relu_f_ref(void *c) { (void)c; sb_ref_relu_forward(RELU_N, xs, outs); }
 static void relu_f_fast(void *c) {

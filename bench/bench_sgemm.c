@@ -78,8 +78,8 @@ int main(void) {
             sb_ref_sgemm('N', 'N', m, n, k, a, k, b, n, r, n, false);
             for (int t = 1; t <= 2; t++) {
                 sb_set_num_threads(t);
-                sb_sgemm('N', 'N', m, n, k, a, k, b, n, c, n);
-                if (memcmp(c, r, (size_t)(m * n) * 4) != 0) all_same = false;
+                if (sb_sgemm('N', 'N', m, n, k, a, k, b, n, c, n) != SB_OK ||
+                    memcmp(c, r, (size_t)(m * n) * 4) != 0) all_same = false;
             }
             free(r);
         }

@@ -69,6 +69,18 @@ static inline uint32_t sb_test_bits(float x) {
               sb_last_error());                                                \
     } while (0)
 
+/* sb_ssum's result, with its status counted as one check (a failed call
+ * gives a quiet NaN, which no CHECK_BITS against a real sum accepts). */
+static inline float sb_test_ssum(int64_t n, const float *x, int64_t incx) {
+    float s;
+    uint32_t nan_bits = 0x7fc00000u;
+    memcpy(&s, &nan_bits, sizeof s);
+    sb_status st = sb_ssum(n, x, incx, &s);
+    CHECK(st == SB_OK, "sb_ssum(n = %lld, incx = %lld) returned %s: %s", (long long)n,
+          (long long)incx, sb_status_name(st), sb_last_error());
+    return s;
+}
+
 static inline int sb_test_quick(void) {
     const char *q = getenv("SB_TEST_QUICK");
     return q && *q && *q != '0';

@@ -712,10 +712,14 @@ static void bad_sizes_and_kernels(void) {
     BAD(sb_sgemm, sb_sgemm('N', 'N', (int64_t)1 << 40, 2, 2, x, (int64_t)1 << 40, x, 2, c, 2), SB_ERR_ARG, "too large");
     BAD(sb_sgemm, sb_sgemm('N', 'N', 2, 2, 2, x, 2, x, 2, x + 1, 2), SB_ERR_ARG, "overlaps");
     for (int i = 0; i < 8; i++) CHECK(c[i] == -1.0f, "refused sgemm wrote c[%d]", i);
-    cover("sb_ssum");
-    CHECK(sb_ssum(-1, x, 1) != sb_ssum(-1, x, 1) && names_it("sb_ssum", "n = -1"), "ssum n<0: %s", sb_last_error());
-    CHECK(sb_ssum(4, x, 0) != sb_ssum(4, x, 0) && names_it("sb_ssum", "incx"), "ssum incx: %s", sb_last_error());
-    CHECK(sb_ssum((int64_t)1 << 62, x, 4) != 0.0f && names_it("sb_ssum", "incx"), "ssum n*incx: %s", sb_last_error());
+    float sum = -1.0f;
+    BAD(sb_ssum, sb_ssum(-1, x, 1, &sum), SB_ERR_ARG, "n = -1");
+    BAD(sb_ssum, sb_ssum(4, x, 0, &sum), SB_ERR_ARG, "incx");
+    BAD(sb_ssum, sb_ssum(4, NULL, 1, &sum), SB_ERR_NULL, "x is NULL");
+    BAD(sb_ssum, sb_ssum(4, x, 1, NULL), SB_ERR_NULL, "out is NULL");
+    BAD(sb_ssum, sb_ssum((int64_t)1 << 62, x, 4, &sum), SB_ERR_ARG, "incx");
+    BAD(sb_ssum, sb_ssum(INT64_MAX, x, INT64_MAX, &sum), SB_ERR_ARG, "incx");
+    CHECK(sum == -1.0f, "refused ssum wrote its out");
 
     ANSWERS(sb_status_name, strcmp(sb_status_name((sb_status)999), "unknown status") == 0);
     sb_tensor_new(NULL, SB_F32, 0, NULL);

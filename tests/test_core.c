@@ -47,12 +47,12 @@ static void test_canonical_sum(void) {
         int64_t n = sizes[s];
         if (n > max_n) continue;
         CHECK_BITS(sb_sum_canonical(x, n, 1), ref_canonical(x, n), "n = %lld", (long long)n);
-        CHECK_BITS(sb_ssum(n, x, 1), ref_canonical(x, n), "sb_ssum n = %lld", (long long)n);
+        CHECK_BITS(sb_test_ssum(n, x, 1), ref_canonical(x, n), "sb_ssum n = %lld", (long long)n);
     }
     /* strided: every third element */
     float *y = malloc(20000 * sizeof *y);
     for (int i = 0; i < 20000; i++) y[i] = x[3 * i];
-    CHECK_BITS(sb_ssum(20000, x, 3), ref_canonical(y, 20000), "stride 3");
+    CHECK_BITS(sb_test_ssum(20000, x, 3), ref_canonical(y, 20000), "stride 3");
     free(y);
 
     /* The order is observable: left-to-right gives 0 here, the canonical
@@ -62,23 +62,23 @@ static void test_canonical_sum(void) {
     CHECK_BITS(naive, 1.0f, "naive order reference");
     float lanes_ab[33] = {0};
     lanes_ab[0] = 1e8f; lanes_ab[32] = -1e8f; lanes_ab[1] = 1.0f;
-    CHECK_BITS(sb_ssum(33, lanes_ab, 1), 1.0f, "lane 0 cancels exactly before the tree");
-    CHECK_BITS(sb_ssum(4, z, 1), ref_block(z, 4), "4 elements");
-    CHECK_BITS(sb_ssum(4, z, 1), 2.0f, "tree order: (1e8 + -1e8) + (1 + 1)");
+    CHECK_BITS(sb_test_ssum(33, lanes_ab, 1), 1.0f, "lane 0 cancels exactly before the tree");
+    CHECK_BITS(sb_test_ssum(4, z, 1), ref_block(z, 4), "4 elements");
+    CHECK_BITS(sb_test_ssum(4, z, 1), 2.0f, "tree order: (1e8 + -1e8) + (1 + 1)");
 
     /* zero signs: the empty sum is +0, a sum of -0s is -0, -0 + +0 = +0 */
     float mz[40];
     for (int i = 0; i < 40; i++) mz[i] = -0.0f;
-    CHECK_BITS(sb_ssum(0, mz, 1), 0.0f, "empty sum");
-    CHECK_BITS(sb_ssum(40, mz, 1), -0.0f, "sum of -0");
+    CHECK_BITS(sb_test_ssum(0, mz, 1), 0.0f, "empty sum");
+    CHECK_BITS(sb_test_ssum(40, mz, 1), -0.0f, "sum of -0");
     mz[7] = 0.0f;
-    CHECK_BITS(sb_ssum(40, mz, 1), 0.0f, "-0s and one +0");
+    CHECK_BITS(sb_test_ssum(40, mz, 1), 0.0f, "-0s and one +0");
     /* special values */
     float sp[3] = {INFINITY, 1.0f, -INFINITY};
-    CHECK(isnan(sb_ssum(3, sp, 1)), "inf + -inf is NaN");
+    CHECK(isnan(sb_test_ssum(3, sp, 1)), "inf + -inf is NaN");
     float sub[64];
     for (int i = 0; i < 64; i++) sub[i] = 0x1p-149f;
-    CHECK_BITS(sb_ssum(64, sub, 1), 0x1p-143f, "subnormals are not flushed");
+    CHECK_BITS(sb_test_ssum(64, sub, 1), 0x1p-143f, "subnormals are not flushed");
 
     /* streaming in pieces equals one pass; reading the result twice is harmless */
     sb_sum_acc acc;
@@ -90,9 +90,19 @@ static void test_canonical_sum(void) {
 
     /* bad input */
     sb_clear_error();
-    CHECK(isnan(sb_ssum(-1, x, 1)) && strstr(sb_last_error(), "negative"), "n < 0: %s", sb_last_error());
-    CHECK(isnan(sb_ssum(5, NULL, 1)) && strstr(sb_last_error(), "x is NULL"), "NULL: %s", sb_last_error());
-    CHECK(isnan(sb_ssum(5, x, 0)) && strstr(sb_last_error(), "incx"), "incx 0: %s", sb_last_error());
+    float out = 42.0f;
+    CHECK_ERROR(sb_ssum(-1, x, 1, &out), SB_ERR_ARG, "negative");
+    CHECK_ERROR(sb_ssum(5, NULL, 1, &out), SB_ERR_NULL, "x is NULL");
+    CHECK_ERROR(sb_ssum(5, x, 0, &out), SB_ERR_ARG, "incx");
+    CHECK_ERROR(sb_ssum(5, x, 1, NULL), SB_ERR_NULL, "out is NULL");
+    /* (n-1)*incx past INT64_MAX: refused before any address is formed */
+    CHECK_ERROR(sb_ssum(INT64_C(4611686018427387904), x, 4, &out), SB_ERR_ARG, "too large");
+    CHECK_ERROR(sb_ssum(INT64_MAX, x, INT64_MAX, &out), SB_ERR_ARG, "too large");
+    CHECK_BITS(out, 42.0f, "nothing written on error");
+    /* a NaN sum is a result, with SB_OK */
+    float nanx[3] = {1.0f, INFINITY, -INFINITY};
+    CHECK_OK(sb_ssum(3, nanx, 1, &out));
+    CHECK(isnan(out), "NaN sum returned with SB_OK");
     free(x);
 }
 

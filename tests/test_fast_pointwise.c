@@ -114,7 +114,7 @@ static void test_canonical_sum(void) {
             int64_t n = sizes[s];
             for (int64_t stride = 1; stride <= 3; stride += 2) {
                 float want = plain_canonical(x, n, stride);
-                CHECK_BITS(sb_ssum(n, x, stride), want, "sb_ssum n=%lld stride=%lld [%s]",
+                CHECK_BITS(sb_test_ssum(n, x, stride), want, "sb_ssum n=%lld stride=%lld [%s]",
                            (long long)n, (long long)stride, cfg);
             }
             /* streaming with ragged pieces must equal the whole */
@@ -144,18 +144,18 @@ static void test_canonical_sum(void) {
         for (int64_t i = 0; i < n; i++) big[i] = x[i % maxn] * (float)(1 + i % 7);
         float want = plain_canonical(big, n, 1);
         sb_set_num_threads(1);
-        CHECK_BITS(sb_ssum(n, big, 1), want, "8M sum, 1 thread");
+        CHECK_BITS(sb_test_ssum(n, big, 1), want, "8M sum, 1 thread");
         sb_set_num_threads(4);
-        CHECK_BITS(sb_ssum(n, big, 1), want, "8M sum, 4 threads");
+        CHECK_BITS(sb_test_ssum(n, big, 1), want, "8M sum, 4 threads");
         sb_test_config_reset();
         free(big);
     }
     /* signed zeros and NaN */
     float z[100];
     for (int i = 0; i < 100; i++) z[i] = -0.0f;
-    CHECK_BITS(sb_ssum(100, z, 1), -0.0f, "sum of -0 is -0");
+    CHECK_BITS(sb_test_ssum(100, z, 1), -0.0f, "sum of -0 is -0");
     z[77] = sb_test_from_bits(0x7fc00000u);
-    CHECK(isnan(sb_ssum(100, z, 1)), "NaN propagates");
+    CHECK(isnan(sb_test_ssum(100, z, 1)), "NaN propagates");
     free(x);
 }
 

@@ -309,9 +309,9 @@ static void run_ops(work *w) {
     bad += sb_matmul(w->ga, w->gb, false, true, w->gc) != SB_OK;
     bad += sb_sgemm('T', 'N', GEMM_M, GEMM_N, GEMM_K, w->sa, GEMM_M, w->sb, GEMM_N, w->sc,
                     GEMM_N) != SB_OK;
-    w->sum_out[0] = sb_ssum(SUM_N, w->sum_in, 1);
-    w->sum_out[1] = sb_ssum(SUM_N / 3, w->sum_in, 3);
-    w->sum_out[2] = sb_ssum(1000, w->sum_in + 1, 1);
+    bad += sb_ssum(SUM_N, w->sum_in, 1, &w->sum_out[0]) != SB_OK;
+    bad += sb_ssum(SUM_N / 3, w->sum_in, 3, &w->sum_out[1]) != SB_OK;
+    bad += sb_ssum(1000, w->sum_in + 1, 1, &w->sum_out[2]) != SB_OK;
 
     sb_conv2d_params cp = SB_CONV2D_PARAMS_DEFAULT;
     cp.pad_h = cp.pad_w = 1;

@@ -159,7 +159,7 @@ static void test_ssum(void) {
         float *x = malloc((size_t)(3 * n + 1) * sizeof *x);
         for (int64_t i = 0; i < 3 * n + 1; i++) x[i] = frand(-1.0f, 1.0f) * (i % 7 == 0 ? 1e5f : 1.0f);
         for (int inc = 1; inc <= 3; inc++)
-            CHECK_BITS(sb_ssum(n, x, inc), canon_s(x, n, inc), "sb_ssum n=%lld incx=%d", (long long)n, inc);
+            CHECK_BITS(sb_test_ssum(n, x, inc), canon_s(x, n, inc), "sb_ssum n=%lld incx=%d", (long long)n, inc);
         free(x);
     }
 }

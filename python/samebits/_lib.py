@@ -359,7 +359,7 @@ _SIGS = {
                                ctypes.POINTER(ctypes.c_size_t)]),
     "sb_module_hash": (_i, [_P, ctypes.c_char_p]),
     "sb_sgemm": (_i, [ctypes.c_char, ctypes.c_char, _i64, _i64, _i64, _P, _i64, _P, _i64, _P, _i64]),
-    "sb_ssum": (_f, [_i64, _P, _i64]),
+    "sb_ssum": (_i, [_i64, _P, _i64, ctypes.POINTER(_f)]),
     "sb_expf": (_f, [_f]),
     "sb_logf": (_f, [_f]),
     "sb_tanhf": (_f, [_f]),

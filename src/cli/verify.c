@@ -842,7 +842,8 @@ static sb_status run_ssum(run_ctx *r) {
     sb_tensor *x, *y;
     SB_TRY(input(r, &x, &s, 1));
     SB_TRY(tnew(r, &y, SB_F32, &one));
-    *(float *)y->data = sb_ssum(n, x->data, inc);
+    if (sb_ssum(n, x->data, inc, (float *)y->data) != SB_OK)
+        return sb_fail(SB_ERR_INTERNAL, "sb_ssum failed: %s", sb_last_error());
     return out(r, "forward", y);
 }
 

@@ -490,13 +490,13 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
         sb_tensor *exp_avg, sb_tensor *exp_avg_sq, sb_tensor *max_exp_avg_sq), \
        optim, NULL, SB_OP_NONE, sb_ref_adam_update, SB_OP_NONE, \
        "adam") \
-    OP(sb_sgemm, int, \
+    OP(sb_sgemm, sb_status, \
        (char transa, char transb, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, \
         const float *b, int64_t ldb, float *c, int64_t ldc), \
        kernels, NULL, SB_OP_NONE, sb_ref_sgemm, SB_OP_NONE, \
        "sgemm") \
-    OP(sb_ssum, float, \
-       (int64_t n, const float *x, int64_t incx), \
+    OP(sb_ssum, sb_status, \
+       (int64_t n, const float *x, int64_t incx, float *out), \
        kernels, NULL, SB_OP_NONE, sb_sum_canonical, SB_OP_NONE, \
        "ssum") \
     OP(sb_expf, float, \

@@ -26,7 +26,10 @@ lib = _lib.lib
 def ssum(v):
     """The canonical sum of a 1-D float32 array, by the C raw-buffer entry point."""
     v = np.ascontiguousarray(v, dtype=np.float32)
-    return np.float32(lib.sb_ssum(v.size, ctypes.c_void_p(v.ctypes.data), 1))
+    out = ctypes.c_float()
+    rc = lib.sb_ssum(v.size, ctypes.c_void_p(v.ctypes.data), 1, ctypes.byref(out))
+    assert rc == 0, lib.sb_last_error()
+    return np.float32(out.value)
 
 
 def elementwise(fn, x):
