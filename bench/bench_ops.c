@@ -13,6 +13,7 @@
 #include "core/canonical_sum.h"
 #include "cpu/ops_internal.h"
 #include "ref/ref_loss.h"
+#include "ref/ref_optim.h"
 #include "ref/ref_pointwise.h"
 #include "samebits.h"
 

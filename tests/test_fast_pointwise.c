@@ -12,6 +12,7 @@
 #include "cpu/ops_internal.h"
 #include "harness.h"
 #include "ref/ref_loss.h"
+#include "ref/ref_optim.h"
 #include "ref/ref_pointwise.h"
 #include "ops/validate.h"
 #include "samebits.h"

@@ -130,13 +130,7 @@ void sb_cpu_cross_entropy_backward(const float *logits, const int64_t *targets, 
                                    int64_t C, sb_loss_reduction reduction, float label_smoothing,
                                    int64_t ignore_index, const float *dloss, float *dlogits);
 
-/* ---- optim.c (the element loops of src/optim/{adam,sgd}.c) -------------------
- * The reference loops themselves live in src/optim/ and are declared here
- * so that the differential tests can call them. */
-void sb_ref_adam_update(const sb_adam_factors *f, bool first, int64_t n, float *param,
-                        const float *grad, float *m_buf, float *v_buf, float *vmax_buf);
-void sb_ref_sgd_update(const sb_sgd_factors *f, bool nesterov, bool maximize, bool first,
-                       int64_t n, float *param, const float *grad, float *buf);
+/* ---- optim.c (sb_ref_* of src/ref/ref_optim.h) --------------------------------- */
 void sb_cpu_adam(const sb_adam_factors *f, bool first, int64_t n, float *param,
                  const float *grad, float *m, float *v, float *vmax);
 void sb_cpu_sgd(const sb_sgd_factors *f, bool nesterov, bool maximize, bool first, int64_t n,

@@ -4,7 +4,8 @@
  *
  * Every "a + alpha*b" of PyTorch's SGD is its add(..., alpha=) kernel, which
  * PyTorch's vectorised CPU code evaluates as one fused multiply-add; the
- * contract fixes exactly that, so each such step here is an explicit fmaf. */
+ * contract fixes exactly that, so each such step here is an explicit fmaf.
+ * The element loop is sb_ref_sgd_update (src/ref/optim.c). */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -109,25 +110,6 @@ sb_status sb_sgd_factors_for(const sb_sgd_config *cfg, sb_sgd_factors *out) {
 }
 
 /* ---- the update ------------------------------------------------------------- */
-
-/* param, grad, buf are (n); buf is used only when f->use_momentum. The
- * reference element loop (the fast one is sb_cpu_sgd, src/cpu/optim.c). */
-void sb_ref_sgd_update(const sb_sgd_factors *f, bool nesterov, bool maximize, bool first,
-                       int64_t n, float *param, const float *grad, float *buf) {
-    for (int64_t i = 0; i < n; i++) {
-        float p = param[i];
-        float g = maximize ? -grad[i] : grad[i];
-        if (f->use_weight_decay) g = fmaf(p, f->weight_decay, g);
-        if (f->use_momentum) {
-            // PyTorch clones the gradient into a fresh buffer on the first step,
-            // so dampening does not apply to it.
-            float b = first ? g : fmaf(g, f->one_minus_dampening, buf[i] * f->momentum);
-            buf[i] = b;
-            g = nesterov ? fmaf(b, f->momentum, g) : b;
-        }
-        param[i] = fmaf(g, f->neg_lr, p);
-    }
-}
 
 static sb_status sgd_check_step(const char *fn, const sb_sgd_config *cfg, int64_t step) {
     SB_TRY(sgd_check(fn, cfg));
