@@ -62,11 +62,13 @@ else
     for o in $objs; do
         src=${o#"$build/obj/"}; src=${src%.o}
         for ext in c cu; do [ -f "$src.$ext" ] && src="$src.$ext" && break; done
+        [ -f "$src" ] || continue # a stale object whose source is gone
         nm -g --defined-only "$o" 2>/dev/null | awk -v s="$src" '$2 == "T" { print $3, s }'
     done | sort -u > "$tmp/defs"
     for o in $objs; do
         src=${o#"$build/obj/"}; src=${src%.o}
         for ext in c cu; do [ -f "$src.$ext" ] && src="$src.$ext" && break; done
+        [ -f "$src" ] || continue # a stale object whose source is gone
         mine=$(layer_of "$(echo "$src" | cut -d/ -f2)")
         nm -u "$o" 2>/dev/null | awk '{ print $2 }' | grep '^sb_' | sort -u > "$tmp/undef"
         join "$tmp/undef" "$tmp/defs" | while read -r sym def; do

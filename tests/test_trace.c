@@ -10,10 +10,16 @@
  * 4. API misuse gives specific errors; an aborted trace leaves no file.
  * 5. The reader refuses every truncation and every single-byte change of a
  *    small trace file (untrusted input): never a crash, never a clean read.
+ * 6. Resource limits: a record whose values inflate (128 MiB of zeros from
+ *    a file of ~130 KB) is refused before its values are allocated, unless
+ *    the reader's limit is raised; a FIFO is refused without blocking.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 #include "harness.h"
 #include "samebits/trace.h"
 #include "samebits/train.h"
@@ -337,6 +343,87 @@ static void test_damage(void) {
               strstr(sb_last_error(), "truncated"), "header-only trace: %s", sb_last_error());
 }
 
+static void put_le(unsigned char *p, uint64_t v) {
+    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* A trace whose first record is float32 [n] of zeros, deflated at level 9:
+ * the file is about n*4/1032 bytes. The record's hash is left zero (wrong),
+ * so only a reader that inflates the values can notice. */
+static bool write_inflating_trace(const char *path, int64_t n) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return false;
+    unsigned char head[16] = "SBTRACE1\1\0\0\0\0\0\0\0", rec[1 + 8 + 8 + 1 + 3 + 2 + 8 + 32];
+    fwrite(head, 1, 16, f);
+    unsigned char *p = rec;
+    *p++ = 'R';
+    put_le(p, 0); p += 8;
+    put_le(p, 0); p += 8;
+    *p++ = 3;
+    memcpy(p, "big", 3); p += 3;
+    *p++ = SB_F32;
+    *p++ = 1;
+    put_le(p, (uint64_t)n); p += 8;
+    memset(p, 0, 32);
+    fwrite(rec, 1, sizeof rec, f);
+    /* deflate the zeros a chunk at a time, then write zlen and the stream */
+    size_t cap = (size_t)n * 4 / 1000 + 4096, zlen = 0;
+    unsigned char *z = malloc(cap), *zeros = calloc(1, (size_t)1 << 20);
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    bool ok = z && zeros && deflateInit(&zs, 9) == Z_OK;
+    zs.next_out = z;
+    zs.avail_out = (uInt)cap;
+    for (int64_t left = n * 4; ok && left >= 0; left -= (int64_t)1 << 20) {
+        zs.next_in = zeros;
+        zs.avail_in = (uInt)(left < ((int64_t)1 << 20) ? left : ((int64_t)1 << 20));
+        int rc = deflate(&zs, left <= ((int64_t)1 << 20) ? Z_FINISH : Z_NO_FLUSH);
+        ok = rc == Z_OK || rc == Z_STREAM_END;
+        if (rc == Z_STREAM_END) break;
+    }
+    zlen = cap - zs.avail_out;
+    deflateEnd(&zs);
+    unsigned char zl[8];
+    put_le(zl, zlen);
+    if (ok) { fwrite(zl, 1, 8, f); fwrite(z, 1, zlen, f); }
+    free(z);
+    free(zeros);
+    return fclose(f) == 0 && ok;
+}
+
+static void test_limits(void) {
+    char p[96];
+    path_in(p, sizeof p, "inflating.trace");
+    int64_t n = (int64_t)1 << 25; /* 128 MiB of float32 zeros */
+    CHECK(write_inflating_trace(p, n), "cannot write %s", p);
+    struct stat st;
+    CHECK(stat(p, &st) == 0 && st.st_size < 200000, "the crafted trace is %lld bytes", (long long)st.st_size);
+    sb_trace_reader *r;
+    sb_trace_entry e;
+    bool done;
+    /* the default limit refuses the record before reading its values */
+    CHECK_OK(sb_trace_reader_open_path(&r, p));
+    CHECK_ERROR(sb_trace_reader_next(r, &e, &done), SB_ERR_RANGE, "limit of 67108864");
+    CHECK(strstr(sb_last_error(), "134217728 bytes") != NULL, "message: %s", sb_last_error());
+    sb_trace_reader_free(r);
+    /* raised, the record is read; its (wrong) hash is what stops it */
+    CHECK_OK(sb_trace_reader_open_path(&r, p));
+    CHECK_ERROR(sb_trace_reader_set_max_values(r, 0), SB_ERR_ARG, "max_bytes");
+    CHECK_ERROR(sb_trace_reader_set_max_values(NULL, 1), SB_ERR_NULL, "r is NULL");
+    CHECK_OK(sb_trace_reader_set_max_values(r, (uint64_t)256 << 20));
+    CHECK_OK(sb_trace_reader_next(r, &e, &done));
+    CHECK(!done && e.numel == n, "the record under a raised limit");
+    CHECK_ERROR(sb_trace_reader_values(r, &e), SB_ERR_FORMAT, "hash");
+    sb_trace_reader_free(r);
+    /* a FIFO is refused without blocking (no writer ever opens it) */
+    path_in(p, sizeof p, "fifo");
+    CHECK(mkfifo(p, 0600) == 0, "mkfifo: %s", strerror(errno));
+    r = NULL;
+    CHECK_ERROR(sb_trace_reader_open_path(&r, p), SB_ERR_IO, "a FIFO (named pipe), not a regular file");
+    CHECK(r == NULL, "nothing returned for a FIFO");
+    CHECK_ERROR(sb_trace_reader_open_path(&r, dir), SB_ERR_IO, "a directory");
+}
+
 int main(int argc, char **argv) {
     (void)argc;
     SB_TEST_MAIN_NAME(argv[0]);
@@ -347,6 +434,7 @@ int main(int argc, char **argv) {
     test_runs();
     test_values_and_api();
     test_damage();
+    test_limits();
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
     return sb_test_finish();

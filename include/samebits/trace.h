@@ -82,7 +82,15 @@ typedef struct sb_trace_entry {
 /* `name` is used in messages (a path, say). The reader takes over nothing:
  * close fp yourself after sb_trace_reader_free. */
 SB_API sb_status sb_trace_reader_open(sb_trace_reader **out, FILE *fp, const char *name);
+/* path must be a regular file: a FIFO or device is refused (SB_ERR_IO)
+ * without blocking. */
 SB_API sb_status sb_trace_reader_open_path(sb_trace_reader **out, const char *path);
+/* Records whose values take more than max_bytes (uncompressed) are refused
+ * with SB_ERR_RANGE before anything is allocated for them: a small file can
+ * claim a huge record (deflate compresses zeros 1032:1). The default is
+ * SB_TRACE_MAX_VALUES_DEFAULT; max_bytes must be 1..SIZE_MAX/2. */
+#define SB_TRACE_MAX_VALUES_DEFAULT ((uint64_t)64 << 20)
+SB_API sb_status sb_trace_reader_set_max_values(sb_trace_reader *r, uint64_t max_bytes);
 SB_API void sb_trace_reader_free(sb_trace_reader *r);
 /* Next record into *e: *done is true (and e untouched) after the last one,
  * once the trailer's record count and checksum have been verified. */

@@ -3,7 +3,9 @@
  * identical, 1 at the first difference, 2 for a bad or damaged file. Both
  * files are checked completely (trailer and checksum) before any comparison,
  * so a damaged file is never mistaken for a divergence. */
+#include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli/cli.h"
@@ -12,12 +14,25 @@
 
 static int trace_error(void) {
     fprintf(stderr, "samebits trace-diff: %s\n", sb_last_error());
+    if (strstr(sb_last_error(), "limit of"))
+        fprintf(stderr, "samebits trace-diff: --max-record-mib N raises the limit\n");
     return 2;
+}
+
+/* The largest record whose values are read, in bytes (--max-record-mib). */
+static uint64_t max_record = SB_TRACE_MAX_VALUES_DEFAULT;
+
+static sb_status open_reader(sb_trace_reader **r, const char *path) {
+    sb_status s = sb_trace_reader_open_path(r, path);
+    if (s != SB_OK) return s;
+    s = sb_trace_reader_set_max_values(*r, max_record);
+    if (s != SB_OK) { sb_trace_reader_free(*r); *r = NULL; }
+    return s;
 }
 
 static int count_records(const char *path, uint64_t *n) {
     sb_trace_reader *r;
-    if (sb_trace_reader_open_path(&r, path) != SB_OK) return 0;
+    if (open_reader(&r, path) != SB_OK) return 0;
     sb_trace_entry e;
     bool done = false;
     *n = 0;
@@ -101,7 +116,7 @@ static int report_values(sb_trace_reader *ra, sb_trace_entry *a, sb_trace_reader
 /* `samebits trace-diff --list A`: one line per record. */
 static int list_trace(const char *path) {
     sb_trace_reader *r;
-    if (sb_trace_reader_open_path(&r, path) != SB_OK) return trace_error();
+    if (open_reader(&r, path) != SB_OK) return trace_error();
     int rc = 0;
     for (;;) {
         sb_trace_entry e;
@@ -117,17 +132,31 @@ static int list_trace(const char *path) {
     return rc;
 }
 
+static int usage(void) {
+    fprintf(stderr, "usage: samebits trace-diff [--max-record-mib N] A B   first op whose output differs\n"
+                    "       samebits trace-diff --list A                    every record of a trace\n"
+                    "  --max-record-mib N  read records of up to N MiB of values (default %llu)\n",
+            (unsigned long long)(SB_TRACE_MAX_VALUES_DEFAULT >> 20));
+    return 2;
+}
+
 int sb_cli_trace_diff(int argc, char **argv) {
     if (argc == 2 && !strcmp(argv[0], "--list")) return list_trace(argv[1]);
-    if (argc != 2) {
-        fprintf(stderr, "usage: samebits trace-diff A B      first op whose output differs\n"
-                        "       samebits trace-diff --list A  every record of a trace\n");
-        return 2;
+    if (argc >= 2 && !strcmp(argv[0], "--max-record-mib")) {
+        char *end;
+        errno = 0;
+        unsigned long long mib = strtoull(argv[1], &end, 10);
+        /* 1..2^30 MiB: the byte count stays far inside 64 bits */
+        if (!*argv[1] || *end || errno || argv[1][0] == '-' || mib < 1 || mib > (1ULL << 30)) return usage();
+        max_record = (uint64_t)mib << 20;
+        argc -= 2;
+        argv += 2;
     }
+    if (argc != 2) return usage();
     uint64_t na, nb;
     if (!count_records(argv[0], &na) || !count_records(argv[1], &nb)) return trace_error();
     sb_trace_reader *ra = NULL, *rb = NULL;
-    if (sb_trace_reader_open_path(&ra, argv[0]) != SB_OK || sb_trace_reader_open_path(&rb, argv[1]) != SB_OK) {
+    if (open_reader(&ra, argv[0]) != SB_OK || open_reader(&rb, argv[1]) != SB_OK) {
         sb_trace_reader_free(ra);
         return trace_error();
     }
