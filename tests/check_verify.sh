@@ -54,6 +54,40 @@ check "malformed vector file: exit 2 and a message" '"$bin" verify --vectors "$t
 printf 'conv2d 1 quick x=2x3x4x4,w=2x3x9x9 forward=%064d\n' 0 > "$tmp/badshape.txt"
 check "a vector whose op refuses its shapes fails cleanly" '"$bin" verify --vectors "$tmp/badshape.txt" > "$tmp/out" 2>&1; [ $? -eq 1 ] && grep -q "^FAIL  conv2d.forward" "$tmp/out"'
 check "missing vector file: exit 2" '"$bin" verify --vectors "$tmp/nope.txt" > /dev/null 2>&1; [ $? -eq 2 ]'
+# hostile vector files: refused with exit 2 and the line named, never a crash
+# or an unbounded allocation (sizes are checked without overflow)
+z=$(printf '%064d' 0)
+hostile() { # NAME LINE NEEDLE: the file holding LINE exits 2 naming line 1 and NEEDLE
+    h_name=$1; h_needle=$3
+    printf '%s forward=%s\n' "$2" "$z" > "$tmp/$h_name.txt"
+    timeout 60 "$bin" verify --vectors "$tmp/$h_name.txt" > "$tmp/out" 2> "$tmp/err"; rc=$?
+    check "hostile vector ($h_name): exit 2, names the line and '$h_needle'" \
+        '[ $rc -eq 2 ] && grep -q "$h_name.txt:1: .*$h_needle" "$tmp/err" || { echo "rc=$rc"; cat "$tmp/err"; false; } >&2'
+}
+hostile ssum_overflow "ssum 1 quick n=4611686018427387904,inc=4" "n/inc"
+hostile sgemm_overflow "sgemm 1 quick m=4294967296,n=1,k=4294967296" "m/n/k/pad"
+hostile autograd_overflow "autograd 1 quick n=65536,c=65536,hw=4294967296" "n/c/hw"
+hostile huge_output "conv2d 1 quick x=1x1x1x1,w=1x1x1x1,pad=4000x4000,bias=0" "more than 16777216 elements"
+hostile huge_matmul "matmul 1 quick a=16777216x1,b=1x16777216" "more than 16777216 elements"
+# the memory budget: a vector of ~2 MiB of tensors runs by default, is
+# refused under --max-memory 1, and the message names the option
+printf 'math 100 quick fn=expf,n=200000 scalar=%s\n' "$z" > "$tmp/budget.txt"
+check "a 2 MiB vector runs under the default budget (a hash mismatch: exit 1)" \
+    '"$bin" verify --vectors "$tmp/budget.txt" > "$tmp/out" 2> "$tmp/err"; [ $? -eq 1 ] && grep -q "^FAIL  math" "$tmp/out"'
+check "--max-memory 1: the same vector is refused, exit 2, naming the option" \
+    '"$bin" verify --max-memory 1 --vectors "$tmp/budget.txt" > "$tmp/out" 2> "$tmp/err"; [ $? -eq 2 ] && grep -q "budget.txt:1: .*--max-memory 1 MiB" "$tmp/err"'
+check "--max-memory 0 is a usage error" '"$bin" verify --max-memory 0 > /dev/null 2>&1; [ $? -eq 2 ]'
+check "--max-memory x is a usage error" '"$bin" verify --max-memory x > /dev/null 2>&1; [ $? -eq 2 ]'
+check "the built-in vectors run within --max-memory 2" '"$bin" verify --quick --max-memory 2 > /dev/null 2>&1'
+# non-regular files are refused at once instead of blocking
+mkfifo "$tmp/fifo"
+check "a FIFO as vector file: exit 2 without blocking" \
+    'timeout 10 "$bin" verify --vectors "$tmp/fifo" > /dev/null 2> "$tmp/err"; [ $? -eq 2 ] && grep -q "a FIFO (named pipe), not a regular file" "$tmp/err"'
+check "a directory as vector file: exit 2" \
+    '"$bin" verify --vectors "$tmp" > /dev/null 2> "$tmp/err"; [ $? -eq 2 ] && grep -q "a directory" "$tmp/err"'
+check "a FIFO as trace: exit 2 without blocking" \
+    'timeout 10 "$bin" trace-diff "$tmp/fifo" "$tmp/fifo" > /dev/null 2> "$tmp/err"; [ $? -eq 2 ] && grep -q "a FIFO (named pipe), not a regular file" "$tmp/err"'
+check "trace-diff --max-record-mib 0: usage error" '"$bin" trace-diff --max-record-mib 0 a b > /dev/null 2>&1; [ $? -eq 2 ]'
 
 # 3. traces of training runs
 if [ ! -f "$data/train-images-idx3-ubyte.gz" ] && [ ! -f "$data/train-images-idx3-ubyte" ]; then
@@ -68,6 +102,7 @@ else
     "$bin" trace-diff "$tmp/a.trace" "$tmp/b.trace" > "$tmp/diff.out"; rc=$?
     check "identical runs: exit 0" '[ $rc -eq 0 ]'
     check "identical runs: message" 'grep -q "^traces identical: [0-9]* ops$" "$tmp/diff.out"'
+    check "--max-record-mib 1 reads LeNet-5 records (batch 20)" '"$bin" trace-diff --max-record-mib 1 "$tmp/a.trace" "$tmp/b.trace" > /dev/null'
     "$bin" trace-diff --list "$tmp/a.trace" > "$tmp/list.out"
     check "45 ops per LeNet-5 step (12 forward, 23 backward, 10 parameters)" '[ "$(grep -c "^step 1 " "$tmp/list.out")" -eq 45 ]'
     # inject one ulp in the middle: step 1, op 9 (the second linear layer's output)

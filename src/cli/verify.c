@@ -14,6 +14,7 @@
  * thread count gives the same bits, so a mismatch here is a bug (or a
  * broken toolchain/CPU) on this machine.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include <string.h>
 #include "cli/cli.h"
 #include "core/internal.h"
+#include "io/io_internal.h"
 #include "samebits.h"
 #include "samebits/train.h"
 
@@ -29,11 +31,15 @@ extern const char sb_verify_vectors_text[];
 #define MAX_OUT 8
 #define MAX_PARAMS 300
 #define MAX_ELEMS ((int64_t)1 << 24) /* per tensor: a hostile vector file cannot exhaust memory */
+/* Default of --max-memory: the tensor bytes one vector may allocate. The
+ * built-in vectors need under 2 MiB (docs/VERIFY-AND-TRACE.md). */
+#define DEFAULT_MAX_MIB 256
 
 typedef struct {
     char op[32];
     uint64_t seed;
     bool quick;
+    int lineno; /* in the vector file, for messages */
     char params[MAX_PARAMS];
     int n_out;
     char out_name[MAX_OUT][32];
@@ -46,6 +52,10 @@ typedef struct {
     const char *data_dir;
     bool skipped;
     char skip_why[160];
+    /* A vector the file may not contain (malformed parameters, or more
+     * memory than --max-memory): the file is refused, exit status 2. */
+    bool refused;
+    size_t bytes_used, max_bytes;
     int n_out;
     char out_name[MAX_OUT][32];
     unsigned char out_hash[MAX_OUT][32];
@@ -67,12 +77,13 @@ static const char *param_raw(const run_ctx *r, const char *key) {
     return NULL;
 }
 
-static sb_status bad_param(const run_ctx *r, const char *key) {
+static sb_status bad_param(run_ctx *r, const char *key) {
+    r->refused = true;
     return sb_fail(SB_ERR_ARG, "vector '%s %s': parameter '%s' is missing or malformed", r->c->op,
                    r->c->params, key);
 }
 
-static sb_status pint(const run_ctx *r, const char *key, int64_t dflt, int64_t *out) {
+static sb_status pint(run_ctx *r, const char *key, int64_t dflt, int64_t *out) {
     const char *v = param_raw(r, key);
     if (!v) { *out = dflt; return SB_OK; }
     char *end;
@@ -82,7 +93,7 @@ static sb_status pint(const run_ctx *r, const char *key, int64_t dflt, int64_t *
     return SB_OK;
 }
 
-static sb_status pflt(const run_ctx *r, const char *key, float dflt, float *out) {
+static sb_status pflt(run_ctx *r, const char *key, float dflt, float *out) {
     const char *v = param_raw(r, key);
     if (!v) { *out = dflt; return SB_OK; }
     char *end;
@@ -94,7 +105,7 @@ static sb_status pflt(const run_ctx *r, const char *key, float dflt, float *out)
     return SB_OK;
 }
 
-static sb_status pshape(const run_ctx *r, const char *key, shp *s) {
+static sb_status pshape(run_ctx *r, const char *key, shp *s) {
     const char *v = param_raw(r, key);
     if (!v) return bad_param(r, key);
     s->nd = 0;
@@ -131,8 +142,39 @@ static const uint32_t adversarial[] = {
 
 static float f32_from_bits(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 
+/* True when the product of the n factors (each >= 0) is at most limit;
+ * checked at every step, so no hostile factor can wrap around. */
+static bool product_within(int64_t limit, int n, const int64_t *f) {
+    int64_t p = 1;
+    for (int i = 0; i < n; i++)
+        if (f[i] < 0 || __builtin_mul_overflow(p, f[i], &p) || p > limit) return false;
+    return true;
+}
+
+/* Every tensor of a vector is made here: its size is checked against the
+ * per-tensor bound and the vector's memory budget before anything is
+ * allocated. */
+static sb_status alloc_tensor(run_ctx *r, sb_tensor **t, sb_dtype dt, int nd, const int64_t *dims) {
+    if (!product_within(MAX_ELEMS, nd, dims)) {
+        r->refused = true;
+        return sb_fail(SB_ERR_RANGE, "vector '%s %s': a tensor of more than %lld elements", r->c->op,
+                       r->c->params, (long long)MAX_ELEMS);
+    }
+    int64_t numel = 1;
+    for (int i = 0; i < nd; i++) numel *= dims[i];
+    size_t bytes = (size_t)numel * sb_dtype_size(dt);
+    if (bytes > r->max_bytes - r->bytes_used) {
+        r->refused = true;
+        return sb_fail(SB_ERR_RANGE, "vector '%s %s': needs more than --max-memory %zu MiB of tensors",
+                       r->c->op, r->c->params, r->max_bytes >> 20);
+    }
+    SB_TRY(sb_tensor_new_in(t, r->arena, dt, nd, dims));
+    r->bytes_used += bytes;
+    return SB_OK;
+}
+
 static sb_status tnew(run_ctx *r, sb_tensor **t, sb_dtype dt, const shp *s) {
-    return sb_tensor_new_in(t, r->arena, dt, s->nd, s->d);
+    return alloc_tensor(r, t, dt, s->nd, s->d);
 }
 
 static sb_status input(run_ctx *r, sb_tensor **t, const shp *s, uint64_t stream) {
@@ -155,7 +197,7 @@ static sb_status input(run_ctx *r, sb_tensor **t, const shp *s, uint64_t stream)
 }
 
 static sb_status zeros_like(run_ctx *r, sb_tensor **t, const sb_tensor *like) {
-    return sb_tensor_new_in(t, r->arena, like->dtype, like->ndim, like->shape);
+    return alloc_tensor(r, t, like->dtype, like->ndim, like->shape);
 }
 
 /* Class labels (N) in [0, classes); with ignore = I >= 0, every 5th label is I. */
@@ -223,7 +265,8 @@ static sb_status run_sgemm(run_ctx *r) {
     SB_TRY(pint(r, "ta", 0, &ta));
     SB_TRY(pint(r, "tb", 0, &tb));
     SB_TRY(pint(r, "pad", 0, &pad));
-    if (m < 1 || n < 1 || k < 1 || pad < 0 || pad > 1024 || m * k > MAX_ELEMS / 4 || k * n > MAX_ELEMS / 4 || m * n > MAX_ELEMS / 4)
+    if (m < 1 || n < 1 || k < 1 || pad < 0 || pad > 1024 || !product_within(MAX_ELEMS / 4, 2, (int64_t[]){m, k}) ||
+        !product_within(MAX_ELEMS / 4, 2, (int64_t[]){k, n}) || !product_within(MAX_ELEMS / 4, 2, (int64_t[]){m, n}))
         return bad_param(r, "m/n/k/pad");
     int64_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
     int64_t lda = ac + pad, ldb = bc + pad, ldc = n + pad;
@@ -263,7 +306,7 @@ static sb_status run_linear(run_ctx *r) {
     return out(r, "backward_b", db);
 }
 
-static sb_status pair(const run_ctx *r, const char *key, int64_t dflt, int64_t *h, int64_t *w) {
+static sb_status pair(run_ctx *r, const char *key, int64_t dflt, int64_t *h, int64_t *w) {
     if (!param_raw(r, key)) { *h = *w = dflt; return SB_OK; }
     shp s;
     SB_TRY(pshape(r, key, &s));
@@ -372,7 +415,7 @@ static sb_status run_adaptive_avg_pool2d(run_ctx *r) { return run_adaptive_pool(
 static const char *const binary_names[] = {"add", "sub", "mul", "div", "maximum", "minimum"};
 static const char *const unary_names[] = {"neg", "abs", "sqrt", "exp", "log", "square", "reciprocal"};
 
-static sb_status pick(const run_ctx *r, const char *key, const char *const *names, int n, int *out_i) {
+static sb_status pick(run_ctx *r, const char *key, const char *const *names, int n, int *out_i) {
     const char *v = param_raw(r, key);
     if (!v) return bad_param(r, key);
     size_t len = strcspn(v, ",");
@@ -837,7 +880,7 @@ static sb_status run_ssum(run_ctx *r) {
     int64_t n, inc;
     SB_TRY(pint(r, "n", 1, &n));
     SB_TRY(pint(r, "inc", 1, &inc));
-    if (n < 0 || inc < 1 || n * inc > MAX_ELEMS) return bad_param(r, "n/inc");
+    if (n < 0 || inc < 1 || !product_within(MAX_ELEMS, 2, (int64_t[]){n, inc})) return bad_param(r, "n/inc");
     shp s = {1, {n * inc + 1}}, one = {0, {0}};
     sb_tensor *x, *y;
     SB_TRY(input(r, &x, &s, 1));
@@ -949,7 +992,8 @@ static sb_status run_autograd(run_ctx *r) {
     SB_TRY(pint(r, "n", 2, &n));
     SB_TRY(pint(r, "c", 3, &c));
     SB_TRY(pint(r, "hw", 8, &hw));
-    if (n < 1 || c < 1 || hw < 2 || n * c * hw * hw > MAX_ELEMS / 8) return bad_param(r, "n/c/hw");
+    if (n < 1 || c < 1 || hw < 2 || !product_within(MAX_ELEMS / 8, 4, (int64_t[]){n, c, hw, hw}))
+        return bad_param(r, "n/c/hw");
     sb_graph *g;
     SB_TRY(sb_graph_new(&g));
     sb_status s = SB_OK;
@@ -1203,6 +1247,7 @@ static int parse_line(char *line, vcase *c, const char *src, int lineno) {
         return -1;
     }
     c->quick = !strcmp(tok[2], "quick");
+    c->lineno = lineno;
     strcpy(c->params, strcmp(tok[3], "-") ? tok[3] : "");
     for (int i = 4; i < n; i++) {
         char *eq = strchr(tok[i], '=');
@@ -1259,8 +1304,12 @@ static int parse_vectors(const char *text, const char *src, vcase **out, int *co
 }
 
 static char *read_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { fprintf(stderr, "samebits verify: cannot open %s\n", path); return NULL; }
+    FILE *f;
+    /* a regular file of at most 64 MiB: a FIFO would block forever */
+    if (sb_fopen_regular("samebits verify", path, (uint64_t)64 << 20, &f, NULL) != SB_OK) {
+        fprintf(stderr, "%s\n", sb_last_error());
+        return NULL;
+    }
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap);
     for (size_t got; buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0;) {
@@ -1289,11 +1338,12 @@ static void line_of(const vcase *c, const run_ctx *r, FILE *f) {
     fputc('\n', f);
 }
 
-static sb_status run_case(const vcase *c, run_ctx *r, sb_arena *arena, const char *data_dir) {
+static sb_status run_case(const vcase *c, run_ctx *r, sb_arena *arena, const char *data_dir, size_t max_bytes) {
     memset(r, 0, sizeof *r);
     r->c = c;
     r->arena = arena;
     r->data_dir = data_dir;
+    r->max_bytes = max_bytes;
     sb_arena_reset(arena);
     sb_clear_error();
     return find_runner(c->op)->run(r);
@@ -1321,7 +1371,7 @@ static int generate(const char *data_dir) {
         c.quick = specs[i].quick;
         snprintf(c.params, sizeof c.params, "%s", specs[i].params);
         run_ctx r;
-        if (run_case(&c, &r, arena, data_dir) != SB_OK) {
+        if (run_case(&c, &r, arena, data_dir, (size_t)DEFAULT_MAX_MIB << 20) != SB_OK) {
             fprintf(stderr, "samebits verify: generating %s %s failed: %s\n", c.op, c.params, sb_last_error());
             rc = 1;
         } else if (r.skipped) {
@@ -1389,16 +1439,29 @@ static void add_failure(tally *t, const char *name, const char *config) {
     }
 }
 
+/* How a vector file is run: where from (for messages), the Fashion-MNIST
+ * directory, the memory budget of one vector. */
+typedef struct {
+    const char *src, *data;
+    size_t max_bytes;
+} run_opts;
+
 /* Runs the cases at the current ISA and thread count; prints FAIL and SKIP
- * lines, PASS lines too when print_pass. config (e.g. "avx2/1") tags failures. */
-static void run_cases(const vcase *cases, int count, bool quick, const char *data, sb_arena *arena,
+ * lines, PASS lines too when print_pass. config (e.g. "avx2/1") tags failures.
+ * Returns false, with a message, at a vector the file may not contain. */
+static bool run_cases(const vcase *cases, int count, bool quick, const run_opts *o, sb_arena *arena,
                       bool print_pass, const char *config, tally *t) {
     for (int i = 0; i < count; i++) {
         const vcase *c = &cases[i];
         if (quick && !c->quick) continue;
         char desc[512], name[80];
         run_ctx r;
-        sb_status s = run_case(c, &r, arena, data);
+        sb_status s = run_case(c, &r, arena, o->data, o->max_bytes);
+        if (s != SB_OK && r.refused) {
+            fflush(stdout);
+            fprintf(stderr, "samebits verify: %s:%d: %s\n", o->src, c->lineno, sb_last_error());
+            return false;
+        }
         if (s == SB_OK && r.skipped) {
             describe(c, "*", desc, sizeof desc);
             if (print_pass) printf("SKIP  %s: %s\n", desc, r.skip_why);
@@ -1436,12 +1499,13 @@ static void run_cases(const vcase *cases, int count, bool quick, const char *dat
             add_failure(t, name, config);
         }
     }
+    return true;
 }
 
 static int usage_error(const char *a) {
     fprintf(stderr, "samebits verify: unknown or incomplete option '%s'\n"
             "usage: samebits verify [--quick] [--vectors FILE] [--data DIR] [--list]\n"
-            "                       [--isa NAME] [--threads N] [--all-isa]\n"
+            "                       [--isa NAME] [--threads N] [--all-isa] [--max-memory MIB]\n"
             "       samebits verify --generate [--data DIR]   (print vectors from the reference path)\n"
             "       samebits verify --emit-c FILE              (C source embedding FILE)\n"
             "       samebits verify --print-vectors            (the embedded vectors)\n", a);
@@ -1452,6 +1516,7 @@ int sb_cli_verify(int argc, char **argv) {
     const char *vectors = NULL, *data = "/usr/share/datasets/fashion-mnist", *isa = NULL;
     bool quick = false, list = false, all_isa = false;
     long threads = 0;
+    long long max_mib = DEFAULT_MAX_MIB;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--quick")) quick = true;
@@ -1464,6 +1529,13 @@ int sb_cli_verify(int argc, char **argv) {
             char *end;
             threads = strtol(argv[++i], &end, 10);
             if (*end || threads < 1 || threads > SB_MAX_THREADS) return usage_error(a);
+        }
+        else if (!strcmp(a, "--max-memory") && i + 1 < argc) {
+            char *end;
+            errno = 0;
+            max_mib = strtoll(argv[++i], &end, 10);
+            /* at most 2^40 MiB, so the byte count fits in 64 bits */
+            if (!*argv[i] || *end || errno || max_mib < 1 || max_mib > (1LL << 40)) return usage_error(a);
         }
         else if (!strcmp(a, "--generate") && argc == 1) return generate(data);
         else if (!strcmp(a, "--generate") && argc == 3 && !strcmp(argv[1], "--data")) return generate(argv[2]);
@@ -1503,10 +1575,12 @@ int sb_cli_verify(int argc, char **argv) {
     tally t;
     memset(&t, 0, sizeof t);
     const char *src = vectors ? vectors : "built-in";
+    run_opts opts = {vectors ? vectors : "(built-in vectors)", data, (size_t)max_mib << 20};
+    bool refused = false;
     if (!all_isa) {
         printf("samebits %s verify: %s, %d thread%s, %s vectors%s\n", SB_VERSION_STRING, sb_isa_name(sb_isa()),
                sb_num_threads(), sb_num_threads() == 1 ? "" : "s", src, quick ? " (--quick subset)" : "");
-        run_cases(cases, count, quick, data, arena, true, NULL, &t);
+        if (!run_cases(cases, count, quick, &opts, arena, true, NULL, &t)) refused = true;
     } else {
         /* Every instruction set this machine runs, on one thread and on the
          * default (or --threads) count: the contract says all agree. */
@@ -1523,7 +1597,7 @@ int sb_cli_verify(int argc, char **argv) {
                 if (sb_set_isa((sb_isa_level)level) != SB_OK || sb_set_num_threads(counts[j]) != SB_OK) continue;
                 tally one;
                 memset(&one, 0, sizeof one);
-                run_cases(cases, count, quick, data, arena, false, config, &one);
+                if (!run_cases(cases, count, quick, &opts, arena, false, config, &one)) { refused = true; break; }
                 printf("%s  %s, %d thread%s (%d of %d)\n", one.passed == one.checked ? "PASS" : "FAIL",
                        sb_isa_name((sb_isa_level)level), counts[j], counts[j] == 1 ? "" : "s", one.passed,
                        one.checked);
@@ -1532,12 +1606,14 @@ int sb_cli_verify(int argc, char **argv) {
                 t.skipped = one.skipped;
                 if (one.len) add_failure(&t, one.failed, NULL);
             }
+            if (refused) break;
         }
         sb_set_isa(saved);
         sb_set_num_threads(counts[1]);
     }
     sb_arena_free(arena);
     free(cases);
+    if (refused) return 2;
     if (t.skipped) printf("(%d case%s skipped)\n", t.skipped, t.skipped == 1 ? "" : "s");
     if (t.passed == t.checked) {
         printf("verdict: PASS (%d of %d)\n", t.passed, t.checked);
