@@ -1,9 +1,15 @@
-/* Writes the seed corpora for the fuzz targets, using samebits' own writer
- * (no downloaded data): make_seeds <idx_dir> <safetensors_dir>. */
+/* Writes the seed corpora for the fuzz targets, using samebits' own writers
+ * (no downloaded data):
+ *   make_seeds <idx_dir> <safetensors_dir> <json_dir> <trace_dir>
+ * The JSON seeds are the headers of the safetensors seeds plus strings that
+ * reach every escape and error path; the trace seeds are small traces with
+ * values and hashes only. (fuzz_verify's seeds are the lines of
+ * tests/vectors/ops.txt, split by fuzz/run.sh.) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <zlib.h>
 #include "io/io_internal.h"
+#include "samebits/trace.h"
 
 static void put(const char *dir, const char *name, const void *buf, size_t len, int gz) {
     char p[512];
@@ -33,7 +39,7 @@ static size_t idx(unsigned char *o, int type, int ndim, const unsigned *dims, si
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3) { fprintf(stderr, "usage: make_seeds IDX_DIR ST_DIR\n"); return 2; }
+    if (argc != 5) { fprintf(stderr, "usage: make_seeds IDX_DIR ST_DIR JSON_DIR TRACE_DIR\n"); return 2; }
     static unsigned char b[4096];
     unsigned d3[3] = {2, 4, 4}, d1[1] = {10}, d2[2] = {3, 2}, d4[4] = {1, 2, 1, 3};
     size_t n;
@@ -71,6 +77,51 @@ int main(int argc, char **argv) {
     memcpy(fb + 8, hdr, hl);
     memset(fb + 8 + hl, 1, 8);
     put(argv[2], "foreign.safetensors", fb, 8 + hl + 8, 0);
+
+    /* JSON: every safetensors header above, then token soups */
+    put(argv[3], "foreign.json", hdr, hl, 0);
+    static const char *const names[] = {"full", "one", "none"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s/%s.safetensors", argv[2], names[i]);
+        FILE *f = fopen(p, "rb");
+        unsigned char h[8], body[2048];
+        if (f && fread(h, 1, 8, f) == 8) {
+            size_t len = 0;
+            for (int b = 7; b >= 0; b--) len = len << 8 | h[b];
+            if (len <= sizeof body && fread(body, 1, len, f) == len) {
+                char nm[64];
+                snprintf(nm, sizeof nm, "%s.json", names[i]);
+                put(argv[3], nm, body, len, 0);
+            }
+        }
+        if (f) fclose(f);
+    }
+    static const char *const soups[] = {
+        "\"plain\" : [0, 1, 9223372036854775807] , { }",
+        "\"esc \\\" \\\\ \\/ \\b \\f \\n \\r \\t\" \"\\u00e9\\ud83d\\ude00\\u20AC\"",
+        "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\" [] [7] 12 0",
+        "9223372036854775808 -1 01 1.5 1e3 \"\\ud800\" \"\\u0000\" \"\x01\" \"\xc0\xaf\" \"open",
+    };
+    for (size_t i = 0; i < sizeof soups / sizeof *soups; i++) {
+        char nm[32];
+        snprintf(nm, sizeof nm, "soup%zu.json", i);
+        put(argv[3], nm, soups[i], strlen(soups[i]), 0);
+    }
+
+    /* traces: values and hashes only, two steps */
+    for (int hashes_only = 0; hashes_only < 2; hashes_only++) {
+        snprintf(p, sizeof p, "%s/%s.trace", argv[4], hashes_only ? "hashes" : "values");
+        if (sb_trace_open(p, hashes_only ? SB_TRACE_HASHES_ONLY : 0) != SB_OK) {
+            fprintf(stderr, "%s\n", sb_last_error());
+            return 1;
+        }
+        sb_trace_record("weight", tf);
+        sb_trace_record("idx", ti);
+        sb_trace_step(1);
+        sb_trace_record("step", tl);
+        sb_trace_record("empty", tz);
+        if (sb_trace_close() != SB_OK) { fprintf(stderr, "%s\n", sb_last_error()); return 1; }
+    }
     sb_tensor_free(tf); sb_tensor_free(ti); sb_tensor_free(tl); sb_tensor_free(tz);
     return 0;
 }

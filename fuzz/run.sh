@@ -13,19 +13,19 @@ set -eu
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-"fuzz_idx fuzz_safetensors fuzz_trace fuzz_cli_options fuzz_checkpoint_meta"}
+targets=${*:-"fuzz_idx fuzz_safetensors fuzz_json fuzz_trace fuzz_cli_options fuzz_checkpoint_meta"}
 out=${FUZZ_BUILD:-build-fuzz}
 cc=${CLANG:-clang}
-for t in fuzz_idx fuzz_safetensors fuzz_trace fuzz_cli_options fuzz_checkpoint_meta; do
+for t in fuzz_idx fuzz_safetensors fuzz_json fuzz_trace fuzz_cli_options fuzz_checkpoint_meta; do
     mkdir -p "$out/corpus/$t"
     if [ -d "fuzz/corpus/$t" ]; then cp fuzz/corpus/"$t"/* "$out/corpus/$t/"; fi
 done
-lib="src/io/idx.c src/io/safetensors.c src/io/atomic_file.c src/io/regular_file.c src/io/trace_reader.c src/core/status.c src/core/tensor.c src/core/arena.c src/hash/sha256.c src/autograd/trace.c src/core/fpenv.c src/io/parse_number.c src/train/checkpoint_meta.c src/cli/options.c src/cli/train_options.c"
+lib="src/io/idx.c src/io/safetensors.c src/io/json.c src/io/atomic_file.c src/io/regular_file.c src/io/trace_reader.c src/core/status.c src/core/tensor.c src/core/arena.c src/hash/sha256.c src/autograd/trace.c src/core/fpenv.c src/io/parse_number.c src/train/checkpoint_meta.c src/cli/options.c src/cli/train_options.c"
 flags="-std=c11 -g -O1 -ffp-contract=off -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc -fno-omit-frame-pointer"
 san="-fsanitize=address,undefined -fno-sanitize-recover=all"
 
 $cc $flags $san -o "$out/make_seeds" fuzz/make_seeds.c $lib -lz -lm -pthread
-"$out/make_seeds" "$out/corpus/fuzz_idx" "$out/corpus/fuzz_safetensors"
+"$out/make_seeds" "$out/corpus/fuzz_idx" "$out/corpus/fuzz_safetensors" "$out/corpus/fuzz_json" "$out/corpus/fuzz_trace"
 
 for t in $targets; do
     $cc $flags $san -fsanitize=fuzzer -o "$out/$t" "fuzz/$t.c" $lib -lz -lm -pthread

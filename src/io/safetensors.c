@@ -1,20 +1,20 @@
 /* safetensors reader and writer.
  *
  * Layout: u64 little-endian header length N, N bytes of UTF-8 JSON, then the
- * data buffer. The header is parsed by a small strict parser for exactly the
- * shape this format needs (an object of tensor entries and one optional
+ * data buffer. The header is parsed with the strict JSON reader of json.h,
+ * driven here for exactly the shape this format needs (an object of tensor entries and one optional
  * "__metadata__" object of strings), so it never recurses and never reads
  * past the N bytes. Every size is validated against the real file length
  * before anything is allocated; the data buffer must be covered exactly by
  * the tensors (no holes, overlaps or trailing bytes), which makes every
  * valid file have exactly one meaning. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include "samebits/hash.h"
 #include "samebits/io.h"
 #include "io/io_internal.h"
+#include "io/json.h"
 
 #define META_KEY "__metadata__"
 
@@ -52,37 +52,6 @@ static const char *dtype_tag(sb_dtype d) {
     return NULL;
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes available), 0 if invalid:
- * no overlong forms, no surrogates, nothing above U+10FFFF. */
-static size_t utf8_seq(const unsigned char *s, size_t n) {
-    unsigned c = s[0];
-    if (c < 0x80) return 1;
-    size_t len;
-    uint32_t cp, min;
-    if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1F; min = 0x80; }
-    else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0F; min = 0x800; }
-    else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07; min = 0x10000; }
-    else return 0;
-    if (n < len) return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80) return 0;
-        cp = cp << 6 | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-    return len;
-}
-
-static int utf8_valid(const char *str) {
-    const unsigned char *s = (const unsigned char *)str;
-    size_t n = strlen(str);
-    for (size_t i = 0; i < n;) {
-        size_t k = utf8_seq(s + i, n - i);
-        if (!k) return 0;
-        i += k;
-    }
-    return 1;
-}
-
 static int cmp_entry_name(const void *a, const void *b) {
     return strcmp((*(st_entry *const *)a)->name, (*(st_entry *const *)b)->name);
 }
@@ -115,173 +84,10 @@ void sb_safetensors_free(sb_safetensors *st) {
 
 /* ---- the header parser ---- */
 
-typedef struct json {
-    const unsigned char *s;
-    size_t n, pos;
-    const char *fn, *name;
-} json;
-
-static sb_status jerr(const json *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static sb_status jerr(const json *j, const char *fmt, ...) {
-    char what[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    return sb_fail(SB_ERR_FORMAT, "%s: '%s': invalid JSON header at byte %zu: %s", j->fn, j->name,
-                   j->pos, what);
-}
-
-static void skip_ws(json *j) {
-    while (j->pos < j->n) {
-        unsigned char c = j->s[j->pos];
-        if (c != ' ' && c != '\t' && c != '\n' && c != '\r') break;
-        j->pos++;
-    }
-}
-
-/* Skips whitespace; the next byte or -1 at the end. */
-static int peek(json *j) {
-    skip_ws(j);
-    return j->pos < j->n ? j->s[j->pos] : -1;
-}
-
-static sb_status expect(json *j, char c) {
-    int got = peek(j);
-    if (got != c) {
-        if (got < 0) return jerr(j, "expected '%c', got the end of the header", c);
-        return jerr(j, "expected '%c', got '%c'", c, got >= 0x20 && got < 0x7F ? got : '?');
-    }
-    j->pos++;
-    return SB_OK;
-}
-
-static int hex4(const unsigned char *p, uint32_t *v) {
-    *v = 0;
-    for (int i = 0; i < 4; i++) {
-        unsigned c = p[i], d;
-        if (c >= '0' && c <= '9') d = c - '0';
-        else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-        else return 0;
-        *v = *v << 4 | d;
-    }
-    return 1;
-}
-
-static size_t put_utf8(unsigned char *o, uint32_t cp) {
-    if (cp < 0x80) { o[0] = (unsigned char)cp; return 1; }
-    if (cp < 0x800) { o[0] = (unsigned char)(0xC0 | cp >> 6); o[1] = (unsigned char)(0x80 | (cp & 0x3F)); return 2; }
-    if (cp < 0x10000) {
-        o[0] = (unsigned char)(0xE0 | cp >> 12);
-        o[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
-        o[2] = (unsigned char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    o[0] = (unsigned char)(0xF0 | cp >> 18);
-    o[1] = (unsigned char)(0x80 | (cp >> 12 & 0x3F));
-    o[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
-    o[3] = (unsigned char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
-/* A JSON string as a NUL-terminated UTF-8 heap string. Decoding never grows
- * the text (an escape is at least as long as what it stands for), so the
- * raw length bounds the allocation. U+0000 is refused: names are C strings. */
-static sb_status parse_string(json *j, char **out) {
-    *out = NULL;
-    SB_TRY(expect(j, '"'));
-    size_t start = j->pos, end = start;
-    while (end < j->n && j->s[end] != '"') end += j->s[end] == '\\' ? 2 : 1;
-    if (end >= j->n) return jerr(j, "unterminated string");
-    unsigned char *o = sb_malloc(j->fn, end - start + 1);
-    if (!o) return SB_ERR_NOMEM;
-    size_t k = 0;
-    while (j->pos < end) {
-        unsigned char c = j->s[j->pos];
-        if (c < 0x20) { free(o); return jerr(j, "control character 0x%02x in a string", c); }
-        if (c != '\\') {
-            size_t len = utf8_seq(j->s + j->pos, end - j->pos);
-            if (!len) { free(o); return jerr(j, "invalid UTF-8 in a string"); }
-            memcpy(o + k, j->s + j->pos, len);
-            k += len;
-            j->pos += len;
-            continue;
-        }
-        unsigned char e = j->s[j->pos + 1]; /* end - pos >= 2: the scan skipped it */
-        const char *simple = strchr("\"\\/bfnrt", e);
-        if (e && simple) {
-            static const char map[] = "\"\\/\b\f\n\r\t";
-            o[k++] = (unsigned char)map[simple - "\"\\/bfnrt"];
-            j->pos += 2;
-            continue;
-        }
-        uint32_t cp, lo;
-        if (e != 'u' || end - j->pos < 6 || !hex4(j->s + j->pos + 2, &cp)) {
-            free(o);
-            return jerr(j, "invalid escape sequence in a string");
-        }
-        j->pos += 6;
-        if (cp >= 0xD800 && cp <= 0xDBFF) {
-            if (end - j->pos < 6 || j->s[j->pos] != '\\' || j->s[j->pos + 1] != 'u' ||
-                !hex4(j->s + j->pos + 2, &lo) || lo < 0xDC00 || lo > 0xDFFF) {
-                free(o);
-                return jerr(j, "unpaired UTF-16 surrogate \\u%04X in a string", (unsigned)cp);
-            }
-            j->pos += 6;
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-        } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-            free(o);
-            return jerr(j, "unpaired UTF-16 surrogate \\u%04X in a string", (unsigned)cp);
-        }
-        if (cp == 0) { free(o); return jerr(j, "\\u0000 in a string is not supported"); }
-        k += put_utf8(o + k, cp);
-    }
-    j->pos = end + 1;
-    o[k] = '\0';
-    *out = (char *)o;
-    return SB_OK;
-}
-
-/* A non-negative JSON integer that fits in int64. */
-static sb_status parse_uint(json *j, const char *what, int64_t *out) {
-    int c = peek(j);
-    if (c == '-') return jerr(j, "%s: negative numbers are not allowed", what);
-    if (c < '0' || c > '9') return jerr(j, "%s: expected a non-negative integer", what);
-    if (c == '0' && j->pos + 1 < j->n && j->s[j->pos + 1] >= '0' && j->s[j->pos + 1] <= '9')
-        return jerr(j, "%s: leading zeros are not allowed", what);
-    uint64_t v = 0;
-    while (j->pos < j->n && j->s[j->pos] >= '0' && j->s[j->pos] <= '9') {
-        unsigned d = j->s[j->pos] - '0';
-        if (v > ((uint64_t)INT64_MAX - d) / 10) return jerr(j, "%s: integer too large", what);
-        v = v * 10 + d;
-        j->pos++;
-    }
-    if (j->pos < j->n && (j->s[j->pos] == '.' || j->s[j->pos] == 'e' || j->s[j->pos] == 'E'))
-        return jerr(j, "%s: only integers are allowed", what);
-    *out = (int64_t)v;
-    return SB_OK;
-}
-
-/* [int, ...] with at most max entries. */
-static sb_status parse_uint_array(json *j, const char *what, int64_t *vals, int max, int *count) {
-    *count = 0;
-    SB_TRY(expect(j, '['));
-    if (peek(j) == ']') { j->pos++; return SB_OK; }
-    for (;;) {
-        if (*count == max) return jerr(j, "%s: more than %d entries", what, max);
-        SB_TRY(parse_uint(j, what, &vals[(*count)++]));
-        int c = peek(j);
-        if (c == ']') { j->pos++; return SB_OK; }
-        if (c != ',') return jerr(j, "%s: expected ',' or ']'", what);
-        j->pos++;
-    }
-}
-
-static sb_status parse_dtype(json *j, const char *entry, sb_dtype *out) {
+static sb_status parse_dtype(sb_json *j, const char *entry, sb_dtype *out) {
     size_t at = j->pos;
     char *s;
-    SB_TRY(parse_string(j, &s));
+    SB_TRY(sb_json_string(j, &s));
     static const char *const known_other[] = {"F64", "F16", "BF16", "I8", "I16", "U8", "U16",
                                               "U32", "U64", "BOOL", "F8_E4M3", "F8_E5M2"};
     sb_status st = SB_OK;
@@ -302,51 +108,51 @@ static sb_status parse_dtype(json *j, const char *entry, sb_dtype *out) {
 }
 
 /* {"dtype": ..., "shape": [...], "data_offsets": [b, e]} in any order. */
-static sb_status parse_entry(json *j, st_entry *e) {
+static sb_status parse_entry(sb_json *j, st_entry *e) {
     int have_dtype = 0, have_shape = 0, have_off = 0;
-    SB_TRY(expect(j, '{'));
-    if (peek(j) == '}') return jerr(j, "tensor '%s' has an empty entry", e->name);
+    SB_TRY(sb_json_expect(j, '{'));
+    if (sb_json_peek(j) == '}') return sb_json_fail(j, "tensor '%s' has an empty entry", e->name);
     for (;;) {
         char *key;
-        SB_TRY(parse_string(j, &key));
+        SB_TRY(sb_json_string(j, &key));
         int which = !strcmp(key, "dtype") ? 1 : !strcmp(key, "shape") ? 2 : !strcmp(key, "data_offsets") ? 3 : 0;
         if (!which) {
-            sb_status s = jerr(j, "tensor '%s': unknown key \"%.40s\" (allowed: dtype, shape, data_offsets)",
+            sb_status s = sb_json_fail(j, "tensor '%s': unknown key \"%.40s\" (allowed: dtype, shape, data_offsets)",
                                e->name, key);
             free(key);
             return s;
         }
         free(key);
         int *have = which == 1 ? &have_dtype : which == 2 ? &have_shape : &have_off;
-        if (*have) return jerr(j, "tensor '%s': duplicated key", e->name);
+        if (*have) return sb_json_fail(j, "tensor '%s': duplicated key", e->name);
         *have = 1;
-        SB_TRY(expect(j, ':'));
+        SB_TRY(sb_json_expect(j, ':'));
         if (which == 1) {
             SB_TRY(parse_dtype(j, e->name, &e->dtype));
         } else if (which == 2) {
-            SB_TRY(parse_uint_array(j, "shape", e->shape, SB_MAX_DIMS, &e->ndim));
+            SB_TRY(sb_json_uint_array(j, "shape", e->shape, SB_MAX_DIMS, &e->ndim));
         } else {
             int64_t off[2];
             int n;
-            SB_TRY(parse_uint_array(j, "data_offsets", off, 2, &n));
-            if (n != 2) return jerr(j, "tensor '%s': data_offsets must have 2 entries, got %d", e->name, n);
+            SB_TRY(sb_json_uint_array(j, "data_offsets", off, 2, &n));
+            if (n != 2) return sb_json_fail(j, "tensor '%s': data_offsets must have 2 entries, got %d", e->name, n);
             e->begin = (uint64_t)off[0];
             e->end = (uint64_t)off[1];
         }
-        int c = peek(j);
+        int c = sb_json_peek(j);
         if (c == '}') { j->pos++; break; }
-        if (c != ',') return jerr(j, "expected ',' or '}' in the entry of tensor '%s'", e->name);
+        if (c != ',') return sb_json_fail(j, "expected ',' or '}' in the entry of tensor '%s'", e->name);
         j->pos++;
     }
     if (!have_dtype || !have_shape || !have_off)
-        return jerr(j, "tensor '%s' lacks \"%s\"", e->name,
+        return sb_json_fail(j, "tensor '%s' lacks \"%s\"", e->name,
                     !have_dtype ? "dtype" : !have_shape ? "shape" : "data_offsets");
     return SB_OK;
 }
 
-static sb_status parse_metadata(json *j, sb_safetensors *st) {
-    SB_TRY(expect(j, '{'));
-    if (peek(j) == '}') { j->pos++; return SB_OK; }
+static sb_status parse_metadata(sb_json *j, sb_safetensors *st) {
+    SB_TRY(sb_json_expect(j, '{'));
+    if (sb_json_peek(j) == '}') { j->pos++; return SB_OK; }
     for (;;) {
         if (st->nm == st->capm) {
             size_t cap = st->capm ? st->capm * 2 : 8;
@@ -358,31 +164,31 @@ static sb_status parse_metadata(json *j, sb_safetensors *st) {
         st_meta *m = &st->m[st->nm];
         m->key = m->value = NULL;
         st->nm++;
-        SB_TRY(parse_string(j, &m->key));
-        SB_TRY(expect(j, ':'));
-        if (peek(j) != '"') return jerr(j, "metadata value of \"%.40s\" must be a string", m->key);
-        SB_TRY(parse_string(j, &m->value));
-        int c = peek(j);
+        SB_TRY(sb_json_string(j, &m->key));
+        SB_TRY(sb_json_expect(j, ':'));
+        if (sb_json_peek(j) != '"') return sb_json_fail(j, "metadata value of \"%.40s\" must be a string", m->key);
+        SB_TRY(sb_json_string(j, &m->value));
+        int c = sb_json_peek(j);
         if (c == '}') { j->pos++; return SB_OK; }
-        if (c != ',') return jerr(j, "expected ',' or '}' in " META_KEY);
+        if (c != ',') return sb_json_fail(j, "expected ',' or '}' in " META_KEY);
         j->pos++;
     }
 }
 
-static sb_status parse_header(json *j, sb_safetensors *st) {
+static sb_status parse_header(sb_json *j, sb_safetensors *st) {
     int have_meta = 0;
-    SB_TRY(expect(j, '{'));
-    if (peek(j) == '}') {
+    SB_TRY(sb_json_expect(j, '{'));
+    if (sb_json_peek(j) == '}') {
         j->pos++;
     } else {
         for (;;) {
             char *name;
-            SB_TRY(parse_string(j, &name));
-            sb_status s = expect(j, ':');
+            SB_TRY(sb_json_string(j, &name));
+            sb_status s = sb_json_expect(j, ':');
             if (s != SB_OK) { free(name); return s; }
             if (!strcmp(name, META_KEY)) {
                 free(name);
-                if (have_meta) return jerr(j, "duplicated " META_KEY);
+                if (have_meta) return sb_json_fail(j, "duplicated " META_KEY);
                 have_meta = 1;
                 SB_TRY(parse_metadata(j, st));
             } else {
@@ -399,16 +205,16 @@ static sb_status parse_header(json *j, sb_safetensors *st) {
                 st_entry *e = &st->t[st->n++];
                 memset(e, 0, sizeof *e);
                 e->name = name;
-                if (!*name) return jerr(j, "empty tensor name");
+                if (!*name) return sb_json_fail(j, "empty tensor name");
                 SB_TRY(parse_entry(j, e));
             }
-            int c = peek(j);
+            int c = sb_json_peek(j);
             if (c == '}') { j->pos++; break; }
-            if (c != ',') return jerr(j, "expected ',' or '}' after a top-level entry");
+            if (c != ',') return sb_json_fail(j, "expected ',' or '}' after a top-level entry");
             j->pos++;
         }
     }
-    if (peek(j) >= 0) return jerr(j, "unexpected bytes after the header object");
+    if (sb_json_peek(j) >= 0) return sb_json_fail(j, "unexpected bytes after the header object");
     return SB_OK;
 }
 
@@ -523,7 +329,7 @@ static sb_status load(const char *fn, const char *name, const unsigned char *hea
                       uint64_t data_len, st_src *src, sb_safetensors **out) {
     sb_safetensors *st = sb_calloc(fn, 1, sizeof *st);
     if (!st) return SB_ERR_NOMEM;
-    json j = {header, hlen, 0, fn, name};
+    sb_json j = {header, hlen, 0, fn, name};
     sb_status s = parse_header(&j, st);
     if (s == SB_OK) s = check_layout(fn, name, st, data_len);
     const char *want_hash = NULL;
@@ -756,7 +562,7 @@ static sb_status validate_write_args(const char *fn, const char *path, const sb_
         const char *nm = tensors[i].name;
         const sb_tensor *t = tensors[i].tensor;
         if (!nm) return sb_fail(SB_ERR_NULL, "%s: tensors[%zu].name is NULL", fn, i);
-        if (!*nm || !strcmp(nm, META_KEY) || !utf8_valid(nm))
+        if (!*nm || !strcmp(nm, META_KEY) || !sb_utf8_valid(nm))
             return sb_fail(SB_ERR_ARG, "%s: tensors[%zu].name \"%s\" is empty, reserved or not UTF-8", fn, i, nm);
         if (!t) return sb_fail(SB_ERR_NULL, "%s: tensor \"%s\" is NULL", fn, nm);
         if (!dtype_tag(t->dtype)) return sb_fail(SB_ERR_DTYPE, "%s: tensor \"%s\" has invalid dtype %d", fn, nm, (int)t->dtype);
@@ -772,7 +578,7 @@ static sb_status validate_write_args(const char *fn, const char *path, const sb_
         if (!strcmp(metadata[i].key, SB_SAFETENSORS_SHA256_KEY))
             return sb_fail(SB_ERR_ARG, "%s: metadata key \"%s\" is reserved (the writer sets it)", fn,
                            SB_SAFETENSORS_SHA256_KEY);
-        if (!utf8_valid(metadata[i].key) || !utf8_valid(metadata[i].value))
+        if (!sb_utf8_valid(metadata[i].key) || !sb_utf8_valid(metadata[i].value))
             return sb_fail(SB_ERR_ARG, "%s: metadata[%zu] (\"%.60s\") is not valid UTF-8", fn, i, metadata[i].key);
     }
     const char **names = sb_malloc(fn, (count > n_meta ? count : n_meta) * sizeof *names + 1);
