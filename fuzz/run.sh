@@ -13,10 +13,10 @@ set -eu
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-"fuzz_idx fuzz_safetensors fuzz_json fuzz_trace fuzz_cli_options fuzz_checkpoint_meta"}
+targets=${*:-"fuzz_idx fuzz_safetensors fuzz_json fuzz_trace fuzz_verify fuzz_cli_options fuzz_checkpoint_meta"}
 out=${FUZZ_BUILD:-build-fuzz}
 cc=${CLANG:-clang}
-for t in fuzz_idx fuzz_safetensors fuzz_json fuzz_trace fuzz_cli_options fuzz_checkpoint_meta; do
+for t in fuzz_idx fuzz_safetensors fuzz_json fuzz_trace fuzz_verify fuzz_cli_options fuzz_checkpoint_meta; do
     mkdir -p "$out/corpus/$t"
     if [ -d "fuzz/corpus/$t" ]; then cp fuzz/corpus/"$t"/* "$out/corpus/$t/"; fi
 done
@@ -27,8 +27,29 @@ san="-fsanitize=address,undefined -fno-sanitize-recover=all"
 $cc $flags $san -o "$out/make_seeds" fuzz/make_seeds.c $lib -lz -lm -pthread
 "$out/make_seeds" "$out/corpus/fuzz_idx" "$out/corpus/fuzz_safetensors" "$out/corpus/fuzz_json" "$out/corpus/fuzz_trace"
 
+# fuzz_verify runs the ops, so it links the whole library, built here with
+# the same compiler and sanitizers plus coverage for libFuzzer; its seeds
+# are the lines of the committed vectors and the hostile lines of
+# tests/check_verify.sh.
+case " $targets " in *" fuzz_verify "*)
+    make -s BUILD="$out/lib" CC="$cc" OPT=-O1 SB_CUDA=0 \
+        EXTRA_CFLAGS="$san -fsanitize=fuzzer-no-link -fno-omit-frame-pointer" "$out/lib/libsamebits.a"
+    grep -v '^#' tests/vectors/ops.txt | split -l 1 - "$out/corpus/fuzz_verify/ops-"
+    z=$(printf '%064d' 0)
+    for line in "ssum 1 quick n=4611686018427387904,inc=4" "sgemm 1 quick m=4294967296,n=1,k=4294967296" \
+                "autograd 1 quick n=65536,c=65536,hw=4294967296" "conv2d 1 quick x=1x1x1x1,w=1x1x1x1,pad=4000x4000,bias=0" \
+                "matmul 1 quick a=16777216x1,b=1x16777216"; do
+        printf '%s forward=%s\n' "$line" "$z" > "$out/corpus/fuzz_verify/hostile-${line%% *}"
+    done ;;
+esac
+
 for t in $targets; do
-    $cc $flags $san -fsanitize=fuzzer -o "$out/$t" "fuzz/$t.c" $lib -lz -lm -pthread
+    if [ "$t" = fuzz_verify ]; then
+        $cc $flags $san -fsanitize=fuzzer -o "$out/$t" fuzz/fuzz_verify.c src/cli/verify_file.c \
+            src/cli/verify_runners.c "$out/lib/libsamebits.a" -lz -lm -pthread
+    else
+        $cc $flags $san -fsanitize=fuzzer -o "$out/$t" "fuzz/$t.c" $lib -lz -lm -pthread
+    fi
     echo "== $t: ${secs}s"
     # Crashes stop the run with a non-zero status and leave crash-* files.
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
