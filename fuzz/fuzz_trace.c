@@ -3,8 +3,9 @@
  * a failure must be clean (a message, no partial state), and an accepted
  * record must be self-consistent. The deterministic part (every truncation
  * and every bit flip of a small trace) runs in tests/test_trace.c.
- * Build and run: fuzz/run.sh SECONDS fuzz_trace (it needs src/autograd/trace.c
- * and src/core/fpenv.c in the script's library list). */
+ * Build and run: fuzz/run.sh SECONDS fuzz_trace (it needs src/io/trace_reader.c,
+ * src/io/trace_writer.c, src/autograd/trace_hook.c and src/core/fpenv.c in
+ * the script's library list). */
 #include <stdio.h>
 #include <stdlib.h>
 #include "core/internal.h"

@@ -20,7 +20,7 @@ for t in fuzz_idx fuzz_safetensors fuzz_json fuzz_trace fuzz_verify fuzz_cli_opt
     mkdir -p "$out/corpus/$t"
     if [ -d "fuzz/corpus/$t" ]; then cp fuzz/corpus/"$t"/* "$out/corpus/$t/"; fi
 done
-lib="src/io/idx.c src/io/safetensors.c src/io/json.c src/io/atomic_file.c src/io/regular_file.c src/io/trace_reader.c src/core/status.c src/core/tensor.c src/core/arena.c src/hash/sha256.c src/autograd/trace.c src/core/fpenv.c src/io/parse_number.c src/train/checkpoint_meta.c src/cli/options.c src/cli/train_options.c"
+lib="src/io/idx.c src/io/safetensors.c src/io/json.c src/io/atomic_file.c src/io/regular_file.c src/io/trace_reader.c src/core/status.c src/core/tensor.c src/core/arena.c src/hash/sha256.c src/io/trace_writer.c src/autograd/trace_hook.c src/core/fpenv.c src/io/parse_number.c src/train/checkpoint_meta.c src/cli/options.c src/cli/train_options.c"
 flags="-std=c11 -g -O1 -ffp-contract=off -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc -fno-omit-frame-pointer"
 san="-fsanitize=address,undefined -fno-sanitize-recover=all"
 

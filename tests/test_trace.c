@@ -1,4 +1,5 @@
-/* Tests for op traces (samebits/trace.h, src/autograd/trace.c).
+/* Tests for op traces (samebits/trace.h: src/io/trace_writer.c, trace_reader.c,
+ * fed by the autograd hook of src/autograd/trace_hook.c).
  *
  * 1. A short synthetic training run traced twice gives identical records,
  *    tracing changes no result bit, and the records are the ops in execution

@@ -1,5 +1,5 @@
 /* The checking reader of op-by-op traces behind `samebits trace-diff`
- * (samebits/trace.h; format: src/autograd/trace_format.h). Trace files are
+ * (samebits/trace.h; format: src/io/trace_format.h). Trace files are
  * untrusted input: every field is checked, every allocation is bounded by
  * what the file has really delivered or by the reader's value limit. */
 #include <errno.h>
@@ -7,7 +7,7 @@
 #ifndef SB_NO_ZLIB
 #include <zlib.h>
 #endif
-#include "autograd/trace_format.h"
+#include "io/trace_format.h"
 #include "io/io_internal.h"
 #include "samebits/hash.h"
 #include "samebits/trace.h"

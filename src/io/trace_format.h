@@ -1,5 +1,5 @@
-/* src/autograd/trace_format.h - the trace file format, shared by the writer
- * (src/autograd/trace.c) and the reader (src/io/trace_reader.c).
+/* src/io/trace_format.h - the trace file format, shared by the writer
+ * (src/io/trace_writer.c) and the reader (src/io/trace_reader.c).
  * docs/VERIFY-AND-TRACE.md describes it for users. Not installed.
  *
  *   header   "SBTRACE1"  u32 version (1)  u32 flags (bit 0: hashes only)

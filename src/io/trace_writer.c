@@ -1,18 +1,20 @@
-/* Op-by-op traces: the writer fed by the autograd hooks (samebits/trace.h).
- * The format is in trace_format.h; the reader is src/io/trace_reader.c. */
+/* Op-by-op traces: the writer (samebits/trace.h). While a trace is open it
+ * is the autograd graph's trace sink (autograd/trace_internal.h): autograd
+ * sits below io and knows nothing of files, so the writer registers itself
+ * there at sb_trace_open and leaves at close. The format is in
+ * trace_format.h; the reader is trace_reader.c. */
 #include <pthread.h>
 #include <stdlib.h>
 #ifndef SB_NO_ZLIB
 #include <zlib.h>
 #endif
-#include "autograd/trace_format.h"
 #include "autograd/trace_internal.h"
 #include "core/fpenv.h"
 #include "io/io_internal.h"
+#include "io/trace_format.h"
 #include "ops/op_table.h"
 #include "samebits/hash.h"
-
-atomic_bool sb_trace_is_on;
+#include "samebits/trace.h"
 
 static struct {
     pthread_mutex_t lock;
@@ -108,7 +110,8 @@ static void write_record(const char *name, sb_tensor *t) {
 #endif
 }
 
-void sb_trace_hook(const char *op, const char *suffix, sb_tensor *t) {
+/* The sink autograd calls for every op output and gradient contribution. */
+static void record_from_graph(const char *op, const char *suffix, sb_tensor *t) {
     /* A device tensor is traced through a host copy (and an injected change
      * goes back to the device). */
     sb_tensor *host = NULL;
@@ -168,7 +171,7 @@ sb_status sb_trace_open(const char *path, unsigned flags) {
         for (int i = 0; i < 4; i++) h[8 + i] = (unsigned char)(TRACE_VERSION >> (8 * i));
         for (int i = 0; i < 4; i++) h[12 + i] = (unsigned char)(flags >> (8 * i));
         emit(h, sizeof h);
-        atomic_store(&sb_trace_is_on, true);
+        sb_trace_set_sink(record_from_graph);
     }
     pthread_mutex_unlock(&T.lock);
     return s;
@@ -180,7 +183,7 @@ sb_status sb_trace_close(void) {
         pthread_mutex_unlock(&T.lock);
         return sb_fail(SB_ERR_ARG, "sb_trace_close: no trace is open");
     }
-    atomic_store(&sb_trace_is_on, false);
+    sb_trace_set_sink(NULL);
     unsigned char tail[1 + 8], digest[32];
     tail[0] = 'E';
     put_u64(tail + 1, T.records);
@@ -202,7 +205,7 @@ sb_status sb_trace_close(void) {
 void sb_trace_abort(void) {
     pthread_mutex_lock(&T.lock);
     if (atomic_load(&sb_trace_is_on)) {
-        atomic_store(&sb_trace_is_on, false);
+        sb_trace_set_sink(NULL);
         sb_atomic_abort(&T.af);
     }
     T.inject_step = T.inject_op = UINT64_MAX;
