@@ -3,12 +3,12 @@
  * identical, 1 at the first difference, 2 for a bad or damaged file. Both
  * files are checked completely (trailer and checksum) before any comparison,
  * so a damaged file is never mistaken for a divergence. */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli/cli.h"
+#include "io/io_internal.h"
 #include "samebits.h"
 #include "samebits/trace.h"
 
@@ -143,12 +143,13 @@ static int usage(void) {
 int sb_cli_trace_diff(int argc, char **argv) {
     if (argc == 2 && !strcmp(argv[0], "--list")) return list_trace(argv[1]);
     if (argc >= 2 && !strcmp(argv[0], "--max-record-mib")) {
-        char *end;
-        errno = 0;
-        unsigned long long mib = strtoull(argv[1], &end, 10);
+        uint64_t mib;
         /* 1..2^30 MiB: the byte count stays far inside 64 bits */
-        if (!*argv[1] || *end || errno || argv[1][0] == '-' || mib < 1 || mib > (1ULL << 30)) return usage();
-        max_record = (uint64_t)mib << 20;
+        if (sb_parse_u64("samebits trace-diff", argv[0], argv[1], 1, UINT64_C(1) << 30, &mib) != SB_OK) {
+            fprintf(stderr, "%s\n", sb_last_error());
+            return usage();
+        }
+        max_record = mib << 20;
         argc -= 2;
         argv += 2;
     }

@@ -17,13 +17,13 @@
  * This file is the driver (options, --generate, running the cases at each
  * configuration, the verdict); the runners are verify_runners.c, the vector
  * file verify_file.c. */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli/cli.h"
 #include "cli/verify_internal.h"
+#include "io/io_internal.h"
 
 extern const char sb_verify_vectors_text[];
 
@@ -302,11 +302,15 @@ static int usage_error(const char *a) {
     return 2;
 }
 
+static int option_error(void) {
+    fprintf(stderr, "%s\n", sb_last_error());
+    return 2;
+}
+
 int sb_cli_verify(int argc, char **argv) {
     const char *vectors = NULL, *data = "/usr/share/datasets/fashion-mnist", *isa = NULL;
     bool quick = false, list = false, all_isa = false;
-    long threads = 0;
-    long long max_mib = DEFAULT_MAX_MIB;
+    int64_t threads = 0, max_mib = DEFAULT_MAX_MIB;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--quick")) quick = true;
@@ -316,16 +320,13 @@ int sb_cli_verify(int argc, char **argv) {
         else if (!strcmp(a, "--data") && i + 1 < argc) data = argv[++i];
         else if (!strcmp(a, "--isa") && i + 1 < argc) isa = argv[++i];
         else if (!strcmp(a, "--threads") && i + 1 < argc) {
-            char *end;
-            threads = strtol(argv[++i], &end, 10);
-            if (*end || threads < 1 || threads > SB_MAX_THREADS) return usage_error(a);
+            if (sb_parse_i64("samebits verify", a, argv[++i], 1, SB_MAX_THREADS, &threads) != SB_OK)
+                return option_error();
         }
         else if (!strcmp(a, "--max-memory") && i + 1 < argc) {
-            char *end;
-            errno = 0;
-            max_mib = strtoll(argv[++i], &end, 10);
             /* at most 2^40 MiB, so the byte count fits in 64 bits */
-            if (!*argv[i] || *end || errno || max_mib < 1 || max_mib > (1LL << 40)) return usage_error(a);
+            if (sb_parse_i64("samebits verify", a, argv[++i], 1, INT64_C(1) << 40, &max_mib) != SB_OK)
+                return option_error();
         }
         else if (!strcmp(a, "--generate") && argc == 1) return generate(data);
         else if (!strcmp(a, "--generate") && argc == 3 && !strcmp(argv[1], "--data")) return generate(argv[2]);
