@@ -1061,7 +1061,7 @@ static void bad_traces(void) {
     BAD(sb_trace_close, sb_trace_close(), SB_ERR_ARG, "");
     TOLERATES(sb_trace_abort, sb_trace_abort());
     sb_trace_reader *r = (sb_trace_reader *)1;
-    BAD_VIA(sb_trace_reader_open_path, "trace '/nonexistent/trace'", sb_trace_reader_open_path(&r, "/nonexistent/trace"), SB_ERR_IO, "");
+    BAD(sb_trace_reader_open_path, sb_trace_reader_open_path(&r, "/nonexistent/trace"), SB_ERR_IO, "/nonexistent/trace");
     BAD(sb_trace_reader_open_path, sb_trace_reader_open_path(NULL, path), SB_ERR_NULL, "");
     BAD(sb_trace_reader_open, sb_trace_reader_open(&r, NULL, "x"), SB_ERR_NULL, "");
     CHECK_OK(sb_trace_reader_open_path(&r, path));
@@ -1072,6 +1072,9 @@ static void bad_traces(void) {
     memset(&e, 0, sizeof e);
     BAD(sb_trace_reader_values, sb_trace_reader_values(r, &e), SB_ERR_ARG, "");
     BAD(sb_trace_reader_values, sb_trace_reader_values(NULL, &e), SB_ERR_NULL, "");
+    BAD(sb_trace_reader_set_max_values, sb_trace_reader_set_max_values(NULL, 1024), SB_ERR_NULL, "r is NULL");
+    BAD(sb_trace_reader_set_max_values, sb_trace_reader_set_max_values(r, 0), SB_ERR_ARG, "max_bytes = 0");
+    BAD(sb_trace_reader_set_max_values, sb_trace_reader_set_max_values(r, UINT64_MAX), SB_ERR_ARG, "max_bytes");
     sb_trace_reader_free(r);
     TOLERATES(sb_trace_reader_free, sb_trace_reader_free(NULL));
     remove(path);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/verify_internal.h"
+#include "core/checked.h"
 #include "core/internal.h"
 #include "samebits/train.h"
 
@@ -99,11 +100,12 @@ static const uint32_t adversarial[] = {
 static float f32_from_bits(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 
 /* True when the product of the n factors (each >= 0) is at most limit;
- * checked at every step, so no hostile factor can wrap around. */
+ * checked at every step (core/checked.h), so no hostile factor can wrap
+ * around. */
 static bool product_within(int64_t limit, int n, const int64_t *f) {
     int64_t p = 1;
     for (int i = 0; i < n; i++)
-        if (f[i] < 0 || __builtin_mul_overflow(p, f[i], &p) || p > limit) return false;
+        if (f[i] < 0 || !sb_checked_mul(p, f[i], &p) || p > limit) return false;
     return true;
 }
 
@@ -111,13 +113,12 @@ static bool product_within(int64_t limit, int n, const int64_t *f) {
  * per-tensor bound and the vector's memory budget before anything is
  * allocated. */
 static sb_status alloc_tensor(run_ctx *r, sb_tensor **t, sb_dtype dt, int nd, const int64_t *dims) {
-    if (!product_within(MAX_ELEMS, nd, dims)) {
+    int64_t numel;
+    if (!product_within(MAX_ELEMS, nd, dims) || !sb_checked_numel(nd, dims, &numel)) {
         r->refused = true;
         return sb_fail(SB_ERR_RANGE, "vector '%s %s': a tensor of more than %lld elements", r->c->op,
                        r->c->params, (long long)MAX_ELEMS);
     }
-    int64_t numel = 1;
-    for (int i = 0; i < nd; i++) numel *= dims[i];
     size_t bytes = (size_t)numel * sb_dtype_size(dt);
     if (bytes > r->max_bytes - r->bytes_used) {
         r->refused = true;

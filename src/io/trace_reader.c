@@ -76,7 +76,7 @@ sb_status sb_trace_reader_open_path(sb_trace_reader **out, const char *path) {
     *out = NULL;
     if (!path) return sb_fail(SB_ERR_NULL, "sb_trace_reader_open_path: path is NULL");
     FILE *fp;
-    SB_TRY(sb_fopen_regular("trace", path, 0, &fp, NULL));
+    SB_TRY(sb_fopen_regular("sb_trace_reader_open_path", path, 0, &fp, NULL));
     sb_status s = sb_trace_reader_open(out, fp, path);
     if (s != SB_OK) { fclose(fp); return s; }
     (*out)->owned = fp;

@@ -11,7 +11,7 @@
  *   family        the op family (the header it lives in, or activation);
  *   trace name    the record name `samebits train --trace` writes for the
  *                 op's autograd wrapper sb_ag_<trace name> (NULL: the op has
- *                 no wrapper); src/autograd/trace.c refuses any other name;
+ *                 no wrapper); src/io/trace_writer.c refuses any other name;
  *   output-shape  the public function that computes the output's spatial
  *   rule          size (SB_OP_NONE: the shape is stated in the header);
  *   reference     the plain C kernel that is the contract for it

@@ -320,7 +320,7 @@ def test_table_spells_the_header_declarations(dump):
 
 def test_trace_names_are_the_autograd_wrappers(dump):
     # the names the wrappers (src/autograd/ops_*.c) hand to sb_ag_finish, the
-    # record name (src/autograd/trace.c also refuses any other at run time)
+    # record name (src/io/trace_writer.c also refuses any other at run time)
     recorded = set()
     for path in glob.glob(os.path.join(REPO, "src", "autograd", "ops_*.c")):
         text = open(path).read()
