@@ -98,7 +98,12 @@ sort -u "$tmp/found" > "$tmp/found.s"
 # allowlist lines: "KIND FILE -> WHAT ... # removed by BRANCH"
 sed -e 's/[ \t]*#.*$//' -e '/^[ \t]*$/d' "$allow" | sort -u > "$tmp/allowed"
 comm -23 "$tmp/found.s" "$tmp/allowed" > "$tmp/new"
-comm -13 "$tmp/found.s" "$tmp/allowed" > "$tmp/gone"
+# an allowlisted link of an object this build did not make (the CUDA backend
+# without nvcc) cannot be seen, so it is not "gone"
+comm -13 "$tmp/found.s" "$tmp/allowed" | while read -r kind file rest; do
+    if [ "$kind" = link ] && [ ! -f "$build/obj/${file%.*}.o" ]; then continue; fi
+    echo "$kind $file $rest"
+done > "$tmp/gone"
 known=$(comm -12 "$tmp/found.s" "$tmp/allowed" | wc -l)
 if [ -s "$tmp/new" ]; then
     echo "check_layers: FAILED: a lower layer depends on a higher one (see the layer table in tests/check_layers.sh):" >&2
