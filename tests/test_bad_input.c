@@ -21,6 +21,7 @@
 #include <stdarg.h>
 #include <unistd.h>
 #include "harness.h"
+#include "backend/backend.h" /* sb_backend_mirror_live_blocks */
 #include "samebits/train.h"
 
 /* ---- the set of functions exercised (for --list) ---- */
@@ -1081,12 +1082,98 @@ static void bad_traces(void) {
     remove("/tmp/sb_bad_input_trace");
 }
 
+/* Devices: creation on a device, copies to one, moving a module. The mirror
+ * test device is built into every library; the CUDA device has no backend in
+ * this program (the CPU tests do not link libsamebits_cuda), so it stands
+ * for an unavailable device. A refusal leaves *out NULL, moves nothing and
+ * allocates nothing on the device (the mirror counts its live blocks). */
+static void bad_devices(void) {
+    int64_t s2[2] = {2, 3}, neg[2] = {2, -3}, wide[3] = {0, (int64_t)1 << 62, (int64_t)1 << 62};
+    size_t live = sb_backend_mirror_live_blocks();
+    sb_tensor *t = (sb_tensor *)1;
+    BAD(sb_tensor_new_on, sb_tensor_new_on(NULL, SB_DEVICE_MIRROR, SB_F32, 2, s2), SB_ERR_NULL, "out");
+    BAD(sb_tensor_new_on, sb_tensor_new_on(&t, (sb_device)99, SB_F32, 2, s2), SB_ERR_DEVICE, "device 99");
+    CHECK(t == NULL, "a refused sb_tensor_new_on leaves *out NULL");
+    BAD(sb_tensor_new_on, sb_tensor_new_on(&t, (sb_device)-1, SB_F32, 2, s2), SB_ERR_DEVICE, "device -1");
+    BAD(sb_tensor_new_on, sb_tensor_new_on(&t, SB_DEVICE_CUDA, SB_F32, 2, s2), SB_ERR_DEVICE, "no backend");
+    for (int dev = SB_DEVICE_CPU; dev <= SB_DEVICE_MIRROR; dev += SB_DEVICE_MIRROR) {
+        /* the same shape checks, and messages, on the host and on a device */
+        BAD(sb_tensor_new_on, sb_tensor_new_on(&t, (sb_device)dev, SB_F32, 2, neg), SB_ERR_SHAPE, "shape[1]");
+        BAD(sb_tensor_new_on, sb_tensor_new_on(&t, (sb_device)dev, SB_F32, 3, wide), SB_ERR_SHAPE, "too large");
+        BAD(sb_tensor_new_on, sb_tensor_new_on(&t, (sb_device)dev, SB_F32, 9, s2), SB_ERR_SHAPE, "ndim 9");
+        BAD(sb_tensor_new_on, sb_tensor_new_on(&t, (sb_device)dev, (sb_dtype)77, 2, s2), SB_ERR_DTYPE, "dtype");
+        BAD(sb_tensor_new_on, sb_tensor_new_on(&t, (sb_device)dev, SB_F32, 2, NULL), SB_ERR_NULL, "shape");
+        CHECK(t == NULL, "a refused sb_tensor_new_on leaves *out NULL");
+    }
+    CHECK(sb_backend_mirror_live_blocks() == live, "refused creations allocated mirror memory");
+
+    sb_tensor *x = make(SB_F32, 2, 2, 3), *m = NULL;
+    for (int i = 0; i < 6; i++) ((float *)x->data)[i] = (float)i - 2.5f;
+    BAD(sb_tensor_to, sb_tensor_to(NULL, x, SB_DEVICE_MIRROR), SB_ERR_NULL, "out");
+    t = (sb_tensor *)1;
+    BAD(sb_tensor_to, sb_tensor_to(&t, NULL, SB_DEVICE_MIRROR), SB_ERR_NULL, "src");
+    CHECK(t == NULL, "a refused sb_tensor_to leaves *out NULL");
+    BAD(sb_tensor_to, sb_tensor_to(&t, x, (sb_device)99), SB_ERR_DEVICE, "device 99");
+    BAD(sb_tensor_to, sb_tensor_to(&t, x, SB_DEVICE_CUDA), SB_ERR_DEVICE, "no backend");
+    sb_tensor h = *x;
+    h.ndim = 100;
+    BAD(sb_tensor_to, sb_tensor_to(&t, &h, SB_DEVICE_MIRROR), SB_ERR_SHAPE, "ndim 100");
+    h = *x;
+    h.device = (sb_device)99;
+    BAD(sb_tensor_to, sb_tensor_to(&t, &h, SB_DEVICE_CPU), SB_ERR_DEVICE, "device");
+    h = *x;
+    h.dtype = (sb_dtype)77;
+    BAD(sb_tensor_to, sb_tensor_to(&t, &h, SB_DEVICE_MIRROR), SB_ERR_DTYPE, "dtype");
+    CHECK(t == NULL && sb_backend_mirror_live_blocks() == live, "refused copies allocated mirror memory");
+    /* across devices both ways: the values come back bit for bit */
+    sb_tensor *back = NULL;
+    CHECK_OK(sb_tensor_to(&m, x, SB_DEVICE_MIRROR));
+    CHECK(m && m->device == SB_DEVICE_MIRROR, "sb_tensor_to made a mirror tensor");
+    BAD(sb_tensor_to, sb_tensor_to(&t, m, SB_DEVICE_CUDA), SB_ERR_DEVICE, "no backend");
+    CHECK_OK(sb_tensor_to(&back, m, SB_DEVICE_CPU));
+    CHECK(back && memcmp(back->data, x->data, 6 * sizeof(float)) == 0, "mirror -> cpu changed the values");
+    sb_tensor_free(back);
+    sb_tensor_free(m);
+    sb_tensor_free(x);
+    CHECK(sb_backend_mirror_live_blocks() == live, "mirror memory leaked");
+
+    /* a module: refused moves leave every parameter where and what it was */
+    sb_module *lin = NULL;
+    unsigned char before[32], after[32];
+    CHECK_OK(sb_nn_linear(&lin, 3, 2, true));
+    CHECK_OK(sb_module_init(lin, 7));
+    CHECK_OK(sb_module_hash(lin, before));
+    sb_named p0[2], p1[2];
+    size_t n0 = 0, n1 = 0;
+    CHECK_OK(sb_module_parameters(lin, p0, 2, &n0));
+    BAD(sb_module_to, sb_module_to(NULL, SB_DEVICE_MIRROR), SB_ERR_NULL, "module");
+    BAD(sb_module_to, sb_module_to(lin, (sb_device)99), SB_ERR_DEVICE, "device 99");
+    BAD(sb_module_to, sb_module_to(lin, (sb_device)-1), SB_ERR_DEVICE, "device -1");
+    BAD(sb_module_to, sb_module_to(lin, SB_DEVICE_CUDA), SB_ERR_DEVICE, "no backend");
+    CHECK_OK(sb_module_parameters(lin, p1, 2, &n1));
+    CHECK(n0 == 2 && n1 == 2 && p0[0].value == p1[0].value && p1[0].value->device == SB_DEVICE_CPU &&
+          p0[1].value == p1[1].value, "a refused sb_module_to moved a parameter");
+    /* on the mirror device, then refused again: still there, same bits */
+    CHECK_OK(sb_module_to(lin, SB_DEVICE_MIRROR));
+    CHECK_OK(sb_module_parameters(lin, p0, 2, &n0));
+    BAD(sb_module_to, sb_module_to(lin, SB_DEVICE_CUDA), SB_ERR_DEVICE, "no backend");
+    CHECK_OK(sb_module_parameters(lin, p1, 2, &n1));
+    CHECK(p0[0].value == p1[0].value && p1[0].value->device == SB_DEVICE_MIRROR,
+          "a refused sb_module_to moved a mirror parameter");
+    CHECK_OK(sb_module_to(lin, SB_DEVICE_CPU));
+    CHECK_OK(sb_module_hash(lin, after));
+    CHECK(memcmp(before, after, 32) == 0, "cpu -> mirror -> cpu changed the parameters");
+    sb_module_free(lin);
+    CHECK(sb_backend_mirror_live_blocks() == live, "a module left mirror memory behind");
+}
+
 int main(int argc, char **argv) {
     SB_TEST_MAIN_NAME(argv[0]);
     int list = argc > 1 && strcmp(argv[1], "--list") == 0;
     if (list) { FILE *r = freopen("/dev/null", "w", stderr); (void)r; }
     for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) run_op(&ops[i]);
     bad_tensor_api();
+    bad_devices();
     bad_sizes_and_kernels();
     bad_random();
     bad_io();

@@ -10,11 +10,12 @@ sb_status sb_tensor_new_on(sb_tensor **out, sb_device device, sb_dtype dtype, in
     const char *fn = "sb_tensor_new_on";
     if (!out) return sb_fail(SB_ERR_NULL, "%s: out is NULL", fn);
     *out = NULL;
-    if (device == SB_DEVICE_CPU) return sb_tensor_new(out, dtype, ndim, shape);
     const sb_backend *be = sb_backend_get(fn, device);
     if (!be) return SB_ERR_DEVICE;
+    /* Checked here for every device, so the messages name this function. */
     int64_t n = 0;
     SB_TRY(sb_tensor_check_shape(fn, dtype, ndim, shape, &n));
+    if (device == SB_DEVICE_CPU) return sb_tensor_new(out, dtype, ndim, shape);
     sb_tensor *t = sb_malloc(fn, sizeof *t);
     if (!t) return SB_ERR_NOMEM;
     void *data = NULL;
@@ -108,6 +109,7 @@ sb_status sb_tensor_to(sb_tensor **out, const sb_tensor *src, sb_device device) 
     *out = NULL;
     if (!src) return sb_fail(SB_ERR_NULL, "%s: src is NULL", fn);
     SB_TRY(sb_check_tensor(fn, "src", src, src->dtype, -1));
+    if (!sb_backend_get(fn, device)) return SB_ERR_DEVICE;
     sb_tensor *t = NULL;
     SB_TRY(sb_tensor_new_on(&t, device, src->dtype, src->ndim, src->shape));
     sb_status st = sb_tensor_copy(t, src);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
+#include "backend/backend.h"
 #include "core/fpenv.h"
 #include "nn/nn_internal.h"
 #include "samebits/hash.h"
@@ -269,9 +270,7 @@ static sb_status move_tree(sb_module *m, sb_device device) {
 sb_status sb_module_to(sb_module *m, sb_device device) {
     const char *fn = "sb_module_to";
     if (!m) return sb_fail(SB_ERR_NULL, "%s: module is NULL", fn);
-    if (!sb_device_available(device))
-        return sb_fail(SB_ERR_DEVICE, "%s: the %s device has no backend in this program", fn,
-                       sb_device_name(device));
+    if (!sb_backend_get(fn, device)) return SB_ERR_DEVICE; /* names a bad or unavailable device */
     return move_tree(m, device);
 }
 
