@@ -28,6 +28,13 @@ if [ $limit = 20 ]; then
         'cmp -s "$tmp/straight.out" "$here/golden/lenet5-limit20.txt" || { diff "$here/golden/lenet5-limit20.txt" "$tmp/straight.out" >&2; false; }'
 fi
 
+# 1b. the same run on the mirror device (the CPU kernels over device memory,
+# every batch uploaded, every read through a download) prints the same bits
+"$bin" train --data "$data" --limit-batches $limit --device mirror > "$tmp/mirror.out" 2> "$tmp/err" || bad "train --device mirror exited non-zero: $(cat "$tmp/err")"
+check "the mirror device run is bitwise identical to the CPU run" 'cmp -s "$tmp/straight.out" "$tmp/mirror.out"'
+check "an unknown device is refused with exit 2" '"$bin" train --data "$data" --device tpu > /dev/null 2> "$tmp/err"; [ $? -eq 2 ] && grep -q "cpu, mirror, cuda or opencl" "$tmp/err"'
+check "--save off the CPU is refused before training" '"$bin" train --data "$data" --device mirror --save "$tmp/never.safetensors" > /dev/null 2> "$tmp/err"; [ $? -eq 2 ] && grep -q "need --device cpu" "$tmp/err" && [ ! -e "$tmp/never.safetensors" ]'
+
 # 2. resume: 1 epoch + save, a new process resumes and trains epoch 2
 "$bin" train --data "$data" --limit-batches $limit --epochs 1 --save "$tmp/ck.safetensors" > "$tmp/epoch1.out" 2>&1 || bad "train --save failed"
 check "checkpoint written" '[ -s "$tmp/ck.safetensors" ]'

@@ -15,6 +15,7 @@ static int usage(FILE *f) {
             "                 --threads N (1..256; default: all CPUs; bits never depend on it)\n"
             "                 --limit-batches N (1..1e9) --save PATH --resume PATH\n"
             "                 --trace FILE [--trace-hashes-only]  record every op's output\n"
+            "                 --device cpu|mirror|cuda|opencl  where the model runs (same bits)\n"
             "  eval CKPT      score a LeNet-5 checkpoint on the test set [--data DIR]\n"
             "  hash CKPT      print a checkpoint's model hash\n"
             "  version        print the version\n"

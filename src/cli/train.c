@@ -13,6 +13,17 @@
 #include "samebits/train.h"
 #include "samebits/trace.h"
 
+/* t itself when it is already on `device`, else a copy there in *copy
+ * (NULL when none was made; free it after use). */
+static sb_status on_device(sb_tensor *t, sb_device device, sb_tensor **use, sb_tensor **copy) {
+    *copy = NULL;
+    *use = t;
+    if (t->device == device) return SB_OK;
+    sb_status s = sb_tensor_to(copy, t, device);
+    if (s == SB_OK) *use = *copy;
+    return s;
+}
+
 static int fail(const char *what) {
     fprintf(stderr, "samebits: %s: %s\n", what, sb_last_error());
     return 1;
@@ -26,7 +37,7 @@ static void print_hash(const char *label, const unsigned char d[32]) {
 
 /* Logits of the whole test set in eval mode (1000 rows at a time: rows are
  * independent under the contract, so the batch size does not change bits). */
-static int evaluate(sb_module *model, const sb_dataset *test, sb_graph *g) {
+static int evaluate(sb_module *model, const sb_dataset *test, sb_graph *g, sb_device device) {
     int64_t classes = 10, n = test->count, correct = 0;
     sb_tensor *logits;
     int64_t shape[2] = {n, classes};
@@ -37,15 +48,18 @@ static int evaluate(sb_module *model, const sb_dataset *test, sb_graph *g) {
     int rc = 0;
     for (int64_t b = 0, row = 0; b < sb_loader_num_batches(loader) && !rc; b++) {
         sb_graph_reset(g);
-        sb_tensor *x, *y;
+        sb_tensor *x, *y, *xd = NULL, *xcopy = NULL, *zhost = NULL, *zcopy = NULL;
         sb_variable *in, *out;
         if (sb_loader_batch(loader, b, sb_graph_arena(g), &x, &y) != SB_OK ||
-            sb_graph_input(g, x, &in) != SB_OK || sb_module_forward(model, g, in, &out) != SB_OK) {
+            on_device(x, device, &xd, &xcopy) != SB_OK || sb_graph_input(g, xd, &in) != SB_OK ||
+            sb_module_forward(model, g, in, &out) != SB_OK ||
+            on_device(out->value, SB_DEVICE_CPU, &zhost, &zcopy) != SB_OK) {
+            sb_tensor_free(xcopy);
             rc = fail("eval");
             break;
         }
         int64_t rows = x->shape[0];
-        const float *z = out->value->data;
+        const float *z = zhost->data;
         memcpy((float *)logits->data + row * classes, z, (size_t)(rows * classes) * sizeof *z);
         for (int64_t r = 0; r < rows; r++) {
             int64_t best = 0;
@@ -54,6 +68,8 @@ static int evaluate(sb_module *model, const sb_dataset *test, sb_graph *g) {
             correct += best == ((int64_t *)y->data)[r];
         }
         row += rows;
+        sb_tensor_free(xcopy);
+        sb_tensor_free(zcopy);
     }
     if (!rc) {
         printf("Test accuracy of the model on the %" PRId64 " test images: %.4f\n", n, (double)correct / (double)n);
@@ -76,7 +92,10 @@ static sb_status trace_parameters(sb_module *model) {
     for (size_t i = 0; i < count && i < 64 && s == SB_OK; i++) {
         char name[80];
         snprintf(name, sizeof name, "param.%.56s", params[i].name);
-        s = sb_trace_record(name, params[i].value);
+        sb_tensor *host = NULL, *copy = NULL;
+        s = on_device(params[i].value, SB_DEVICE_CPU, &host, &copy);
+        if (s == SB_OK) s = sb_trace_record(name, host);
+        sb_tensor_free(copy);
     }
     return s;
 }
@@ -104,6 +123,7 @@ int sb_cli_train(int argc, char **argv) {
     }
     sb_adam_config adam = sb_adam_default_config(o.lr);
     if (sb_model_lenet5(&model) != SB_OK || sb_module_init(model, o.seed) != SB_OK ||
+        (o.device != SB_DEVICE_CPU && sb_module_to(model, o.device) != SB_OK) ||
         sb_optimizer_adam(&opt, model, &adam) != SB_OK || sb_graph_new(&g) != SB_OK ||
         sb_loader_new(&loader, &train, o.batch_size, true, o.seed) != SB_OK) {
         rc = fail("setting up");
@@ -139,12 +159,23 @@ int sb_cli_train(int argc, char **argv) {
         for (int64_t b = 0; b < batches; b++) {
             sb_graph_reset(g);
             sb_trace_step((uint64_t)(epoch * batches + b));
-            sb_tensor *x, *y;
-            sb_variable *in, *logits, *loss;
-            if (sb_loader_batch(loader, b, sb_graph_arena(g), &x, &y) != SB_OK ||
-                sb_graph_input(g, x, &in) != SB_OK || sb_module_forward(model, g, in, &logits) != SB_OK ||
-                sb_ag_cross_entropy(g, logits, y, SB_LOSS_MEAN, 0.0f, &loss) != SB_OK ||
-                sb_graph_backward(g, loss) != SB_OK || sb_optimizer_step(opt) != SB_OK) {
+            /* The batch goes to the model's device; the loss comes back for
+             * the progress line. */
+            sb_tensor *x = NULL, *y = NULL, *xd = NULL, *yd = NULL, *lv_host = NULL;
+            sb_tensor *copies[3] = {NULL, NULL, NULL};
+            sb_variable *in = NULL, *logits = NULL, *loss = NULL;
+            sb_status st = sb_loader_batch(loader, b, sb_graph_arena(g), &x, &y);
+            if (st == SB_OK) st = on_device(x, o.device, &xd, &copies[0]);
+            if (st == SB_OK) st = on_device(y, o.device, &yd, &copies[1]);
+            if (st == SB_OK) st = sb_graph_input(g, xd, &in);
+            if (st == SB_OK) st = sb_module_forward(model, g, in, &logits);
+            if (st == SB_OK) st = sb_ag_cross_entropy(g, logits, yd, SB_LOSS_MEAN, 0.0f, &loss);
+            if (st == SB_OK) st = sb_graph_backward(g, loss);
+            if (st == SB_OK) st = sb_optimizer_step(opt);
+            if (st == SB_OK) st = on_device(loss->value, SB_DEVICE_CPU, &lv_host, &copies[2]);
+            float lv = st == SB_OK ? ((float *)lv_host->data)[0] : 0.0f;
+            for (int k = 0; k < 3; k++) sb_tensor_free(copies[k]);
+            if (st != SB_OK) {
                 rc = fail("training");
                 break;
             }
@@ -152,7 +183,6 @@ int sb_cli_train(int argc, char **argv) {
             clock_gettime(CLOCK_MONOTONIC, &t1);
             double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
             double rate = (double)((b + 1) * o.batch_size) / (secs > 0 ? secs : 1e-9);
-            float lv = ((float *)loss->value->data)[0];
             if (progress_tty) {
                 int width = 30, filled = (int)(width * (b + 1) / batches);
                 fprintf(stderr, "\repoch %" PRId64 "/%" PRId64 " [%.*s%*s] %" PRId64 "/%" PRId64
@@ -172,7 +202,7 @@ int sb_cli_train(int argc, char **argv) {
     if (o.save && sb_checkpoint_save(o.save, model, opt, &state) != SB_OK) { rc = fail("saving"); goto done; }
     sb_module_hash(model, d);
     print_hash("Hash of the trained model", d);
-    rc = evaluate(model, &test, g);
+    rc = evaluate(model, &test, g, o.device);
 done:
     sb_trace_abort(); /* no-op unless a failure left the trace open */
     sb_loader_free(loader);
@@ -217,7 +247,7 @@ static int with_checkpoint(int argc, char **argv, bool run_eval) {
         print_hash("Hash of the model", d);
         if (run_eval) {
             if (sb_mnist_load(data, false, &test) != SB_OK) rc = fail("loading data");
-            else rc = evaluate(model, &test, g);
+            else rc = evaluate(model, &test, g, SB_DEVICE_CPU);
         }
     }
     sb_dataset_free(&test);

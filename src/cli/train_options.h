@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "samebits/status.h"
+#include "samebits/tensor.h" /* sb_device */
 
 #include "train/train_internal.h" /* SB_TRAIN_MAX_EPOCHS, SB_TRAIN_MAX_BATCH_SIZE */
 
@@ -15,6 +16,7 @@
 typedef struct sb_train_options {
     const char *data, *save, *resume, *trace;
     bool trace_hashes_only;
+    sb_device device;                          /* where the model runs: --device */
     int64_t epochs, batch_size, limit_batches; /* limit_batches 0: no limit */
     int64_t threads;                           /* 0: the library's default */
     double lr;
