@@ -2,8 +2,8 @@
 # The layering of src/ (docs/ARCHITECTURE.md, "Layers"): a lower layer never
 # depends on a higher one.
 #
-#   0 core   1 math, hash, rng   2 ref   3 cpu, cuda, backend   4 ops
-#   5 autograd   6 nn, optim   7 train, io   8 cli
+#   0 core   1 math, hash, rng   2 ref   3 cpu, cuda, opencl, gpu, backend
+#   4 ops   5 autograd   6 nn, optim   7 train, io, dist   8 cli
 #
 # Three checks, each over the whole tree:
 #   include  - every #include "dir/file" in src/ names a layer <= its own;
@@ -26,8 +26,8 @@ pass=0; fail=0
 layer_of() {
     case "$1" in
         core) echo 0 ;; math|hash|rng) echo 1 ;; ref) echo 2 ;;
-        cpu|cuda|backend) echo 3 ;; ops) echo 4 ;; autograd) echo 5 ;;
-        nn|optim) echo 6 ;; train|io) echo 7 ;; cli) echo 8 ;; *) echo "" ;;
+        cpu|cuda|opencl|gpu|backend) echo 3 ;; ops) echo 4 ;; autograd) echo 5 ;;
+        nn|optim) echo 6 ;; train|io|dist) echo 7 ;; cli) echo 8 ;; *) echo "" ;;
     esac
 }
 
