@@ -24,16 +24,22 @@ lib="src/io/idx.c src/io/safetensors.c src/io/json.c src/io/atomic_file.c src/io
 flags="-std=c11 -g -O1 -ffp-contract=off -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc -fno-omit-frame-pointer"
 san="-fsanitize=address,undefined -fno-sanitize-recover=all"
 
-$cc $flags $san -o "$out/make_seeds" fuzz/make_seeds.c $lib -lz -lm -pthread
+# The sources above are compiled with the sanitizers and coverage; what they
+# call beyond them (tensor release through the device backends, the op table
+# the trace writer checks names against) comes from the plain library build,
+# without OpenCL (instrumenting the SIMD kernels too makes clang take tens of
+# minutes on a single file). The linker takes from the archive only what the
+# instrumented sources leave undefined.
+make -s BUILD="$out/lib" SB_CUDA=0 SB_OPENCL=0 "$out/lib/libsamebits.a"
+plain="$out/lib/libsamebits.a"
+
+$cc $flags $san -o "$out/make_seeds" fuzz/make_seeds.c $lib "$plain" -lz -lm -pthread
 "$out/make_seeds" "$out/corpus/fuzz_idx" "$out/corpus/fuzz_safetensors" "$out/corpus/fuzz_json" "$out/corpus/fuzz_trace"
 
-# fuzz_verify runs the ops, so it links the whole library: the plain build
-# (the parser and the runners themselves are compiled with the sanitizers
-# and coverage; instrumenting the SIMD kernels too makes clang take tens of
-# minutes on a single file). Its seeds are the lines of the committed
+# fuzz_verify runs the ops from the plain library build (its parser and
+# runners are instrumented). Its seeds are the lines of the committed
 # vectors and the hostile lines of tests/check_verify.sh.
 case " $targets " in *" fuzz_verify "*)
-    make -s BUILD="$out/lib" SB_CUDA=0 "$out/lib/libsamebits.a"
     grep -v '^#' tests/vectors/ops.txt | split -l 1 - "$out/corpus/fuzz_verify/ops-"
     z=$(printf '%064d' 0)
     for line in "ssum 1 quick n=4611686018427387904,inc=4" "sgemm 1 quick m=4294967296,n=1,k=4294967296" \
@@ -46,9 +52,9 @@ esac
 for t in $targets; do
     if [ "$t" = fuzz_verify ]; then
         $cc $flags $san -fsanitize=fuzzer -o "$out/$t" fuzz/fuzz_verify.c src/cli/verify_file.c \
-            src/cli/verify_runners.c "$out/lib/libsamebits.a" -lz -lm -pthread
+            src/cli/verify_runners.c "$plain" -lz -lm -pthread
     else
-        $cc $flags $san -fsanitize=fuzzer -o "$out/$t" "fuzz/$t.c" $lib -lz -lm -pthread
+        $cc $flags $san -fsanitize=fuzzer -o "$out/$t" "fuzz/$t.c" $lib "$plain" -lz -lm -pthread
     fi
     echo "== $t: ${secs}s"
     # Crashes stop the run with a non-zero status and leave crash-* files.
