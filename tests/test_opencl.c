@@ -376,6 +376,117 @@ static void test_gemm(void) {
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
 }
 
+/* ---- conv2d and pooling ----------------------------------------------------- */
+
+typedef struct conv_case {
+    int64_t n, c_in, h, w, c_out, kh, kw;
+    sb_conv2d_params p;
+} conv_case;
+
+static void test_conv_pool(void) {
+    const conv_case cases[] = {
+        {2, 3, 9, 11, 4, 3, 2, {2, 1, 1, 0, 1, 2, 1}},  /* stride, pad, dilation */
+        {3, 4, 7, 6, 6, 3, 3, {1, 1, 2, 1, 1, 1, 2}},   /* groups 2, padded taps */
+        {5, 1, 28, 28, 6, 5, 5, {1, 1, 2, 2, 1, 1, 1}}, /* LeNet-5's first layer */
+        {1, 2, 5, 5, 3, 5, 5, {1, 1, 0, 0, 1, 1, 1}},   /* a 1 x 1 output */
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
+        const conv_case *k = &cases[ci];
+        int64_t oh, ow;
+        CHECK_OK(sb_conv2d_output_size(k->h, k->w, k->kh, k->kw, &k->p, &oh, &ow));
+        int64_t sx[4] = {k->n, k->c_in, k->h, k->w}, sw[4] = {k->c_out, k->c_in / k->p.groups, k->kh, k->kw},
+                sb[1] = {k->c_out}, sy[4] = {k->n, k->c_out, oh, ow};
+        bool adv = ci == 1;
+        pair x = pair_rand(4, sx, 2.0f, adv), w = pair_rand(4, sw, 2.0f, adv),
+             b = pair_rand(1, sb, 2.0f, false), y = pair_zeros(SB_F32, 4, sy),
+             dy = pair_rand(4, sy, 2.0f, adv), dx = pair_zeros(SB_F32, 4, sx),
+             dw = pair_zeros(SB_F32, 4, sw), db = pair_zeros(SB_F32, 1, sb);
+        char what[64];
+        snprintf(what, sizeof what, "sb_conv2d_forward case %d", (int)ci);
+        CHECK_OK(sb_conv2d_forward(x.c, w.c, b.c, &k->p, y.c));
+        CHECK_OK(sb_conv2d_forward(x.d, w.d, b.d, &k->p, y.d));
+        check_same(&y, what);
+        CHECK_OK(sb_conv2d_forward(x.c, w.c, NULL, &k->p, y.c));
+        CHECK_OK(sb_conv2d_forward(x.d, w.d, NULL, &k->p, y.d));
+        check_same(&y, what);
+        snprintf(what, sizeof what, "sb_conv2d_backward case %d", (int)ci);
+        CHECK_OK(sb_conv2d_backward(dy.c, x.c, w.c, &k->p, dx.c, dw.c, db.c));
+        CHECK_OK(sb_conv2d_backward(dy.d, x.d, w.d, &k->p, dx.d, dw.d, db.d));
+        check_same(&dx, what);
+        check_same(&dw, what);
+        check_same(&db, what);
+        pair all[] = {x, w, b, y, dy, dx, dw, db};
+        for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
+    }
+
+    const sb_pool2d_params pools[] = {
+        {.kernel_h = 2, .kernel_w = 2, .stride_h = 2, .stride_w = 2},
+        {.kernel_h = 3, .kernel_w = 2, .stride_h = 2, .stride_w = 1, .pad_h = 1, .pad_w = 1,
+         .ceil_mode = true},
+        {.kernel_h = 3, .kernel_w = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1,
+         .ceil_mode = true, .count_include_pad = true},
+    };
+    int64_t sx[4] = {3, 2, 9, 8};
+    for (size_t pi = 0; pi < sizeof pools / sizeof *pools; pi++) {
+        int64_t oh, ow;
+        CHECK_OK(sb_pool2d_output_size(sx[2], sx[3], &pools[pi], &oh, &ow));
+        int64_t sp[4] = {sx[0], sx[1], oh, ow};
+        pair x = pair_rand(4, sx, 2.0f, pi != 0), y = pair_zeros(SB_F32, 4, sp),
+             idx = pair_zeros(SB_I64, 4, sp), dy = pair_rand(4, sp, 2.0f, pi != 0),
+             dx = pair_zeros(SB_F32, 4, sx);
+        if (pi == 0) { /* ties between +0 and -0, and repeated maxima */
+            float *v = x.c->data;
+            v[0] = 0.0f; v[1] = -0.0f; v[8] = 1.0f; v[9] = 1.0f;
+            sb_tensor_free(x.d);
+            CHECK_OK(sb_tensor_to(&x.d, x.c, SB_DEVICE_OPENCL));
+        }
+        CHECK_OK(sb_max_pool2d_forward(x.c, &pools[pi], y.c, idx.c));
+        CHECK_OK(sb_max_pool2d_forward(x.d, &pools[pi], y.d, idx.d));
+        check_same(&y, "sb_max_pool2d_forward y");
+        check_same(&idx, "sb_max_pool2d_forward indices");
+        CHECK_OK(sb_max_pool2d_forward(x.c, &pools[pi], y.c, NULL));
+        CHECK_OK(sb_max_pool2d_forward(x.d, &pools[pi], y.d, NULL));
+        check_same(&y, "sb_max_pool2d_forward without indices");
+        CHECK_OK(sb_max_pool2d_backward(dy.c, idx.c, &pools[pi], dx.c));
+        CHECK_OK(sb_max_pool2d_backward(dy.d, idx.d, &pools[pi], dx.d));
+        check_same(&dx, "sb_max_pool2d_backward");
+        CHECK_OK(sb_avg_pool2d_forward(x.c, &pools[pi], y.c));
+        CHECK_OK(sb_avg_pool2d_forward(x.d, &pools[pi], y.d));
+        check_same(&y, "sb_avg_pool2d_forward");
+        CHECK_OK(sb_avg_pool2d_backward(dy.c, &pools[pi], dx.c));
+        CHECK_OK(sb_avg_pool2d_backward(dy.d, &pools[pi], dx.d));
+        check_same(&dx, "sb_avg_pool2d_backward");
+        pair all[] = {x, y, idx, dy, dx};
+        for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
+    }
+
+    /* adaptive pooling: windows of different sizes (7 -> 3, 8 -> 5) and the
+     * evenly dividing case (8 -> 4) */
+    const int64_t outs[][2] = {{3, 5}, {4, 4}, {1, 1}};
+    int64_t sa[4] = {2, 3, 7, 8};
+    for (size_t ai = 0; ai < sizeof outs / sizeof *outs; ai++) {
+        int64_t so[4] = {2, 3, outs[ai][0], outs[ai][1]};
+        pair x = pair_rand(4, sa, 2.0f, true), y = pair_zeros(SB_F32, 4, so),
+             idx = pair_zeros(SB_I64, 4, so), dy = pair_rand(4, so, 2.0f, true),
+             dx = pair_zeros(SB_F32, 4, sa);
+        CHECK_OK(sb_adaptive_max_pool2d_forward(x.c, y.c, idx.c));
+        CHECK_OK(sb_adaptive_max_pool2d_forward(x.d, y.d, idx.d));
+        check_same(&y, "sb_adaptive_max_pool2d_forward y");
+        check_same(&idx, "sb_adaptive_max_pool2d_forward indices");
+        CHECK_OK(sb_adaptive_max_pool2d_backward(dy.c, idx.c, dx.c));
+        CHECK_OK(sb_adaptive_max_pool2d_backward(dy.d, idx.d, dx.d));
+        check_same(&dx, "sb_adaptive_max_pool2d_backward");
+        CHECK_OK(sb_adaptive_avg_pool2d_forward(x.c, y.c));
+        CHECK_OK(sb_adaptive_avg_pool2d_forward(x.d, y.d));
+        check_same(&y, "sb_adaptive_avg_pool2d_forward");
+        CHECK_OK(sb_adaptive_avg_pool2d_backward(dy.c, dx.c));
+        CHECK_OK(sb_adaptive_avg_pool2d_backward(dy.d, dx.d));
+        check_same(&dx, "sb_adaptive_avg_pool2d_backward");
+        pair all[] = {x, y, idx, dy, dx};
+        for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
+    }
+}
+
 /* ---- optimizers ----------------------------------------------------------------- */
 
 static void test_optim(void) {
@@ -453,6 +564,7 @@ int main(int argc, char **argv) {
     test_pointwise();
     test_sum();
     test_gemm();
+    test_conv_pool();
     test_optim();
     test_unsupported();
     return sb_test_finish();

@@ -36,6 +36,10 @@ sb_status sb_cuda_error(const char *fn, const char *what, cudaError_t err);
 sb_status sb_cuda_enter(const char *fn, sb_cuda_context *ctx);
 /* After a launch: reports a launch configuration error. */
 sb_status sb_cuda_launched(const char *fn);
+/* A device copy of `count` int64 geometry values for a single-source
+ * kernel (src/gpu/kernels); release with sb_cuda_free after the launch. */
+sb_status sb_cuda_upload_geom(sb_cuda_context *ctx, const int64_t *host, size_t count,
+                              int64_t **out);
 
 #define SB_CUDA_TRY(fn, what, call)                                             \
     do {                                                                       \

@@ -12,7 +12,9 @@
  * contract requires) and transposes cost nothing.
  *
  * conv2d's grad_input chains have a data-dependent length ("only taps that
- * read"), so they run in a direct kernel, one output element per thread. */
+ * read"), so they run in a direct kernel, one output element per thread:
+ * the single-source sb_conv_backward_input (src/gpu/kernels/conv.cl),
+ * launched from nn.cu. */
 #include "cuda/common.cuh"
 
 namespace {
@@ -261,36 +263,6 @@ struct WgtOut {
     }
 };
 
-/* The output index o with o*stride - pad + tap*dilation == pos, or -1. */
-__device__ __forceinline__ int64_t reader(int64_t pos, int64_t tap, int64_t stride, int64_t pad,
-                                          int64_t dil, int64_t out_size) {
-    int64_t t = pos + pad - tap * dil;
-    if (t < 0 || t % stride != 0 || t / stride >= out_size) return -1;
-    return t / stride;
-}
-
-__global__ void conv_bwd_input(ConvGeom g, const float *dy, const float *w, float *dx,
-                               int64_t total) {
-    SB_GRID_STRIDE(e, total) {
-        int64_t iw = e % g.w, ih = (e / g.w) % g.h, ch = (e / (g.w * g.h)) % g.c_in,
-                n = e / (g.w * g.h * g.c_in);
-        int64_t oc0 = (ch / g.icg) * g.ocg, c = ch % g.icg;
-        float acc = 0.0f;
-        for (int64_t o = 0; o < g.ocg; o++)
-            for (int64_t i = 0; i < g.kh; i++) {
-                int64_t r = reader(ih, i, g.sh, g.ph, g.dh, g.oh);
-                if (r < 0) continue;
-                for (int64_t j = 0; j < g.kw; j++) {
-                    int64_t s = reader(iw, j, g.sw, g.pw, g.dw, g.ow);
-                    if (s < 0) continue;
-                    float d = dy[((n * g.c_out + oc0 + o) * g.oh + r) * g.ow + s];
-                    acc = __fmaf_rn(d, w[((oc0 + o) * g.icg + c) * g.taps + i * g.kw + j], acc);
-                }
-            }
-        dx[e] = acc;
-    }
-}
-
 /* db[o]: canonical sum over (n, r, s) of dy[n][o][r][s], one warp per o. */
 __global__ void conv_bwd_bias(ConvGeom g, const float *dy, float *db) {
     int64_t o = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
@@ -380,18 +352,6 @@ sb_status sb_cuda_conv2d_forward_raw(sb_cuda_context *ctx, const sb_conv2d_geom 
     ConvGeom c = conv_geom(g);
     return launch_chain(fn, ctx, c.n * c.groups, c.ocg, c.ohw, c.kdim, FwdW{c, w}, FwdX{c, x},
                         FwdY{c, y, bias});
-}
-
-sb_status sb_cuda_conv2d_backward_input_raw(sb_cuda_context *ctx, const sb_conv2d_geom *g,
-                                            const float *dy, const float *w, float *dx) {
-    const char *fn = "sb_cuda_conv2d_backward_input";
-    SB_TRY(sb_cuda_enter(fn, ctx));
-    SB_TRY(check_geom(fn, g));
-    ConvGeom c = conv_geom(g);
-    int64_t total = c.n * c.c_in * c.h * c.w;
-    if (total == 0) return SB_OK;
-    conv_bwd_input<<<sb_cuda_blocks(total, 256), 256, 0, ctx->stream>>>(c, dy, w, dx, total);
-    return sb_cuda_launched(fn);
 }
 
 sb_status sb_cuda_conv2d_backward_weight_raw(sb_cuda_context *ctx, const sb_conv2d_geom *g,

@@ -1,6 +1,8 @@
 /* src/cuda/nn.cu - activations, softmax / log-softmax, cross-entropy,
  * pooling and optimizer updates on the GPU, each the exact operation
  * sequence of its contract section (9, 11, 8, 14) and of src/ref/.
+ * Pooling and the optimizers are the single-source kernels of
+ * src/gpu/kernels (conv.cl, pointwise.cl), included below.
  * The build's --fmad=false keeps every a*b + c below two roundings; the
  * optimizers' fused steps are written as __fmaf_rn as the contract says. */
 #include "cuda/common.cuh"
@@ -9,55 +11,17 @@ extern "C" {
 #include "ref/ref_pointwise.h" /* the GELU constants */
 }
 
+/* The single-source kernels (src/gpu/kernels, docs/GPU.md): the very text
+ * the OpenCL backend runs under PoCL in make test. Included here only (the
+ * kernels have external linkage): pooling, conv2d's input gradient and the
+ * optimizers launch from this file. */
+#include "gpu/kernels/dialect.h"
+#include "gpu/kernels/pointwise.cl"
+#include "gpu/kernels/sum_acc.cl"
+#include "gpu/kernels/conv.cl"
+
 namespace {
 
-/* ---- sequential canonical sum in one thread (windows of pooling) ------- */
-
-struct SeqSum { /* src/core/canonical_sum.c's streaming state, per thread */
-    float lane[SB_DEV_LEVELS][32];
-    int64_t count[SB_DEV_LEVELS];
-    __device__ SeqSum() {
-        for (int l = 0; l < SB_DEV_LEVELS; l++) reset(l);
-    }
-    __device__ void reset(int l) {
-        for (int j = 0; j < 32; j++) lane[l][j] = -0.0f;
-        count[l] = 0;
-    }
-    __device__ static float tree(const float *in) {
-        float v[32];
-        for (int j = 0; j < 32; j++) v[j] = in[j];
-        for (int s = 16; s >= 1; s /= 2)
-            for (int j = 0; j < s; j++) v[j] = v[j] + v[j + s];
-        return v[0];
-    }
-    __device__ void push(int l, float x) {
-        for (;;) {
-            int64_t c = count[l];
-            lane[l][c % 32] = lane[l][c % 32] + x;
-            count[l] = c + 1;
-            if (c + 1 != SB_SUM_BLOCK || l + 1 >= SB_DEV_LEVELS) return;
-            x = tree(lane[l]);
-            reset(l);
-            l++;
-        }
-    }
-    __device__ void add(float x) { push(0, x); }
-    __device__ float result() {
-        int top = -1;
-        for (int l = 0; l < SB_DEV_LEVELS; l++)
-            if (count[l] > 0) top = l;
-        if (top < 0) return 0.0f;
-        for (int l = 0; l < top; l++) {
-            if (count[l] == 0) continue;
-            float p = tree(lane[l]);
-            reset(l);
-            push(l + 1, p);
-        }
-        for (int l = SB_DEV_LEVELS - 1; l >= 0; l--)
-            if (count[l] > 0) return tree(lane[l]);
-        return 0.0f;
-    }
-};
 
 /* ---- activations ---------------------------------------------------------- */
 
@@ -253,151 +217,6 @@ __global__ void ce_bwd_kernel(const float *logits, const int64_t *targets, int64
 
 /* ---- pooling (src/ref/pool2d.c) ------------------------------------------------ */
 
-__device__ __forceinline__ void clip(int64_t start, int64_t k, int64_t size, int64_t *lo,
-                                     int64_t *hi) {
-    *lo = start < 0 ? 0 : start;
-    *hi = start + k < size ? start + k : size;
-}
-__device__ __forceinline__ void windows_of(int64_t pos, int64_t k, int64_t stride, int64_t pad,
-                                           int64_t out_size, int64_t *lo, int64_t *hi) {
-    int64_t first = pos + pad - k + 1;
-    *lo = first <= 0 ? 0 : (first + stride - 1) / stride;
-    int64_t last = (pos + pad) / stride;
-    *hi = last + 1 < out_size ? last + 1 : out_size;
-}
-__device__ float avg_divisor(const sb_pool2d_geom &g, int64_t r, int64_t s) {
-    int64_t h0, h1, w0, w1;
-    int64_t sh = r * g.stride_h - g.pad_h, sw = s * g.stride_w - g.pad_w;
-    if (g.count_include_pad) {
-        clip(sh + g.pad_h, g.kh, g.h + 2 * g.pad_h, &h0, &h1);
-        clip(sw + g.pad_w, g.kw, g.w + 2 * g.pad_w, &w0, &w1);
-    } else {
-        clip(sh, g.kh, g.h, &h0, &h1);
-        clip(sw, g.kw, g.w, &w0, &w1);
-    }
-    return (float)((h1 - h0) * (w1 - w0));
-}
-
-__global__ void maxpool_fwd(sb_pool2d_geom g, const float *x, float *y, int64_t *indices,
-                            int64_t total) {
-    SB_GRID_STRIDE(q, total) {
-        int64_t s = q % g.ow, r = (q / g.ow) % g.oh, p = q / (g.ow * g.oh);
-        const float *xp = x + p * g.h * g.w;
-        int64_t h0, h1, w0, w1;
-        clip(r * g.stride_h - g.pad_h, g.kh, g.h, &h0, &h1);
-        clip(s * g.stride_w - g.pad_w, g.kw, g.w, &w0, &w1);
-        int64_t best = h0 * g.w + w0;
-        for (int64_t ih = h0; ih < h1; ih++)
-            for (int64_t iw = w0; iw < w1; iw++) {
-                float v = xp[ih * g.w + iw], b = xp[best];
-                if (!isnan(b) && (isnan(v) || v > b)) best = ih * g.w + iw;
-            }
-        y[q] = xp[best];
-        if (indices) indices[q] = best;
-    }
-}
-
-__global__ void maxpool_bwd(sb_pool2d_geom g, const float *dy, const int64_t *indices, float *dx,
-                            int64_t total) {
-    SB_GRID_STRIDE(e, total) {
-        int64_t me = e % (g.h * g.w), p = e / (g.h * g.w), ih = me / g.w, iw = me % g.w;
-        const float *dyp = dy + p * g.oh * g.ow;
-        const int64_t *ip = indices + p * g.oh * g.ow;
-        int64_t r0, r1, s0, s1;
-        windows_of(ih, g.kh, g.stride_h, g.pad_h, g.oh, &r0, &r1);
-        windows_of(iw, g.kw, g.stride_w, g.pad_w, g.ow, &s0, &s1);
-        SeqSum acc;
-        for (int64_t r = r0; r < r1; r++)
-            for (int64_t s = s0; s < s1; s++)
-                if (ip[r * g.ow + s] == me) acc.add(dyp[r * g.ow + s]);
-        dx[e] = acc.result();
-    }
-}
-
-__global__ void avgpool_fwd(sb_pool2d_geom g, const float *x, float *y, int64_t total) {
-    SB_GRID_STRIDE(q, total) {
-        int64_t s = q % g.ow, r = (q / g.ow) % g.oh, p = q / (g.ow * g.oh);
-        const float *xp = x + p * g.h * g.w;
-        int64_t h0, h1, w0, w1;
-        clip(r * g.stride_h - g.pad_h, g.kh, g.h, &h0, &h1);
-        clip(s * g.stride_w - g.pad_w, g.kw, g.w, &w0, &w1);
-        SeqSum acc;
-        for (int64_t ih = h0; ih < h1; ih++)
-            for (int64_t iw = w0; iw < w1; iw++) acc.add(xp[ih * g.w + iw]);
-        y[q] = acc.result() / avg_divisor(g, r, s);
-    }
-}
-
-__global__ void avgpool_bwd(sb_pool2d_geom g, const float *dy, float *dx, int64_t total) {
-    SB_GRID_STRIDE(e, total) {
-        int64_t me = e % (g.h * g.w), p = e / (g.h * g.w), ih = me / g.w, iw = me % g.w;
-        const float *dyp = dy + p * g.oh * g.ow;
-        int64_t r0, r1, s0, s1;
-        windows_of(ih, g.kh, g.stride_h, g.pad_h, g.oh, &r0, &r1);
-        windows_of(iw, g.kw, g.stride_w, g.pad_w, g.ow, &s0, &s1);
-        SeqSum acc;
-        for (int64_t r = r0; r < r1; r++)
-            for (int64_t s = s0; s < s1; s++)
-                acc.add(dyp[r * g.ow + s] / avg_divisor(g, r, s));
-        dx[e] = acc.result();
-    }
-}
-
-/* ---- optimizers (src/optim/sgd.c, adam.c element loops) ---------------------- */
-
-__global__ void sgd_kernel(sb_sgd_factors f, bool nesterov, bool maximize, bool first, int64_t n,
-                           float *param, const float *grad, float *buf) {
-    SB_GRID_STRIDE(i, n) {
-        float p = param[i];
-        float g = maximize ? -grad[i] : grad[i];
-        if (f.use_weight_decay) g = __fmaf_rn(p, f.weight_decay, g);
-        if (f.use_momentum) {
-            float b = first ? g : __fmaf_rn(g, f.one_minus_dampening, buf[i] * f.momentum);
-            buf[i] = b;
-            g = nesterov ? __fmaf_rn(b, f.momentum, g) : b;
-        }
-        param[i] = __fmaf_rn(g, f.neg_lr, p);
-    }
-}
-
-__device__ __forceinline__ float maximum_f32(float a, float b) {
-    if (isnan(a)) return a;
-    if (isnan(b)) return b;
-    if (a == b) return signbit(a) ? b : a;
-    return a > b ? a : b;
-}
-
-__global__ void adam_kernel(sb_adam_factors f, bool first, int64_t n, float *param,
-                            const float *grad, float *m_buf, float *v_buf, float *vmax_buf) {
-    const float w1 = f.one_minus_beta1;
-    const bool lerp_small = w1 < 0.5f;
-    const float w1_minus_1 = w1 - 1.0f;
-    SB_GRID_STRIDE(i, n) {
-        float p = param[i];
-        float g = f.maximize ? -grad[i] : grad[i];
-        float m = first ? 0.0f : m_buf[i];
-        float v = first ? 0.0f : v_buf[i];
-        if (f.use_weight_decay) {
-            if (f.decoupled) p = p * f.decay;
-            else g = __fmaf_rn(p, f.weight_decay, g);
-        }
-        float d = g - m;
-        m = lerp_small ? __fmaf_rn(w1, d, m) : __fmaf_rn(w1_minus_1, d, g);
-        v = v * f.beta2;
-        v = v + (f.one_minus_beta2 * g) * g;
-        float s = v;
-        if (f.amsgrad) {
-            float vmax = first ? 0.0f : vmax_buf[i];
-            s = maximum_f32(vmax, v);
-            vmax_buf[i] = s;
-        }
-        float denom = sqrtf(s) / f.bias_correction2_sqrt + f.eps;
-        m_buf[i] = m;
-        v_buf[i] = v;
-        param[i] = p + (f.neg_step_size * m) / denom;
-    }
-}
-
 unsigned warps_grid(int64_t rows) { return (unsigned)((rows * 32 + 255) / 256); }
 
 sb_status check_n(const char *fn, sb_cuda_context *ctx, int64_t n) {
@@ -505,39 +324,91 @@ sb_status sb_cuda_cross_entropy_backward_raw(sb_cuda_context *ctx, const float *
     return st;
 }
 
-#define POOL_ENTRY(name, total_expr, launch)                                   \
-    {                                                                          \
-        const char *fn = name;                                                 \
-        SB_TRY(sb_cuda_enter(fn, ctx));                                        \
-        if (!g) return sb_fail(SB_ERR_NULL, "%s: geometry is NULL", fn);       \
-        int64_t total = (total_expr);                                          \
-        if (total == 0) return SB_OK;                                          \
-        launch;                                                                \
-        return sb_cuda_launched(fn);                                           \
-    }
+/* conv.cl's pool geometry on the device (freed stream-ordered after the
+ * launch). */
+static sb_status pool_entry(const char *fn, sb_cuda_context *ctx, const sb_pool2d_geom *g,
+                            int64_t total, SB_LONG **dg) {
+    *dg = NULL;
+    SB_TRY(sb_cuda_enter(fn, ctx));
+    if (!g) return sb_fail(SB_ERR_NULL, "%s: geometry is NULL", fn);
+    if (total == 0) return SB_OK;
+    const SB_LONG v[SB_POOL_GEOM] = {g->planes, g->h,        g->w,        g->oh,
+                                    g->ow,     g->kh,       g->kw,       g->stride_h,
+                                    g->stride_w, g->pad_h,  g->pad_w,    g->count_include_pad,
+                                    g->adaptive};
+    return sb_cuda_upload_geom(ctx, v, SB_POOL_GEOM, dg);
+}
+
+/* After a launch with an uploaded geometry. */
+static sb_status pool_done(const char *fn, sb_cuda_context *ctx, SB_LONG *dg) {
+    sb_status st = sb_cuda_launched(fn);
+    sb_cuda_free(ctx, dg);
+    return st;
+}
 
 sb_status sb_cuda_max_pool2d_forward_raw(sb_cuda_context *ctx, const sb_pool2d_geom *g,
-                                         const float *x, float *y, int64_t *indices)
-    POOL_ENTRY("sb_cuda_max_pool2d_forward", g->planes * g->oh * g->ow,
-               (maxpool_fwd<<<sb_cuda_blocks(total, 256), 256, 0, ctx->stream>>>(*g, x, y, indices,
-                                                                                total)))
+                                         const float *x, float *y, int64_t *indices) {
+    const char *fn = "sb_cuda_max_pool2d_forward";
+    SB_LONG *dg = NULL;
+    int64_t total = g ? g->planes * g->oh * g->ow : 0;
+    SB_TRY(pool_entry(fn, ctx, g, total, &dg));
+    if (!dg) return SB_OK;
+    sb_max_pool_forward<<<sb_cuda_blocks(total, 256), 256, 0, ctx->stream>>>(
+        dg, x, 0, y, 0, indices, 0, indices != NULL);
+    return pool_done(fn, ctx, dg);
+}
 
 sb_status sb_cuda_max_pool2d_backward_raw(sb_cuda_context *ctx, const sb_pool2d_geom *g,
-                                          const float *dy, const int64_t *indices, float *dx)
-    POOL_ENTRY("sb_cuda_max_pool2d_backward", g->planes * g->h * g->w,
-               (maxpool_bwd<<<sb_cuda_blocks(total, 256), 256, 0, ctx->stream>>>(*g, dy, indices,
-                                                                                dx, total)))
+                                          const float *dy, const int64_t *indices, float *dx) {
+    const char *fn = "sb_cuda_max_pool2d_backward";
+    SB_LONG *dg = NULL;
+    int64_t total = g ? g->planes * g->h * g->w : 0;
+    SB_TRY(pool_entry(fn, ctx, g, total, &dg));
+    if (!dg) return SB_OK;
+    sb_max_pool_backward<<<sb_cuda_blocks(total, 256), 256, 0, ctx->stream>>>(dg, dy, 0, indices,
+                                                                               0, dx, 0);
+    return pool_done(fn, ctx, dg);
+}
 
 sb_status sb_cuda_avg_pool2d_forward_raw(sb_cuda_context *ctx, const sb_pool2d_geom *g,
-                                         const float *x, float *y)
-    POOL_ENTRY("sb_cuda_avg_pool2d_forward", g->planes * g->oh * g->ow,
-               (avgpool_fwd<<<sb_cuda_blocks(total, 256), 256, 0, ctx->stream>>>(*g, x, y, total)))
+                                         const float *x, float *y) {
+    const char *fn = "sb_cuda_avg_pool2d_forward";
+    SB_LONG *dg = NULL;
+    int64_t total = g ? g->planes * g->oh * g->ow : 0;
+    SB_TRY(pool_entry(fn, ctx, g, total, &dg));
+    if (!dg) return SB_OK;
+    sb_avg_pool_forward<<<sb_cuda_blocks(total, 256), 256, 0, ctx->stream>>>(dg, x, 0, y, 0);
+    return pool_done(fn, ctx, dg);
+}
 
 sb_status sb_cuda_avg_pool2d_backward_raw(sb_cuda_context *ctx, const sb_pool2d_geom *g,
-                                          const float *dy, float *dx)
-    POOL_ENTRY("sb_cuda_avg_pool2d_backward", g->planes * g->h * g->w,
-               (avgpool_bwd<<<sb_cuda_blocks(total, 256), 256, 0, ctx->stream>>>(*g, dy, dx,
-                                                                                total)))
+                                          const float *dy, float *dx) {
+    const char *fn = "sb_cuda_avg_pool2d_backward";
+    SB_LONG *dg = NULL;
+    int64_t total = g ? g->planes * g->h * g->w : 0;
+    SB_TRY(pool_entry(fn, ctx, g, total, &dg));
+    if (!dg) return SB_OK;
+    sb_avg_pool_backward<<<sb_cuda_blocks(total, 256), 256, 0, ctx->stream>>>(dg, dy, 0, dx, 0);
+    return pool_done(fn, ctx, dg);
+}
+
+sb_status sb_cuda_conv2d_backward_input_raw(sb_cuda_context *ctx, const sb_conv2d_geom *g,
+                                            const float *dy, const float *w, float *dx) {
+    const char *fn = "sb_cuda_conv2d_backward_input";
+    SB_TRY(sb_cuda_enter(fn, ctx));
+    if (!g) return sb_fail(SB_ERR_NULL, "%s: geometry is NULL", fn);
+    int64_t total = g->n * g->c_in * g->h * g->w;
+    if (total == 0) return SB_OK;
+    const SB_LONG v[SB_CONV_GEOM] = {g->n,        g->c_in,  g->h,     g->w,          g->c_out,
+                                    g->kh,       g->kw,    g->oh,    g->ow,         g->stride_h,
+                                    g->stride_w, g->pad_h, g->pad_w, g->dilation_h, g->dilation_w,
+                                    g->groups};
+    SB_LONG *dg = NULL;
+    SB_TRY(sb_cuda_upload_geom(ctx, v, SB_CONV_GEOM, &dg));
+    sb_conv_backward_input<<<sb_cuda_blocks(total, 256), 256, 0, ctx->stream>>>(dg, dy, 0, w, 0,
+                                                                                 dx, 0);
+    return pool_done(fn, ctx, dg);
+}
 
 sb_status sb_cuda_sgd_raw(sb_cuda_context *ctx, const sb_sgd_factors *f, bool nesterov,
                           bool maximize, bool first, int64_t n, float *param, const float *grad,
@@ -546,8 +417,9 @@ sb_status sb_cuda_sgd_raw(sb_cuda_context *ctx, const sb_sgd_factors *f, bool ne
     SB_TRY(check_n(fn, ctx, n));
     if (!f) return sb_fail(SB_ERR_NULL, "%s: factors are NULL", fn);
     if (n == 0) return SB_OK;
-    sgd_kernel<<<sb_cuda_blocks(n, 256), 256, 0, ctx->stream>>>(*f, nesterov, maximize, first, n,
-                                                                param, grad, momentum_buf);
+    sb_opt_sgd<<<sb_cuda_blocks(n, 256), 256, 0, ctx->stream>>>(
+        f->weight_decay, f->momentum, f->one_minus_dampening, f->neg_lr, f->use_weight_decay,
+        f->use_momentum, nesterov, maximize, first, n, param, 0, grad, 0, momentum_buf, 0);
     return sb_cuda_launched(fn);
 }
 
@@ -558,9 +430,11 @@ sb_status sb_cuda_adam_raw(sb_cuda_context *ctx, const sb_adam_factors *f, bool 
     SB_TRY(check_n(fn, ctx, n));
     if (!f) return sb_fail(SB_ERR_NULL, "%s: factors are NULL", fn);
     if (n == 0) return SB_OK;
-    adam_kernel<<<sb_cuda_blocks(n, 256), 256, 0, ctx->stream>>>(*f, first, n, param, grad,
-                                                                 exp_avg, exp_avg_sq,
-                                                                 max_exp_avg_sq);
+    sb_opt_adam<<<sb_cuda_blocks(n, 256), 256, 0, ctx->stream>>>(
+        f->weight_decay, f->decay, f->one_minus_beta1, f->beta2, f->one_minus_beta2,
+        f->bias_correction2_sqrt, f->eps, f->neg_step_size, f->use_weight_decay, f->decoupled,
+        f->amsgrad, f->maximize, first, n, param, 0, grad, 0, exp_avg, 0, exp_avg_sq, 0,
+        max_exp_avg_sq, 0);
     return sb_cuda_launched(fn);
 }
 

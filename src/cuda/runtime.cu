@@ -239,6 +239,20 @@ sb_status sb_cuda_memcpy_d2d(sb_cuda_context *ctx, void *dst, const void *src, s
     return copy("sb_cuda_memcpy_d2d", ctx, dst, src, bytes, cudaMemcpyDeviceToDevice);
 }
 
+sb_status sb_cuda_upload_geom(sb_cuda_context *ctx, const int64_t *host, size_t count,
+                              int64_t **out) {
+    void *d = NULL;
+    *out = NULL;
+    SB_TRY(sb_cuda_malloc(ctx, count * sizeof *host, &d));
+    sb_status st = sb_cuda_memcpy_h2d(ctx, d, host, count * sizeof *host);
+    if (st != SB_OK) {
+        sb_cuda_free(ctx, d);
+        return st;
+    }
+    *out = (int64_t *)d;
+    return SB_OK;
+}
+
 sb_status sb_cuda_memset0(sb_cuda_context *ctx, void *dst, size_t bytes) {
     const char *fn = "sb_cuda_memset0";
     SB_TRY(sb_cuda_enter(fn, ctx));

@@ -86,11 +86,12 @@ typedef struct sb_ocl_arg {
 } sb_ocl_arg;
 #define SB_OCL_ARG(v) ((sb_ocl_arg){sizeof(v), &(v)})
 
-/* The embedded kernel text of one family (src/gpu/kernels/<family>.cl). */
+/* A program: dialect.h and the family's kernel files, in this order. */
 typedef enum sb_ocl_family {
-    SB_OCL_POINTWISE = 0,
-    SB_OCL_SUM,
-    SB_OCL_GEMM,
+    SB_OCL_POINTWISE = 0, /* pointwise.cl */
+    SB_OCL_SUM,           /* sum_acc.cl + sum.cl */
+    SB_OCL_GEMM,          /* gemm.cl */
+    SB_OCL_CONV,          /* sum_acc.cl + conv.cl */
     SB_OCL_FAMILIES
 } sb_ocl_family;
 
@@ -112,8 +113,10 @@ cl_command_queue sb_ocl_queue(void);
 /* The embedded kernel text (generated at build time from src/gpu/kernels). */
 extern const char sb_gpu_src_dialect_h[];
 extern const char sb_gpu_src_pointwise_cl[];
+extern const char sb_gpu_src_sum_acc_cl[];
 extern const char sb_gpu_src_sum_cl[];
 extern const char sb_gpu_src_gemm_cl[];
+extern const char sb_gpu_src_conv_cl[];
 
 /* ---- the op table (src/opencl/ops.c) ---- */
 extern const sb_backend_ops sb_ocl_ops;

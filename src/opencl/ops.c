@@ -420,12 +420,12 @@ static sb_status gemm_run(const char *fn, bool ta, bool tb, int64_t m, int64_t n
                          SB_OCL_ARG(pb.mem), SB_OCL_ARG(pb.off), SB_OCL_ARG(LDB),
                          SB_OCL_ARG(pc.mem), SB_OCL_ARG(pc.off), SB_OCL_ARG(LDC),
                          SB_OCL_ARG(cn),     SB_OCL_ARG(pbias.mem), SB_OCL_ARG(pbias.off),
-                         SB_OCL_ARG(hb)};
+                         SB_OCL_ARG(hb),     {sizeof(cl_mem), NULL}};
     char options[64];
     snprintf(options, sizeof options, "-DSB_GEMM_TA=%d -DSB_GEMM_TB=%d", ta, tb);
-    size_t local[2] = {256, 1};
-    size_t global[2] = {(size_t)((n + 63) / 64) * 256, (size_t)((m + 63) / 64)};
-    return sb_ocl_launch(fn, SB_OCL_GEMM, options, "sb_gemm", 16, args, 2, global, local);
+    size_t local[3] = {256, 1, 1};
+    size_t global[3] = {(size_t)((n + 63) / 64) * 256, (size_t)((m + 63) / 64), 1};
+    return sb_ocl_launch(fn, SB_OCL_GEMM, options, "sb_gemm", 17, args, 3, global, local);
 }
 
 static sb_status ocl_sgemm(const sb_backend *be, char transa, char transb, int64_t m, int64_t n,
@@ -470,6 +470,190 @@ static sb_status ocl_linear_backward(const sb_backend *be, int64_t rows, int64_t
     return SB_OK;
 }
 
+/* ---- conv2d and pooling (gemm.cl modes 1 and 2, conv.cl) ---- */
+
+static sb_status conv_geom_buffer(const char *fn, const sb_conv2d_geom *g, cl_mem *out) {
+    cl_long v[16] = {g->n,        g->c_in,     g->h,          g->w,          g->c_out,
+                     g->kh,       g->kw,       g->oh,         g->ow,         g->stride_h,
+                     g->stride_w, g->pad_h,    g->pad_w,      g->dilation_h, g->dilation_w,
+                     g->groups};
+    return sb_ocl_const_buffer(fn, v, sizeof v, out);
+}
+
+/* A conv2d GEMM (mode 1 forward, mode 2 weight gradient) over `batch`
+ * products of M x N with chains of K. */
+static sb_status conv_gemm(const char *fn, int mode, const sb_conv2d_geom *g, int64_t batch,
+                           int64_t m, int64_t n, int64_t k, sb_ocl_ptr a, sb_ocl_ptr b,
+                           sb_ocl_ptr c, sb_ocl_ptr bias, bool has_bias) {
+    if (batch == 0 || m == 0 || n == 0) return SB_OK;
+    cl_mem cg = NULL;
+    SB_TRY(conv_geom_buffer(fn, g, &cg));
+    cl_long M = m, N = n, K = k, one = 1;
+    cl_int cont = 0, hb = has_bias;
+    sb_ocl_arg args[] = {SB_OCL_ARG(M),      SB_OCL_ARG(N),        SB_OCL_ARG(K),
+                         SB_OCL_ARG(a.mem),  SB_OCL_ARG(a.off),    SB_OCL_ARG(one),
+                         SB_OCL_ARG(b.mem),  SB_OCL_ARG(b.off),    SB_OCL_ARG(one),
+                         SB_OCL_ARG(c.mem),  SB_OCL_ARG(c.off),    SB_OCL_ARG(one),
+                         SB_OCL_ARG(cont),   SB_OCL_ARG(bias.mem), SB_OCL_ARG(bias.off),
+                         SB_OCL_ARG(hb),     SB_OCL_ARG(cg)};
+    char options[32];
+    snprintf(options, sizeof options, "-DSB_GEMM_MODE=%d", mode);
+    size_t local[3] = {256, 1, 1};
+    size_t global[3] = {(size_t)((n + 63) / 64) * 256, (size_t)((m + 63) / 64), (size_t)batch};
+    sb_status st = sb_ocl_launch(fn, SB_OCL_GEMM, options, "sb_gemm", 17, args, 3, global, local);
+    clReleaseMemObject(cg);
+    return st;
+}
+
+static sb_status ocl_conv2d_forward(const sb_backend *be, const sb_conv2d_geom *g, const float *x,
+                                    const float *w, const float *bias, float *y) {
+    (void)be;
+    const char *fn = "sb_conv2d_forward";
+    int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups, ohw = g->oh * g->ow;
+    int64_t kdim = icg * g->kh * g->kw;
+    sb_ocl_ptr px, pw, pb = {NULL, 0}, py;
+    SB_TRY(dense_ptr(fn, "x", x, g->n * g->c_in * g->h * g->w, sizeof(float), &px));
+    SB_TRY(dense_ptr(fn, "weight", w, g->c_out * kdim, sizeof(float), &pw));
+    if (bias) SB_TRY(dense_ptr(fn, "bias", bias, g->c_out, sizeof(float), &pb));
+    SB_TRY(dense_ptr(fn, "y", y, g->n * g->c_out * ohw, sizeof(float), &py));
+    return conv_gemm(fn, 1, g, g->n * g->groups, ocg, ohw, kdim, pw, px, py, pb, bias != NULL);
+}
+
+/* One work-item per element, grid-stride: launches name over n elements
+ * with the geometry buffer as argument 0. */
+static sb_status geom_launch(const char *fn, sb_ocl_family family, const char *name,
+                             const void *geom, size_t geom_bytes, int nargs, sb_ocl_arg *args,
+                             int64_t n) {
+    if (n == 0) return SB_OK;
+    cl_mem gm = NULL;
+    SB_TRY(sb_ocl_const_buffer(fn, geom, geom_bytes, &gm));
+    args[0] = SB_OCL_ARG(gm);
+    size_t local = 64, global = (size_t)(n < (1 << 16) ? n : (1 << 16));
+    global = (global + local - 1) / local * local;
+    sb_status st = sb_ocl_launch(fn, family, "", name, nargs, args, 1, &global, &local);
+    clReleaseMemObject(gm);
+    return st;
+}
+
+static sb_status ocl_conv2d_backward(const sb_backend *be, const sb_conv2d_geom *g,
+                                     const float *dy, const float *x, const float *w, float *dx,
+                                     float *dw, float *db) {
+    (void)be;
+    const char *fn = "sb_conv2d_backward";
+    int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups, ohw = g->oh * g->ow;
+    int64_t kdim = icg * g->kh * g->kw, nx = g->n * g->c_in * g->h * g->w;
+    sb_ocl_ptr pdy, none = {NULL, 0};
+    SB_TRY(dense_ptr(fn, "dy", dy, g->n * g->c_out * ohw, sizeof(float), &pdy));
+    if (dx) { /* the taps that read each input element, direct */
+        sb_ocl_ptr pw, pdx;
+        SB_TRY(dense_ptr(fn, "weight", w, g->c_out * kdim, sizeof(float), &pw));
+        SB_TRY(dense_ptr(fn, "dx", dx, nx, sizeof(float), &pdx));
+        cl_long v[16] = {g->n,        g->c_in,  g->h,     g->w,          g->c_out,
+                         g->kh,       g->kw,    g->oh,    g->ow,         g->stride_h,
+                         g->stride_w, g->pad_h, g->pad_w, g->dilation_h, g->dilation_w,
+                         g->groups};
+        sb_ocl_arg args[] = {{0, NULL},          SB_OCL_ARG(pdy.mem), SB_OCL_ARG(pdy.off),
+                             SB_OCL_ARG(pw.mem), SB_OCL_ARG(pw.off),  SB_OCL_ARG(pdx.mem),
+                             SB_OCL_ARG(pdx.off)};
+        SB_TRY(geom_launch(fn, SB_OCL_CONV, "sb_conv_backward_input", v, sizeof v, 7, args, nx));
+    }
+    if (dw) { /* dW_g = dY_g . im2col^T, the chain over (n, r, s) */
+        sb_ocl_ptr px, pdw;
+        SB_TRY(dense_ptr(fn, "x", x, nx, sizeof(float), &px));
+        SB_TRY(dense_ptr(fn, "dweight", dw, g->c_out * kdim, sizeof(float), &pdw));
+        SB_TRY(conv_gemm(fn, 2, g, g->groups, ocg, kdim, g->n * ohw, pdy, px, pdw, none, false));
+    }
+    if (db) { /* db[o] = canonical sum over (n, r, s) of dy[n][o][r][s] */
+        sb_ref_reduce_geom rg = {0};
+        rg.nkeep = 1;
+        rg.keep_shape[0] = g->c_out;
+        rg.keep_xstride[0] = ohw;
+        rg.keep_ostride[0] = 1;
+        rg.nred = 2;
+        rg.red_shape[0] = g->n;
+        rg.red_xstride[0] = g->c_out * ohw;
+        rg.red_shape[1] = ohw;
+        rg.red_xstride[1] = 1;
+        SB_TRY(reduce_run(fn, SB_REF_REDUCE_SUM, &rg, dy, 0, db));
+    }
+    return SB_OK;
+}
+
+enum { POOL_GEOM = 13 };
+
+/* conv.cl's pool geometry; `adaptive` windows are PyTorch's adaptive ones. */
+static void pool_geom(const sb_pool2d_geom *g, cl_long v[POOL_GEOM]) {
+    cl_long t[POOL_GEOM] = {g->planes, g->h,        g->w,          g->oh,     g->ow,
+                            g->kh,     g->kw,       g->stride_h,   g->stride_w, g->pad_h,
+                            g->pad_w,  g->count_include_pad, g->adaptive};
+    memcpy(v, t, sizeof t);
+}
+
+static sb_status ocl_max_pool2d_forward(const sb_backend *be, const sb_pool2d_geom *g,
+                                        const float *x, float *y, int64_t *indices) {
+    (void)be;
+    const char *fn = "sb_max_pool2d_forward";
+    int64_t ny = g->planes * g->oh * g->ow;
+    sb_ocl_ptr px, py, pi = {NULL, 0};
+    SB_TRY(dense_ptr(fn, "x", x, g->planes * g->h * g->w, sizeof(float), &px));
+    SB_TRY(dense_ptr(fn, "y", y, ny, sizeof(float), &py));
+    if (indices) SB_TRY(dense_ptr(fn, "indices", indices, ny, sizeof(int64_t), &pi));
+    cl_long v[POOL_GEOM];
+    pool_geom(g, v);
+    cl_int has = indices != NULL;
+    sb_ocl_arg args[] = {{0, NULL},          SB_OCL_ARG(px.mem), SB_OCL_ARG(px.off),
+                         SB_OCL_ARG(py.mem), SB_OCL_ARG(py.off), SB_OCL_ARG(pi.mem),
+                         SB_OCL_ARG(pi.off), SB_OCL_ARG(has)};
+    return geom_launch(fn, SB_OCL_CONV, "sb_max_pool_forward", v, sizeof v, 8, args, ny);
+}
+
+static sb_status ocl_max_pool2d_backward(const sb_backend *be, const sb_pool2d_geom *g,
+                                         const float *dy, const int64_t *indices, float *dx) {
+    (void)be;
+    const char *fn = "sb_max_pool2d_backward";
+    int64_t ny = g->planes * g->oh * g->ow, nx = g->planes * g->h * g->w;
+    sb_ocl_ptr pdy, pi, pdx;
+    SB_TRY(dense_ptr(fn, "dy", dy, ny, sizeof(float), &pdy));
+    SB_TRY(dense_ptr(fn, "indices", indices, ny, sizeof(int64_t), &pi));
+    SB_TRY(dense_ptr(fn, "dx", dx, nx, sizeof(float), &pdx));
+    cl_long v[POOL_GEOM];
+    pool_geom(g, v);
+    sb_ocl_arg args[] = {{0, NULL},          SB_OCL_ARG(pdy.mem), SB_OCL_ARG(pdy.off),
+                         SB_OCL_ARG(pi.mem), SB_OCL_ARG(pi.off),  SB_OCL_ARG(pdx.mem),
+                         SB_OCL_ARG(pdx.off)};
+    return geom_launch(fn, SB_OCL_CONV, "sb_max_pool_backward", v, sizeof v, 7, args, nx);
+}
+
+static sb_status ocl_avg_pool2d_forward(const sb_backend *be, const sb_pool2d_geom *g,
+                                        const float *x, float *y) {
+    (void)be;
+    const char *fn = "sb_avg_pool2d_forward";
+    int64_t ny = g->planes * g->oh * g->ow;
+    sb_ocl_ptr px, py;
+    SB_TRY(dense_ptr(fn, "x", x, g->planes * g->h * g->w, sizeof(float), &px));
+    SB_TRY(dense_ptr(fn, "y", y, ny, sizeof(float), &py));
+    cl_long v[POOL_GEOM];
+    pool_geom(g, v);
+    sb_ocl_arg args[] = {{0, NULL}, SB_OCL_ARG(px.mem), SB_OCL_ARG(px.off), SB_OCL_ARG(py.mem),
+                         SB_OCL_ARG(py.off)};
+    return geom_launch(fn, SB_OCL_CONV, "sb_avg_pool_forward", v, sizeof v, 5, args, ny);
+}
+
+static sb_status ocl_avg_pool2d_backward(const sb_backend *be, const sb_pool2d_geom *g,
+                                         const float *dy, float *dx) {
+    (void)be;
+    const char *fn = "sb_avg_pool2d_backward";
+    int64_t ny = g->planes * g->oh * g->ow, nx = g->planes * g->h * g->w;
+    sb_ocl_ptr pdy, pdx;
+    SB_TRY(dense_ptr(fn, "dy", dy, ny, sizeof(float), &pdy));
+    SB_TRY(dense_ptr(fn, "dx", dx, nx, sizeof(float), &pdx));
+    cl_long v[POOL_GEOM];
+    pool_geom(g, v);
+    sb_ocl_arg args[] = {{0, NULL}, SB_OCL_ARG(pdy.mem), SB_OCL_ARG(pdy.off),
+                         SB_OCL_ARG(pdx.mem), SB_OCL_ARG(pdx.off)};
+    return geom_launch(fn, SB_OCL_CONV, "sb_avg_pool_backward", v, sizeof v, 5, args, nx);
+}
+
 /* ---- optimizers ---- */
 
 static sb_status ocl_sgd(const sb_backend *be, const sb_sgd_factors *f, bool nesterov,
@@ -507,25 +691,22 @@ static sb_status ocl_adam(const sb_backend *be, const sb_adam_factors *f, bool f
     SB_TRY(dense_ptr(fn, "exp_avg", exp_avg, n, sizeof(float), &pm));
     SB_TRY(dense_ptr(fn, "exp_avg_sq", exp_avg_sq, n, sizeof(float), &pv));
     if (f->amsgrad) SB_TRY(dense_ptr(fn, "max_exp_avg_sq", max_exp_avg_sq, n, sizeof(float), &px));
-    float c[8] = {f->weight_decay, f->decay, f->one_minus_beta1, f->beta2, f->one_minus_beta2,
-                  f->bias_correction2_sqrt, f->eps, f->neg_step_size};
-    cl_mem cm = NULL;
-    SB_TRY(sb_ocl_const_buffer(fn, c, sizeof c, &cm));
     cl_int wd = f->use_weight_decay, de = f->decoupled, am = f->amsgrad, ma = f->maximize,
            fi = first;
     cl_long nn = n;
-    sb_ocl_arg args[] = {SB_OCL_ARG(cm),     SB_OCL_ARG(wd),     SB_OCL_ARG(de),
-                         SB_OCL_ARG(am),     SB_OCL_ARG(ma),     SB_OCL_ARG(fi),
-                         SB_OCL_ARG(nn),     SB_OCL_ARG(pp.mem), SB_OCL_ARG(pp.off),
-                         SB_OCL_ARG(pg.mem), SB_OCL_ARG(pg.off), SB_OCL_ARG(pm.mem),
-                         SB_OCL_ARG(pm.off), SB_OCL_ARG(pv.mem), SB_OCL_ARG(pv.off),
-                         SB_OCL_ARG(px.mem), SB_OCL_ARG(px.off)};
+    sb_ocl_arg args[] = {SB_OCL_ARG(f->weight_decay),    SB_OCL_ARG(f->decay),
+                         SB_OCL_ARG(f->one_minus_beta1), SB_OCL_ARG(f->beta2),
+                         SB_OCL_ARG(f->one_minus_beta2), SB_OCL_ARG(f->bias_correction2_sqrt),
+                         SB_OCL_ARG(f->eps),             SB_OCL_ARG(f->neg_step_size),
+                         SB_OCL_ARG(wd),     SB_OCL_ARG(de),     SB_OCL_ARG(am),
+                         SB_OCL_ARG(ma),     SB_OCL_ARG(fi),     SB_OCL_ARG(nn),
+                         SB_OCL_ARG(pp.mem), SB_OCL_ARG(pp.off), SB_OCL_ARG(pg.mem),
+                         SB_OCL_ARG(pg.off), SB_OCL_ARG(pm.mem), SB_OCL_ARG(pm.off),
+                         SB_OCL_ARG(pv.mem), SB_OCL_ARG(pv.off), SB_OCL_ARG(px.mem),
+                         SB_OCL_ARG(px.off)};
     size_t local = 64, global = (size_t)(n < (1 << 16) ? n : (1 << 16));
     global = (global + local - 1) / local * local;
-    sb_status st = sb_ocl_launch(fn, SB_OCL_POINTWISE, "", "sb_opt_adam", 17, args, 1, &global,
-                                 &local);
-    clReleaseMemObject(cm);
-    return st;
+    return sb_ocl_launch(fn, SB_OCL_POINTWISE, "", "sb_opt_adam", 24, args, 1, &global, &local);
 }
 
 /* Families without an OpenCL kernel yet stay NULL (docs/GPU.md). */
@@ -533,6 +714,16 @@ const sb_backend_ops sb_ocl_ops = {
     .sgemm = ocl_sgemm,
     .linear_forward = ocl_linear_forward,
     .linear_backward = ocl_linear_backward,
+    .conv2d_forward = ocl_conv2d_forward,
+    .conv2d_backward = ocl_conv2d_backward,
+    .max_pool2d_forward = ocl_max_pool2d_forward,
+    .max_pool2d_backward = ocl_max_pool2d_backward,
+    .avg_pool2d_forward = ocl_avg_pool2d_forward,
+    .avg_pool2d_backward = ocl_avg_pool2d_backward,
+    .adaptive_max_pool2d_forward = ocl_max_pool2d_forward,
+    .adaptive_max_pool2d_backward = ocl_max_pool2d_backward,
+    .adaptive_avg_pool2d_forward = ocl_avg_pool2d_forward,
+    .adaptive_avg_pool2d_backward = ocl_avg_pool2d_backward,
     .activation = ocl_activation,
     .unary = ocl_unary,
     .unary_backward = ocl_unary_backward,

@@ -246,21 +246,31 @@ cl_command_queue sb_ocl_queue(void) { return ocl.queue; }
 
 /* ---- programs and kernels ---- */
 
-static const char *family_source(sb_ocl_family f) {
+/* The kernel files of a family after dialect.h (at most 2), and a name
+ * for messages. */
+static int family_sources(sb_ocl_family f, const char **texts, const char **name) {
     switch (f) {
-    case SB_OCL_POINTWISE: return sb_gpu_src_pointwise_cl;
-    case SB_OCL_SUM: return sb_gpu_src_sum_cl;
-    case SB_OCL_GEMM: return sb_gpu_src_gemm_cl;
-    default: return "";
-    }
-}
-
-static const char *family_file(sb_ocl_family f) {
-    switch (f) {
-    case SB_OCL_POINTWISE: return "pointwise.cl";
-    case SB_OCL_SUM: return "sum.cl";
-    case SB_OCL_GEMM: return "gemm.cl";
-    default: return "?";
+    case SB_OCL_POINTWISE:
+        *name = "pointwise.cl";
+        texts[0] = sb_gpu_src_pointwise_cl;
+        return 1;
+    case SB_OCL_SUM:
+        *name = "sum_acc.cl + sum.cl";
+        texts[0] = sb_gpu_src_sum_acc_cl;
+        texts[1] = sb_gpu_src_sum_cl;
+        return 2;
+    case SB_OCL_GEMM:
+        *name = "gemm.cl";
+        texts[0] = sb_gpu_src_gemm_cl;
+        return 1;
+    case SB_OCL_CONV:
+        *name = "sum_acc.cl + conv.cl";
+        texts[0] = sb_gpu_src_sum_acc_cl;
+        texts[1] = sb_gpu_src_conv_cl;
+        return 2;
+    default:
+        *name = "?";
+        return 0;
     }
 }
 
@@ -269,9 +279,10 @@ static const char *family_file(sb_ocl_family f) {
 
 static sb_status build_program(const char *fn, sb_ocl_family family, const char *options,
                                cl_program *out) {
-    const char *texts[2] = {sb_gpu_src_dialect_h, family_source(family)};
+    const char *texts[3] = {sb_gpu_src_dialect_h, NULL, NULL}, *files = NULL;
+    cl_uint count = 1 + (cl_uint)family_sources(family, texts + 1, &files);
     cl_int e = CL_SUCCESS;
-    cl_program prog = clCreateProgramWithSource(ocl.ctx, 2, texts, NULL, &e);
+    cl_program prog = clCreateProgramWithSource(ocl.ctx, count, texts, NULL, &e);
     if (e != CL_SUCCESS) return sb_ocl_error(fn, "clCreateProgramWithSource", e);
     char opts[512];
     snprintf(opts, sizeof opts, "%s %s", SB_OCL_BUILD_OPTIONS, options ? options : "");
@@ -281,7 +292,7 @@ static sb_status build_program(const char *fn, sb_ocl_family family, const char 
         clGetProgramBuildInfo(prog, ocl.dev.device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
         clReleaseProgram(prog);
         return sb_fail(SB_ERR_DEVICE, "%s: building src/gpu/kernels/%s (%s) failed on the opencl "
-                       "device: %s (%d): %.600s", fn, family_file(family), opts,
+                       "device: %s (%d): %.600s", fn, files, opts,
                        cl_error_name(e), (int)e, log);
     }
     *out = prog;

@@ -14,7 +14,7 @@
  *     -cl-fp32-correctly-rounded-divide-sqrt; CUDA: -prec-div/-prec-sqrt).
  *   - Device memory is a base pointer plus an element offset (an OpenCL
  *     buffer cannot be offset on the host); a CUDA caller passes 0.
- *   - Integers that index memory are SB_I64. */
+ *   - Integers that index memory are SB_LONG. */
 #ifndef SB_GPU_DIALECT_H
 #define SB_GPU_DIALECT_H
 
@@ -29,14 +29,14 @@
 #define SB_RESTRICT restrict
 #define SB_INLINE static inline
 #define SB_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
-#define SB_GLOBAL_ID() ((SB_I64)get_global_id(0))
-#define SB_GLOBAL_SIZE() ((SB_I64)get_global_size(0))
+#define SB_GLOBAL_ID() ((SB_LONG)get_global_id(0))
+#define SB_GLOBAL_SIZE() ((SB_LONG)get_global_size(0))
 #define SB_LOCAL_ID() ((int)get_local_id(0))
 #define SB_LOCAL_SIZE() ((int)get_local_size(0))
-#define SB_GROUP_ID(d) ((SB_I64)get_group_id(d))
+#define SB_GROUP_ID(d) ((SB_LONG)get_group_id(d))
 #define SB_FMA(a, b, c) fma((float)(a), (float)(b), (float)(c))
 #define SB_SQRT(x) sqrt((float)(x))
-typedef long SB_I64;
+typedef long SB_LONG;
 typedef uint SB_U32;
 typedef ulong SB_U64;
 #define SB_AS_U32(x) as_uint(x)
@@ -52,16 +52,17 @@ typedef ulong SB_U64;
 #define SB_RESTRICT __restrict__
 #define SB_INLINE static __device__ __forceinline__
 #define SB_BARRIER() __syncthreads()
-#define SB_GLOBAL_ID() ((SB_I64)blockIdx.x * blockDim.x + threadIdx.x)
-#define SB_GLOBAL_SIZE() ((SB_I64)gridDim.x * blockDim.x)
+#define SB_GLOBAL_ID() ((SB_LONG)blockIdx.x * blockDim.x + threadIdx.x)
+#define SB_GLOBAL_SIZE() ((SB_LONG)gridDim.x * blockDim.x)
 #define SB_LOCAL_ID() ((int)threadIdx.x)
 #define SB_LOCAL_SIZE() ((int)blockDim.x)
-#define SB_GROUP_ID(d) ((SB_I64)((d) == 0 ? blockIdx.x : (d) == 1 ? blockIdx.y : blockIdx.z))
+#define SB_GROUP_ID(d) ((SB_LONG)((d) == 0 ? blockIdx.x : (d) == 1 ? blockIdx.y : blockIdx.z))
 #define SB_FMA(a, b, c) __fmaf_rn((a), (b), (c))
 #define SB_SQRT(x) __fsqrt_rn(x)
-typedef long long SB_I64;
-typedef unsigned int SB_U32;
-typedef unsigned long long SB_U64;
+#include <stdint.h>
+typedef int64_t SB_LONG;
+typedef uint32_t SB_U32;
+typedef uint64_t SB_U64;
 #define SB_AS_U32(x) __float_as_uint(x)
 #define SB_AS_F32(x) __uint_as_float(x)
 
@@ -75,6 +76,6 @@ typedef unsigned long long SB_U64;
 #define SB_SIGNBIT(x) ((SB_AS_U32(x) >> 31) != 0u)
 
 /* Grid-stride loop over [0, n): any launch size covers any n. */
-#define SB_FOR_EACH(i, n) for (SB_I64 i = SB_GLOBAL_ID(); i < (n); i += SB_GLOBAL_SIZE())
+#define SB_FOR_EACH(i, n) for (SB_LONG i = SB_GLOBAL_ID(); i < (n); i += SB_GLOBAL_SIZE())
 
 #endif

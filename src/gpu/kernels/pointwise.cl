@@ -15,10 +15,10 @@
 #define SB_PW_GEOM 41
 
 /* The element offset of operand k for the row-major position i. */
-SB_INLINE SB_I64 sb_pw_offset(SB_GLOBAL const SB_I64 *geom, int k, SB_I64 i) {
-    SB_I64 off = 0;
+SB_INLINE SB_LONG sb_pw_offset(SB_GLOBAL const SB_LONG *geom, int k, SB_LONG i) {
+    SB_LONG off = 0;
     for (int d = (int)geom[0] - 1; d >= 0; d--) {
-        SB_I64 s = geom[1 + d];
+        SB_LONG s = geom[1 + d];
         off += (i % s) * geom[9 + 8 * k + d];
         i /= s;
     }
@@ -26,12 +26,12 @@ SB_INLINE SB_I64 sb_pw_offset(SB_GLOBAL const SB_I64 *geom, int k, SB_I64 i) {
 }
 
 /* ---- binary ops (sb_binary_op order) ---- */
-#define SB_OP_ADD 0
-#define SB_OP_SUB 1
-#define SB_OP_MUL 2
-#define SB_OP_DIV 3
-#define SB_OP_MAXIMUM 4
-#define SB_OP_MINIMUM 5
+#define SB_PW_OP_ADD 0
+#define SB_PW_OP_SUB 1
+#define SB_PW_OP_MUL 2
+#define SB_PW_OP_DIV 3
+#define SB_PW_OP_MAXIMUM 4
+#define SB_PW_OP_MINIMUM 5
 
 /* The total order -0 < +0 with NaN on top, a's NaN first (contract 9). */
 SB_INLINE float sb_pw_maximum(float a, float b) {
@@ -52,19 +52,19 @@ SB_INLINE float sb_pw_minimum(float a, float b) {
 
 SB_INLINE float sb_pw_binary1(int op, float a, float b) {
     switch (op) {
-    case SB_OP_ADD: return a + b;
-    case SB_OP_SUB: return a - b;
-    case SB_OP_MUL: return a * b;
-    case SB_OP_DIV: return a / b;
-    case SB_OP_MAXIMUM: return sb_pw_maximum(a, b);
+    case SB_PW_OP_ADD: return a + b;
+    case SB_PW_OP_SUB: return a - b;
+    case SB_PW_OP_MUL: return a * b;
+    case SB_PW_OP_DIV: return a / b;
+    case SB_PW_OP_MAXIMUM: return sb_pw_maximum(a, b);
     default: return sb_pw_minimum(a, b);
     }
 }
 
 // out = a op b; a, b broadcast to out's shape through geom (operands out, a, b)
-SB_KERNEL sb_pw_binary(int op, SB_I64 n, SB_GLOBAL const SB_I64 *geom, SB_GLOBAL float *out,
-                       SB_I64 oo, SB_GLOBAL const float *a, SB_I64 ao, SB_GLOBAL const float *b,
-                       SB_I64 bo) {
+SB_KERNEL sb_pw_binary(int op, SB_LONG n, SB_GLOBAL const SB_LONG *geom, SB_GLOBAL float *out,
+                       SB_LONG oo, SB_GLOBAL const float *a, SB_LONG ao, SB_GLOBAL const float *b,
+                       SB_LONG bo) {
     SB_FOR_EACH(i, n) {
         out[oo + sb_pw_offset(geom, 0, i)] =
             sb_pw_binary1(op, a[ao + sb_pw_offset(geom, 1, i)], b[bo + sb_pw_offset(geom, 2, i)]);
@@ -72,9 +72,9 @@ SB_KERNEL sb_pw_binary(int op, SB_I64 n, SB_GLOBAL const SB_I64 *geom, SB_GLOBAL
 }
 
 // out = x op s (operands out, x)
-SB_KERNEL sb_pw_binary_scalar(int op, SB_I64 n, SB_GLOBAL const SB_I64 *geom,
-                              SB_GLOBAL float *out, SB_I64 oo, SB_GLOBAL const float *x,
-                              SB_I64 xo, float s) {
+SB_KERNEL sb_pw_binary_scalar(int op, SB_LONG n, SB_GLOBAL const SB_LONG *geom,
+                              SB_GLOBAL float *out, SB_LONG oo, SB_GLOBAL const float *x,
+                              SB_LONG xo, float s) {
     SB_FOR_EACH(i, n) {
         out[oo + sb_pw_offset(geom, 0, i)] = sb_pw_binary1(op, x[xo + sb_pw_offset(geom, 1, i)], s);
     }
@@ -90,20 +90,20 @@ SB_INLINE int sb_pw_winner(int is_max, float a, float b) {
 
 // out = the gradient of a (which 0) or b (which 1) at the broadcast shape;
 // operands out, dy, a, b
-SB_KERNEL sb_pw_binary_grad(int op, int which, SB_I64 n, SB_GLOBAL const SB_I64 *geom,
-                            SB_GLOBAL float *out, SB_I64 oo, SB_GLOBAL const float *dy,
-                            SB_I64 dyo, SB_GLOBAL const float *a, SB_I64 ao,
-                            SB_GLOBAL const float *b, SB_I64 bo) {
+SB_KERNEL sb_pw_binary_grad(int op, int which, SB_LONG n, SB_GLOBAL const SB_LONG *geom,
+                            SB_GLOBAL float *out, SB_LONG oo, SB_GLOBAL const float *dy,
+                            SB_LONG dyo, SB_GLOBAL const float *a, SB_LONG ao,
+                            SB_GLOBAL const float *b, SB_LONG bo) {
     SB_FOR_EACH(i, n) {
         float g = dy[dyo + sb_pw_offset(geom, 1, i)];
         float x = a[ao + sb_pw_offset(geom, 2, i)], y = b[bo + sb_pw_offset(geom, 3, i)];
         float da = 0.0f, db = 0.0f;
-        if (op == SB_OP_ADD) { da = g; db = g; }
-        else if (op == SB_OP_SUB) { da = g; db = -g; }
-        else if (op == SB_OP_MUL) { da = g * y; db = g * x; }
-        else if (op == SB_OP_DIV) { da = g / y; db = -g * ((x / y) / y); }
+        if (op == SB_PW_OP_ADD) { da = g; db = g; }
+        else if (op == SB_PW_OP_SUB) { da = g; db = -g; }
+        else if (op == SB_PW_OP_MUL) { da = g * y; db = g * x; }
+        else if (op == SB_PW_OP_DIV) { da = g / y; db = -g * ((x / y) / y); }
         else {
-            int w = sb_pw_winner(op == SB_OP_MAXIMUM, x, y);
+            int w = sb_pw_winner(op == SB_PW_OP_MAXIMUM, x, y);
             float halfg = g * 0.5f;
             da = w == 1 ? g : (w == 3 ? halfg : 0.0f);
             db = w == 2 ? g : (w == 3 ? halfg : 0.0f);
@@ -114,21 +114,21 @@ SB_KERNEL sb_pw_binary_grad(int op, int which, SB_I64 n, SB_GLOBAL const SB_I64 
 
 /* ---- unary ops (sb_unary_op order; exp and log need the correctly
  * rounded functions and are not in this file) ---- */
-#define SB_UN_NEG 0
-#define SB_UN_ABS 1
-#define SB_UN_SQRT 2
-#define SB_UN_SQUARE 5
-#define SB_UN_RECIPROCAL 6
+#define SB_PW_UN_NEG 0
+#define SB_PW_UN_ABS 1
+#define SB_PW_UN_SQRT 2
+#define SB_PW_UN_SQUARE 5
+#define SB_PW_UN_RECIPROCAL 6
 
 // operands out, x
-SB_KERNEL sb_pw_unary(int op, SB_I64 n, SB_GLOBAL const SB_I64 *geom, SB_GLOBAL float *out,
-                      SB_I64 oo, SB_GLOBAL const float *x, SB_I64 xo) {
+SB_KERNEL sb_pw_unary(int op, SB_LONG n, SB_GLOBAL const SB_LONG *geom, SB_GLOBAL float *out,
+                      SB_LONG oo, SB_GLOBAL const float *x, SB_LONG xo) {
     SB_FOR_EACH(i, n) {
         float v = x[xo + sb_pw_offset(geom, 1, i)], r;
-        if (op == SB_UN_NEG) r = SB_AS_F32(SB_AS_U32(v) ^ 0x80000000u);
-        else if (op == SB_UN_ABS) r = SB_AS_F32(SB_AS_U32(v) & 0x7fffffffu);
-        else if (op == SB_UN_SQRT) r = SB_SQRT(v);
-        else if (op == SB_UN_SQUARE) r = v * v;
+        if (op == SB_PW_UN_NEG) r = SB_AS_F32(SB_AS_U32(v) ^ 0x80000000u);
+        else if (op == SB_PW_UN_ABS) r = SB_AS_F32(SB_AS_U32(v) & 0x7fffffffu);
+        else if (op == SB_PW_UN_SQRT) r = SB_SQRT(v);
+        else if (op == SB_PW_UN_SQUARE) r = v * v;
         else r = 1.0f / v;
         out[oo + sb_pw_offset(geom, 0, i)] = r;
     }
@@ -142,20 +142,20 @@ SB_INLINE float sb_pw_sgn(float x) {
 }
 
 // dx from x, y = op(x), dy; operands dx, x, y, dy
-SB_KERNEL sb_pw_unary_grad(int op, SB_I64 n, SB_GLOBAL const SB_I64 *geom, SB_GLOBAL float *dx,
-                           SB_I64 dxo, SB_GLOBAL const float *x, SB_I64 xo,
-                           SB_GLOBAL const float *y, SB_I64 yo, SB_GLOBAL const float *dy,
-                           SB_I64 dyo) {
+SB_KERNEL sb_pw_unary_grad(int op, SB_LONG n, SB_GLOBAL const SB_LONG *geom, SB_GLOBAL float *dx,
+                           SB_LONG dxo, SB_GLOBAL const float *x, SB_LONG xo,
+                           SB_GLOBAL const float *y, SB_LONG yo, SB_GLOBAL const float *dy,
+                           SB_LONG dyo) {
     SB_FOR_EACH(i, n) {
         float xv = x[xo + sb_pw_offset(geom, 1, i)], yv = y[yo + sb_pw_offset(geom, 2, i)];
         float g = dy[dyo + sb_pw_offset(geom, 3, i)], r;
         switch (op) {
-        case SB_UN_NEG: r = -g; break;
-        case SB_UN_ABS: r = g * sb_pw_sgn(xv); break;
-        case SB_UN_SQRT: r = g / (2.0f * yv); break;
+        case SB_PW_UN_NEG: r = -g; break;
+        case SB_PW_UN_ABS: r = g * sb_pw_sgn(xv); break;
+        case SB_PW_UN_SQRT: r = g / (2.0f * yv); break;
         case 3: r = g * yv; break;  /* exp */
         case 4: r = g / xv; break;  /* log */
-        case SB_UN_SQUARE: r = g * (2.0f * xv); break;
+        case SB_PW_UN_SQUARE: r = g * (2.0f * xv); break;
         default: r = -g * (yv * yv); break;
         }
         dx[dxo + sb_pw_offset(geom, 0, i)] = r;
@@ -163,25 +163,25 @@ SB_KERNEL sb_pw_unary_grad(int op, SB_I64 n, SB_GLOBAL const SB_I64 *geom, SB_GL
 }
 
 /* ---- activations without elementary functions (sb_act_kind order) ---- */
-#define SB_ACT_RELU 0
-#define SB_ACT_LEAKY 1
-#define SB_ACT_TANH 2
-#define SB_ACT_SIGMOID 3
+#define SB_PW_ACT_RELU 0
+#define SB_PW_ACT_LEAKY 1
+#define SB_PW_ACT_TANH 2
+#define SB_PW_ACT_SIGMOID 3
 
 // forward: operands out, x; backward: out, x (y for tanh/sigmoid), dy
-SB_KERNEL sb_pw_activation(int kind, int backward, float slope, SB_I64 n,
-                           SB_GLOBAL const SB_I64 *geom, SB_GLOBAL float *out, SB_I64 oo,
-                           SB_GLOBAL const float *x, SB_I64 xo, SB_GLOBAL const float *dy,
-                           SB_I64 dyo) {
+SB_KERNEL sb_pw_activation(int kind, int backward, float slope, SB_LONG n,
+                           SB_GLOBAL const SB_LONG *geom, SB_GLOBAL float *out, SB_LONG oo,
+                           SB_GLOBAL const float *x, SB_LONG xo, SB_GLOBAL const float *dy,
+                           SB_LONG dyo) {
     SB_FOR_EACH(i, n) {
         float v = x[xo + sb_pw_offset(geom, 1, i)], r;
         if (!backward) {
-            r = SB_ISNAN(v) ? v : (v > 0.0f ? v : (kind == SB_ACT_RELU ? 0.0f : v * slope));
+            r = SB_ISNAN(v) ? v : (v > 0.0f ? v : (kind == SB_PW_ACT_RELU ? 0.0f : v * slope));
         } else {
             float g = dy[dyo + sb_pw_offset(geom, 2, i)];
-            if (kind == SB_ACT_RELU) r = v <= 0.0f ? 0.0f : g;
-            else if (kind == SB_ACT_LEAKY) r = v > 0.0f ? g : g * slope;
-            else if (kind == SB_ACT_TANH) r = g * (1.0f - v * v);
+            if (kind == SB_PW_ACT_RELU) r = v <= 0.0f ? 0.0f : g;
+            else if (kind == SB_PW_ACT_LEAKY) r = v > 0.0f ? g : g * slope;
+            else if (kind == SB_PW_ACT_TANH) r = g * (1.0f - v * v);
             else r = (g * (1.0f - v)) * v;
         }
         out[oo + sb_pw_offset(geom, 0, i)] = r;
@@ -191,24 +191,24 @@ SB_KERNEL sb_pw_activation(int kind, int backward, float slope, SB_I64 n,
 /* ---- copies, fills, scaling ---- */
 
 // dst = src for 4-byte elements of any dtype (bits moved, never rounded)
-SB_KERNEL sb_pw_copy32(SB_I64 n, SB_GLOBAL const SB_I64 *geom, SB_GLOBAL SB_U32 *dst, SB_I64 d0,
-                       SB_GLOBAL const SB_U32 *src, SB_I64 s0) {
+SB_KERNEL sb_pw_copy32(SB_LONG n, SB_GLOBAL const SB_LONG *geom, SB_GLOBAL SB_U32 *dst, SB_LONG d0,
+                       SB_GLOBAL const SB_U32 *src, SB_LONG s0) {
     SB_FOR_EACH(i, n) { dst[d0 + sb_pw_offset(geom, 0, i)] = src[s0 + sb_pw_offset(geom, 1, i)]; }
 }
 
-SB_KERNEL sb_pw_copy64(SB_I64 n, SB_GLOBAL const SB_I64 *geom, SB_GLOBAL SB_U64 *dst, SB_I64 d0,
-                       SB_GLOBAL const SB_U64 *src, SB_I64 s0) {
+SB_KERNEL sb_pw_copy64(SB_LONG n, SB_GLOBAL const SB_LONG *geom, SB_GLOBAL SB_U64 *dst, SB_LONG d0,
+                       SB_GLOBAL const SB_U64 *src, SB_LONG s0) {
     SB_FOR_EACH(i, n) { dst[d0 + sb_pw_offset(geom, 0, i)] = src[s0 + sb_pw_offset(geom, 1, i)]; }
 }
 
-SB_KERNEL sb_pw_fill(SB_I64 n, SB_GLOBAL const SB_I64 *geom, SB_GLOBAL float *out, SB_I64 oo,
+SB_KERNEL sb_pw_fill(SB_LONG n, SB_GLOBAL const SB_LONG *geom, SB_GLOBAL float *out, SB_LONG oo,
                      float value) {
     SB_FOR_EACH(i, n) { out[oo + sb_pw_offset(geom, 0, i)] = value; }
 }
 
 // out = x, or x / divisor when divide (sum and mean backward); operands out, x
-SB_KERNEL sb_pw_spread(int divide, float divisor, SB_I64 n, SB_GLOBAL const SB_I64 *geom,
-                       SB_GLOBAL float *out, SB_I64 oo, SB_GLOBAL const float *x, SB_I64 xo) {
+SB_KERNEL sb_pw_spread(int divide, float divisor, SB_LONG n, SB_GLOBAL const SB_LONG *geom,
+                       SB_GLOBAL float *out, SB_LONG oo, SB_GLOBAL const float *x, SB_LONG xo) {
     SB_FOR_EACH(i, n) {
         float v = x[xo + sb_pw_offset(geom, 1, i)];
         out[oo + sb_pw_offset(geom, 0, i)] = divide ? v / divisor : v;
@@ -217,11 +217,11 @@ SB_KERNEL sb_pw_spread(int divide, float divisor, SB_I64 n, SB_GLOBAL const SB_I
 
 /* ---- optimizer updates (contract section 14), dense ---- */
 
-// f: weight_decay, momentum, one_minus_dampening, neg_lr
+// the factors of sb_sgd_factors (computed on the host, contract 14)
 SB_KERNEL sb_opt_sgd(float weight_decay, float momentum, float one_minus_dampening, float neg_lr,
                      int use_weight_decay, int use_momentum, int nesterov, int maximize,
-                     int first, SB_I64 n, SB_GLOBAL float *param, SB_I64 po,
-                     SB_GLOBAL const float *grad, SB_I64 go, SB_GLOBAL float *buf, SB_I64 bo) {
+                     int first, SB_LONG n, SB_GLOBAL float *param, SB_LONG po,
+                     SB_GLOBAL const float *grad, SB_LONG go, SB_GLOBAL float *buf, SB_LONG bo) {
     SB_FOR_EACH(i, n) {
         float p = param[po + i];
         float g = maximize ? -grad[go + i] : grad[go + i];
@@ -235,36 +235,36 @@ SB_KERNEL sb_opt_sgd(float weight_decay, float momentum, float one_minus_dampeni
     }
 }
 
-// c: weight_decay, decay, one_minus_beta1, beta2, one_minus_beta2,
-//    bias_correction2_sqrt, eps, neg_step_size
-SB_KERNEL sb_opt_adam(SB_GLOBAL const float *c, int use_weight_decay, int decoupled,
-                      int amsgrad, int maximize, int first, SB_I64 n, SB_GLOBAL float *param,
-                      SB_I64 po, SB_GLOBAL const float *grad, SB_I64 go, SB_GLOBAL float *m_buf,
-                      SB_I64 mo, SB_GLOBAL float *v_buf, SB_I64 vo, SB_GLOBAL float *vmax_buf,
-                      SB_I64 xo) {
+// the factors of sb_adam_factors (computed on the host, contract 14)
+SB_KERNEL sb_opt_adam(float weight_decay, float decay, float one_minus_beta1, float beta2,
+                      float one_minus_beta2, float bias_correction2_sqrt, float eps,
+                      float neg_step_size, int use_weight_decay, int decoupled, int amsgrad,
+                      int maximize, int first, SB_LONG n, SB_GLOBAL float *param, SB_LONG po,
+                      SB_GLOBAL const float *grad, SB_LONG go, SB_GLOBAL float *m_buf, SB_LONG mo,
+                      SB_GLOBAL float *v_buf, SB_LONG vo, SB_GLOBAL float *vmax_buf, SB_LONG xo) {
     SB_FOR_EACH(i, n) {
-        const float w1 = c[2];
+        const float w1 = one_minus_beta1;
         float p = param[po + i];
         float g = maximize ? -grad[go + i] : grad[go + i];
         float m = first ? 0.0f : m_buf[mo + i];
         float v = first ? 0.0f : v_buf[vo + i];
         if (use_weight_decay) {
-            if (decoupled) p = p * c[1];
-            else g = SB_FMA(p, c[0], g);
+            if (decoupled) p = p * decay;
+            else g = SB_FMA(p, weight_decay, g);
         }
         float d = g - m;
         m = w1 < 0.5f ? SB_FMA(w1, d, m) : SB_FMA(w1 - 1.0f, d, g);
-        v = v * c[3];
-        v = v + (c[4] * g) * g;
+        v = v * beta2;
+        v = v + (one_minus_beta2 * g) * g;
         float s = v;
         if (amsgrad) {
             float vmax = first ? 0.0f : vmax_buf[xo + i];
             s = sb_pw_maximum(vmax, v);
             vmax_buf[xo + i] = s;
         }
-        float denom = SB_SQRT(s) / c[5] + c[6];
+        float denom = SB_SQRT(s) / bias_correction2_sqrt + eps;
         m_buf[mo + i] = m;
         v_buf[vo + i] = v;
-        param[po + i] = p + (c[7] * m) / denom;
+        param[po + i] = p + (neg_step_size * m) / denom;
     }
 }

@@ -7,7 +7,8 @@
  * are folded by lane[j] + lane[j+s] for s = 16 .. 1 (work-item 0 does the
  * 31 additions in that order); block sums are streamed into the levels
  * above exactly as src/core/canonical_sum.c pushes them (work-item 0 keeps
- * those levels), so a sum of any length has the reference's bits.
+ * them in an sb_acc of sum_acc.cl, which the program text includes before
+ * this file), so a sum of any length has the reference's bits.
  *
  * The reduced elements of output o are enumerated row-major over the
  * reduced dims; `geom` is a device array of SB_SUM_GEOM longs:
@@ -16,15 +17,14 @@
  *   geom[34 + d] red_xstride. */
 
 #define SB_SUM_GEOM 42
-#define SB_SUM_LANES_DEV 32
-#define SB_SUM_BLOCK_DEV 8192
-#define SB_SUM_LEVELS_DEV 4 /* 8192^4 = 2^52 elements */
+#define SB_SUM_LANES_DEV SB_ACC_LANES
+#define SB_SUM_BLOCK_DEV SB_ACC_BLOCK
 
 /* The x and out offsets of output o (kept dims, row-major). */
-SB_INLINE SB_I64 sb_sum_keep_offset(SB_GLOBAL const SB_I64 *geom, int which, SB_I64 o) {
-    SB_I64 off = 0;
+SB_INLINE SB_LONG sb_sum_keep_offset(SB_GLOBAL const SB_LONG *geom, int which, SB_LONG o) {
+    SB_LONG off = 0;
     for (int d = (int)geom[0] - 1; d >= 0; d--) {
-        SB_I64 s = geom[1 + d];
+        SB_LONG s = geom[1 + d];
         off += (o % s) * geom[(which == 0 ? 9 : 17) + d];
         o /= s;
     }
@@ -32,10 +32,10 @@ SB_INLINE SB_I64 sb_sum_keep_offset(SB_GLOBAL const SB_I64 *geom, int which, SB_
 }
 
 /* The x offset of reduced element e. */
-SB_INLINE SB_I64 sb_sum_red_offset(SB_GLOBAL const SB_I64 *geom, SB_I64 e) {
-    SB_I64 off = 0;
+SB_INLINE SB_LONG sb_sum_red_offset(SB_GLOBAL const SB_LONG *geom, SB_LONG e) {
+    SB_LONG off = 0;
     for (int d = (int)geom[25] - 1; d >= 0; d--) {
-        SB_I64 s = geom[26 + d];
+        SB_LONG s = geom[26 + d];
         off += (e % s) * geom[34 + d];
         e /= s;
     }
@@ -50,72 +50,27 @@ SB_INLINE float sb_sum_fold32(SB_LOCAL_PTR const float *lanes) {
     return t[0];
 }
 
-SB_INLINE float sb_sum_fold_private(float *lane) {
-    for (int s = SB_SUM_LANES_DEV / 2; s >= 1; s /= 2)
-        for (int j = 0; j < s; j++) lane[j] = lane[j] + lane[j + s];
-    return lane[0];
-}
-
-/* Work-item 0's stream of block sums: the levels of sb_sum_acc. x enters
- * level `from`; a level that fills folds into the one above. */
-SB_INLINE void sb_sum_push(float lv[SB_SUM_LEVELS_DEV][SB_SUM_LANES_DEV],
-                           SB_I64 cnt[SB_SUM_LEVELS_DEV], int from, float x) {
-    for (int l = from; l < SB_SUM_LEVELS_DEV; l++) {
-        int j = (int)(cnt[l] % SB_SUM_LANES_DEV);
-        lv[l][j] = lv[l][j] + x;
-        cnt[l]++;
-        if (cnt[l] < SB_SUM_BLOCK_DEV || l + 1 == SB_SUM_LEVELS_DEV) return;
-        x = sb_sum_fold_private(lv[l]);
-        for (int k = 0; k < SB_SUM_LANES_DEV; k++) lv[l][k] = -0.0f;
-        cnt[l] = 0;
-    }
-}
-
-/* sb_sum_result: each partial level below the top is one more element of
- * the level above, lowest first; the top level's fold is the sum. */
-SB_INLINE float sb_sum_finish(float lv[SB_SUM_LEVELS_DEV][SB_SUM_LANES_DEV],
-                              SB_I64 cnt[SB_SUM_LEVELS_DEV]) {
-    int top = -1;
-    for (int l = 0; l < SB_SUM_LEVELS_DEV; l++)
-        if (cnt[l] > 0) top = l;
-    if (top < 0) return 0.0f;
-    for (int l = 0; l < top; l++) {
-        if (cnt[l] == 0) continue;
-        float partial = sb_sum_fold_private(lv[l]);
-        for (int k = 0; k < SB_SUM_LANES_DEV; k++) lv[l][k] = -0.0f;
-        cnt[l] = 0;
-        sb_sum_push(lv, cnt, l + 1, partial);
-    }
-    for (int l = SB_SUM_LEVELS_DEV - 1; l >= 0; l--)
-        if (cnt[l] > 0) return sb_sum_fold_private(lv[l]);
-    return 0.0f;
-}
-
 /* out[o] = canonical sum over the reduced elements of x (center 0), or of
  * (x - mean)^2 with mean = sum / nf (center 1); kind: 0 sum, 1 mean
  * (sum / nf), 2 var (ss / denom), 3 std (sqrt(var)); nan_result: var/std
  * with n - correction <= 0 give the default NaN. */
-SB_KERNEL sb_sum_reduce(int kind, float nf, float denom, int nan_result, SB_I64 n,
-                        SB_GLOBAL const SB_I64 *geom, SB_GLOBAL const float *x, SB_I64 x0,
-                        SB_GLOBAL float *out, SB_I64 o0) {
+SB_KERNEL sb_sum_reduce(int kind, float nf, float denom, int nan_result, SB_LONG n,
+                        SB_GLOBAL const SB_LONG *geom, SB_GLOBAL const float *x, SB_LONG x0,
+                        SB_GLOBAL float *out, SB_LONG o0) {
     SB_LOCAL_ARRAY(float, lanes, SB_SUM_LANES_DEV);
     SB_LOCAL_ARRAY(float, result, 1);
     const int lane = SB_LOCAL_ID();
-    const SB_I64 o = SB_GROUP_ID(0);
-    const SB_I64 xo = x0 + sb_sum_keep_offset(geom, 0, o);
+    const SB_LONG o = SB_GROUP_ID(0);
+    const SB_LONG xo = x0 + sb_sum_keep_offset(geom, 0, o);
     float mean = 0.0f, r = 0.0f;
     for (int pass = 0; pass < (kind >= 2 ? 2 : 1); pass++) {
-        float lv[SB_SUM_LEVELS_DEV][SB_SUM_LANES_DEV];
-        SB_I64 cnt[SB_SUM_LEVELS_DEV];
-        for (int l = 0; l < SB_SUM_LEVELS_DEV; l++) {
-            cnt[l] = 0;
-            for (int k = 0; k < SB_SUM_LANES_DEV; k++) lv[l][k] = -0.0f;
-        }
+        sb_acc blocks; /* work-item 0's: the block sums */
+        sb_acc_init(&blocks);
         float s = 0.0f;
-        for (SB_I64 b0 = 0; b0 < n; b0 += SB_SUM_BLOCK_DEV) {
-            SB_I64 m = n - b0 < SB_SUM_BLOCK_DEV ? n - b0 : SB_SUM_BLOCK_DEV;
+        for (SB_LONG b0 = 0; b0 < n; b0 += SB_SUM_BLOCK_DEV) {
+            SB_LONG m = n - b0 < SB_SUM_BLOCK_DEV ? n - b0 : SB_SUM_BLOCK_DEV;
             float acc = -0.0f;
-            for (SB_I64 i = lane; i < m; i += SB_SUM_LANES_DEV) {
+            for (SB_LONG i = lane; i < m; i += SB_SUM_LANES_DEV) {
                 float v = x[xo + sb_sum_red_offset(geom, b0 + i)];
                 if (pass == 1) {
                     float d = v - mean;
@@ -128,12 +83,12 @@ SB_KERNEL sb_sum_reduce(int kind, float nf, float denom, int nan_result, SB_I64 
             if (lane == 0) {
                 float b = sb_sum_fold32(lanes);
                 if (n <= SB_SUM_BLOCK_DEV) s = b;
-                else sb_sum_push(lv, cnt, 0, b);
+                else sb_acc_add(&blocks, b);
             }
             SB_BARRIER();
         }
         if (lane == 0) {
-            if (n > SB_SUM_BLOCK_DEV) s = sb_sum_finish(lv, cnt);
+            if (n > SB_SUM_BLOCK_DEV) s = sb_acc_result(&blocks);
             result[0] = s;
         }
         SB_BARRIER();
