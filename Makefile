@@ -59,9 +59,11 @@ endif
 LIB_SRC  := $(sort $(wildcard src/*/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 LIB_SRC  := $(filter-out $(CLI_SRC),$(LIB_SRC))
-# GPU kernel text (src/gpu/kernels) is embedded as strings in a generated
-# file; the CUDA sources include the same files.
-GPU_KERNELS := src/gpu/kernels/dialect.h $(sort $(wildcard src/gpu/kernels/*.cl))
+# GPU kernel text (src/gpu/kernels, and src/math's correctly rounded
+# functions) is embedded as strings in a generated file; the CUDA sources
+# include the same files.
+GPU_KERNELS := src/gpu/kernels/dialect.h $(sort $(wildcard src/gpu/kernels/*.cl)) \
+               src/math/math_internal.h $(sort $(wildcard src/math/*.c))
 ifneq ($(SB_OPENCL),1)
   LIB_SRC := $(filter-out src/opencl/%,$(LIB_SRC))
 endif
@@ -95,7 +97,7 @@ $(BUILD)/obj/%.o: %.c
 # library to exactly the headers' functions.
 $(LIB_OBJ): VISIBILITY = -fvisibility=hidden
 
-$(BUILD)/gen/gpu_kernels.c: $(GPU_KERNELS) scripts/embed_text.sh
+$(BUILD)/gen/gpu_kernels.c: $(GPU_KERNELS) src/math/math_tables.h scripts/embed_text.sh
 	@mkdir -p $(dir $@)
 	@echo "  EMBED   $(GPU_KERNELS)"
 	@scripts/embed_text.sh $@ $(GPU_KERNELS)

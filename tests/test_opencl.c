@@ -4,7 +4,9 @@
  * subnormals, huge and tiny values), through the public tensor API on
  * SB_DEVICE_OPENCL; device memory, strided and overlapping copies; the
  * refusal of a device without the contract's numerics (the capability
- * query simulated); unsupported families named in the error. NaNs compare
+ * query simulated); LeNet-5 training steps (MSE loss, SGD and Adam) through
+ * autograd, modules and optimizers; unsupported families named in the
+ * error. NaNs compare
  * as one value (contract section 1). Needs an OpenCL platform (CI installs
  * PoCL): without one it fails, loudly. */
 #include <math.h>
@@ -12,6 +14,7 @@
 #include "harness.h"
 #include "opencl/opencl_internal.h"
 #include "samebits.h"
+#include "samebits/train.h"
 #include "support/fastpath.h"
 
 /* A CPU tensor and its twin on the OpenCL device. */
@@ -88,8 +91,8 @@ static void test_refusal(void) {
         CHECK(strstr(sb_last_error(), "is refused") != NULL, "the refusal says so: %s",
               sb_last_error());
     }
-    sb_ocl_test_override_fp(&(sb_ocl_fp_override){all, 0});
-    CHECK_OK(sb_ocl_probe(0)); /* no fp64 is fine: no kernel needs it */
+    sb_ocl_test_override_fp(&(sb_ocl_fp_override){all, 0}); /* the math kernels need fp64 */
+    CHECK_ERROR(sb_ocl_probe(0), SB_ERR_DEVICE, "lacks binary64 arithmetic");
     sb_ocl_test_override_fp(NULL);
     CHECK_OK(sb_ocl_probe(0)); /* the real device passes */
     CHECK_ERROR(sb_ocl_check_numerics("f", "dev", all, 0, true), SB_ERR_DEVICE,
@@ -203,12 +206,10 @@ static void test_pointwise(void) {
             check_same(&gc, what);
         }
         for (int op = SB_UNARY_NEG; op <= SB_UNARY_RECIPROCAL; op++) {
-            if (op != SB_UNARY_EXP && op != SB_UNARY_LOG) {
-                snprintf(what, sizeof what, "sb_unary op %d shape %d", op, (int)si);
-                CHECK_OK(sb_unary((sb_unary_op)op, x.c, o.c));
-                CHECK_OK(sb_unary((sb_unary_op)op, x.d, o.d));
-                check_same(&o, what);
-            }
+            snprintf(what, sizeof what, "sb_unary op %d shape %d", op, (int)si);
+            CHECK_OK(sb_unary((sb_unary_op)op, x.c, o.c));
+            CHECK_OK(sb_unary((sb_unary_op)op, x.d, o.d));
+            check_same(&o, what);
             snprintf(what, sizeof what, "sb_unary_backward op %d shape %d", op, (int)si);
             CHECK_OK(sb_unary_backward((sb_unary_op)op, x.c, y.c, dy.c, g.c));
             CHECK_OK(sb_unary_backward((sb_unary_op)op, x.d, y.d, dy.d, g.d));
@@ -525,15 +526,337 @@ static void test_optim(void) {
     }
 }
 
+/* ---- the correctly rounded functions and the activations built on them ---- */
+
+/* Device sb_expf ... sb_erff (src/math compiled as OpenCL C) against the
+ * host's on a large sample: random bit patterns (every class: NaN, inf,
+ * subnormals, both signs) and dense runs of consecutive floats around each
+ * function's branch points. */
+static void test_math_functions(void) {
+    const int64_t n = sb_test_quick() ? (1 << 14) : (1 << 20);
+    static const char *names[6] = {"expf", "logf", "expm1f", "log1pf", "tanhf", "erff"};
+    float (*host[6])(float) = {sb_expf, sb_logf, sb_expm1f, sb_log1pf, sb_tanhf, sb_erff};
+    static const float around[] = {0.0f, 1.0f, -1.0f, 88.7f, -103.9f, -17.9f, 10.0f, 4.0f,
+                                   0.5f, 0x1p-7f, -0x1p-8f, 1e-30f, 0x1p-126f};
+    int64_t s[1] = {n};
+    sb_tensor *xc = NULL;
+    CHECK_OK(sb_tensor_new(&xc, SB_F32, 1, s));
+    float *x = sb_tensor_f32(xc);
+    int64_t half = n / 2, per = (n - half) / (int64_t)(sizeof around / sizeof *around);
+    for (int64_t i = 0; i < half; i++) x[i] = sb_test_from_bits(sb_test_rand32());
+    for (int64_t i = half; i < n; i++) {
+        int64_t k = (i - half) / (per ? per : 1), j = (i - half) % (per ? per : 1);
+        if (k >= (int64_t)(sizeof around / sizeof *around)) k = 0;
+        uint32_t b = sb_test_bits(around[k]) + (uint32_t)(j - per / 2);
+        x[i] = sb_test_from_bits(b);
+    }
+    pair in = pair_of(xc), out = pair_zeros(SB_F32, 1, s);
+    for (int f = 0; f < 6; f++) {
+        CHECK_OK(sb_ocl_math_eval(f, in.d->data, out.d->data, n));
+        float *y = sb_tensor_f32(out.c);
+        for (int64_t i = 0; i < n; i++) y[i] = host[f](x[i]);
+        char what[64];
+        snprintf(what, sizeof what, "device sb_%s on %lld inputs", names[f], (long long)n);
+        check_same(&out, what);
+    }
+    pair_free(&in);
+    pair_free(&out);
+}
+
+static void test_math_activations(void) {
+    int64_t s[2] = {7, 301};
+    pair x = pair_rand(2, s, 12.0f, true), dy = pair_rand(2, s, 2.0f, true),
+         y = pair_zeros(SB_F32, 2, s), dx = pair_zeros(SB_F32, 2, s);
+    CHECK_OK(sb_exp(x.c, y.c));
+    CHECK_OK(sb_exp(x.d, y.d));
+    check_same(&y, "sb_exp");
+    CHECK_OK(sb_log(x.c, y.c));
+    CHECK_OK(sb_log(x.d, y.d));
+    check_same(&y, "sb_log");
+    CHECK_OK(sb_tanh_forward(x.c, y.c));
+    CHECK_OK(sb_tanh_forward(x.d, y.d));
+    check_same(&y, "sb_tanh_forward");
+    CHECK_OK(sb_sigmoid_forward(x.c, y.c));
+    CHECK_OK(sb_sigmoid_forward(x.d, y.d));
+    check_same(&y, "sb_sigmoid_forward");
+    CHECK_OK(sb_silu_forward(x.c, y.c));
+    CHECK_OK(sb_silu_forward(x.d, y.d));
+    check_same(&y, "sb_silu_forward");
+    CHECK_OK(sb_silu_backward(x.c, dy.c, dx.c));
+    CHECK_OK(sb_silu_backward(x.d, dy.d, dx.d));
+    check_same(&dx, "sb_silu_backward");
+    for (int approx = 0; approx < 2; approx++) {
+        CHECK_OK(sb_gelu_forward(x.c, approx, y.c));
+        CHECK_OK(sb_gelu_forward(x.d, approx, y.d));
+        check_same(&y, approx ? "sb_gelu_forward tanh" : "sb_gelu_forward erf");
+        CHECK_OK(sb_gelu_backward(x.c, dy.c, approx, dx.c));
+        CHECK_OK(sb_gelu_backward(x.d, dy.d, approx, dx.d));
+        check_same(&dx, approx ? "sb_gelu_backward tanh" : "sb_gelu_backward erf");
+    }
+    const float params[][2] = {{1.0f, 20.0f}, {2.5f, 3.0f}, {0.5f, -1.0f}};
+    for (int k = 0; k < 3; k++) {
+        CHECK_OK(sb_softplus_forward(x.c, params[k][0], params[k][1], y.c));
+        CHECK_OK(sb_softplus_forward(x.d, params[k][0], params[k][1], y.d));
+        check_same(&y, "sb_softplus_forward");
+        CHECK_OK(sb_softplus_backward(x.c, dy.c, params[k][0], params[k][1], dx.c));
+        CHECK_OK(sb_softplus_backward(x.d, dy.d, params[k][0], params[k][1], dx.d));
+        check_same(&dx, "sb_softplus_backward");
+    }
+    /* a transposed view through exp */
+    sb_tensor *tc = NULL, *td = NULL;
+    int64_t st[2] = {301, 7};
+    pair yt = pair_zeros(SB_F32, 2, st);
+    CHECK_OK(sb_tensor_transpose(&tc, x.c, 0, 1));
+    CHECK_OK(sb_tensor_transpose(&td, x.d, 0, 1));
+    CHECK_OK(sb_exp(tc, yt.c));
+    CHECK_OK(sb_exp(td, yt.d));
+    check_same(&yt, "sb_exp of a transposed view");
+    sb_tensor_free(tc);
+    sb_tensor_free(td);
+    pair all[] = {x, dy, y, dx, yt};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
+}
+
+/* ---- MSE, and LeNet-5 training steps through autograd, modules, optimizers ---- */
+
+static void test_mse(void) {
+    const int64_t lengths[] = {1, 33, 8193};
+    for (size_t li = 0; li < sizeof lengths / sizeof *lengths; li++) {
+        int64_t s[1] = {lengths[li]};
+        pair x = pair_rand(1, s, 3.0f, true), t = pair_rand(1, s, 3.0f, true),
+             per = pair_zeros(SB_F32, 1, s), dx = pair_zeros(SB_F32, 1, s),
+             dt = pair_zeros(SB_F32, 1, s), one = pair_zeros(SB_F32, 0, NULL),
+             dl = pair_rand(1, s, 2.0f, false), dl0 = pair_rand(0, NULL, 2.0f, false);
+        for (int red = SB_LOSS_NONE; red <= SB_LOSS_SUM; red++) {
+            pair *out = red == SB_LOSS_NONE ? &per : &one, *g = red == SB_LOSS_NONE ? &dl : &dl0;
+            CHECK_OK(sb_mse_forward(x.c, t.c, (sb_loss_reduction)red, out->c));
+            CHECK_OK(sb_mse_forward(x.d, t.d, (sb_loss_reduction)red, out->d));
+            check_same(out, "sb_mse_forward");
+            CHECK_OK(sb_mse_backward(x.c, t.c, (sb_loss_reduction)red, g->c, dx.c, dt.c));
+            CHECK_OK(sb_mse_backward(x.d, t.d, (sb_loss_reduction)red, g->d, dx.d, dt.d));
+            check_same(&dx, "sb_mse_backward dx");
+            check_same(&dt, "sb_mse_backward dtarget");
+            CHECK_OK(sb_mse_backward(x.c, t.c, (sb_loss_reduction)red, g->c, dx.c, NULL));
+            CHECK_OK(sb_mse_backward(x.d, t.d, (sb_loss_reduction)red, g->d, dx.d, NULL));
+            check_same(&dx, "sb_mse_backward without dtarget");
+        }
+        pair all[] = {x, t, per, dx, dt, one, dl, dl0};
+        for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
+    }
+}
+
+static float mse_step(sb_module *model, sb_optimizer *opt, sb_graph *g, const sb_tensor *images,
+                      const sb_tensor *target, sb_device device) {
+    sb_tensor *x = NULL, *t = NULL;
+    CHECK_OK(sb_tensor_to(&x, images, device));
+    CHECK_OK(sb_tensor_to(&t, target, device));
+    sb_variable *in = NULL, *out = NULL, *loss = NULL;
+    float value = NAN;
+    CHECK_OK(sb_graph_input(g, x, &in));
+    CHECK_OK(sb_module_forward(model, g, in, &out));
+    CHECK_OK(sb_ag_mse(g, out, t, SB_LOSS_MEAN, &loss));
+    CHECK_OK(sb_graph_backward(g, loss));
+    CHECK_OK(sb_optimizer_step(opt));
+    sb_tensor *host = NULL;
+    if (loss) CHECK_OK(sb_tensor_to(&host, loss->value, SB_DEVICE_CPU));
+    if (host) value = sb_tensor_f32(host)[0];
+    sb_tensor_free(host);
+    sb_graph_reset(g);
+    sb_tensor_free(x);
+    sb_tensor_free(t);
+    return value;
+}
+
+/* LeNet-5 (conv, relu, max pool, linear) regressing one-hot targets with
+ * MSE: forward, autograd backward and the optimizer step all on the OpenCL
+ * device, the same losses and parameters as the CPU, bit for bit. */
+static void test_lenet_training(void) {
+    size_t live0 = sb_ocl_live_blocks();
+    int64_t si[4] = {4, 1, 28, 28}, st[2] = {4, 10};
+    sb_tensor *images = NULL, *target = NULL;
+    CHECK_OK(sb_tensor_new(&images, SB_F32, 4, si));
+    CHECK_OK(sb_tensor_new(&target, SB_F32, 2, st));
+    for (int64_t i = 0; i < sb_tensor_numel(images); i++)
+        sb_tensor_f32(images)[i] = sb_test_unif(0.0f, 1.0f);
+    for (int r = 0; r < 4; r++) sb_tensor_f32(target)[r * 10 + sb_test_rand32() % 10] = 1.0f;
+    for (int use_adam = 0; use_adam < 2; use_adam++) {
+        sb_module *cpu = NULL, *dev = NULL;
+        CHECK_OK(sb_model_lenet5(&cpu));
+        CHECK_OK(sb_model_lenet5(&dev));
+        CHECK_OK(sb_module_init(cpu, 5));
+        CHECK_OK(sb_module_to(dev, SB_DEVICE_OPENCL));
+        CHECK_OK(sb_module_init(dev, 5));
+        unsigned char hc[32], hd[32];
+        CHECK_OK(sb_module_hash(cpu, hc));
+        CHECK_OK(sb_module_hash(dev, hd));
+        CHECK(memcmp(hc, hd, 32) == 0, "initial parameters differ between the devices");
+        sb_optimizer *oc = NULL, *od = NULL;
+        if (use_adam) {
+            sb_adam_config cfg = sb_adam_default_config(1e-2);
+            CHECK_OK(sb_optimizer_adam(&oc, cpu, &cfg));
+            CHECK_OK(sb_optimizer_adam(&od, dev, &cfg));
+        } else {
+            sb_sgd_config cfg = sb_sgd_default_config(0.1);
+            cfg.momentum = 0.9;
+            CHECK_OK(sb_optimizer_sgd(&oc, cpu, &cfg));
+            CHECK_OK(sb_optimizer_sgd(&od, dev, &cfg));
+        }
+        sb_graph *gc = NULL, *gd = NULL;
+        CHECK_OK(sb_graph_new(&gc));
+        CHECK_OK(sb_graph_new(&gd));
+        for (int step = 0; step < 3; step++) {
+            float lc = mse_step(cpu, oc, gc, images, target, SB_DEVICE_CPU);
+            float ld = mse_step(dev, od, gd, images, target, SB_DEVICE_OPENCL);
+            CHECK_BITS(ld, lc, "LeNet-5 MSE loss at step %d (%s)", step, use_adam ? "adam" : "sgd");
+        }
+        CHECK_OK(sb_module_hash(cpu, hc));
+        CHECK_OK(sb_module_hash(dev, hd));
+        CHECK(memcmp(hc, hd, 32) == 0, "trained parameters differ between the devices (%s)",
+              use_adam ? "adam" : "sgd");
+        sb_graph_free(gc);
+        sb_graph_free(gd);
+        sb_optimizer_free(oc);
+        sb_optimizer_free(od);
+        sb_module_free(cpu);
+        sb_module_free(dev);
+    }
+    sb_tensor_free(images);
+    sb_tensor_free(target);
+    CHECK(sb_ocl_live_blocks() == live0, "the model, optimizer and graph released their opencl "
+          "memory (%zu blocks left)", sb_ocl_live_blocks() - live0);
+}
+
+/* ---- softmax, cross-entropy, NLL; LeNet-5 with cross-entropy ---------------- */
+
+static void test_softmax_losses(void) {
+    int64_t s[3] = {3, 11, 5};
+    pair x = pair_rand(3, s, 20.0f, true), dy = pair_rand(3, s, 2.0f, false),
+         y = pair_zeros(SB_F32, 3, s), dx = pair_zeros(SB_F32, 3, s);
+    for (int dim = 0; dim < 3; dim++)
+        for (int log = 0; log < 2; log++) {
+            sb_status (*fwd)(const sb_tensor *, int, sb_tensor *) =
+                log ? sb_log_softmax_forward : sb_softmax_forward;
+            sb_status (*bwd)(const sb_tensor *, const sb_tensor *, int, sb_tensor *) =
+                log ? sb_log_softmax_backward : sb_softmax_backward;
+            CHECK_OK(fwd(x.c, dim, y.c));
+            CHECK_OK(fwd(x.d, dim, y.d));
+            check_same(&y, log ? "sb_log_softmax_forward" : "sb_softmax_forward");
+            CHECK_OK(bwd(y.c, dy.c, dim, dx.c));
+            CHECK_OK(bwd(y.d, dy.d, dim, dx.d));
+            check_same(&dx, log ? "sb_log_softmax_backward" : "sb_softmax_backward");
+        }
+    pair all0[] = {x, dy, y, dx};
+    for (size_t i = 0; i < sizeof all0 / sizeof *all0; i++) pair_free(&all0[i]);
+
+    int64_t sl[2] = {37, 10}, sn[1] = {37};
+    pair lg = pair_rand(2, sl, 8.0f, false), dlg = pair_zeros(SB_F32, 2, sl),
+         per = pair_zeros(SB_F32, 1, sn), one = pair_zeros(SB_F32, 0, NULL),
+         gper = pair_rand(1, sn, 2.0f, false), gone = pair_rand(0, NULL, 2.0f, false);
+    sb_tensor *tc = NULL;
+    CHECK_OK(sb_tensor_new(&tc, SB_I64, 1, sn));
+    for (int r = 0; r < 37; r++) ((int64_t *)tc->data)[r] = r % 7 == 3 ? -100 : (int64_t)(sb_test_rand32() % 10);
+    pair t = pair_of(tc);
+    const float smoothing[] = {0.0f, 0.1f};
+    for (int red = SB_LOSS_NONE; red <= SB_LOSS_SUM; red++)
+        for (int k = 0; k < 2; k++) {
+            pair *out = red == SB_LOSS_NONE ? &per : &one, *g = red == SB_LOSS_NONE ? &gper : &gone;
+            sb_loss_reduction rd = (sb_loss_reduction)red;
+            CHECK_OK(sb_cross_entropy_forward(lg.c, t.c, rd, smoothing[k], -100, out->c));
+            CHECK_OK(sb_cross_entropy_forward(lg.d, t.d, rd, smoothing[k], -100, out->d));
+            check_same(out, "sb_cross_entropy_forward");
+            CHECK_OK(sb_cross_entropy_backward(lg.c, t.c, rd, smoothing[k], -100, g->c, dlg.c));
+            CHECK_OK(sb_cross_entropy_backward(lg.d, t.d, rd, smoothing[k], -100, g->d, dlg.d));
+            check_same(&dlg, "sb_cross_entropy_backward");
+            if (k) continue;
+            CHECK_OK(sb_nll_loss_forward(lg.c, t.c, rd, -100, out->c));
+            CHECK_OK(sb_nll_loss_forward(lg.d, t.d, rd, -100, out->d));
+            check_same(out, "sb_nll_loss_forward");
+            CHECK_OK(sb_nll_loss_backward(lg.c, t.c, rd, -100, g->c, dlg.c));
+            CHECK_OK(sb_nll_loss_backward(lg.d, t.d, rd, -100, g->d, dlg.d));
+            check_same(&dlg, "sb_nll_loss_backward");
+        }
+    pair all[] = {lg, dlg, per, one, gper, gone, t};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
+}
+
+static float ce_step(sb_module *model, sb_optimizer *opt, sb_graph *g, const sb_tensor *images,
+                     const sb_tensor *labels, sb_device device) {
+    sb_tensor *x = NULL, *t = NULL;
+    CHECK_OK(sb_tensor_to(&x, images, device));
+    CHECK_OK(sb_tensor_to(&t, labels, device));
+    sb_variable *in = NULL, *logits = NULL, *loss = NULL;
+    float value = NAN;
+    CHECK_OK(sb_graph_input(g, x, &in));
+    CHECK_OK(sb_module_forward(model, g, in, &logits));
+    CHECK_OK(sb_ag_cross_entropy(g, logits, t, SB_LOSS_MEAN, 0.0f, &loss));
+    CHECK_OK(sb_graph_backward(g, loss));
+    CHECK_OK(sb_optimizer_step(opt));
+    sb_tensor *host = NULL;
+    if (loss) CHECK_OK(sb_tensor_to(&host, loss->value, SB_DEVICE_CPU));
+    if (host) value = sb_tensor_f32(host)[0];
+    sb_tensor_free(host);
+    sb_graph_reset(g);
+    sb_tensor_free(x);
+    sb_tensor_free(t);
+    return value;
+}
+
+/* The LeNet-5 training step of `samebits train` (cross-entropy, Adam) on
+ * the OpenCL device: losses and parameters equal to the CPU's. */
+static void test_lenet_cross_entropy(void) {
+    size_t live0 = sb_ocl_live_blocks();
+    sb_module *cpu = NULL, *dev = NULL;
+    CHECK_OK(sb_model_lenet5(&cpu));
+    CHECK_OK(sb_model_lenet5(&dev));
+    CHECK_OK(sb_module_init(cpu, 7));
+    CHECK_OK(sb_module_to(dev, SB_DEVICE_OPENCL));
+    CHECK_OK(sb_module_init(dev, 7));
+    int64_t si[4] = {8, 1, 28, 28}, sl[1] = {8};
+    sb_tensor *images = NULL, *labels = NULL;
+    CHECK_OK(sb_tensor_new(&images, SB_F32, 4, si));
+    CHECK_OK(sb_tensor_new(&labels, SB_I64, 1, sl));
+    for (int64_t i = 0; i < sb_tensor_numel(images); i++)
+        sb_tensor_f32(images)[i] = sb_test_unif(0.0f, 1.0f);
+    for (int i = 0; i < 8; i++) ((int64_t *)labels->data)[i] = (int64_t)(sb_test_rand32() % 10);
+    sb_adam_config cfg = sb_adam_default_config(1e-2);
+    sb_optimizer *oc = NULL, *od = NULL;
+    CHECK_OK(sb_optimizer_adam(&oc, cpu, &cfg));
+    CHECK_OK(sb_optimizer_adam(&od, dev, &cfg));
+    sb_graph *gc = NULL, *gd = NULL;
+    CHECK_OK(sb_graph_new(&gc));
+    CHECK_OK(sb_graph_new(&gd));
+    for (int step = 0; step < 3; step++) {
+        float lc = ce_step(cpu, oc, gc, images, labels, SB_DEVICE_CPU);
+        float ld = ce_step(dev, od, gd, images, labels, SB_DEVICE_OPENCL);
+        CHECK_BITS(ld, lc, "LeNet-5 cross-entropy loss at step %d", step);
+    }
+    unsigned char hc[32], hd[32];
+    CHECK_OK(sb_module_hash(cpu, hc));
+    CHECK_OK(sb_module_hash(dev, hd));
+    CHECK(memcmp(hc, hd, 32) == 0, "trained parameters differ between the devices");
+    sb_graph_free(gc);
+    sb_graph_free(gd);
+    sb_optimizer_free(oc);
+    sb_optimizer_free(od);
+    sb_module_free(cpu);
+    sb_module_free(dev);
+    sb_tensor_free(images);
+    sb_tensor_free(labels);
+    CHECK(sb_ocl_live_blocks() == live0, "every opencl block released");
+}
+
 /* ---- families without an OpenCL kernel: named, never run elsewhere ------------ */
 
 static void test_unsupported(void) {
     int64_t s[2] = {2, 3}, s3[1] = {3};
     pair x = pair_rand(2, s, 1.0f, false), y = pair_zeros(SB_F32, 2, s),
          mx = pair_zeros(SB_F32, 1, s3), arg = pair_zeros(SB_I64, 1, s3);
-    CHECK_ERROR(sb_exp(x.d, y.d), SB_ERR_UNSUPPORTED, "sb_exp: the opencl device has no exp kernel");
-    CHECK_ERROR(sb_tanh_forward(x.d, y.d), SB_ERR_UNSUPPORTED,
-                "sb_tanh_forward: the opencl device has no tanh_forward kernel");
+    CHECK_ERROR(sb_hardswish_forward(x.d, y.d), SB_ERR_UNSUPPORTED,
+                "sb_hardswish_forward: the opencl device has no hardswish_forward kernel");
+    pair ln = pair_zeros(SB_F32, 2, s);
+    CHECK_ERROR(sb_layer_norm_forward(x.d, 1, NULL, NULL, 1e-5f, ln.d, NULL, NULL), SB_ERR_UNSUPPORTED,
+                "the opencl device has no layer_norm_forward kernel");
+    pair_free(&ln);
     int dims[1] = {0};
     CHECK_ERROR(sb_max(x.d, dims, 1, false, mx.d, arg.d), SB_ERR_UNSUPPORTED,
                 "the opencl device has no reduce_extreme kernel");
@@ -566,6 +889,12 @@ int main(int argc, char **argv) {
     test_gemm();
     test_conv_pool();
     test_optim();
+    test_math_functions();
+    test_math_activations();
+    test_mse();
+    test_lenet_training();
+    test_softmax_losses();
+    test_lenet_cross_entropy();
     test_unsupported();
     return sb_test_finish();
 }

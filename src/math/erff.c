@@ -30,7 +30,7 @@ static double sb_erf_fast(double a) {
     }
     int i = (int)((a - SB_ERF_SMALL) * SB_ERF_PIECE_SCALE);
     double t = a - (SB_ERF_PIECE_MID0 + SB_ERF_PIECE_WIDTH * i);
-    const double *c = sb_erf_p[i];
+    SB_MATH_TABLE_PTR const double *c = sb_erf_p[i];
     double p = c[11];
     for (int k = 10; k >= 0; k--) p = p * t + c[k];
     return p;

@@ -36,12 +36,21 @@
 #include <string.h>
 #include "samebits/math.h"
 
+/* SB_MATH_TABLE places the tables; SB_MATH_TABLE_PTR qualifies a pointer
+ * into them (OpenCL C keeps them in its constant address space; the OpenCL
+ * program text is described in src/gpu/kernels/math_prelude.cl). */
 #ifdef __CUDACC__
 #define SB_MATH_FN __host__ __device__ static inline
 #define SB_MATH_TABLE __device__
+#define SB_MATH_TABLE_PTR
+#elif defined(__OPENCL_VERSION__)
+#define SB_MATH_FN static inline
+#define SB_MATH_TABLE __constant
+#define SB_MATH_TABLE_PTR __constant
 #else
 #define SB_MATH_FN static inline
 #define SB_MATH_TABLE
+#define SB_MATH_TABLE_PTR
 #endif
 
 #include "math/math_tables.h"
@@ -203,7 +212,7 @@ SB_MATH_FN sb_dd sb_dd_div(sb_dd a, sb_dd b) {
 }
 
 /* r * (c[1] + r*(c[2] + ... + r*c[n])) in double-double (Horner). */
-SB_MATH_FN sb_dd sb_dd_poly(const double (*c)[2], int n, sb_dd r) {
+SB_MATH_FN sb_dd sb_dd_poly(SB_MATH_TABLE_PTR const double (*c)[2], int n, sb_dd r) {
     sb_dd p = sb_dd_make(c[n][0], c[n][1]);
     for (int i = n - 1; i >= 1; i--)
         p = sb_dd_add(sb_dd_mul(p, r), sb_dd_make(c[i][0], c[i][1]));
@@ -328,7 +337,7 @@ SB_MATH_FN double sb_log1p_poly(double r) {
  * relative error stays below 2^-50. */
 SB_MATH_FN double sb_log_fast(double a_hi, double a_lo) {
     sb_log_parts p = sb_log_reduce(a_hi);
-    const double *t = sb_log_tab[p.i];
+    SB_MATH_TABLE_PTR const double *t = sb_log_tab[p.i];
     double r = p.m * t[0] - 1.0;
     double e = (double)p.e;
     double small = (e * SB_LN2_LO + t[2]) + a_lo / a_hi;
@@ -340,7 +349,7 @@ SB_MATH_FN double sb_log_fast(double a_hi, double a_lo) {
  * e*ln2 exact to 2^-106, log1p(a_lo/a_hi) ~ a_lo/a_hi (error < 2^-107). */
 SB_MATH_FN sb_dd sb_log_dd(double a_hi, double a_lo) {
     sb_log_parts p = sb_log_reduce(a_hi);
-    const double *t = sb_log_tab[p.i];
+    SB_MATH_TABLE_PTR const double *t = sb_log_tab[p.i];
     sb_dd r = sb_two_prod(p.m, t[0]);
     r = sb_two_sum(r.hi - 1.0, r.lo); /* r.hi - 1 is exact (Sterbenz) */
     sb_dd l = sb_dd_poly(sb_log1p_coef, 18, r);

@@ -25,9 +25,9 @@
  * as the CPU), as CL_DEVICE_{SINGLE,DOUBLE}_FP_CONFIG bit sets. */
 #define SB_OCL_NEED_SINGLE (CL_FP_ROUND_TO_NEAREST | CL_FP_DENORM | \
                             CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT)
-/* No kernel of this build computes in binary64; a kernel that needs it
- * sets this to true and devices without fp64 are refused. */
-#define SB_OCL_NEED_FP64 false
+/* The correctly rounded functions (src/math, math.cl) compute in binary64:
+ * devices without it are refused. */
+#define SB_OCL_NEED_FP64 true
 
 /* Refuses (SB_ERR_DEVICE, naming the device and the missing capability) a
  * device whose reported fp configuration lacks what SB_OCL_NEED_* says. */
@@ -86,12 +86,14 @@ typedef struct sb_ocl_arg {
 } sb_ocl_arg;
 #define SB_OCL_ARG(v) ((sb_ocl_arg){sizeof(v), &(v)})
 
-/* A program: dialect.h and the family's kernel files, in this order. */
+/* A program: dialect.h and the family's files, in this order. */
 typedef enum sb_ocl_family {
     SB_OCL_POINTWISE = 0, /* pointwise.cl */
     SB_OCL_SUM,           /* sum_acc.cl + sum.cl */
     SB_OCL_GEMM,          /* gemm.cl */
     SB_OCL_CONV,          /* sum_acc.cl + conv.cl */
+    SB_OCL_MATH,          /* math_prelude.cl, src/math, pointwise.cl, sum_acc.cl,
+                             math.cl, softmax.cl */
     SB_OCL_FAMILIES
 } sb_ocl_family;
 
@@ -117,6 +119,20 @@ extern const char sb_gpu_src_sum_acc_cl[];
 extern const char sb_gpu_src_sum_cl[];
 extern const char sb_gpu_src_gemm_cl[];
 extern const char sb_gpu_src_conv_cl[];
+extern const char sb_gpu_src_math_prelude_cl[];
+extern const char sb_gpu_src_math_internal_h[];
+extern const char sb_gpu_src_expf_c[];
+extern const char sb_gpu_src_expm1f_c[];
+extern const char sb_gpu_src_logf_c[];
+extern const char sb_gpu_src_log1pf_c[];
+extern const char sb_gpu_src_tanhf_c[];
+extern const char sb_gpu_src_erff_c[];
+extern const char sb_gpu_src_math_cl[];
+extern const char sb_gpu_src_softmax_cl[];
+
+/* Test hook: y[i] = f(x[i]) on the device for f = 0 expf, 1 logf, 2 expm1f,
+ * 3 log1pf, 4 tanhf, 5 erff (x, y: n floats of opencl device memory). */
+sb_status sb_ocl_math_eval(int f, const float *x, float *y, int64_t n);
 
 /* ---- the op table (src/opencl/ops.c) ---- */
 extern const sb_backend_ops sb_ocl_ops;

@@ -50,19 +50,25 @@ static void pw_operand(pw_geom *g, int k, const sb_tensor *t) {
     for (int d = 0; d < t->ndim; d++) g->v[9 + 8 * k + d] = t->strides[d];
 }
 
-/* Launches `name` with args (args[geom_slot] is filled with the geometry
- * buffer) over n elements. */
-static sb_status pw_launch(const char *fn, const char *name, const pw_geom *g, int nargs,
-                           sb_ocl_arg *args, int geom_slot, int64_t n) {
+/* Launches `name` of `family` with args (args[geom_slot] is filled with
+ * the geometry buffer) over n elements. */
+static sb_status pw_launch_in(const char *fn, sb_ocl_family family, const char *name,
+                              const pw_geom *g, int nargs, sb_ocl_arg *args, int geom_slot,
+                              int64_t n) {
     if (n == 0) return SB_OK;
     cl_mem gm = NULL;
     SB_TRY(sb_ocl_const_buffer(fn, g->v, sizeof g->v, &gm));
     args[geom_slot] = SB_OCL_ARG(gm);
     size_t local = 64, global = (size_t)(n < (1 << 16) ? n : (1 << 16));
     global = (global + local - 1) / local * local;
-    sb_status st = sb_ocl_launch(fn, SB_OCL_POINTWISE, "", name, nargs, args, 1, &global, &local);
+    sb_status st = sb_ocl_launch(fn, family, "", name, nargs, args, 1, &global, &local);
     clReleaseMemObject(gm);
     return st;
+}
+
+static sb_status pw_launch(const char *fn, const char *name, const pw_geom *g, int nargs,
+                           sb_ocl_arg *args, int geom_slot, int64_t n) {
+    return pw_launch_in(fn, SB_OCL_POINTWISE, name, g, nargs, args, geom_slot, n);
 }
 
 /* ---- memory ops on views ---- */
@@ -169,9 +175,9 @@ static sb_status ocl_binary_scalar(const sb_backend *be, sb_binary_op op, const 
 
 static sb_status ocl_unary(const sb_backend *be, sb_unary_op op, const sb_tensor *x,
                            sb_tensor *out) {
+    (void)be;
     const char *fn = "sb_unary";
-    if (op == SB_UNARY_EXP) return sb_backend_unsupported("sb_exp", be, "exp");
-    if (op == SB_UNARY_LOG) return sb_backend_unsupported("sb_log", be, "log");
+    bool math = op == SB_UNARY_EXP || op == SB_UNARY_LOG; /* the correctly rounded ones */
     cl_long n = sb_tensor_numel(out);
     cl_int o = (cl_int)op;
     sb_ocl_ptr px, po;
@@ -183,6 +189,7 @@ static sb_status ocl_unary(const sb_backend *be, sb_unary_op op, const sb_tensor
     pw_operand(&g, 1, x);
     sb_ocl_arg args[] = {SB_OCL_ARG(o), SB_OCL_ARG(n), {0, NULL}, SB_OCL_ARG(po.mem),
                          SB_OCL_ARG(po.off), SB_OCL_ARG(px.mem), SB_OCL_ARG(px.off)};
+    if (math) return pw_launch_in(fn, SB_OCL_MATH, "sb_math_unary", &g, 7, args, 2, n);
     return pw_launch(fn, "sb_pw_unary", &g, 7, args, 2, n);
 }
 
@@ -210,6 +217,45 @@ static sb_status ocl_unary_backward(const sb_backend *be, sb_unary_op op, const 
     return pw_launch(fn, "sb_pw_unary_grad", &g, 11, args, 2, n);
 }
 
+/* tanh, sigmoid, silu, gelu, softplus forward; silu, gelu, softplus
+ * backward (math.cl, over src/math's functions). */
+static sb_status math_activation(const char *fn, const sb_act_args *a, const sb_tensor *in,
+                                 sb_tensor *out) {
+    cl_long n = sb_tensor_numel(out);
+    cl_int kind = (cl_int)a->kind, backward = a->backward, approximate = a->approximate;
+    float p0 = a->p0, p1 = a->p1;
+    sb_ocl_ptr px, pdy = {NULL, 0}, po;
+    SB_TRY(view_ptr(fn, "x", &in[0], &px));
+    if (a->backward) SB_TRY(view_ptr(fn, "dy", &in[1], &pdy));
+    SB_TRY(view_ptr(fn, "out", out, &po));
+    pw_geom g;
+    pw_init(&g, out);
+    pw_operand(&g, 0, out);
+    pw_operand(&g, 1, &in[0]);
+    if (a->backward) pw_operand(&g, 2, &in[1]);
+    sb_ocl_arg args[] = {SB_OCL_ARG(kind),    SB_OCL_ARG(backward), SB_OCL_ARG(approximate),
+                         SB_OCL_ARG(p0),      SB_OCL_ARG(p1),       SB_OCL_ARG(n),
+                         {0, NULL},           SB_OCL_ARG(po.mem),   SB_OCL_ARG(po.off),
+                         SB_OCL_ARG(px.mem),  SB_OCL_ARG(px.off),   SB_OCL_ARG(pdy.mem),
+                         SB_OCL_ARG(pdy.off)};
+    return pw_launch_in(fn, SB_OCL_MATH, "sb_math_activation", &g, 13, args, 6, n);
+}
+
+sb_status sb_ocl_math_eval(int f, const float *x, float *y, int64_t n) {
+    const char *fn = "sb_ocl_math_eval";
+    if (n == 0) return SB_OK;
+    sb_ocl_ptr px, py;
+    SB_TRY(dense_ptr(fn, "x", x, n, sizeof(float), &px));
+    SB_TRY(dense_ptr(fn, "y", y, n, sizeof(float), &py));
+    cl_int ff = f;
+    cl_long nn = n;
+    sb_ocl_arg args[] = {SB_OCL_ARG(ff),     SB_OCL_ARG(nn),     SB_OCL_ARG(px.mem),
+                         SB_OCL_ARG(px.off), SB_OCL_ARG(py.mem), SB_OCL_ARG(py.off)};
+    size_t local = 64, global = (size_t)(n < (1 << 16) ? n : (1 << 16));
+    global = (global + local - 1) / local * local;
+    return sb_ocl_launch(fn, SB_OCL_MATH, "", "sb_math_eval", 6, args, 1, &global, &local);
+}
+
 static const char *act_name(const sb_act_args *a) {
     /* indexed by sb_act_kind: one name per kind */
     static const char *fwd[] = {"relu_forward", "leaky_relu_forward", "tanh_forward",
@@ -225,15 +271,19 @@ static const char *act_name(const sb_act_args *a) {
     return a->backward ? bwd[a->kind] : fwd[a->kind];
 }
 
-/* relu and leaky relu both ways, tanh and sigmoid backward (from y): the
- * activations that need no elementary function. */
+/* relu, leaky relu, and tanh/sigmoid backward (from y) in pointwise.cl;
+ * tanh, sigmoid, silu, gelu and softplus in math.cl; the hard* kinds have
+ * no OpenCL kernel yet. */
 static sb_status ocl_activation(const sb_backend *be, const sb_act_args *a, const sb_tensor *in,
                                 sb_tensor *out) {
     char fn[48];
     snprintf(fn, sizeof fn, "sb_%s", act_name(a));
-    bool ok = a->kind == SB_ACT_RELU || a->kind == SB_ACT_LEAKY_RELU ||
-              (a->backward && (a->kind == SB_ACT_TANH || a->kind == SB_ACT_SIGMOID));
-    if (!ok) return sb_backend_unsupported(fn, be, act_name(a));
+    bool plain = a->kind == SB_ACT_RELU || a->kind == SB_ACT_LEAKY_RELU ||
+                 (a->backward && (a->kind == SB_ACT_TANH || a->kind == SB_ACT_SIGMOID));
+    bool math = a->kind == SB_ACT_TANH || a->kind == SB_ACT_SIGMOID || a->kind == SB_ACT_SILU ||
+                a->kind == SB_ACT_GELU || a->kind == SB_ACT_SOFTPLUS;
+    if (!plain && !math) return sb_backend_unsupported(fn, be, act_name(a));
+    if (!plain) return math_activation(fn, a, in, out);
     cl_long n = sb_tensor_numel(out);
     cl_int kind = (cl_int)a->kind, backward = a->backward;
     float slope = a->p0;
@@ -263,9 +313,11 @@ static int64_t count_of(int nd, const int64_t *shape) {
     return n;
 }
 
-/* sum / mean / var / std over g, as sb_ref_reduce. */
-static sb_status reduce_run(const char *fn, sb_ref_reduce_kind kind, const sb_ref_reduce_geom *g,
-                            const float *x, int64_t correction, float *out) {
+/* sum / mean / var / std over g, as sb_ref_reduce, with nf the divisor of
+ * the mean ((float)n for the reductions; the losses pass their count). */
+static sb_status reduce_launch(const char *fn, sb_ref_reduce_kind kind,
+                               const sb_ref_reduce_geom *g, const float *x, int64_t correction,
+                               float *out, float nf) {
     int64_t nout = count_of(g->nkeep, g->keep_shape);
     cl_long n = count_of(g->nred, g->red_shape);
     if (nout == 0) return SB_OK;
@@ -285,7 +337,7 @@ static sb_status reduce_run(const char *fn, sb_ref_reduce_kind kind, const sb_re
     SB_TRY(sb_ocl_resolve(fn, "x", n > 0 ? x : NULL, n > 0 ? sizeof(float) : 0, sizeof(float), &px));
     SB_TRY(sb_ocl_resolve(fn, "out", out, sizeof(float), sizeof(float), &po));
     cl_int k = (cl_int)kind, nan_result = n - correction <= 0;
-    float nf = (float)n, denom = (float)(n - correction);
+    float denom = (float)(n - correction);
     cl_mem gm = NULL;
     SB_TRY(sb_ocl_const_buffer(fn, gv, sizeof gv, &gm));
     sb_ocl_arg args[] = {SB_OCL_ARG(k),     SB_OCL_ARG(nf),     SB_OCL_ARG(denom),
@@ -296,6 +348,11 @@ static sb_status reduce_run(const char *fn, sb_ref_reduce_kind kind, const sb_re
     sb_status st = sb_ocl_launch(fn, SB_OCL_SUM, "", "sb_sum_reduce", 10, args, 1, &global, &local);
     clReleaseMemObject(gm);
     return st;
+}
+
+static sb_status reduce_run(const char *fn, sb_ref_reduce_kind kind, const sb_ref_reduce_geom *g,
+                            const float *x, int64_t correction, float *out) {
+    return reduce_launch(fn, kind, g, x, correction, out, (float)count_of(g->nred, g->red_shape));
 }
 
 static sb_status ocl_reduce(const sb_backend *be, sb_ref_reduce_kind kind,
@@ -390,6 +447,192 @@ static sb_status ocl_spread(const sb_backend *be, const sb_tensor *dy, bool divi
                          SB_OCL_ARG(pdx.mem), SB_OCL_ARG(pdx.off), SB_OCL_ARG(pdy.mem),
                          SB_OCL_ARG(pdy.off)};
     return pw_launch(fn, "sb_pw_spread", &g, 8, args, 3, n);
+}
+
+/* ---- mean squared error ---- */
+
+static sb_status ocl_mse_forward(const sb_backend *be, const float *x, const float *y, int64_t n,
+                                 sb_loss_reduction reduction, float *loss) {
+    const char *fn = "sb_mse_forward";
+    sb_ocl_ptr px, py, pl;
+    SB_TRY(dense_ptr(fn, "x", x, n, sizeof(float), &px));
+    SB_TRY(dense_ptr(fn, "target", y, n, sizeof(float), &py));
+    SB_TRY(dense_ptr(fn, "loss", loss, reduction == SB_LOSS_NONE ? n : 1, sizeof(float), &pl));
+    void *tmp = NULL; /* the terms, summed by the canonical sum unless NONE */
+    if (reduction != SB_LOSS_NONE) SB_TRY(sb_ocl_alloc(be, (size_t)(n ? n : 1) * sizeof(float), &tmp));
+    sb_ocl_ptr pq = pl;
+    sb_status st = tmp ? dense_ptr(fn, "terms", tmp, n, sizeof(float), &pq) : SB_OK;
+    cl_long nn = n;
+    sb_ocl_arg args[] = {SB_OCL_ARG(nn),     SB_OCL_ARG(px.mem), SB_OCL_ARG(px.off),
+                         SB_OCL_ARG(py.mem), SB_OCL_ARG(py.off), SB_OCL_ARG(pq.mem),
+                         SB_OCL_ARG(pq.off)};
+    if (st == SB_OK && n > 0) {
+        size_t local = 64, global = (size_t)(n < (1 << 16) ? n : (1 << 16));
+        global = (global + local - 1) / local * local;
+        st = sb_ocl_launch(fn, SB_OCL_POINTWISE, "", "sb_loss_mse_terms", 7, args, 1, &global,
+                           &local);
+    }
+    if (st == SB_OK && tmp) { /* sum, or sum / (float)n: the reduction's kinds 0 and 1 */
+        sb_ref_reduce_geom g = {0};
+        g.nred = 1;
+        g.red_shape[0] = n;
+        g.red_xstride[0] = 1;
+        st = reduce_run(fn, reduction == SB_LOSS_MEAN ? SB_REF_REDUCE_MEAN : SB_REF_REDUCE_SUM, &g,
+                        tmp, 0, loss);
+    }
+    sb_ocl_release(be, tmp);
+    return st;
+}
+
+static sb_status ocl_mse_backward(const sb_backend *be, const float *x, const float *y, int64_t n,
+                                  sb_loss_reduction reduction, const float *dloss, float *dx,
+                                  float *dy) {
+    (void)be;
+    const char *fn = "sb_mse_backward";
+    if (n == 0) return SB_OK;
+    sb_ocl_ptr px, py, pl, pdx, pdy = {NULL, 0};
+    SB_TRY(dense_ptr(fn, "x", x, n, sizeof(float), &px));
+    SB_TRY(dense_ptr(fn, "target", y, n, sizeof(float), &py));
+    SB_TRY(dense_ptr(fn, "dloss", dloss, reduction == SB_LOSS_NONE ? n : 1, sizeof(float), &pl));
+    SB_TRY(dense_ptr(fn, "dx", dx, n, sizeof(float), &pdx));
+    if (dy) SB_TRY(dense_ptr(fn, "dtarget", dy, n, sizeof(float), &pdy));
+    float norm = reduction == SB_LOSS_MEAN ? 2.0f / (float)n : 2.0f;
+    cl_int per = reduction == SB_LOSS_NONE, want = dy != NULL;
+    cl_long nn = n;
+    sb_ocl_arg args[] = {SB_OCL_ARG(norm),    SB_OCL_ARG(per),     SB_OCL_ARG(want),
+                         SB_OCL_ARG(nn),      SB_OCL_ARG(px.mem),  SB_OCL_ARG(px.off),
+                         SB_OCL_ARG(py.mem),  SB_OCL_ARG(py.off),  SB_OCL_ARG(pl.mem),
+                         SB_OCL_ARG(pl.off),  SB_OCL_ARG(pdx.mem), SB_OCL_ARG(pdx.off),
+                         SB_OCL_ARG(pdy.mem), SB_OCL_ARG(pdy.off)};
+    size_t local = 64, global = (size_t)(n < (1 << 16) ? n : (1 << 16));
+    global = (global + local - 1) / local * local;
+    return sb_ocl_launch(fn, SB_OCL_POINTWISE, "", "sb_loss_mse_grad", 14, args, 1, &global,
+                         &local);
+}
+
+/* ---- softmax and the class losses (softmax.cl, in the math program) ---- */
+
+static sb_status ocl_softmax_forward(const sb_backend *be, const float *x, int64_t outer,
+                                     int64_t n, int64_t inner, bool log, float *y) {
+    (void)be;
+    const char *fn = log ? "sb_log_softmax_forward" : "sb_softmax_forward";
+    int64_t total = outer * n * inner, rows = outer * inner;
+    if (total == 0) return SB_OK;
+    sb_ocl_ptr px, py;
+    SB_TRY(dense_ptr(fn, "x", x, total, sizeof(float), &px));
+    SB_TRY(dense_ptr(fn, "y", y, total, sizeof(float), &py));
+    cl_int lg = log;
+    cl_long o = outer, nn = n, in = inner;
+    sb_ocl_arg args[] = {SB_OCL_ARG(lg),     SB_OCL_ARG(o),      SB_OCL_ARG(nn),
+                         SB_OCL_ARG(in),     SB_OCL_ARG(px.mem), SB_OCL_ARG(px.off),
+                         SB_OCL_ARG(py.mem), SB_OCL_ARG(py.off)};
+    size_t local = 64, global = (size_t)(rows < (1 << 16) ? rows : (1 << 16));
+    global = (global + local - 1) / local * local;
+    return sb_ocl_launch(fn, SB_OCL_MATH, "", "sb_softmax_forward", 8, args, 1, &global, &local);
+}
+
+static sb_status ocl_softmax_backward(const sb_backend *be, const float *y, const float *dy,
+                                      int64_t outer, int64_t n, int64_t inner, bool log,
+                                      float *dx) {
+    (void)be;
+    const char *fn = log ? "sb_log_softmax_backward" : "sb_softmax_backward";
+    int64_t total = outer * n * inner, rows = outer * inner;
+    if (total == 0) return SB_OK;
+    sb_ocl_ptr py, pdy, pdx;
+    SB_TRY(dense_ptr(fn, "y", y, total, sizeof(float), &py));
+    SB_TRY(dense_ptr(fn, "dy", dy, total, sizeof(float), &pdy));
+    SB_TRY(dense_ptr(fn, "dx", dx, total, sizeof(float), &pdx));
+    cl_int lg = log;
+    cl_long o = outer, nn = n, in = inner;
+    sb_ocl_arg args[] = {SB_OCL_ARG(lg),      SB_OCL_ARG(o),       SB_OCL_ARG(nn),
+                         SB_OCL_ARG(in),      SB_OCL_ARG(py.mem),  SB_OCL_ARG(py.off),
+                         SB_OCL_ARG(pdy.mem), SB_OCL_ARG(pdy.off), SB_OCL_ARG(pdx.mem),
+                         SB_OCL_ARG(pdx.off)};
+    size_t local = 64, global = (size_t)(rows < (1 << 16) ? rows : (1 << 16));
+    global = (global + local - 1) / local * local;
+    return sb_ocl_launch(fn, SB_OCL_MATH, "", "sb_softmax_backward", 10, args, 1, &global,
+                         &local);
+}
+
+/* The rows not ignored (the MEAN divisor): targets read back to the host. */
+static sb_status counted_rows(const char *fn, const sb_backend *be, const int64_t *targets,
+                              int64_t N, int64_t ignore_index, int64_t *count) {
+    *count = 0;
+    if (N == 0) return SB_OK;
+    int64_t *host = sb_malloc(fn, (size_t)N * sizeof *host);
+    if (!host) return SB_ERR_NOMEM;
+    sb_status st = be->download(be, host, targets, (size_t)N * sizeof *host);
+    for (int64_t r = 0; st == SB_OK && r < N; r++) *count += host[r] != ignore_index;
+    free(host);
+    return st;
+}
+
+static sb_status ocl_class_loss_forward(const sb_backend *be, bool logits, const float *a,
+                                        const int64_t *targets, int64_t N, int64_t C,
+                                        sb_loss_reduction reduction, float eps,
+                                        int64_t ignore_index, float *loss) {
+    const char *fn = logits ? "sb_cross_entropy_forward" : "sb_nll_loss_forward";
+    sb_ocl_ptr pa, pt, pl;
+    SB_TRY(dense_ptr(fn, logits ? "logits" : "logp", a, N * C, sizeof(float), &pa));
+    SB_TRY(dense_ptr(fn, "targets", targets, N, sizeof(int64_t), &pt));
+    SB_TRY(dense_ptr(fn, "loss", loss, reduction == SB_LOSS_NONE ? N : 1, sizeof(float), &pl));
+    void *tmp = NULL; /* the row losses, summed unless NONE */
+    if (reduction != SB_LOSS_NONE) SB_TRY(sb_ocl_alloc(be, (size_t)(N ? N : 1) * sizeof(float), &tmp));
+    sb_ocl_ptr pv = pl;
+    sb_status st = tmp ? dense_ptr(fn, "row losses", tmp, N, sizeof(float), &pv) : SB_OK;
+    cl_int lg = logits;
+    cl_long nn = N, cc = C, ig = ignore_index;
+    float eps_c = eps / (float)C;
+    sb_ocl_arg args[] = {SB_OCL_ARG(lg),     SB_OCL_ARG(nn),     SB_OCL_ARG(cc),
+                         SB_OCL_ARG(eps),    SB_OCL_ARG(eps_c),  SB_OCL_ARG(ig),
+                         SB_OCL_ARG(pa.mem), SB_OCL_ARG(pa.off), SB_OCL_ARG(pt.mem),
+                         SB_OCL_ARG(pt.off), SB_OCL_ARG(pv.mem), SB_OCL_ARG(pv.off)};
+    if (st == SB_OK && N > 0) {
+        size_t local = 64, global = (size_t)(N < (1 << 16) ? N : (1 << 16));
+        global = (global + local - 1) / local * local;
+        st = sb_ocl_launch(fn, SB_OCL_MATH, "", "sb_class_loss_rows", 12, args, 1, &global,
+                           &local);
+    }
+    if (st == SB_OK && tmp) { /* canonical sum over the rows, / (float)count for MEAN */
+        int64_t count = N;
+        if (reduction == SB_LOSS_MEAN) st = counted_rows(fn, be, targets, N, ignore_index, &count);
+        sb_ref_reduce_geom g = {0};
+        g.nred = 1;
+        g.red_shape[0] = N;
+        g.red_xstride[0] = 1;
+        if (st == SB_OK)
+            st = reduce_launch(fn, reduction == SB_LOSS_MEAN ? SB_REF_REDUCE_MEAN : SB_REF_REDUCE_SUM,
+                               &g, tmp, 0, loss, (float)count);
+    }
+    sb_ocl_release(be, tmp);
+    return st;
+}
+
+static sb_status ocl_class_loss_backward(const sb_backend *be, bool logits, const float *a,
+                                         const int64_t *targets, int64_t N, int64_t C,
+                                         sb_loss_reduction reduction, float eps,
+                                         int64_t ignore_index, const float *dloss, float *da) {
+    const char *fn = logits ? "sb_cross_entropy_backward" : "sb_nll_loss_backward";
+    if (N == 0 || C == 0) return SB_OK;
+    sb_ocl_ptr pa, pt, pl, pda;
+    SB_TRY(dense_ptr(fn, logits ? "logits" : "logp", a, N * C, sizeof(float), &pa));
+    SB_TRY(dense_ptr(fn, "targets", targets, N, sizeof(int64_t), &pt));
+    SB_TRY(dense_ptr(fn, "dloss", dloss, reduction == SB_LOSS_NONE ? N : 1, sizeof(float), &pl));
+    SB_TRY(dense_ptr(fn, logits ? "dlogits" : "dlogp", da, N * C, sizeof(float), &pda));
+    int64_t count = 0;
+    if (reduction == SB_LOSS_MEAN) SB_TRY(counted_rows(fn, be, targets, N, ignore_index, &count));
+    float eps_c = eps / (float)C, q_target = (1.0f - eps) + eps_c, count_f = (float)count;
+    cl_int lg = logits, red = reduction == SB_LOSS_NONE ? 0 : (reduction == SB_LOSS_MEAN ? 1 : 2);
+    cl_long nn = N, cc = C, ig = ignore_index;
+    sb_ocl_arg args[] = {SB_OCL_ARG(lg),      SB_OCL_ARG(nn),      SB_OCL_ARG(cc),
+                         SB_OCL_ARG(eps_c),   SB_OCL_ARG(q_target), SB_OCL_ARG(red),
+                         SB_OCL_ARG(count_f), SB_OCL_ARG(ig),      SB_OCL_ARG(pa.mem),
+                         SB_OCL_ARG(pa.off),  SB_OCL_ARG(pt.mem),  SB_OCL_ARG(pt.off),
+                         SB_OCL_ARG(pl.mem),  SB_OCL_ARG(pl.off),  SB_OCL_ARG(pda.mem),
+                         SB_OCL_ARG(pda.off)};
+    size_t local = 64, global = (size_t)(N < (1 << 16) ? N : (1 << 16));
+    global = (global + local - 1) / local * local;
+    return sb_ocl_launch(fn, SB_OCL_MATH, "", "sb_class_loss_grad", 16, args, 1, &global, &local);
 }
 
 /* ---- SGEMM (src/gpu/kernels/gemm.cl) ---- */
@@ -731,6 +974,12 @@ const sb_backend_ops sb_ocl_ops = {
     .binary_scalar = ocl_binary_scalar,
     .binary_backward = ocl_binary_backward,
     .reduce_to_shape = ocl_reduce_to_shape,
+    .softmax_forward = ocl_softmax_forward,
+    .softmax_backward = ocl_softmax_backward,
+    .class_loss_forward = ocl_class_loss_forward,
+    .class_loss_backward = ocl_class_loss_backward,
+    .mse_forward = ocl_mse_forward,
+    .mse_backward = ocl_mse_backward,
     .reduce = ocl_reduce,
     .spread = ocl_spread,
     .sgd = ocl_sgd,

@@ -246,8 +246,8 @@ cl_command_queue sb_ocl_queue(void) { return ocl.queue; }
 
 /* ---- programs and kernels ---- */
 
-/* The kernel files of a family after dialect.h (at most 2), and a name
- * for messages. */
+/* The files of a family after dialect.h (at most 12), and a name for
+ * messages. */
 static int family_sources(sb_ocl_family f, const char **texts, const char **name) {
     switch (f) {
     case SB_OCL_POINTWISE:
@@ -268,6 +268,17 @@ static int family_sources(sb_ocl_family f, const char **texts, const char **name
         texts[0] = sb_gpu_src_sum_acc_cl;
         texts[1] = sb_gpu_src_conv_cl;
         return 2;
+    case SB_OCL_MATH: {
+        *name = "math_prelude.cl + src/math + pointwise.cl + sum_acc.cl + math.cl + softmax.cl";
+        const char *t[] = {sb_gpu_src_math_prelude_cl, sb_gpu_src_math_internal_h,
+                           sb_gpu_src_expf_c,          sb_gpu_src_expm1f_c,
+                           sb_gpu_src_logf_c,          sb_gpu_src_log1pf_c,
+                           sb_gpu_src_tanhf_c,         sb_gpu_src_erff_c,
+                           sb_gpu_src_pointwise_cl,    sb_gpu_src_sum_acc_cl,
+                           sb_gpu_src_math_cl,         sb_gpu_src_softmax_cl};
+        for (int i = 0; i < 12; i++) texts[i] = t[i];
+        return 12;
+    }
     default:
         *name = "?";
         return 0;
@@ -279,7 +290,7 @@ static int family_sources(sb_ocl_family f, const char **texts, const char **name
 
 static sb_status build_program(const char *fn, sb_ocl_family family, const char *options,
                                cl_program *out) {
-    const char *texts[3] = {sb_gpu_src_dialect_h, NULL, NULL}, *files = NULL;
+    const char *texts[13] = {sb_gpu_src_dialect_h}, *files = NULL;
     cl_uint count = 1 + (cl_uint)family_sources(family, texts + 1, &files);
     cl_int e = CL_SUCCESS;
     cl_program prog = clCreateProgramWithSource(ocl.ctx, count, texts, NULL, &e);

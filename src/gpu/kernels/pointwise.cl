@@ -268,3 +268,29 @@ SB_KERNEL sb_opt_adam(float weight_decay, float decay, float one_minus_beta1, fl
         param[po + i] = p + (neg_step_size * m) / denom;
     }
 }
+
+/* ---- mean squared error (contract section 11), dense ---- */
+
+// q[i] = (x[i] - y[i])^2, one product of the rounded difference
+SB_KERNEL sb_loss_mse_terms(SB_LONG n, SB_GLOBAL const float *x, SB_LONG x0,
+                            SB_GLOBAL const float *y, SB_LONG y0, SB_GLOBAL float *q,
+                            SB_LONG q0) {
+    SB_FOR_EACH(i, n) {
+        float d = x[x0 + i] - y[y0 + i];
+        q[q0 + i] = d * d;
+    }
+}
+
+// dx[i] = ((x[i] - y[i]) * norm) * g, g = dloss[i] (none) or dloss[0];
+// dy[i] = -dx[i] when wanted (PyTorch's order)
+SB_KERNEL sb_loss_mse_grad(float norm, int per_element, int want_dy, SB_LONG n,
+                           SB_GLOBAL const float *x, SB_LONG x0, SB_GLOBAL const float *y,
+                           SB_LONG y0, SB_GLOBAL const float *dloss, SB_LONG l0,
+                           SB_GLOBAL float *dx, SB_LONG dx0, SB_GLOBAL float *dy, SB_LONG dy0) {
+    SB_FOR_EACH(i, n) {
+        float g = per_element ? dloss[l0 + i] : dloss[l0];
+        float v = ((x[x0 + i] - y[y0 + i]) * norm) * g;
+        dx[dx0 + i] = v;
+        if (want_dy) dy[dy0 + i] = -v;
+    }
+}

@@ -1,0 +1,121 @@
+/* src/gpu/kernels/math.cl - the correctly rounded functions on the device
+ * (sb_expf ... sb_erff of src/math, compiled from the same source, see
+ * math_prelude.cl) and the pointwise ops built on them: unary exp and log,
+ * the activations tanh, sigmoid, silu, gelu (both forms) and softplus
+ * forward and backward (contract section 9, src/ref/activation.c). The
+ * program text includes pointwise.cl before this file (strided operands:
+ * sb_pw_offset). */
+
+/* The GELU constants (bits stated in the contract, src/ref/ref_pointwise.h). */
+#define SB_MATH_GELU_SQRT1_2 0x1.6a09e6p-1f
+#define SB_MATH_GELU_INV_SQRT_2PI 0x1.988454p-2f
+#define SB_MATH_GELU_SQRT_2_PI 0x1.988454p-1f
+#define SB_MATH_GELU_KAPPA 0x1.6e4e26p-5f
+#define SB_MATH_GELU_KAPPA3 0x1.12ba9cp-3f
+
+/* y[i] = f(x[i]) for f = 0 expf, 1 logf, 2 expm1f, 3 log1pf, 4 tanhf,
+ * 5 erff: the device's functions compared with the host's. */
+SB_KERNEL sb_math_eval(int f, SB_LONG n, SB_GLOBAL const float *x, SB_LONG x0,
+                       SB_GLOBAL float *y, SB_LONG y0) {
+    SB_FOR_EACH(i, n) {
+        float v = x[x0 + i], r;
+        switch (f) {
+        case 0: r = sb_expf(v); break;
+        case 1: r = sb_logf(v); break;
+        case 2: r = sb_expm1f(v); break;
+        case 3: r = sb_log1pf(v); break;
+        case 4: r = sb_tanhf(v); break;
+        default: r = sb_erff(v); break;
+        }
+        y[y0 + i] = r;
+    }
+}
+
+// out = exp(x) (op 3) or log(x) (op 4); operands out, x
+SB_KERNEL sb_math_unary(int op, SB_LONG n, SB_GLOBAL const SB_LONG *geom, SB_GLOBAL float *out,
+                        SB_LONG oo, SB_GLOBAL const float *x, SB_LONG xo) {
+    SB_FOR_EACH(i, n) {
+        float v = x[xo + sb_pw_offset(geom, 1, i)];
+        out[oo + sb_pw_offset(geom, 0, i)] = op == 3 ? sb_expf(v) : sb_logf(v);
+    }
+}
+
+#define SB_MATH_ACT_TANH 2
+#define SB_MATH_ACT_SIGMOID 3
+#define SB_MATH_ACT_SILU 4
+#define SB_MATH_ACT_GELU 5
+#define SB_MATH_ACT_SOFTPLUS 6
+
+SB_INLINE float sb_math_act_forward(int kind, int approximate, float p0, float p1, float v) {
+    switch (kind) {
+    case SB_MATH_ACT_TANH: return sb_tanhf(v);
+    case SB_MATH_ACT_SIGMOID: return 1.0f / (1.0f + sb_expf(-v));
+    case SB_MATH_ACT_SILU: return v / (1.0f + sb_expf(-v));
+    case SB_MATH_ACT_GELU: {
+        float t;
+        if (approximate) {
+            float cube = (v * v) * v;
+            float inner = SB_MATH_GELU_SQRT_2_PI * (v + SB_MATH_GELU_KAPPA * cube);
+            t = sb_tanhf(inner);
+        } else {
+            t = sb_erff(v * SB_MATH_GELU_SQRT1_2);
+        }
+        return (v * 0.5f) * (1.0f + t);
+    }
+    default: { /* softplus: p0 = beta, p1 = threshold */
+        float z = v * p0;
+        return z > p1 ? v : sb_log1pf(sb_expf(z)) / p0;
+    }
+    }
+}
+
+SB_INLINE float sb_math_act_backward(int kind, int approximate, float p0, float p1, float v,
+                                     float g) {
+    switch (kind) {
+    case SB_MATH_ACT_SILU: {
+        float s = 1.0f / (1.0f + sb_expf(-v));
+        return (g * s) * (1.0f + v * (1.0f - s));
+    }
+    case SB_MATH_ACT_GELU: {
+        float d;
+        if (approximate) {
+            float sq = v * v;
+            float cube = sq * v;
+            float inner = SB_MATH_GELU_SQRT_2_PI * (v + SB_MATH_GELU_KAPPA * cube);
+            float th = sb_tanhf(inner);
+            float left = 0.5f * v;
+            float right = 1.0f + th;
+            float left_d = 0.5f * right;
+            float tanh_d = 1.0f - th * th;
+            float inner_d = SB_MATH_GELU_SQRT_2_PI * (1.0f + SB_MATH_GELU_KAPPA3 * sq);
+            float right_d = (left * tanh_d) * inner_d;
+            d = left_d + right_d;
+        } else {
+            float cdf = 0.5f * (1.0f + sb_erff(v * SB_MATH_GELU_SQRT1_2));
+            float pdf = SB_MATH_GELU_INV_SQRT_2PI * sb_expf((v * v) * -0.5f);
+            d = cdf + v * pdf;
+        }
+        return g * d;
+    }
+    default: { /* softplus */
+        float z = v * p0;
+        if (z > p1) return g;
+        float e = sb_expf(z);
+        return (g * e) / (e + 1.0f);
+    }
+    }
+}
+
+// forward: operands out, x; backward (silu, gelu, softplus): out, x, dy
+SB_KERNEL sb_math_activation(int kind, int backward, int approximate, float p0, float p1,
+                             SB_LONG n, SB_GLOBAL const SB_LONG *geom, SB_GLOBAL float *out,
+                             SB_LONG oo, SB_GLOBAL const float *x, SB_LONG xo,
+                             SB_GLOBAL const float *dy, SB_LONG dyo) {
+    SB_FOR_EACH(i, n) {
+        float v = x[xo + sb_pw_offset(geom, 1, i)];
+        float r = backward ? sb_math_act_backward(kind, approximate, p0, p1, v,
+                                                  dy[dyo + sb_pw_offset(geom, 2, i)])
+                           : sb_math_act_forward(kind, approximate, p0, p1, v);
+        out[oo + sb_pw_offset(geom, 0, i)] = r;
+    }
+}
