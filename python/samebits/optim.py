@@ -18,6 +18,7 @@ zero_grad() sets gradients to None by default, so the next backward WRITES
 them (an add into a zeroed buffer would turn a -0.0 gradient into +0.0,
 unlike the C autograd).
 """
+import copy
 import ctypes
 
 import numpy as np
@@ -218,7 +219,11 @@ class _Base(torch.optim.Optimizer):
         against the parameter it will belong to (shape, float32, dense; a
         valid step count): a mismatch raises ValueError/TypeError naming the
         group, the parameter and the state key, and the optimizer is left
-        unchanged."""
+        unchanged. The loaded buffers are this optimizer's own copies, as
+        in PyTorch 1.13: PyTorch 2.x keeps the caller's tensors when their
+        dtype and device already match, and the C update writes into them
+        by pointer, so the source optimizer's state (or a second load of one
+        state dict) would be updated twice per step."""
         fn = type(self).__name__
         if not isinstance(state_dict, dict) or "state" not in state_dict or \
                 "param_groups" not in state_dict:
@@ -246,7 +251,7 @@ class _Base(torch.optim.Optimizer):
             gi, pi, p, g = where_of[key]
             self._check_state(st, p, fn + ".load_state_dict", _where(gi, pi), g,
                               require=bool(st) and self._requires_all)
-        super().load_state_dict(state_dict)
+        super().load_state_dict(copy.deepcopy(state_dict))
 
 
 class SGD(_Base):

@@ -172,6 +172,25 @@ def test_a_valid_state_dict_round_trips_bitwise():
 
 
 @pytest.mark.parametrize("name,make,keys", OPTIMIZERS, ids=IDS)
+def test_loaded_state_is_a_copy(name, make, keys):
+    # PyTorch 2.x's load_state_dict keeps the caller's tensors; samebits'
+    # C update writes state buffers in place, so they must not be shared
+    model = _model(5)
+    opt = _trained_step(model, make)
+    sd = opt.state_dict()
+    twin = copy.deepcopy(model)
+    opt2 = make(list(twin.parameters()))
+    opt2.load_state_dict(sd)
+    for p, q in zip(model.parameters(), twin.parameters()):
+        for k in keys:
+            a, b = opt.state[p].get(k), opt2.state[q].get(k)
+            if a is None:
+                continue
+            assert same_bits(a, b)
+            assert a.data_ptr() != b.data_ptr(), "state[%r] is shared with the source" % k
+
+
+@pytest.mark.parametrize("name,make,keys", OPTIMIZERS, ids=IDS)
 def test_duplicate_parameters_are_refused(name, make, keys):
     model = _model(3)
     w = model[0].weight
