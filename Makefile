@@ -80,7 +80,7 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_SUPPORT := $(sort $(wildcard tests/support/*.c))
 TEST_SUPPORT_OBJ := $(TEST_SUPPORT:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all lib cli examples tests test test-plain test-asan test-zoo verify-math deps install clean demo
+.PHONY: all lib cli examples tests test test-plain test-asan test-zoo verify-math deps deps-debian install clean demo
 
 all: lib cli
 
@@ -171,7 +171,7 @@ $(BUILD)/tools/%: tools/%.c $(BUILD)/libsamebits.a
 
 # The main job: train LeNet-5 on Fashion-MNIST with the default settings and
 # compare the four printed lines with the recorded golden run.
-demo: deps all
+demo: deps-debian all
 	@echo "training LeNet-5 (2 epochs of Fashion-MNIST; a few minutes)..."
 	@$(BUILD)/samebits train | tee $(BUILD)/demo.out
 	@if cmp -s $(BUILD)/demo.out tests/golden/lenet5-default.txt; then \
@@ -182,8 +182,14 @@ demo: deps all
 	fi
 
 # Installs the Debian packages the build and tests need when they are
-# missing (as root), or says exactly what to install.
-deps:
+# missing (as root), or says exactly what to install; then the Python test
+# environment of pinned PyPI packages (PyTorch 2.x: scripts/python-venv.sh,
+# python/requirements-test.txt), which is kept while the pins do not change.
+# `make demo` needs only the Debian part (deps-debian).
+deps: deps-debian
+	@scripts/python-venv.sh ensure
+
+deps-debian:
 	@scripts/install-deps.sh
 
 install: all

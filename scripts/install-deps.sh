@@ -7,7 +7,8 @@
 #                              trains on and the end-to-end tests use
 #   python3-torch, python3-numpy, python3-pytest
 #                            - the Python package (python/) and its tests,
-#                              for the system /usr/bin/python3
+#                              for the system /usr/bin/python3 (PyTorch 1.13,
+#                              the oldest supported)
 #   ocl-icd-opencl-dev, ocl-icd-libopencl1
 #                            - the OpenCL headers and the Khronos ICD loader:
 #                              the library's OpenCL backend (docs/GPU.md)
@@ -18,6 +19,8 @@
 #   python3-torchvision      - the torchvision models of the zoo tests
 #                              (tests/python/test_zoo.py; random init, no
 #                              downloads)
+#   python3-venv             - the virtual environment of PyPI packages
+#                              (PyTorch 2.x) that scripts/python-venv.sh makes next
 set -e
 missing=""
 [ -f /usr/include/mpfr.h ] || missing="$missing libmpfr-dev"
@@ -32,6 +35,8 @@ ls /usr/lib/*/libOpenCL.so.1 >/dev/null 2>&1 || missing="$missing ocl-icd-libope
 [ -f /etc/OpenCL/vendors/pocl.icd ] || missing="$missing pocl-opencl-icd"
 command -v clinfo >/dev/null 2>&1 || missing="$missing clinfo"
 /usr/bin/python3 -c "import torchvision" 2>/dev/null || missing="$missing python3-torchvision"
+# Debian leaves ensurepip (what `python3 -m venv` needs) to python3-venv
+/usr/bin/python3 -c "import ensurepip" 2>/dev/null || missing="$missing python3-venv"
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing:$missing"

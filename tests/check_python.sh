@@ -2,15 +2,19 @@
 # The Python package (python/samebits): its pytest suite (tests/python/),
 # then examples/lenet_training.py --limit-batches 20, whose four lines must be
 # tests/golden/lenet5-limit20.txt and what `samebits train --limit-batches 20`
-# prints live. Runs the system Python (/usr/bin/python3, which has
-# python3-torch, -numpy and -pytest; override with $PYTHON) against
-# $build/libsamebits.so.
+# prints live. Runs the system Python (/usr/bin/python3, which has Debian's
+# python3-torch 1.13, -numpy and -pytest; override with $PYTHON) against
+# $build/libsamebits.so. tests/check_python_pypi.sh runs this again under the
+# project's PyPI test environment (PyTorch 2.x, scripts/python-venv.sh) with
+# CHECK_NAME=check_python_pypi.
 # A sanitizer build (build-asan: make test-asan) runs the Python files that
 # hand C raw buffers hostile input (ASAN_FILES below) with the compiler's
 # libasan preloaded into Python (leak checking off: Python and PyTorch keep
 # allocations until exit), so a read or write past a buffer aborts the run.
-# Prints "check_python: N passed, N failed".
+# Prints "check_python: tested with ..." (the interpreter, its torch and numpy
+# versions; tests/run.sh shows the line) and "check_python: N passed, N failed".
 build=${1:-build}
+name=${CHECK_NAME:-check_python}
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
 data=${SB_TEST_DATA:-/usr/share/datasets/fashion-mnist}
@@ -27,12 +31,13 @@ if [ -n "$PYTHON" ]; then py=$PYTHON
 elif [ -x /usr/bin/python3 ]; then py=/usr/bin/python3
 else py=python3; fi
 if ! "$py" -c "import torch, numpy, pytest" 2>/dev/null; then
-    echo "check_python: $py lacks torch, numpy or pytest (Debian: python3-torch python3-numpy python3-pytest; make deps)" >&2
-    echo "check_python: 0 passed, 1 failed"; exit 1
+    echo "$name: $py lacks torch, numpy or pytest (Debian: python3-torch python3-numpy python3-pytest; make deps)" >&2
+    echo "$name: 0 passed, 1 failed"; exit 1
 fi
+"$py" -c "import sys, torch, numpy; print('$name: tested with %s: Python %s, torch %s, numpy %s' % (sys.executable, sys.version.split()[0], torch.__version__, numpy.__version__))"
 if [ ! -f "$lib" ]; then
-    echo "check_python: no $lib (make lib)" >&2
-    echo "check_python: 0 passed, 1 failed"; exit 1
+    echo "$name: no $lib (make lib)" >&2
+    echo "$name: 0 passed, 1 failed"; exit 1
 fi
 export SAMEBITS_LIB="$lib" SAMEBITS_CLI="$build/samebits" SB_TEST_DATA="$data" PYTHONDONTWRITEBYTECODE=1
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -45,8 +50,8 @@ if [ $sanitized = 1 ]; then
     asan_rt=$(${CC:-cc} -print-file-name=libasan.so 2>/dev/null)
     case "$asan_rt" in
         /*) ;;
-        *) echo "check_python: FAILED: ${CC:-cc} -print-file-name=libasan.so found no ASan runtime to preload" >&2
-           echo "check_python: 0 passed, 1 failed"; exit 1 ;;
+        *) echo "$name: FAILED: ${CC:-cc} -print-file-name=libasan.so found no ASan runtime to preload" >&2
+           echo "$name: 0 passed, 1 failed"; exit 1 ;;
     esac
     targets=""
     for f in $ASAN_FILES; do targets="$targets $here/python/$f"; done
@@ -73,25 +78,25 @@ fi
 if [ $sanitized = 1 ]; then
     :
 elif [ ! -f "$data/train-images-idx3-ubyte.gz" ] && [ ! -f "$data/train-images-idx3-ubyte" ]; then
-    echo "check_python: FAILED: no data at $data (install dataset-fashion-mnist)" >&2
+    echo "$name: FAILED: no data at $data (install dataset-fashion-mnist)" >&2
     fail=$((fail + 1))
 else
     $to "$build/samebits" train --data "$data" --limit-batches 20 > "$tmp/cli.out" 2> /dev/null &
     cli_pid=$!
     if $to "$py" "$repo/examples/lenet_training.py" --data "$data" --limit-batches 20 \
         > "$tmp/py.out" 2> "$tmp/py.err"; then pass=$((pass + 1))
-    else fail=$((fail + 1)); echo "check_python: FAILED: lenet_training.py exited non-zero:" >&2; cat "$tmp/py.err" >&2; fi
+    else fail=$((fail + 1)); echo "$name: FAILED: lenet_training.py exited non-zero:" >&2; cat "$tmp/py.err" >&2; fi
     wait $cli_pid
     if cmp -s "$tmp/py.out" "$here/golden/lenet5-limit20.txt"; then pass=$((pass + 1))
-    else fail=$((fail + 1)); echo "check_python: FAILED: lenet_training.py --limit-batches 20 differs from tests/golden/lenet5-limit20.txt:" >&2
+    else fail=$((fail + 1)); echo "$name: FAILED: lenet_training.py --limit-batches 20 differs from tests/golden/lenet5-limit20.txt:" >&2
          diff "$here/golden/lenet5-limit20.txt" "$tmp/py.out" >&2; fi
     if [ -s "$tmp/cli.out" ] && cmp -s "$tmp/py.out" "$tmp/cli.out"; then pass=$((pass + 1))
-    else fail=$((fail + 1)); echo "check_python: FAILED: lenet_training.py and samebits train --limit-batches 20 differ:" >&2
+    else fail=$((fail + 1)); echo "$name: FAILED: lenet_training.py and samebits train --limit-batches 20 differ:" >&2
          diff "$tmp/cli.out" "$tmp/py.out" >&2; fi
     # the example's own report: the converted model is thread-count invariant
     if grep -q "converted samebits model: bitwise identical" "$tmp/py.err"; then pass=$((pass + 1))
-    else fail=$((fail + 1)); echo "check_python: FAILED: the converted model was not thread-count invariant:" >&2; cat "$tmp/py.err" >&2; fi
+    else fail=$((fail + 1)); echo "$name: FAILED: the converted model was not thread-count invariant:" >&2; cat "$tmp/py.err" >&2; fi
 fi
 
-echo "check_python: $pass passed, $fail failed"
+echo "$name: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs every test binary in BUILD/tests (and BUILD/tests/cuda, which skip
 # without a GPU) and every tests/check_*.sh, and prints the grand total as
-# "N passed, N failed". Exits non-zero if any check or binary failed.
+# "N passed, N failed", and the "<check>: tested with ..." lines that say
+# which interpreter a check used. Exits non-zero if any check or binary failed.
 build=${1:-build}
 passed=0; failed=0; broken=""
 here=$(dirname "$0")
@@ -13,6 +14,8 @@ for t in "$build"/tests/test_* "$build"/tests/cuda/test_* "$here"/check_*.sh; do
         printf '%s\n' "$out" | tail -n 40
         broken="$broken $(basename "$t")"
     fi
+    # which interpreter and library versions a check ran with (check_python*)
+    printf '%s\n' "$out" | grep -E '^[a-z0-9_]+: tested with '
     [ -n "$line" ] && echo "$line"
     p=$(printf '%s' "$line" | sed -n 's/.*: \([0-9]*\) passed.*/\1/p')
     f=$(printf '%s' "$line" | sed -n 's/.*passed, \([0-9]*\) failed/\1/p')
