@@ -175,7 +175,14 @@ def test_hard_activations_match_pytorch_bit_for_bit(name, sb_fn, t_fn):
     ys.backward(dy)
     yt.backward(dy)
     assert _bits_equal(ys.detach(), yt.detach())
-    assert _bits_equal(xs.grad, xt.grad)
+    expect = xt.grad
+    if name == "hardswish":
+        # PyTorch after 1.13 (2.14 gives +0) changed the gradient at the kink
+        # x = -3; the contract keeps 1.13's -0.5 dy there (docs/CONTRACT.md)
+        at = x == -3.0
+        assert bool(at.any())
+        expect = torch.where(at, dy * -0.5, expect)
+    assert _bits_equal(xs.grad, expect)
 
 
 @pytest.mark.parametrize("name,sb_fn,t_fn", HARD, ids=[h[0] for h in HARD])
