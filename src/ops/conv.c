@@ -233,7 +233,10 @@ static sb_status plan_pool_pair(const char *fn, const sb_pool2d_params *params, 
 
 /* An index outside its window could not have come from the forward pass,
  * and the gather would silently drop its gradient: refused, for either
- * geometry. */
+ * geometry. The check runs on every backward step, so it avoids a division
+ * per element: the window's rows ih in [h0, h1) are few (kh, or in/out + 1
+ * for adaptive windows), and v is inside iff ih*w + w0 <= v < ih*w + w1
+ * for one of them. */
 static sb_status check_indices(const char *fn, const sb_backend *be, const sb_pool2d_geom *g,
                                const sb_tensor *indices) {
     const void *host;
@@ -241,19 +244,23 @@ static sb_status check_indices(const char *fn, const sb_backend *be, const sb_po
     SB_TRY(sb_ops_read_host(fn, be, indices, &host, &owned));
     const int64_t *idx = host;
     for (int64_t p = 0; p < g->planes; p++)
-        for (int64_t r = 0; r < g->oh; r++)
+        for (int64_t r = 0; r < g->oh; r++) {
+            int64_t h0, h1;
+            sb_pool_window(g->adaptive, r, g->h, g->oh, g->kh, g->stride_h, g->pad_h, &h0, &h1);
             for (int64_t s = 0; s < g->ow; s++) {
-                int64_t v = idx[(p * g->oh + r) * g->ow + s], ih = v >= 0 ? v / g->w : -1,
-                        iw = v >= 0 ? v % g->w : -1, h0, h1, w0, w1;
-                sb_pool_window(g->adaptive, r, g->h, g->oh, g->kh, g->stride_h, g->pad_h, &h0, &h1);
+                int64_t v = idx[(p * g->oh + r) * g->ow + s], w0, w1;
                 sb_pool_window(g->adaptive, s, g->w, g->ow, g->kw, g->stride_w, g->pad_w, &w0, &w1);
-                if (v < 0 || ih < h0 || ih >= h1 || iw < w0 || iw >= w1) {
+                bool inside = false;
+                for (int64_t ih = h0; ih < h1 && !inside; ih++)
+                    inside = v >= ih * g->w + w0 && v < ih * g->w + w1;
+                if (!inside) {
                     free(owned);
                     return sb_fail(SB_ERR_RANGE,
                                    "%s: indices[plane %lld][%lld][%lld] = %lld is outside its window",
                                    fn, (long long)p, (long long)r, (long long)s, (long long)v);
                 }
             }
+        }
     free(owned);
     return SB_OK;
 }
