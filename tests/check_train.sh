@@ -47,6 +47,27 @@ want=$(sed -n 's/^Hash of the trained model: //p' "$tmp/epoch1.out")
 check "samebits hash prints the trained model's hash" '[ -n "$want" ] && "$bin" hash "$tmp/ck.safetensors" | grep -q "^Hash of the model: $want$"'
 check "samebits eval scores the checkpoint" '"$bin" eval "$tmp/ck.safetensors" --data "$data" > "$tmp/eval.out" && grep -q "^Test accuracy of the model on the 10000 test images: 0\.[0-9]*$" "$tmp/eval.out" && grep -q "$(grep "accuracy" "$tmp/epoch1.out")" "$tmp/eval.out"'
 
+# 2b. micro-batches (contract section 17): a step of 4 micro-batches of 25
+# prints the same four lines at 1, 2 and 3 threads; resuming needs the same
+# --micro-batch and is then bitwise exact; one micro-batch per step is the
+# whole-batch run.
+mlimit=$((limit / 2))
+for t in 1 2 3; do
+    "$bin" train --data "$data" --limit-batches $mlimit --micro-batch 25 --threads $t > "$tmp/micro$t.out" 2> "$tmp/err" || bad "--micro-batch 25 --threads $t failed: $(cat "$tmp/err")"
+done
+check "micro-batch run prints four lines" '[ "$(wc -l < "$tmp/micro1.out")" -eq 4 ]'
+check "micro-batch run: same lines at threads 1 and 2" 'cmp -s "$tmp/micro1.out" "$tmp/micro2.out"'
+check "micro-batch run: same lines at threads 1 and 3" 'cmp -s "$tmp/micro1.out" "$tmp/micro3.out"'
+"$bin" train --data "$data" --limit-batches $mlimit --micro-batch 100 > "$tmp/micro100.out" 2>/dev/null
+"$bin" train --data "$data" --limit-batches $mlimit > "$tmp/whole.out" 2>/dev/null
+check "--micro-batch 100 (= batch size) is the whole-batch run" 'cmp -s "$tmp/micro100.out" "$tmp/whole.out"'
+"$bin" train --data "$data" --limit-batches $mlimit --micro-batch 25 --epochs 1 --save "$tmp/micro.safetensors" > /dev/null 2>&1 || bad "micro-batch save failed"
+check "checkpoint records micro_batch 25" 'head -c 4096 "$tmp/micro.safetensors" | grep -a -q "\"micro_batch\":\"25\""'
+check "resume with another --micro-batch refused" '! "$bin" train --data "$data" --limit-batches $mlimit --micro-batch 50 --resume "$tmp/micro.safetensors" > /dev/null 2> "$tmp/err" && grep -q "micro-batch 25" "$tmp/err"'
+check "resume without --micro-batch refused" '! "$bin" train --data "$data" --limit-batches $mlimit --resume "$tmp/micro.safetensors" > /dev/null 2> "$tmp/err" && grep -q "micro-batch" "$tmp/err"'
+"$bin" train --data "$data" --limit-batches $mlimit --micro-batch 25 --resume "$tmp/micro.safetensors" > "$tmp/microres.out" 2> "$tmp/err" || bad "micro-batch resume failed: $(cat "$tmp/err")"
+check "micro-batch resume is bitwise identical to the straight run" 'cmp -s "$tmp/micro1.out" "$tmp/microres.out"'
+
 # 3. corrupted and truncated checkpoints are refused, clearly
 cp "$tmp/ck.safetensors" "$tmp/corrupt.safetensors"
 size=$(wc -c < "$tmp/corrupt.safetensors")
@@ -128,6 +149,9 @@ bad_option "--epochs" --epochs " 3"
 bad_option "--limit-batches" --limit-batches 1x
 bad_option "--limit-batches" --limit-batches
 bad_option "unknown option '--bogus'" --bogus
+bad_option "--micro-batch = 30 must divide --batch-size = 100" --micro-batch 30
+bad_option "--micro-batch" --micro-batch 0
+bad_option "--micro-batch" --micro-batch 101
 bad_option "--save needs a non-empty value" --save ""
 "$bin" hash "$tmp/ck.safetensors" --data x > /dev/null 2> "$tmp/err"; rc=$?
 check "hash takes no --data (exit $rc)" '[ $rc -eq 2 ] && grep -q "unknown option" "$tmp/err"'

@@ -115,6 +115,15 @@ static void test_checkpoint_seed_u64(void) {
     CHECK_OK(sb_checkpoint_save(p, a.model, a.opt, &s));
     CHECK_OK(sb_checkpoint_load(p, b.model, b.opt, &got));
     CHECK(got.seed == UINT64_C(1) << 63, "seed 2^63 read back as %llu", (unsigned long long)got.seed);
+    /* the micro-batch size is part of the run's identity: kept exactly, the
+     * whole batch when saved by the public function */
+    int64_t micro = 0;
+    CHECK_OK(sb_checkpoint_load_micro(p, b.model, b.opt, &got, &micro));
+    CHECK(micro == 100, "public save records the whole batch as micro-batch, got %lld", (long long)micro);
+    CHECK_OK(sb_checkpoint_save_micro(p, a.model, a.opt, &s, 25));
+    CHECK_OK(sb_checkpoint_load_micro(p, b.model, b.opt, &got, &micro));
+    CHECK(micro == 25, "micro-batch 25 read back as %lld", (long long)micro);
+    CHECK_ERROR(sb_checkpoint_save_micro(p, a.model, a.opt, &s, 30), SB_ERR_ARG, "micro_batch 30 does not divide");
     lenet_free(&a);
     lenet_free(&b);
 }
@@ -144,6 +153,9 @@ static void test_checkpoint_bad_meta(void) {
         {"batch_size", "0"},
         {"batch_size", "1000000001"},
         {"batch_size", "0x10"},
+        {"micro_batch", "0"},
+        {"micro_batch", "3"},   /* does not divide batch_size 100 */
+        {"micro_batch", "101"},
     };
     unsigned char before[32], after[32];
     sb_module_hash(b.model, before);

@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "cli/options.h"
 #include "cli/train_options.h"
+#include "dist/micro_step.h"
 #include "io/io_internal.h"
 #include "samebits.h"
 #include "samebits/train.h"
@@ -85,6 +86,29 @@ static int evaluate(sb_module *model, const sb_dataset *test, sb_graph *g, sb_de
 
 /* After each optimizer step, the parameters join the trace as ops named
  * "param.<name>" (the optimizer's outputs). */
+/* One whole-batch step's gradient on a device other than the CPU (the
+ * micro-batch reduction runs on host gradients, so off the CPU a step is a
+ * single micro-batch, which the options ensure): the batch goes to the
+ * model's device, the loss comes back for the progress line. */
+static sb_status device_gradient(sb_module *model, sb_graph *g, sb_loader *loader, int64_t b,
+                                 sb_device device, float *lv) {
+    sb_graph_reset(g);
+    sb_tensor *x = NULL, *y = NULL, *xd = NULL, *yd = NULL, *lv_host = NULL;
+    sb_tensor *copies[3] = {NULL, NULL, NULL};
+    sb_variable *in = NULL, *logits = NULL, *loss = NULL;
+    sb_status st = sb_loader_batch(loader, b, sb_graph_arena(g), &x, &y);
+    if (st == SB_OK) st = on_device(x, device, &xd, &copies[0]);
+    if (st == SB_OK) st = on_device(y, device, &yd, &copies[1]);
+    if (st == SB_OK) st = sb_graph_input(g, xd, &in);
+    if (st == SB_OK) st = sb_module_forward(model, g, in, &logits);
+    if (st == SB_OK) st = sb_ag_cross_entropy(g, logits, yd, SB_LOSS_MEAN, 0.0f, &loss);
+    if (st == SB_OK) st = sb_graph_backward(g, loss);
+    if (st == SB_OK) st = on_device(loss->value, SB_DEVICE_CPU, &lv_host, &copies[2]);
+    if (st == SB_OK) *lv = ((const float *)lv_host->data)[0];
+    for (int k = 0; k < 3; k++) sb_tensor_free(copies[k]);
+    return st;
+}
+
 static sb_status trace_parameters(sb_module *model) {
     sb_named params[64];
     size_t count;
@@ -114,7 +138,8 @@ int sb_cli_train(int argc, char **argv) {
     sb_module *model = NULL;
     sb_optimizer *opt = NULL;
     sb_graph *g = NULL;
-    sb_loader *loader = NULL;
+    sb_loader *loader = NULL; /* cuts the data in micro-batches */
+    sb_micro_trainer *micro = NULL;
     int rc = 0;
     if (o.threads > 0 && sb_set_num_threads((int)o.threads) != SB_OK) return fail("--threads");
     if (sb_mnist_load(o.data, true, &train) != SB_OK || sb_mnist_load(o.data, false, &test) != SB_OK) {
@@ -125,7 +150,9 @@ int sb_cli_train(int argc, char **argv) {
     if (sb_model_lenet5(&model) != SB_OK || sb_module_init(model, o.seed) != SB_OK ||
         (o.device != SB_DEVICE_CPU && sb_module_to(model, o.device) != SB_OK) ||
         sb_optimizer_adam(&opt, model, &adam) != SB_OK || sb_graph_new(&g) != SB_OK ||
-        sb_loader_new(&loader, &train, o.batch_size, true, o.seed) != SB_OK) {
+        sb_loader_new(&loader, &train, o.micro_batch, true, o.seed) != SB_OK ||
+        (o.device == SB_DEVICE_CPU &&
+         sb_micro_trainer_new(&micro, model, o.batch_size, o.micro_batch, sb_comm_single()) != SB_OK)) {
         rc = fail("setting up");
         goto done;
     }
@@ -135,17 +162,22 @@ int sb_cli_train(int argc, char **argv) {
     sb_train_state state = {o.seed, 0, o.batch_size, "lenet5"};
     if (o.resume) {
         sb_train_state saved = state;
-        if (sb_checkpoint_load(o.resume, model, opt, &saved) != SB_OK) { rc = fail("resuming"); goto done; }
-        if (saved.seed != o.seed || saved.batch_size != o.batch_size) {
-            fprintf(stderr, "samebits: %s was trained with seed %" PRIu64 " and batch size %" PRId64
-                    "; pass the same --seed and --batch-size to resume exactly\n",
-                    o.resume, saved.seed, saved.batch_size);
+        int64_t saved_micro = 0;
+        if (sb_checkpoint_load_micro(o.resume, model, opt, &saved, &saved_micro) != SB_OK) {
+            rc = fail("resuming");
+            goto done;
+        }
+        if (saved.seed != o.seed || saved.batch_size != o.batch_size || saved_micro != o.micro_batch) {
+            fprintf(stderr, "samebits: %s was trained with seed %" PRIu64 ", batch size %" PRId64
+                    " and micro-batch %" PRId64 "; pass the same --seed, --batch-size and --micro-batch to resume exactly\n",
+                    o.resume, saved.seed, saved.batch_size, saved_micro);
             rc = 1;
             goto done;
         }
         state = saved;
     }
-    int64_t batches = sb_loader_num_batches(loader);
+    /* steps per epoch: ceil(count / batch size), as the loader counts */
+    int64_t batches = train.count / o.batch_size + (train.count % o.batch_size != 0);
     if (o.limit_batches && o.limit_batches < batches) batches = o.limit_batches;
     if (o.trace && sb_trace_open(o.trace, o.trace_hashes_only ? SB_TRACE_HASHES_ONLY : 0) != SB_OK) {
         rc = fail("opening the trace");
@@ -157,24 +189,11 @@ int sb_cli_train(int argc, char **argv) {
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         for (int64_t b = 0; b < batches; b++) {
-            sb_graph_reset(g);
             sb_trace_step((uint64_t)(epoch * batches + b));
-            /* The batch goes to the model's device; the loss comes back for
-             * the progress line. */
-            sb_tensor *x = NULL, *y = NULL, *xd = NULL, *yd = NULL, *lv_host = NULL;
-            sb_tensor *copies[3] = {NULL, NULL, NULL};
-            sb_variable *in = NULL, *logits = NULL, *loss = NULL;
-            sb_status st = sb_loader_batch(loader, b, sb_graph_arena(g), &x, &y);
-            if (st == SB_OK) st = on_device(x, o.device, &xd, &copies[0]);
-            if (st == SB_OK) st = on_device(y, o.device, &yd, &copies[1]);
-            if (st == SB_OK) st = sb_graph_input(g, xd, &in);
-            if (st == SB_OK) st = sb_module_forward(model, g, in, &logits);
-            if (st == SB_OK) st = sb_ag_cross_entropy(g, logits, yd, SB_LOSS_MEAN, 0.0f, &loss);
-            if (st == SB_OK) st = sb_graph_backward(g, loss);
+            float lv = 0.0f;
+            sb_status st = micro ? sb_micro_trainer_gradient(micro, g, loader, b, &lv)
+                                 : device_gradient(model, g, loader, b, o.device, &lv);
             if (st == SB_OK) st = sb_optimizer_step(opt);
-            if (st == SB_OK) st = on_device(loss->value, SB_DEVICE_CPU, &lv_host, &copies[2]);
-            float lv = st == SB_OK ? ((float *)lv_host->data)[0] : 0.0f;
-            for (int k = 0; k < 3; k++) sb_tensor_free(copies[k]);
             if (st != SB_OK) {
                 rc = fail("training");
                 break;
@@ -199,12 +218,13 @@ int sb_cli_train(int argc, char **argv) {
     }
     if (rc) goto done;
     if (o.trace && sb_trace_close() != SB_OK) { rc = fail("writing the trace"); goto done; }
-    if (o.save && sb_checkpoint_save(o.save, model, opt, &state) != SB_OK) { rc = fail("saving"); goto done; }
+    if (o.save && sb_checkpoint_save_micro(o.save, model, opt, &state, o.micro_batch) != SB_OK) { rc = fail("saving"); goto done; }
     sb_module_hash(model, d);
     print_hash("Hash of the trained model", d);
     rc = evaluate(model, &test, g, o.device);
 done:
     sb_trace_abort(); /* no-op unless a failure left the trace open */
+    sb_micro_trainer_free(micro);
     sb_loader_free(loader);
     sb_graph_free(g);
     sb_optimizer_free(opt);

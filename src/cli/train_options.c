@@ -1,10 +1,12 @@
 /* `samebits train` options: defaults, ranges and the table for the checked
  * parser (cli/options.h). */
 #include <float.h>
+#include <inttypes.h>
 #include <string.h>
 #include "cli/options.h"
 #include "cli/train_options.h"
 #include "core/internal.h" /* sb_fail, SB_TRY */
+#include "dist/exact_sum.h"   /* SB_EXACT_MAX_TERMS */
 #include "samebits/runtime.h"
 
 sb_status sb_cli_train_options(int argc, char **argv, sb_train_options *o) {
@@ -25,6 +27,8 @@ sb_status sb_cli_train_options(int argc, char **argv, sb_train_options *o) {
          .imax = SB_TRAIN_MAX_BATCH_SIZE},
         {.name = "--limit-batches", .kind = SB_CLI_I64, .dest = &o->limit_batches, .imin = 1,
          .imax = SB_TRAIN_MAX_LIMIT_BATCHES},
+        {.name = "--micro-batch", .kind = SB_CLI_I64, .dest = &o->micro_batch, .imin = 1,
+         .imax = SB_TRAIN_MAX_BATCH_SIZE},
         {.name = "--threads", .kind = SB_CLI_I64, .dest = &o->threads, .imin = 1, .imax = SB_MAX_THREADS},
         {.name = "--seed", .kind = SB_CLI_U64, .dest = &o->seed, .umin = 0, .umax = UINT64_MAX},
         /* lr: used in float32 updates, so a normal float32 magnitude. */
@@ -45,5 +49,15 @@ sb_status sb_cli_train_options(int argc, char **argv, sb_train_options *o) {
     if (o->device != SB_DEVICE_CPU && (o->save || o->resume))
         return sb_fail(SB_ERR_ARG, "train: --save and --resume need --device cpu (checkpoints hold host "
                        "tensors)");
+    if (!o->micro_batch) o->micro_batch = o->batch_size;
+    if (o->batch_size % o->micro_batch)
+        return sb_fail(SB_ERR_ARG, "train: --micro-batch = %" PRId64 " must divide --batch-size = %" PRId64,
+                       o->micro_batch, o->batch_size);
+    if (o->batch_size / o->micro_batch > SB_EXACT_MAX_TERMS)
+        return sb_fail(SB_ERR_ARG, "train: --batch-size / --micro-batch = %" PRId64 " micro-batches per step; at most %" PRId64,
+                       o->batch_size / o->micro_batch, SB_EXACT_MAX_TERMS);
+    if (o->device != SB_DEVICE_CPU && o->micro_batch != o->batch_size)
+        return sb_fail(SB_ERR_ARG, "train: --micro-batch needs --device cpu (micro-batch gradients are "
+                       "combined on the host)");
     return SB_OK;
 }

@@ -18,13 +18,16 @@ typedef struct sb_train_options {
     bool trace_hashes_only;
     sb_device device;                          /* where the model runs: --device */
     int64_t epochs, batch_size, limit_batches; /* limit_batches 0: no limit */
+    int64_t micro_batch;                       /* 0: the whole batch */
     int64_t threads;                           /* 0: the library's default */
     double lr;
     uint64_t seed;
 } sb_train_options;
 
 /* Fills *o with the defaults, then parses argv (everything after "train").
- * SB_ERR_ARG with a message naming the option on any bad option or value. */
+ * SB_ERR_ARG with a message naming the option on any bad option or value;
+ * also when --micro-batch does not divide --batch-size. On success
+ * o->micro_batch is set (the batch size when not given). */
 sb_status sb_cli_train_options(int argc, char **argv, sb_train_options *o);
 
 #endif

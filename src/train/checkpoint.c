@@ -39,6 +39,11 @@ static sb_status collect(const char *fn, sb_module *model, sb_optimizer *opt, en
 
 sb_status sb_checkpoint_save(const char *path, sb_module *model, sb_optimizer *opt,
                              const sb_train_state *state) {
+    return sb_checkpoint_save_micro(path, model, opt, state, 0);
+}
+
+sb_status sb_checkpoint_save_micro(const char *path, sb_module *model, sb_optimizer *opt,
+                                   const sb_train_state *state, int64_t micro_batch) {
     const char *fn = "sb_checkpoint_save";
     if (!path || !model || !opt || !state) return sb_fail(SB_ERR_NULL, "%s: NULL argument", fn);
     entries e = {0};
@@ -50,7 +55,7 @@ sb_status sb_checkpoint_save(const char *path, sb_module *model, sb_optimizer *o
         list[i].name = names[i];
         list[i].tensor = e.items[i].value;
     }
-    sb_checkpoint_meta m = {*state, sb_optimizer_kind(opt), sb_optimizer_steps(opt)};
+    sb_checkpoint_meta m = {*state, sb_optimizer_kind(opt), sb_optimizer_steps(opt), micro_batch};
     sb_checkpoint_meta_text text;
     if (s == SB_OK) s = sb_checkpoint_meta_format(fn, &m, &text);
     if (s == SB_OK) s = sb_safetensors_write(path, list, e.count, text.kv, SB_CHECKPOINT_META_COUNT);
@@ -61,7 +66,7 @@ sb_status sb_checkpoint_save(const char *path, sb_module *model, sb_optimizer *o
 }
 
 static sb_status load_all(const char *fn, const char *path, const sb_safetensors *st,
-                          sb_module *model, sb_optimizer *opt, sb_train_state *state) {
+                          sb_module *model, sb_optimizer *opt, sb_train_state *state, int64_t *micro_batch) {
     sb_checkpoint_meta m;
     SB_TRY(sb_checkpoint_meta_parse(fn, path, st, state->model, sb_optimizer_kind(opt), &m));
     entries e = {0};
@@ -88,17 +93,23 @@ static sb_status load_all(const char *fn, const char *path, const sb_safetensors
     if (s != SB_OK) return s;
     sb_optimizer_set_steps(opt, m.optimizer_steps);
     *state = m.state;
+    if (micro_batch) *micro_batch = m.micro_batch;
     return SB_OK;
 }
 
 sb_status sb_checkpoint_load(const char *path, sb_module *model, sb_optimizer *opt,
                              sb_train_state *state) {
+    return sb_checkpoint_load_micro(path, model, opt, state, NULL);
+}
+
+sb_status sb_checkpoint_load_micro(const char *path, sb_module *model, sb_optimizer *opt,
+                                   sb_train_state *state, int64_t *micro_batch) {
     SB_FPENV_GUARD();
     const char *fn = "sb_checkpoint_load";
     if (!path || !model || !opt || !state) return sb_fail(SB_ERR_NULL, "%s: NULL argument", fn);
     sb_safetensors *st;
     SB_TRY(sb_safetensors_read(path, &st));
-    sb_status s = load_all(fn, path, st, model, opt, state);
+    sb_status s = load_all(fn, path, st, model, opt, state, micro_batch);
     sb_safetensors_free(st);
     return s;
 }

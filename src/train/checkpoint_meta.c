@@ -29,14 +29,19 @@ sb_status sb_checkpoint_meta_format(const char *fn, const sb_checkpoint_meta *m,
     if (m->optimizer_steps < 0 || m->optimizer_steps > SB_TRAIN_MAX_STEPS)
         return sb_fail(SB_ERR_ARG, "%s: optimizer steps %" PRId64 " is out of range 0..%" PRId64, fn,
                        m->optimizer_steps, SB_TRAIN_MAX_STEPS);
+    int64_t micro = m->micro_batch ? m->micro_batch : s->batch_size;
+    if (micro < 1 || micro > s->batch_size || s->batch_size % micro)
+        return sb_fail(SB_ERR_ARG, "%s: micro_batch %" PRId64 " does not divide batch_size %" PRId64, fn,
+                       m->micro_batch, s->batch_size);
     snprintf(out->seed, sizeof out->seed, "%" PRIu64, s->seed);
+    snprintf(out->micro_batch, sizeof out->micro_batch, "%" PRId64, micro);
     snprintf(out->epoch, sizeof out->epoch, "%" PRId64, s->epoch);
     snprintf(out->batch_size, sizeof out->batch_size, "%" PRId64, s->batch_size);
     snprintf(out->steps, sizeof out->steps, "%" PRId64, m->optimizer_steps);
     const sb_kv kv[SB_CHECKPOINT_META_COUNT] = {
         {"format", SB_CHECKPOINT_FORMAT}, {"model", s->model},       {"optimizer", m->optimizer},
         {"seed", out->seed},              {"epoch", out->epoch},     {"batch_size", out->batch_size},
-        {"optimizer_steps", out->steps}};
+        {"optimizer_steps", out->steps},  {"micro_batch", out->micro_batch}};
     memcpy(out->kv, kv, sizeof kv);
     return SB_OK;
 }
@@ -88,6 +93,15 @@ sb_status sb_checkpoint_meta_parse(const char *fn, const char *path, const sb_sa
     SB_TRY(counter(fn, path, st, "epoch", 0, SB_TRAIN_MAX_EPOCHS, &m.state.epoch));
     SB_TRY(counter(fn, path, st, "batch_size", 1, SB_TRAIN_MAX_BATCH_SIZE, &m.state.batch_size));
     SB_TRY(counter(fn, path, st, "optimizer_steps", 0, SB_TRAIN_MAX_STEPS, &m.optimizer_steps));
+    /* Files from before micro-batches existed trained on whole batches. */
+    if (sb_safetensors_get_meta(st, "micro_batch", &v) != SB_OK) {
+        m.micro_batch = m.state.batch_size;
+    } else {
+        SB_TRY(counter(fn, path, st, "micro_batch", 1, m.state.batch_size, &m.micro_batch));
+        if (m.state.batch_size % m.micro_batch)
+            return sb_fail(SB_ERR_FORMAT, "%s: %s: \"micro_batch\" %" PRId64 " does not divide \"batch_size\" %" PRId64,
+                           fn, path, m.micro_batch, m.state.batch_size);
+    }
     *out = m;
     return SB_OK;
 }

@@ -19,19 +19,21 @@ void sb_optimizer_set_steps(sb_optimizer *opt, int64_t steps);
 /* ---- checkpoint metadata ----
  * The counters and settings a checkpoint keeps as safetensors metadata
  * strings: format, model, optimizer, seed (full u64), epoch, batch_size,
- * optimizer_steps (docs/FORMATS.md, "Checkpoints"). */
+ * optimizer_steps, micro_batch (docs/FORMATS.md, "Checkpoints"; a file without
+ * micro_batch was trained on whole batches). */
 #define SB_CHECKPOINT_FORMAT "samebits-checkpoint-1"
-enum { SB_CHECKPOINT_META_COUNT = 7 };
+enum { SB_CHECKPOINT_META_COUNT = 8 };
 
 typedef struct sb_checkpoint_meta {
     sb_train_state state;
     const char *optimizer; /* "adam", "adamw", "sgd" */
     int64_t optimizer_steps;
+    int64_t micro_batch; /* divides state.batch_size; 0 when saving: the whole batch */
 } sb_checkpoint_meta;
 
 /* The text form; kv points into the struct itself. */
 typedef struct sb_checkpoint_meta_text {
-    char seed[24], epoch[24], batch_size[24], steps[24];
+    char seed[24], epoch[24], batch_size[24], steps[24], micro_batch[24];
     sb_kv kv[SB_CHECKPOINT_META_COUNT];
 } sb_checkpoint_meta_text;
 
@@ -45,4 +47,11 @@ sb_status sb_checkpoint_meta_format(const char *fn, const sb_checkpoint_meta *m,
 sb_status sb_checkpoint_meta_parse(const char *fn, const char *path, const sb_safetensors *st,
                                    const char *want_model, const char *want_optimizer,
                                    sb_checkpoint_meta *out);
+/* sb_checkpoint_save/_load with the micro-batch size (contract section 17)
+ * that is part of the run's identity; the public functions save the whole
+ * batch and ignore it on load. */
+sb_status sb_checkpoint_save_micro(const char *path, sb_module *model, sb_optimizer *opt,
+                                   const sb_train_state *state, int64_t micro_batch);
+sb_status sb_checkpoint_load_micro(const char *path, sb_module *model, sb_optimizer *opt,
+                                   sb_train_state *state, int64_t *micro_batch);
 #endif
