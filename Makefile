@@ -58,7 +58,7 @@ endif
 
 LIB_SRC  := $(sort $(wildcard src/*/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
-LIB_SRC  := $(filter-out $(CLI_SRC),$(LIB_SRC))
+LIB_SRC  := $(filter-out $(CLI_SRC) src/mpi/%,$(LIB_SRC))
 # GPU kernel text (src/gpu/kernels, and src/math's correctly rounded
 # functions) is embedded as strings in a generated file; the CUDA sources
 # include the same files.

@@ -21,6 +21,10 @@
 #                              downloads)
 #   python3-venv             - the virtual environment of PyPI packages
 #                              (PyTorch 2.x) that scripts/python-venv.sh makes next
+#   openmpi-bin, libopenmpi-dev
+#                            - mpirun and mpicc: the optional samebits-mpi
+#                              command (data-parallel training) and its test;
+#                              the library and `samebits` never link MPI
 set -e
 missing=""
 [ -f /usr/include/mpfr.h ] || missing="$missing libmpfr-dev"
@@ -37,6 +41,8 @@ command -v clinfo >/dev/null 2>&1 || missing="$missing clinfo"
 /usr/bin/python3 -c "import torchvision" 2>/dev/null || missing="$missing python3-torchvision"
 # Debian leaves ensurepip (what `python3 -m venv` needs) to python3-venv
 /usr/bin/python3 -c "import ensurepip" 2>/dev/null || missing="$missing python3-venv"
+command -v mpirun >/dev/null 2>&1 || missing="$missing openmpi-bin"
+command -v mpicc >/dev/null 2>&1 || missing="$missing libopenmpi-dev"
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing:$missing"

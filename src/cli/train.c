@@ -25,8 +25,11 @@ static sb_status on_device(sb_tensor *t, sb_device device, sb_tensor **use, sb_t
     return s;
 }
 
+/* "rank R: " before every message of a run over several processes. */
+static char rank_label[32];
+
 static int fail(const char *what) {
-    fprintf(stderr, "samebits: %s: %s\n", what, sb_last_error());
+    fprintf(stderr, "samebits: %s%s: %s\n", rank_label, what, sb_last_error());
     return 1;
 }
 
@@ -124,16 +127,63 @@ static sb_status trace_parameters(sb_module *model) {
     return s;
 }
 
-int sb_cli_train(int argc, char **argv) {
+/* What every process of a run must share, as one digest: the build's
+ * version and contract revision, every setting that changes bits, and the
+ * data (train and test images and labels). */
+static void settings_digest(const sb_train_options *o, const sb_dataset *train, const sb_dataset *test,
+                            unsigned char d[32]) {
+    char text[512];
+    snprintf(text, sizeof text, "samebits %s|%s|seed %" PRIu64 "|epochs %" PRId64 "|batch %" PRId64
+             "|micro %" PRId64 "|limit %" PRId64 "|lr %a|resume %s", SB_VERSION_STRING, SB_DIST_CONTRACT,
+             o->seed, o->epochs, o->batch_size, o->micro_batch, o->limit_batches, o->lr,
+             o->resume ? "yes" : "no");
+    unsigned char data[32];
+    const sb_tensor *t[4] = {train->images, train->labels, test->images, test->labels};
+    sb_hash_tensors(t, 4, data);
+    sb_sha256_ctx ctx;
+    sb_sha256_init(&ctx);
+    sb_sha256_update(&ctx, text, strlen(text));
+    sb_sha256_update(&ctx, data, sizeof data);
+    sb_sha256_final(&ctx, d);
+}
+
+/* The model and counters a run starts from (after --resume). */
+static void start_digest(sb_module *model, sb_optimizer *opt, const sb_train_state *s, unsigned char d[32]) {
+    unsigned char m[32];
+    char text[128];
+    sb_module_hash(model, m);
+    snprintf(text, sizeof text, "epoch %" PRId64 "|steps %" PRId64, s->epoch, sb_optimizer_steps(opt));
+    sb_sha256_ctx ctx;
+    sb_sha256_init(&ctx);
+    sb_sha256_update(&ctx, m, sizeof m);
+    sb_sha256_update(&ctx, text, strlen(text));
+    sb_sha256_final(&ctx, d);
+}
+
+int sb_cli_train(int argc, char **argv) { return sb_cli_train_on(argc, argv, sb_comm_single(), NULL); }
+
+int sb_cli_train_on(int argc, char **argv, sb_comm *comm, bool *stopped_together) {
+    if (stopped_together) *stopped_together = false;
     sb_train_options o;
+    bool lead = comm->rank == 0; /* prints results and writes files */
+    if (comm->size > 1) snprintf(rank_label, sizeof rank_label, "rank %d: ", comm->rank);
     if (sb_cli_train_options(argc, argv, &o) != SB_OK) {
-        fprintf(stderr, "samebits: %s\n", sb_last_error());
+        fprintf(stderr, "samebits: %s%s\n", rank_label, sb_last_error());
+        return 2;
+    }
+    if (o.trace && comm->size > 1) {
+        fprintf(stderr, "samebits: %s--trace records one process's ops: run it with one process\n", rank_label);
+        return 2;
+    }
+    if (o.device != SB_DEVICE_CPU && comm->size > 1) {
+        fprintf(stderr, "samebits: %s--device %s: processes combine host gradients; run it with one process\n",
+                rank_label, sb_device_name(o.device));
         return 2;
     }
     /* A --save that cannot be written must fail now, not after the whole
      * run has trained: create and remove its temp file once. */
-    if (o.save && sb_atomic_probe("--save", o.save) != SB_OK) return fail("checking --save");
-    int progress_tty = isatty(STDERR_FILENO);
+    if (lead && o.save && sb_atomic_probe("--save", o.save) != SB_OK) return fail("checking --save");
+    int progress_tty = lead && isatty(STDERR_FILENO);
     sb_dataset train = {0}, test = {0};
     sb_module *model = NULL;
     sb_optimizer *opt = NULL;
@@ -152,13 +202,12 @@ int sb_cli_train(int argc, char **argv) {
         sb_optimizer_adam(&opt, model, &adam) != SB_OK || sb_graph_new(&g) != SB_OK ||
         sb_loader_new(&loader, &train, o.micro_batch, true, o.seed) != SB_OK ||
         (o.device == SB_DEVICE_CPU &&
-         sb_micro_trainer_new(&micro, model, o.batch_size, o.micro_batch, sb_comm_single()) != SB_OK)) {
+         sb_micro_trainer_new(&micro, model, o.batch_size, o.micro_batch, comm) != SB_OK)) {
         rc = fail("setting up");
         goto done;
     }
-    unsigned char d[32];
-    sb_module_hash(model, d);
-    print_hash("Hash of the initial model", d);
+    unsigned char d[32], initial[32];
+    sb_module_hash(model, initial);
     sb_train_state state = {o.seed, 0, o.batch_size, "lenet5"};
     if (o.resume) {
         sb_train_state saved = state;
@@ -168,14 +217,28 @@ int sb_cli_train(int argc, char **argv) {
             goto done;
         }
         if (saved.seed != o.seed || saved.batch_size != o.batch_size || saved_micro != o.micro_batch) {
-            fprintf(stderr, "samebits: %s was trained with seed %" PRIu64 ", batch size %" PRId64
+            fprintf(stderr, "samebits: %s%s was trained with seed %" PRIu64 ", batch size %" PRId64
                     " and micro-batch %" PRId64 "; pass the same --seed, --batch-size and --micro-batch to resume exactly\n",
-                    o.resume, saved.seed, saved.batch_size, saved_micro);
+                    rank_label, o.resume, saved.seed, saved.batch_size, saved_micro);
             rc = 1;
             goto done;
         }
         state = saved;
     }
+    if (comm->size > 1) { /* every rank stops here, with the same message, on a mismatch */
+        settings_digest(&o, &train, &test, d);
+        bool same = comm->agree(comm, d, "build, settings or data") == SB_OK;
+        if (same) {
+            start_digest(model, opt, &state, d);
+            same = comm->agree(comm, d, "starting model") == SB_OK;
+        }
+        if (!same) {
+            if (stopped_together) *stopped_together = true; /* every rank saw the same digests */
+            rc = fail("starting");
+            goto done;
+        }
+    }
+    if (lead) print_hash("Hash of the initial model", initial);
     /* steps per epoch: ceil(count / batch size), as the loader counts */
     int64_t batches = train.count / o.batch_size + (train.count % o.batch_size != 0);
     if (o.limit_batches && o.limit_batches < batches) batches = o.limit_batches;
@@ -209,7 +272,7 @@ int sb_cli_train(int argc, char **argv) {
                         "##############################", width - filled, "", b + 1, batches,
                         (double)lv, rate);
                 if (b + 1 == batches) fputc('\n', stderr);
-            } else if ((b + 1) % 100 == 0 || b + 1 == batches) {
+            } else if (lead && ((b + 1) % 100 == 0 || b + 1 == batches)) {
                 fprintf(stderr, "epoch %" PRId64 " batch %" PRId64 "/%" PRId64 " loss %.4f %.0f img/s\n",
                         epoch + 1, b + 1, batches, (double)lv, rate);
             }
@@ -218,6 +281,7 @@ int sb_cli_train(int argc, char **argv) {
     }
     if (rc) goto done;
     if (o.trace && sb_trace_close() != SB_OK) { rc = fail("writing the trace"); goto done; }
+    if (!lead) goto done; /* the other ranks hold the same model */
     if (o.save && sb_checkpoint_save_micro(o.save, model, opt, &state, o.micro_batch) != SB_OK) { rc = fail("saving"); goto done; }
     sb_module_hash(model, d);
     print_hash("Hash of the trained model", d);

@@ -15,6 +15,10 @@
 #include <stdint.h>
 #include "samebits/status.h"
 
+/* Names the rules processes must share to combine their results (contract
+ * section 17); processes compare it at start. */
+#define SB_DIST_CONTRACT "exact-reduction-1"
+
 typedef struct sb_comm sb_comm;
 struct sb_comm {
     int rank, size; /* 0 <= rank < size */

@@ -85,12 +85,22 @@ void sb_exact_add(const float *x, size_t n, const uint8_t *codes, int64_t k, int
     }
 }
 
+/* Leading zero bits of v > 0. */
+static int msb_zeros(uint64_t v) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_clzll(v);
+#else
+    int z = 0;
+    while (!(v >> 63)) v <<= 1, z++;
+    return z;
+#endif
+}
+
 /* s * 2^q correctly rounded to float32 (ties to even, subnormals, inf). */
 static float round_fixed(int64_t s, int q) {
     if (s == 0) return 0.0f;
     uint64_t mag = s < 0 ? (uint64_t)0 - (uint64_t)s : (uint64_t)s;
-    int p = 63;
-    while (!(mag >> p)) p--; /* mag in [2^p, 2^(p+1)) */
+    int p = 63 - msb_zeros(mag); /* mag in [2^p, 2^(p+1)) */
     int ulp = p + q - 23 > -149 ? p + q - 23 : -149;
     int d = ulp - q; /* bits to drop; below 64 (exact_sum.h bounds q and p) */
     uint64_t m;

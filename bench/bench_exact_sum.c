@@ -1,0 +1,70 @@
+/* The cost of the order-free exact reduction (contract section 17) on
+ * LeNet-5's gradient: 61,706 parameters + the loss, K micro-batch results.
+ * For each K it prints the median time of the local work of one step
+ * (exponent codes of the K inputs, their fixed-point terms, the final
+ * rounding: what a single process does; across processes each rank does
+ * its share plus two allreduces) and the bytes per element a process sends
+ * to an allreduce, against 4 for float32. Compare the time with
+ * bench_lenet_step's step time.
+ *
+ *   bench_exact_sum [--quick]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "dist/exact_sum.h"
+
+/* CPU time of this thread: on a shared machine wall time mostly measures
+ * the other processes. */
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static float gradient_like(void) { /* magnitudes over ~12 binades, both signs */
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    uint32_t u = (uint32_t)((rng >> 32) & 0x807fffffu) | (uint32_t)(110 + (rng >> 8) % 12) << 23;
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+int main(int argc, char **argv) {
+    int runs = argc > 1 && !strcmp(argv[1], "--quick") ? 5 : 31;
+    const size_t n = 61706 + 1;
+    const int64_t ks[] = {1, 2, 4, 8, 100, 1000};
+    for (size_t t = 0; t < sizeof ks / sizeof *ks; t++) {
+        int64_t k = ks[t];
+        float **xs = malloc((size_t)k * sizeof *xs), *out = malloc(n * sizeof *out);
+        for (int64_t j = 0; j < k; j++) {
+            xs[j] = malloc(n * sizeof **xs);
+            for (size_t i = 0; i < n; i++) xs[j][i] = gradient_like();
+        }
+        uint8_t *codes = malloc(n);
+        int64_t *acc = malloc(n * sizeof *acc);
+        double ms[64];
+        for (int r = 0; r < runs; r++) {
+            double t0 = now_ms();
+            memset(codes, 0, n);
+            memset(acc, 0, n * sizeof *acc);
+            for (int64_t j = 0; j < k; j++) sb_exact_codes_max(xs[j], n, codes);
+            for (int64_t j = 0; j < k; j++) sb_exact_add(xs[j], n, codes, k, acc);
+            sb_exact_finish(acc, codes, n, k, out);
+            ms[r] = now_ms() - t0;
+        }
+        qsort(ms, (size_t)runs, sizeof *ms, cmp_double);
+        printf("exact_sum_ms %.3f k %lld elements %zu per_input_ms %.4f bytes_per_element %d (float32: 4)\n",
+               ms[runs / 2], (long long)k, n, ms[runs / 2] / (double)k, 1 + sb_exact_word_bits(k) / 8);
+        for (int64_t j = 0; j < k; j++) free(xs[j]);
+        free(xs); free(out); free(codes); free(acc);
+    }
+    return 0;
+}
