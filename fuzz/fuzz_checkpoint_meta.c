@@ -26,7 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const sb_train_state *s = &m.state;
     if (s->epoch < 0 || s->epoch > SB_TRAIN_MAX_EPOCHS || s->batch_size < 1 ||
         s->batch_size > SB_TRAIN_MAX_BATCH_SIZE || m.optimizer_steps < 0 ||
-        m.optimizer_steps > SB_TRAIN_MAX_STEPS || !s->model[0] || !memchr(s->model, 0, sizeof s->model))
+        m.optimizer_steps > SB_TRAIN_MAX_STEPS || !s->model[0] || !memchr(s->model, 0, sizeof s->model) ||
+        m.micro_batch < 1 || s->batch_size % m.micro_batch)
         abort();
     sb_checkpoint_meta_text text;
     if (sb_checkpoint_meta_format("fuzz", &m, &text) != SB_OK) abort();
@@ -37,6 +38,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (sb_parse_i64("fuzz", "batch", text.batch_size, 0, INT64_MAX, &batch) != SB_OK || batch != s->batch_size)
         abort();
     if (sb_parse_i64("fuzz", "steps", text.steps, 0, INT64_MAX, &steps) != SB_OK || steps != m.optimizer_steps)
+        abort();
+    int64_t micro;
+    if (sb_parse_i64("fuzz", "micro", text.micro_batch, 0, INT64_MAX, &micro) != SB_OK || micro != m.micro_batch)
         abort();
     sb_safetensors_free(st);
     return 0;

@@ -37,35 +37,35 @@ int sb_exact_guard_bits(int64_t k) { return sb_exact_word_bits(k) - 25 - ceil_lo
 
 uint8_t sb_exact_code(float x) {
     uint32_t u = bits_of(x), b = (u >> 23) & 0xffu;
-    if (b == 0) return u == 0x80000000u ? 0 : 1;
-    return (uint8_t)b; /* 1..254 normal, 255 inf/NaN */
+    /* b for normal numbers (1..254) and inf/NaN (255); 1 for +0 and
+     * subnormals; 0 only for -0. Branch-free, so the loop vectorises. */
+    uint32_t low = (u != 0x80000000u);
+    return (uint8_t)(b ? b : low);
 }
 
 void sb_exact_codes_max(const float *x, size_t n, uint8_t *codes) {
     for (size_t i = 0; i < n; i++) {
         uint8_t c = sb_exact_code(x[i]);
-        if (c > codes[i]) codes[i] = c;
+        codes[i] = c > codes[i] ? c : codes[i];
     }
 }
 
 /* The fixed-point term of a finite x at scale 2^q: x / 2^q rounded to the
- * nearest integer, ties to even. */
+ * nearest integer, ties to even. Without branches (the exponents of a
+ * gradient's elements make any branch unpredictable): shift left by
+ * L = max(e - q, 0) (at most G bits: exact), or right by R = min(max(q - e,
+ * 0), 25) with the ties-to-even bias 2^(R-1) - 1 + (bit R of m) when R > 0;
+ * R = 25 already rounds every m < 2^24 to 0, as any larger shift would. */
 static int64_t fixed_term(uint32_t u, int q) {
     uint32_t b = (u >> 23) & 0xffu, frac = u & 0x7fffffu;
-    uint64_t m = b ? (frac | 0x800000u) : frac; /* x = +-m * 2^e */
-    int e = (b ? (int)b : 1) - 150;
-    int d = q - e; /* bits of m below 2^q; d >= -G (exact_sum.h) */
-    uint64_t t;
-    if (d <= 0) {
-        t = m << -d;
-    } else if (d >= 25) {
-        t = 0; /* m < 2^24 <= half of 2^d */
-    } else {
-        uint64_t rem = m & ((UINT64_C(1) << d) - 1), half = UINT64_C(1) << (d - 1);
-        t = m >> d;
-        if (rem > half || (rem == half && (t & 1))) t++;
-    }
-    return (u >> 31) ? -(int64_t)t : (int64_t)t;
+    uint64_t m = frac | ((uint64_t)(b != 0) << 23); /* x = +-m * 2^e */
+    int e = (int)b + (b == 0) - 150;
+    int d = q - e; /* >= -G (exact_sum.h) */
+    int left = d < 0 ? -d : 0, right = d > 25 ? 25 : d > 0 ? d : 0;
+    uint64_t bias = ((UINT64_C(1) << right >> 1) - 1 + ((m >> right) & 1)) & (UINT64_C(0) - (uint64_t)(right > 0));
+    uint64_t t = ((m << left) + bias) >> right;
+    uint64_t neg = UINT64_C(0) - (uint64_t)(u >> 31);
+    return (int64_t)((t ^ neg) - neg);
 }
 
 /* Counts of the non-finite inputs, packed P + B*M + B^2*N (B = k + 1). */
@@ -96,26 +96,23 @@ static int msb_zeros(uint64_t v) {
 #endif
 }
 
-/* s * 2^q correctly rounded to float32 (ties to even, subnormals, inf). */
+/* s * 2^q correctly rounded to float32 (ties to even, subnormals, inf),
+ * with the same branch-free shift-and-bias rounding as fixed_term. */
 static float round_fixed(int64_t s, int q) {
-    if (s == 0) return 0.0f;
-    uint64_t mag = s < 0 ? (uint64_t)0 - (uint64_t)s : (uint64_t)s;
-    int p = 63 - msb_zeros(mag); /* mag in [2^p, 2^(p+1)) */
+    uint64_t neg = UINT64_C(0) - (uint64_t)(s < 0);
+    uint64_t mag = ((uint64_t)s ^ neg) - neg;
+    int p = 63 - msb_zeros(mag | 1); /* mag in [2^p, 2^(p+1)) */
     int ulp = p + q - 23 > -149 ? p + q - 23 : -149;
     int d = ulp - q; /* bits to drop; below 64 (exact_sum.h bounds q and p) */
-    uint64_t m;
-    if (d <= 0) {
-        m = mag << -d;
-    } else {
-        uint64_t rem = mag & ((UINT64_C(1) << d) - 1), half = UINT64_C(1) << (d - 1);
-        m = mag >> d;
-        if (rem > half || (rem == half && (m & 1))) m++;
-    }
+    int left = d < 0 ? -d : 0, right = d > 0 ? d : 0;
+    uint64_t bias = ((UINT64_C(1) << right >> 1) - 1 + ((mag >> right) & 1)) & (UINT64_C(0) - (uint64_t)(right > 0));
+    uint64_t m = ((mag << left) + bias) >> right;
     /* value m * 2^ulp with m <= 2^24: biased exponent ulp + 150; a carry to
      * 2^24 or a subnormal m < 2^23 encode correctly by addition. */
     uint64_t enc = ((uint64_t)(ulp + 150 - 1) << 23) + m;
-    if (enc >= 0x7f800000u) enc = 0x7f800000u;
-    return float_of((uint32_t)enc | (s < 0 ? 0x80000000u : 0u));
+    enc = enc < 0x7f800000u ? enc : 0x7f800000u;
+    enc = mag ? enc : 0; /* S == 0: +0 */
+    return float_of((uint32_t)enc | (uint32_t)(neg & 0x80000000u));
 }
 
 static float nonfinite_result(int64_t s, int64_t k) {
