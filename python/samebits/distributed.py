@@ -1,0 +1,201 @@
+"""Data-parallel training over torch.distributed whose bits do not depend on
+the number of processes (contract section 17, docs/DISTRIBUTED.md).
+
+A step's batch is cut into K micro-batches; each process computes the
+gradients of its own micro-batches; :func:`exact_allreduce_mean` combines
+them with the order-free exact reduction of the C library
+(src/dist/exact_sum.h): per-element exponent codes combined by an integer
+MAX allreduce, fixed-point terms combined by an integer SUM allreduce, one
+rounding, then one float32 division by K. Integer max and sum give the same
+result for any grouping, so the result depends only on the K micro-batch
+gradients, never on how many processes held them or on the backend's
+reduction tree. Works over any backend with integer MAX/SUM (gloo on CPU).
+
+    import samebits.distributed as sbd
+    grads = [sbd.flat_grads(model) for each local micro-batch]
+    mean = sbd.exact_allreduce_mean(grads, k_total)
+    sbd.set_flat_grads(model, mean); opt.step()
+
+:class:`MicroBatchTrainer` does this for a model, a loss and a batch.
+Everything here is integer arithmetic on the floats' bits (torch int64 ops
+are exact), restating the C reference operation for operation.
+"""
+import torch
+
+__all__ = ["word_bits", "guard_bits", "codes", "terms", "finish", "exact_sum", "exact_allreduce_mean",
+           "flat_grads", "set_flat_grads", "MicroBatchTrainer", "MAX_TERMS"]
+
+MAX_TERMS = 1 << 20
+
+
+def _check_k(k):
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_TERMS:
+        raise ValueError(f"k: the number of inputs to the exact reduction must be an int in 1..{MAX_TERMS}, got {k!r}")
+
+
+def word_bits(k):
+    """W: 32 for k <= 128, else 64; every partial sum fits a signed W-bit word."""
+    _check_k(k)
+    return 32 if k <= 128 else 64
+
+
+def guard_bits(k):
+    """G = W - 25 - ceil(log2 k)."""
+    return word_bits(k) - 25 - (k - 1).bit_length()
+
+
+def _bits(x):
+    if not isinstance(x, torch.Tensor) or x.dtype != torch.float32 or x.device.type != "cpu":
+        raise TypeError("x: expected a float32 CPU tensor")
+    return x.contiguous().view(-1).view(torch.int32).to(torch.int64) & 0xFFFFFFFF
+
+
+def codes(x):
+    """The exponent code of every element: 0 for -0.0, 1 for +0.0 and
+    subnormals, the biased exponent for normal numbers, 255 for inf/NaN."""
+    u = _bits(x)
+    b = (u >> 23) & 0xFF
+    low = (u != 0x80000000).to(torch.int64)
+    return torch.where(b != 0, b, low).to(torch.uint8)
+
+
+def _pow2(n):
+    return torch.ones_like(n) << n
+
+
+def _shift_round(v, left, right):
+    """(v << left) >> right with ties-to-even rounding of the bits shifted out."""
+    r1 = (right - 1).clamp(min=0)
+    bias = torch.where(right > 0, _pow2(r1) - 1 + ((v >> right) & 1), torch.zeros_like(v))
+    return ((v << left) + bias) >> right
+
+
+def terms(x, c, k):
+    """The int64 fixed-point terms of x given the agreed codes c (uint8)."""
+    g = guard_bits(k)
+    u = _bits(x)
+    c = c.to(torch.int64)
+    b = (u >> 23) & 0xFF
+    m = (u & 0x7FFFFF) | ((b != 0).to(torch.int64) << 23)
+    e = b + (b == 0).to(torch.int64) - 150
+    d = (c - 150 - g) - e
+    t = _shift_round(m, (-d).clamp(min=0), d.clamp(min=0, max=25))
+    neg = (u >> 31) == 1
+    t = torch.where(neg, -t, t)
+    base = k + 1
+    mag = u & 0x7FFFFFFF
+    nonfinite = torch.where(mag > 0x7F800000, torch.full_like(u, base * base),
+                            torch.where(mag == 0x7F800000, torch.where(neg, torch.full_like(u, base),
+                                                                       torch.ones_like(u)),
+                                        torch.zeros_like(u)))
+    return torch.where(c == 255, nonfinite, torch.where(c == 0, torch.zeros_like(t), t))
+
+
+def finish(acc, c, k):
+    """The float32 results from the summed terms acc (int64) and codes c."""
+    g = guard_bits(k)
+    c = c.to(torch.int64)
+    q = c - 150 - g
+    neg = acc < 0
+    mag = acc.abs()
+    p = torch.zeros_like(mag)
+    for s in (32, 16, 8, 4, 2, 1):  # p = floor(log2(mag)), 0 for mag == 0
+        p = p + s * ((mag >> (p + s)) != 0).to(torch.int64)
+    ulp = torch.clamp(p + q - 23, min=-149)
+    d = ulp - q
+    m = _shift_round(mag, (-d).clamp(min=0), d.clamp(min=0))
+    enc = ((ulp + 149) << 23) + m
+    enc = torch.clamp(enc, max=0x7F800000)
+    enc = torch.where(mag == 0, torch.zeros_like(enc), enc) | torch.where(neg, torch.full_like(enc, 0x80000000),
+                                                                      torch.zeros_like(enc))
+    base = k + 1
+    nan_n, rest = acc // (base * base), acc % (base * base)
+    neg_n, pos_n = rest // base, rest % base
+    nonfinite = torch.where((nan_n > 0) | ((pos_n > 0) & (neg_n > 0)), torch.full_like(enc, 0x7FC00000),
+                            torch.where(neg_n > 0, torch.full_like(enc, 0xFF800000), torch.full_like(enc, 0x7F800000)))
+    enc = torch.where(c == 255, nonfinite, torch.where(c == 0, torch.full_like(enc, 0x80000000), enc))
+    enc = torch.where(enc >= 1 << 31, enc - (1 << 32), enc)
+    return enc.to(torch.int32).view(torch.float32)
+
+
+def exact_sum(xs):
+    """The order-free exact sum of equally shaped float32 tensors (one process)."""
+    xs = list(xs)
+    k = len(xs)
+    _check_k(k)
+    c = codes(xs[0])
+    for x in xs[1:]:
+        c = torch.maximum(c, codes(x))
+    acc = torch.zeros(c.shape, dtype=torch.int64)
+    for x in xs:
+        acc += terms(x, c, k)
+    return finish(acc, c, k).view(xs[0].shape)
+
+
+def exact_allreduce_mean(local, k_total, group=None):
+    """Mean over every process's micro-batch results: `local` holds this
+    process's flat float32 tensors (possibly none), k_total the number of
+    all of them across the group. Returns exact_sum / float32(k_total), the
+    same tensor on every process."""
+    import torch.distributed as dist
+    _check_k(k_total)
+    local = list(local)
+    if not local:
+        raise ValueError("local: this process holds no micro-batch result")
+    n = local[0].numel()
+    c = torch.zeros(n, dtype=torch.uint8)
+    for x in local:
+        c = torch.maximum(c, codes(x))
+    dist.all_reduce(c, op=dist.ReduceOp.MAX, group=group)  # one byte per element
+    acc = torch.zeros(n, dtype=torch.int64)
+    for x in local:
+        acc += terms(x, c, k_total)
+    if word_bits(k_total) == 32:  # partial sums fit: half the bytes
+        wire = acc.to(torch.int32)
+        dist.all_reduce(wire, op=dist.ReduceOp.SUM, group=group)
+        acc = wire.to(torch.int64)
+    else:
+        dist.all_reduce(acc, op=dist.ReduceOp.SUM, group=group)
+    return finish(acc, c, k_total) / torch.tensor(float(k_total), dtype=torch.float32)
+
+
+def flat_grads(model):
+    """Every parameter's gradient, in model.parameters() order, as one flat float32 tensor."""
+    return torch.cat([p.grad.detach().reshape(-1) for p in model.parameters()])
+
+
+def set_flat_grads(model, flat):
+    off = 0
+    for p in model.parameters():
+        n = p.numel()
+        p.grad = flat[off:off + n].view(p.shape).clone()
+        off += n
+
+
+class MicroBatchTrainer:
+    """One step = the batch cut into k micro-batches of equal size; process
+    `rank` of `world` (world divides k) computes micro-batches
+    rank*k/world .. (rank+1)*k/world - 1, gradients and loss combine by
+    exact_allreduce_mean, then `optimizer.step()`."""
+
+    def __init__(self, model, loss_fn, optimizer, micro_batches, rank=0, world=1, group=None):
+        _check_k(micro_batches)
+        if world < 1 or micro_batches % world:
+            raise ValueError(f"world: {world} processes cannot share {micro_batches} micro-batches")
+        self.model, self.loss_fn, self.opt = model, loss_fn, optimizer
+        self.k, self.rank, self.world, self.group = micro_batches, rank, world, group
+
+    def step(self, x, y):
+        if x.shape[0] % self.k:
+            raise ValueError(f"x: batch of {x.shape[0]} is not {self.k} equal micro-batches")
+        m, per = x.shape[0] // self.k, self.k // self.world
+        results = []
+        for j in range(self.rank * per, (self.rank + 1) * per):
+            self.opt.zero_grad(set_to_none=True)
+            loss = self.loss_fn(self.model(x[j * m:(j + 1) * m]), y[j * m:(j + 1) * m])
+            loss.backward()
+            results.append(torch.cat([flat_grads(self.model), loss.detach().reshape(1)]))
+        mean = exact_allreduce_mean(results, self.k, self.group)
+        set_flat_grads(self.model, mean[:-1])
+        self.opt.step()
+        return mean[-1]
