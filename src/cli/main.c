@@ -14,6 +14,7 @@ static int usage(FILE *f) {
             "                 --lr X (a normal float32 > 0) --seed N (0..2^64-1)\n"
             "                 --threads N (1..256; default: all CPUs; bits never depend on it)\n"
             "                 --limit-batches N (1..1e9) --save PATH --resume PATH\n"
+            "                 --micro-batch N (divides the batch size; default: the batch size)\n"
             "                 --trace FILE [--trace-hashes-only]  record every op's output\n"
             "                 --device cpu|mirror|cuda|opencl  where the model runs (same bits)\n"
             "  eval CKPT      score a LeNet-5 checkpoint on the test set [--data DIR]\n"
