@@ -3,7 +3,7 @@
 # depends on a higher one.
 #
 #   0 core   1 math, hash, rng   2 ref   3 cpu, cuda, opencl, gpu, backend
-#   4 ops   5 autograd   6 nn, optim   7 train, io, dist   8 cli
+#   4 ops   5 autograd   6 nn, optim   7 train, io, dist   8 cli, mpi
 #
 # Three checks, each over the whole tree:
 #   include  - every #include "dir/file" in src/ names a layer <= its own;
@@ -27,7 +27,7 @@ layer_of() {
     case "$1" in
         core) echo 0 ;; math|hash|rng) echo 1 ;; ref) echo 2 ;;
         cpu|cuda|opencl|gpu|backend) echo 3 ;; ops) echo 4 ;; autograd) echo 5 ;;
-        nn|optim) echo 6 ;; train|io|dist) echo 7 ;; cli) echo 8 ;; *) echo "" ;;
+        nn|optim) echo 6 ;; train|io|dist) echo 7 ;; cli|mpi) echo 8 ;; *) echo "" ;;
     esac
 }
 
