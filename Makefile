@@ -26,10 +26,13 @@ LDLIBS_ALL = -lm $(if $(NO_ZLIB),,-lz) -pthread $(OPENCL_LDLIBS) $(EXTRA_LDLIBS)
 
 # The OpenCL backend (src/opencl, docs/GPU.md): SB_OPENCL=1 forces it on,
 # SB_OPENCL=0 off; by default it is on when the compiler finds the OpenCL
-# headers (<CL/cl.h>, Debian ocl-icd-opencl-dev). Without it the library
-# builds and works as before and the opencl device reports how to get it.
+# headers and can link the loader for its target (<CL/cl.h> and -lOpenCL,
+# Debian ocl-icd-opencl-dev: a cross compiler sees the host's headers but
+# not a loader for its own architecture). Without it the library builds and
+# works as before and the opencl device reports how to get it.
 ifeq ($(SB_OPENCL),)
-  SB_OPENCL := $(shell printf '\043include <CL/cl.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1 || echo 0)
+  SB_OPENCL := $(shell printf '\043include <CL/cl.h>\nint main(void) { return (int)clGetPlatformIDs(0, 0, 0); }\n' | \
+                 $(CC) -x c -o /dev/null - -lOpenCL >/dev/null 2>&1 && echo 1 || echo 0)
 endif
 ifeq ($(SB_OPENCL),1)
   OPENCL_CFLAGS := -DSB_HAVE_OPENCL
