@@ -157,10 +157,13 @@ test-asan:
 # The torchvision zoo at full breadth (tests/python/test_zoo.py with
 # SB_TEST_ZOO=full: resnet18, vgg11_bn, mobilenet_v2, squeezenet1_1,
 # mobilenet_v3_small on 2x3x64x64, every ISA level and 1/2/3 threads; several
-# minutes). `make test` runs its quick subset (squeezenet1_1).
+# minutes), and examples/resnet18_fashion.py against its golden lines at every
+# ISA level. `make test` runs the quick subset (squeezenet1_1, and the example
+# at the best level with 1 and 3 threads: tests/check_python.sh).
 test-zoo: lib
 	SAMEBITS_LIB=$(abspath $(BUILD))/libsamebits.so SB_TEST_ZOO=full PYTHONDONTWRITEBYTECODE=1 \
-	  $(or $(PYTHON),/usr/bin/python3) -m pytest -q -p no:cacheprovider tests/python/test_zoo.py
+	  $(or $(PYTHON),/usr/bin/python3) -m pytest -q -p no:cacheprovider tests/python/test_zoo.py \
+	    tests/python/test_resnet18_fashion.py
 
 # Exhaustive proof that every correctly rounded function is correctly rounded
 # on all 2^32 inputs (see docs/MATH-VERIFICATION.md). Shard with

@@ -56,9 +56,10 @@ def positive_float(v):
     return x
 
 
-def parse_args(argv):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    # the CLI's options and defaults (src/cli/train.c)
+def make_parser(description, thread_check=True):
+    """The CLI's training options and defaults (src/cli/train.c); other
+    examples add their own options to it."""
+    p = argparse.ArgumentParser(description=description)
     p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     p.add_argument("--epochs", type=positive_int(1), default=2)
     p.add_argument("--batch-size", type=positive_int(1), default=100)
@@ -67,9 +68,14 @@ def parse_args(argv):
     p.add_argument("--limit-batches", type=positive_int(1), default=0)
     p.add_argument("--threads", type=positive_int(1), default=None,
                    help="samebits threads (results do not depend on it)")
-    p.add_argument("--no-thread-check", dest="thread_check", action="store_false",
-                   help="skip the 1-vs-2-threads comparison printed on stderr at the end")
-    return p.parse_args(argv)
+    if thread_check:
+        p.add_argument("--no-thread-check", dest="thread_check", action="store_false",
+                       help="skip the 1-vs-2-threads comparison printed on stderr at the end")
+    return p
+
+
+def parse_args(argv):
+    return make_parser(__doc__.split("\n")[0]).parse_args(argv)
 
 
 def train(model, opt, images, labels, args, batches, loss_fn, log=True):

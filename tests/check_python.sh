@@ -2,7 +2,8 @@
 # The Python package (python/samebits): its pytest suite (tests/python/),
 # then examples/lenet_training.py --limit-batches 20, whose four lines must be
 # tests/golden/lenet5-limit20.txt and what `samebits train --limit-batches 20`
-# prints live. Runs the system Python (/usr/bin/python3, which has Debian's
+# prints live, then examples/resnet18_fashion.py at 1 and 3 threads against
+# tests/golden/example-resnet18_fashion.txt. Runs the system Python (/usr/bin/python3, which has Debian's
 # python3-torch 1.13, -numpy and -pytest; override with $PYTHON) against
 # $build/libsamebits.so. tests/check_python_pypi.sh runs this again under the
 # project's PyPI test environment (PyTorch 2.x, scripts/python-venv.sh) with
@@ -96,6 +97,25 @@ else
     # the example's own report: the converted model is thread-count invariant
     if grep -q "converted samebits model: bitwise identical" "$tmp/py.err"; then pass=$((pass + 1))
     else fail=$((fail + 1)); echo "$name: FAILED: the converted model was not thread-count invariant:" >&2; cat "$tmp/py.err" >&2; fi
+
+    # 3. torchvision's resnet18 on Fashion-MNIST (examples/resnet18_fashion.py)
+    #    at 1 and 3 threads, in parallel: both must print the golden lines.
+    #    The other ISA levels of resnet18 are in `make test-zoo` (the portable
+    #    ones take minutes per run here).
+    if "$py" -c "import torchvision" 2>/dev/null; then
+        resnet="$repo/examples/resnet18_fashion.py --data $data --epochs 1 --limit-batches 4 --batch-size 32 --lr 0.001 --test-limit 200"
+        SB_NUM_THREADS=1 $to "$py" $resnet > "$tmp/r1.out" 2> "$tmp/r1.err" &
+        r1_pid=$!
+        SB_NUM_THREADS=3 $to "$py" $resnet > "$tmp/r3.out" 2> "$tmp/r3.err"
+        wait $r1_pid
+        for t in 1 3; do
+            if cmp -s "$tmp/r$t.out" "$here/golden/example-resnet18_fashion.txt"; then pass=$((pass + 1))
+            else fail=$((fail + 1)); echo "$name: FAILED: resnet18_fashion.py at $t threads differs from tests/golden/example-resnet18_fashion.txt:" >&2
+                 diff "$here/golden/example-resnet18_fashion.txt" "$tmp/r$t.out" >&2; tail -n 20 "$tmp/r$t.err" >&2; fi
+        done
+    else
+        fail=$((fail + 1)); echo "$name: FAILED: $py has no torchvision (Debian: python3-torchvision; make deps)" >&2
+    fi
 fi
 
 echo "$name: $pass passed, $fail failed"
