@@ -105,11 +105,6 @@ def _check(m, path):
                 "samebits.from_torch_module: cannot convert torch.nn.Conv2d%s with padding=%r, "
                 "padding_mode=%r; samebits supports int zero padding only"
                 % (where, m.padding, m.padding_mode))
-    if t in (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d):
-        if not m.track_running_stats or m.momentum is None:
-            raise UnsupportedModuleError(
-                "samebits.from_torch_module: cannot convert %s%s with track_running_stats=False "
-                "or momentum=None" % (_type_name(m), where))
     if t is torch.nn.CrossEntropyLoss and m.weight is not None:
         raise UnsupportedModuleError("samebits.from_torch_module: cannot convert "
                                   "torch.nn.CrossEntropyLoss%s with class weights" % where)

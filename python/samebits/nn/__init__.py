@@ -13,6 +13,7 @@ the last NaN of a window (the first here, which moves the gradient), and the
 max-pool backward turns a -0.0 gradient into +0.0. Flatten, Unflatten and
 Identity only move bits and stay PyTorch's.
 """
+import numpy as np
 import torch
 
 from . import functional as F
@@ -69,15 +70,30 @@ class _BatchNormMixin:
             _random._next_streams(2)  # every parameter owns a stream, used or not
 
     def forward(self, input):
+        """PyTorch's rules: without running statistics (track_running_stats
+        False) both modes normalise with the batch statistics; momentum=None
+        is the cumulative average, factor 1/n after the n-th training batch,
+        computed as a float32 division (contract section 12)."""
         self._check_input_dim(input)
-        if not self.track_running_stats or self.momentum is None:
-            raise NotImplementedError("samebits.nn.%s: track_running_stats=False and momentum=None "
-                                      "are not supported" % type(self).__name__)
-        if self.training:
-            # as PyTorch: counted before the forward
-            self.num_batches_tracked.add_(1)
-        return F.batch_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
-                            self.training, self.momentum, self.eps)
+        momentum = self.momentum
+        tracking = self.track_running_stats and self.running_mean is not None
+        if self.training and tracking:
+            # as PyTorch: counted before the forward (in Python, an exact
+            # integer: no PyTorch kernel runs)
+            n = int(self.num_batches_tracked) + 1
+            self.num_batches_tracked.fill_(n)
+            if momentum is None:
+                if n > 1 << 24:
+                    raise ValueError("samebits.nn.%s: momentum=None after %d batches: the "
+                                     "cumulative factor 1/n is defined up to n = 2^24"
+                                     % (type(self).__name__, n))
+                momentum = float(np.float32(1.0) / np.float32(n))
+        if momentum is None:
+            momentum = 0.0   # not used: no running statistics are updated
+        use_batch_stats = self.training or not tracking
+        return F.batch_norm(input, self.running_mean if tracking else None,
+                            self.running_var if tracking else None, self.weight, self.bias,
+                            use_batch_stats, momentum, self.eps)
 
 
 class BatchNorm1d(_BatchNormMixin, torch.nn.BatchNorm1d):
@@ -141,10 +157,11 @@ class LogSoftmax(torch.nn.LogSoftmax):
 
 
 class ReLU(torch.nn.ReLU):
-    """relu(-0.0) = +0.0 (PyTorch keeps -0.0). inplace is accepted and ignored."""
+    """relu(-0.0) = +0.0 (PyTorch keeps -0.0). inplace=True is honoured (the
+    input takes the result's bits)."""
 
     def forward(self, input):
-        return F.relu(input)
+        return F.relu(input, self.inplace)
 
 
 class MaxPool2d(torch.nn.MaxPool2d):

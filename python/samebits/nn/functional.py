@@ -229,13 +229,8 @@ def _maybe_inplace(input, name, extra, inplace, fn):
 def relu(input, inplace=False):
     """max(x, +0) with relu(-0) = +0 and dx = +0 where x <= 0 (PyTorch's
     relu keeps -0.0: one of the reasons conversion replaces nn.ReLU).
-    inplace=True is refused: the result is always a new tensor, and code
-    that relied on the input changing would silently go on with the old
-    values (samebits.nn.ReLU(inplace=True) is fine: it uses the result)."""
-    if _ops._flag(inplace, "nn.functional.relu", "inplace"):
-        raise NotImplementedError("samebits.nn.functional.relu: inplace=True is not supported; use "
-                                  "the returned tensor (y = relu(x))")
-    return _Activation.apply(input, "relu", ())
+    inplace=True is honoured as for hardtanh (_maybe_inplace)."""
+    return _maybe_inplace(input, "relu", (), inplace, "nn.functional.relu")
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):

@@ -1,0 +1,113 @@
+"""Batch norm without running statistics (track_running_stats=False) and with
+the cumulative average (momentum=None), and ReLU's inplace=True: converted
+models against PyTorch, the same bits at every thread count and ISA level,
+and the running statistics of the cumulative average against the contract's
+float32 formula."""
+import numpy as np
+import pytest
+import torch
+
+import samebits
+from samebits.nn import functional as SF
+from test_strict import _aten_ops, _computing, _run_profiled
+from test_zoo_ops import _same_everywhere
+
+
+def _net(**bn):
+    return torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4, **bn),
+                               torch.nn.ReLU(inplace=True), torch.nn.Flatten(),
+                               torch.nn.Linear(4 * 6 * 6, 3))
+
+
+def _train_and_eval(model, steps=3):
+    """(train outputs, eval output, gradients, buffers) of a few batches."""
+    gen = torch.Generator().manual_seed(1)
+    outs = []
+    model.train()
+    for _ in range(steps):
+        x = torch.randn(4, 3, 8, 8, generator=gen)
+        model.zero_grad(set_to_none=True)
+        y = model(x)
+        y.square().sum().backward()
+        outs.append(y.detach())
+    model.eval()
+    with torch.no_grad():
+        outs.append(model(torch.randn(4, 3, 8, 8, generator=gen)))
+    grads = [p.grad for p in model.parameters()]
+    bufs = [b.clone() for b in model.buffers()]
+    return outs, grads, bufs
+
+
+@pytest.mark.parametrize("bn", [dict(track_running_stats=False), dict(momentum=None),
+                                dict(track_running_stats=False, affine=False)],
+                         ids=["no-running-stats", "cumulative", "no-stats-no-affine"])
+def test_batch_norm_modes_match_pytorch(bn):
+    torch.manual_seed(0)
+    ref = _net(**bn)
+    samebits.manual_seed(0)
+    conv = samebits.from_torch_module(_net(**bn), strict=True)
+    conv.load_state_dict(ref.state_dict())
+    (so, sg, sb), (to, tg, tb) = _train_and_eval(conv), _train_and_eval(ref)
+    for a, b in zip(so + sg + sb, to + tg + tb):
+        assert a.shape == b.shape
+        assert torch.allclose(a.float(), b.float(), rtol=1e-4, atol=1e-4)
+    if not bn.get("track_running_stats", True):
+        assert len(sb) == 0 or all(b is None for b in sb)
+
+
+def test_cumulative_average_is_the_contract_formula():
+    """momentum=None: after batch n the factor is float32(1)/float32(n), and
+    the running mean is updated as with that momentum (same op, same bits)."""
+    samebits.manual_seed(0)
+    cum = samebits.from_torch_module(torch.nn.BatchNorm2d(3, momentum=None), strict=True)
+    gen = torch.Generator().manual_seed(2)
+    xs = [torch.randn(2, 3, 4, 4, generator=gen) for _ in range(4)]
+    rm, rv = torch.zeros(3), torch.ones(3)
+    for n, x in enumerate(xs, start=1):
+        cum(x)
+        m = float(np.float32(1.0) / np.float32(n))
+        SF.batch_norm(x, rm, rv, training=True, momentum=m)
+        assert int(cum.num_batches_tracked) == n
+        assert torch.equal(cum.running_mean, rm) and torch.equal(cum.running_var, rv)
+
+
+def test_batch_norm_modes_same_bits_everywhere():
+    def run():
+        out = []
+        for bn in (dict(track_running_stats=False), dict(momentum=None)):
+            samebits.manual_seed(0)
+            torch.manual_seed(0)
+            conv = samebits.from_torch_module(_net(**bn), strict=True)
+            o, g, b = _train_and_eval(conv)
+            out += [t.numpy() for t in o + g + b]
+        return out
+    _same_everywhere(run)
+
+
+def test_no_pytorch_arithmetic_in_the_new_modes():
+    torch.manual_seed(0)
+    samebits.manual_seed(0)
+    conv = samebits.from_torch_module(_net(momentum=None), strict=True)
+    conv.train()
+    out, fwd, bwd = _run_profiled(conv, torch.randn(4, 3, 8, 8), torch.tensor([0, 2, 1, 0]))
+    assert _computing(_aten_ops(fwd), False) == []
+    assert _computing(_aten_ops(bwd), True) == []
+
+
+def test_relu_inplace_is_honoured():
+    a = torch.randn(50, requires_grad=True)
+    b = a.detach().clone().requires_grad_()
+    hs, ht = a * 1.0, b * 1.0
+    out_s = SF.relu(hs, inplace=True)
+    out_t = torch.nn.functional.relu(ht, inplace=True)
+    assert out_s is hs and torch.equal(hs.detach(), ht.detach().clamp_min(0.0) + 0.0)
+    dy = torch.randn(50)
+    out_s.backward(dy)
+    out_t.backward(dy)
+    assert torch.equal(a.grad, b.grad)
+    module = samebits.nn.ReLU(inplace=True)
+    x = torch.randn(20)
+    y = module(x)
+    assert y is x and bool((x >= 0).all())
+    with pytest.raises(RuntimeError):  # PyTorch's rule for leaves, kept
+        SF.relu(torch.randn(3, requires_grad=True), inplace=True)
