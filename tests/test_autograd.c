@@ -442,8 +442,8 @@ static void test_conv(void) {
 }
 
 static void test_pool(void) {
-    sb_pool2d_params ps[] = {SB_POOL2D_PARAMS(2, 2), {3, 2, 2, 1, 1, 0, false, true},
-                             {3, 3, 2, 2, 1, 1, true, false}};
+    sb_pool2d_params ps[] = {SB_POOL2D_PARAMS(2, 2), {3, 2, 2, 1, 1, 0, false, true, 0, 0, 0},
+                             {3, 3, 2, 2, 1, 1, true, false, 0, 0, 0}};
     for (int avg = 0; avg < 2; avg++)
         for (size_t k = 0; k < 3; k++) {
             ocase c = {.k = avg ? K_AVGPOOL : K_MAXPOOL, .pool = ps[k]};

@@ -85,7 +85,7 @@ typedef struct op_case {
 #define S0 0, {0}
 
 static const sb_conv2d_params conv_p = {1, 1, 1, 1, 1, 1, 1};
-static const sb_pool2d_params pool_p = {2, 2, 2, 2, 0, 0, false, false};
+static const sb_pool2d_params pool_p = {2, 2, 2, 2, 0, 0, false, false, 0, 0, 0};
 static const int dim1[1] = {1};
 
 CALL(add, sb_add(t[0], t[1], t[2]))
@@ -697,11 +697,22 @@ static void bad_sizes_and_kernels(void) {
     cp.stride_h = 0;
     BAD(sb_conv2d_output_size, sb_conv2d_output_size(4, 4, 3, 3, &cp, &oh, &ow), SB_ERR_ARG, "stride_h");
     BAD(sb_conv2d_output_size, sb_conv2d_output_size(4, 4, 3, 3, NULL, NULL, &ow), SB_ERR_NULL, "out_h");
-    sb_pool2d_params pp = {2, 2, 0, 0, 1, 1, true, false};
+    sb_pool2d_params pp = {2, 2, 0, 0, 1, 1, true, false, 0, 0, 0};
     BAD(sb_pool2d_output_size, sb_pool2d_output_size(INT64_MAX, 4, &pp, &oh, &ow), SB_ERR_ARG, "height");
     BAD(sb_pool2d_output_size, sb_pool2d_output_size(4, 4, NULL, &oh, &ow), SB_ERR_NULL, "params");
     pp.kernel_w = -2;
     BAD(sb_pool2d_output_size, sb_pool2d_output_size(4, 4, &pp, &oh, &ow), SB_ERR_ARG, "kernel_w");
+    pp.kernel_w = 2;
+    pp.dilation_h = -1;
+    BAD(sb_pool2d_output_size, sb_pool2d_output_size(4, 4, &pp, &oh, &ow), SB_ERR_ARG, "dilation_h");
+    pp.dilation_h = (int64_t)INT32_MAX + 1;
+    BAD(sb_pool2d_output_size, sb_pool2d_output_size(4, 4, &pp, &oh, &ow), SB_ERR_ARG, "dilation_h");
+    pp.dilation_h = 1;
+    pp.divisor_override = INT64_MIN;
+    BAD(sb_pool2d_output_size, sb_pool2d_output_size(4, 4, &pp, &oh, &ow), SB_ERR_ARG, "divisor_override");
+    pp.divisor_override = 0;
+    pp.dilation_w = 3; /* width 2, padding 1: the one window's taps are -1 and 2 */
+    BAD(sb_pool2d_output_size, sb_pool2d_output_size(4, 2, &pp, &oh, &ow), SB_ERR_SHAPE, "no input element");
     CHECK(oh == -7 && ow == -7, "refused output sizes leave the outputs alone");
 
     float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, c[8];
@@ -840,7 +851,7 @@ static void bad_modules_and_graphs(void) {
     BAD(sb_nn_linear, sb_nn_linear(NULL, 3, 4, true), SB_ERR_NULL, "out");
     BAD(sb_nn_conv2d, sb_nn_conv2d(&m, 3, 4, 0, 3, NULL, true), SB_ERR_ARG, "");
     BAD_VIA(sb_nn_conv2d, "sb_tensor_new", sb_nn_conv2d(&m, INT64_MAX, INT64_MAX, 3, 3, NULL, true), SB_ERR_SHAPE, "too large");
-    sb_pool2d_params bad_pool = {0, 2, 0, 0, 0, 0, false, false};
+    sb_pool2d_params bad_pool = {0, 2, 0, 0, 0, 0, false, false, 0, 0, 0};
     BAD(sb_nn_max_pool2d, sb_nn_max_pool2d(&m, NULL), SB_ERR_NULL, "");
     BAD(sb_nn_avg_pool2d, sb_nn_avg_pool2d(&m, NULL), SB_ERR_NULL, "");
     (void)bad_pool; /* kernel 0 is refused by the forward pass, not the constructor */
@@ -899,7 +910,7 @@ static void bad_modules_and_graphs(void) {
     BAD(sb_ag_linear, sb_ag_linear(g, &bad_var, vw, NULL, &y), SB_ERR_SHAPE, "ndim 100");
     BAD_VIA(sb_ag_conv2d, "sb_conv2d_forward", sb_ag_conv2d(g, vx, vw, NULL, &cp, &y), SB_ERR_SHAPE, "");
     BAD(sb_ag_conv2d, sb_ag_conv2d(g, &bad_var, vw, NULL, &cp, &y), SB_ERR_SHAPE, "ndim 100");
-    sb_pool2d_params pool = {2, 2, 0, 0, 0, 0, false, false};
+    sb_pool2d_params pool = {2, 2, 0, 0, 0, 0, false, false, 0, 0, 0};
     BAD(sb_ag_max_pool2d, sb_ag_max_pool2d(g, vx, &pool, &y), SB_ERR_SHAPE, "");
     BAD(sb_ag_avg_pool2d, sb_ag_avg_pool2d(g, &bad_var, &pool, &y), SB_ERR_SHAPE, "ndim 100");
     BAD(sb_ag_adaptive_max_pool2d, sb_ag_adaptive_max_pool2d(g, vx, 1, 1, &y), SB_ERR_SHAPE, "");

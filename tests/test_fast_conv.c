@@ -225,7 +225,12 @@ static void run_pool(const pool_case *q, bool ties) {
                         .stride_h = q->p.stride_h ? q->p.stride_h : q->p.kernel_h,
                         .stride_w = q->p.stride_w ? q->p.stride_w : q->p.kernel_w,
                         .pad_h = q->p.pad_h, .pad_w = q->p.pad_w,
-                        .count_include_pad = q->p.count_include_pad};
+                        .count_include_pad = q->p.count_include_pad,
+                        .dil_h = q->p.dilation_h, .dil_w = q->p.dilation_w,
+                        .divisor = q->p.divisor_override};
+    /* dilation is max pooling's only, divisor_override average pooling's */
+    bool run_max = q->p.divisor_override == 0;
+    bool run_avg = q->p.dilation_h <= 1 && q->p.dilation_w <= 1;
     sb_tensor *x = oracle_tensor(SB_F32, 4, q->n, q->c, q->h, q->w);
     sb_tensor *dx = oracle_tensor(SB_F32, 4, q->n, q->c, q->h, q->w);
     sb_tensor *y = oracle_tensor(SB_F32, 4, q->n, q->c, oh, ow);
@@ -243,30 +248,38 @@ static void run_pool(const pool_case *q, bool ties) {
     float *ry = malloc((size_t)ny * 4), *rdx = malloc((size_t)nx * 4);
     float *ray = malloc((size_t)ny * 4), *radx = malloc((size_t)nx * 4);
     int64_t *ridx = malloc((size_t)ny * 8);
-    sb_ref_max_pool2d_forward(&g, xf, ry, ridx);
-    sb_ref_max_pool2d_backward(&g, F(dy), ridx, rdx);
-    sb_ref_avg_pool2d_forward(&g, xf, ray);
-    sb_ref_avg_pool2d_backward(&g, F(dy), radx);
+    if (run_max) {
+        sb_ref_max_pool2d_forward(&g, xf, ry, ridx);
+        sb_ref_max_pool2d_backward(&g, F(dy), ridx, rdx);
+    }
+    if (run_avg) {
+        sb_ref_avg_pool2d_forward(&g, xf, ray);
+        sb_ref_avg_pool2d_backward(&g, F(dy), radx);
+    }
     for (int c = 0; c < sb_test_config_count(); c++) {
         sb_test_config_apply(c);
         const char *cn = sb_test_config_name(c);
-        sb_tensor_fill(y, 1234.5f);
-        memset(idx->data, 0xff, (size_t)ny * 8);
-        CHECK_OK(sb_max_pool2d_forward(x, &q->p, y, idx));
-        int64_t bad_idx = 0;
-        for (int64_t i = 0; i < ny; i++) bad_idx += ((int64_t *)idx->data)[i] != ridx[i];
-        int64_t by = mismatches("max y", cn, F(y), ry, ny);
-        /* y is a bit copy of the winner: NaN payloads included. */
-        for (int64_t i = 0; i < ny; i++) by += sb_test_bits(F(y)[i]) != sb_test_bits(ry[i]);
-        sb_tensor_fill(dx, 1234.5f);
-        CHECK_OK(sb_max_pool2d_backward(dy, idx, &q->p, dx));
-        int64_t bdx = mismatches("max dx", cn, F(dx), rdx, nx);
-        sb_tensor_fill(y, 1234.5f);
-        CHECK_OK(sb_avg_pool2d_forward(x, &q->p, y));
-        int64_t bay = mismatches("avg y", cn, F(y), ray, ny);
-        sb_tensor_fill(dx, 1234.5f);
-        CHECK_OK(sb_avg_pool2d_backward(dy, &q->p, dx));
-        int64_t badx = mismatches("avg dx", cn, F(dx), radx, nx);
+        int64_t bad_idx = 0, by = 0, bdx = 0, bay = 0, badx = 0;
+        if (run_max) {
+            sb_tensor_fill(y, 1234.5f);
+            memset(idx->data, 0xff, (size_t)ny * 8);
+            CHECK_OK(sb_max_pool2d_forward(x, &q->p, y, idx));
+            for (int64_t i = 0; i < ny; i++) bad_idx += ((int64_t *)idx->data)[i] != ridx[i];
+            by = mismatches("max y", cn, F(y), ry, ny);
+            /* y is a bit copy of the winner: NaN payloads included. */
+            for (int64_t i = 0; i < ny; i++) by += sb_test_bits(F(y)[i]) != sb_test_bits(ry[i]);
+            sb_tensor_fill(dx, 1234.5f);
+            CHECK_OK(sb_max_pool2d_backward(dy, idx, &q->p, dx));
+            bdx = mismatches("max dx", cn, F(dx), rdx, nx);
+        }
+        if (run_avg) {
+            sb_tensor_fill(y, 1234.5f);
+            CHECK_OK(sb_avg_pool2d_forward(x, &q->p, y));
+            bay = mismatches("avg y", cn, F(y), ray, ny);
+            sb_tensor_fill(dx, 1234.5f);
+            CHECK_OK(sb_avg_pool2d_backward(dy, &q->p, dx));
+            badx = mismatches("avg dx", cn, F(dx), radx, nx);
+        }
         CHECK(bad_idx + by + bdx + bay + badx == 0,
               "pool %s%s [%s]: %lld indices, %lld max y, %lld max dx, %lld avg y, %lld avg dx "
               "differ",
@@ -279,7 +292,10 @@ static void run_pool(const pool_case *q, bool ties) {
     for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) sb_tensor_free(list[i]);
 }
 
-#define PP(kh, kw, sh, sw, ph, pw, ceil, incl) ((sb_pool2d_params){kh, kw, sh, sw, ph, pw, ceil, incl})
+#define PP(kh, kw, sh, sw, ph, pw, ceil, incl) ((sb_pool2d_params){kh, kw, sh, sw, ph, pw, ceil, incl, 0, 0, 0})
+/* with dilation (max only) or divisor_override (avg only) */
+#define PPX(kh, kw, sh, sw, ph, pw, ceil, incl, dh, dw, div) \
+    ((sb_pool2d_params){kh, kw, sh, sw, ph, pw, ceil, incl, dh, dw, div})
 
 static void test_pool_cases(void) {
     int64_t lenet_n = sb_test_quick() ? 6 : 100;
@@ -295,6 +311,13 @@ static void test_pool_cases(void) {
         {"1x1", 3, 7, 5, 3, SB_POOL2D_PARAMS(1, 1)},
         {"odd 5x5 2x2", 7, 3, 5, 5, SB_POOL2D_PARAMS(2, 2)},
         {"wide 2x2 (rows of several vectors)", 2, 3, 6, 71, SB_POOL2D_PARAMS(2, 2)},
+        {"3x3/1 pad 1 dilation 2", 3, 4, 13, 11, PPX(3, 3, 1, 1, 1, 1, false, true, 2, 2, 0)},
+        {"2x2/2 dilation 2 (lenet shape)", 5, 6, 28, 28, PPX(2, 2, 2, 2, 0, 0, false, true, 2, 2, 0)},
+        {"3x2/2x1 pad 1 ceil dilation 3x2", 2, 3, 17, 9, PPX(3, 2, 2, 1, 1, 1, true, true, 3, 2, 0)},
+        {"2x2 dilation 4 pad 1 ceil", 2, 2, 7, 7, PPX(2, 2, 2, 2, 1, 1, true, true, 4, 4, 0)},
+        {"3x3/2 pad 1 divisor_override 5", 3, 4, 13, 11, PPX(3, 3, 2, 2, 1, 1, false, true, 0, 0, 5)},
+        {"2x2 disjoint divisor_override -3", 2, 6, 28, 28, PPX(2, 2, 2, 2, 0, 0, false, false, 0, 0, -3)},
+        {"3x3/3 pad 1 ceil divisor_override 2", 2, 3, 8, 7, PPX(3, 3, 3, 3, 1, 1, true, true, 0, 0, 2)},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         run_pool(&cases[i], false);

@@ -26,6 +26,8 @@
         F(sb_pool2d_params, stride_h) F(sb_pool2d_params, stride_w)                       \
         F(sb_pool2d_params, pad_h) F(sb_pool2d_params, pad_w)                             \
         F(sb_pool2d_params, ceil_mode) F(sb_pool2d_params, count_include_pad)             \
+        F(sb_pool2d_params, dilation_h) F(sb_pool2d_params, dilation_w)                   \
+        F(sb_pool2d_params, divisor_override)                                             \
     S(sb_sgd_config) F(sb_sgd_config, lr) F(sb_sgd_config, momentum)                      \
         F(sb_sgd_config, dampening) F(sb_sgd_config, weight_decay)                        \
         F(sb_sgd_config, nesterov) F(sb_sgd_config, maximize)                             \

@@ -39,9 +39,10 @@ typedef struct pcase {
 } pcase;
 
 /* Output size from PyTorch's rule, written out; 0 if invalid. */
-static int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t pad, bool ceil_mode) {
+static int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t pad, int64_t d, bool ceil_mode) {
     if (s == 0) s = k;
-    double q = (double)(in + 2 * pad - k) / (double)s;
+    if (d == 0) d = 1;
+    double q = (double)(in + 2 * pad - (d * (k - 1) + 1)) / (double)s;
     int64_t o = (int64_t)(ceil_mode ? ceil(q) : floor(q)) + 1;
     if (ceil_mode && (o - 1) * s >= in + pad) o--;
     return o;
@@ -50,8 +51,9 @@ static int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t pad, bool ceil
 static void check_pool(const pcase *pc, bool quiet_values) {
     const sb_pool2d_params *p = &pc->p;
     int64_t sh = p->stride_h ? p->stride_h : p->kernel_h, sw = p->stride_w ? p->stride_w : p->kernel_w;
-    int64_t OH = out_size(pc->h, p->kernel_h, p->stride_h, p->pad_h, p->ceil_mode);
-    int64_t OW = out_size(pc->w, p->kernel_w, p->stride_w, p->pad_w, p->ceil_mode);
+    int64_t dh = p->dilation_h ? p->dilation_h : 1, dw = p->dilation_w ? p->dilation_w : 1;
+    int64_t OH = out_size(pc->h, p->kernel_h, p->stride_h, p->pad_h, dh, p->ceil_mode);
+    int64_t OW = out_size(pc->w, p->kernel_w, p->stride_w, p->pad_w, dw, p->ceil_mode);
     int64_t oh = -1, ow = -1;
     CHECK_OK(sb_pool2d_output_size(pc->h, pc->w, p, &oh, &ow));
     CHECK(oh == OH && ow == OW, "pool output %lldx%lld, expected %lldx%lld", (long long)oh,
@@ -79,7 +81,7 @@ static void check_pool(const pcase *pc, bool quiet_values) {
                 float best = -INFINITY;
                 for (int64_t i = 0; i < p->kernel_h && want < 0; i++)
                     for (int64_t j = 0; j < p->kernel_w; j++) {
-                        int64_t hh = r * sh - p->pad_h + i, ww = s * sw - p->pad_w + j;
+                        int64_t hh = r * sh - p->pad_h + i * dh, ww = s * sw - p->pad_w + j * dw;
                         if (hh >= 0 && hh < H && ww >= 0 && ww < W && isnan(xq[hh * W + ww])) {
                             want = hh * W + ww;
                             break;
@@ -88,12 +90,12 @@ static void check_pool(const pcase *pc, bool quiet_values) {
                 if (want < 0) {
                     for (int64_t i = 0; i < p->kernel_h; i++)
                         for (int64_t j = 0; j < p->kernel_w; j++) {
-                            int64_t hh = r * sh - p->pad_h + i, ww = s * sw - p->pad_w + j;
+                            int64_t hh = r * sh - p->pad_h + i * dh, ww = s * sw - p->pad_w + j * dw;
                             if (hh >= 0 && hh < H && ww >= 0 && ww < W) best = fmaxf(best, xq[hh * W + ww]);
                         }
                     for (int64_t i = 0; i < p->kernel_h && want < 0; i++)
                         for (int64_t j = 0; j < p->kernel_w; j++) {
-                            int64_t hh = r * sh - p->pad_h + i, ww = s * sw - p->pad_w + j;
+                            int64_t hh = r * sh - p->pad_h + i * dh, ww = s * sw - p->pad_w + j * dw;
                             if (hh >= 0 && hh < H && ww >= 0 && ww < W && xq[hh * W + ww] == best) {
                                 want = hh * W + ww;
                                 break;
@@ -125,10 +127,13 @@ static void check_pool(const pcase *pc, bool quiet_values) {
     lists_free(&L);
     CHECK(bad == 0 && far == 0, "max backward: %ld inputs differ, %ld far from float64", bad, far);
 
-    /* ---- avg forward ---- */
+    /* ---- avg forward: counted divisors (cip 0, 1), then divisor_override ---- */
     sb_pool2d_params pa = *p;
-    for (int cip = 0; cip < 2; cip++) {
-        pa.count_include_pad = cip;
+    /* average pooling has no dilation: those cases are max-only */
+    for (int cip = 0; cip < 3 && dh == 1 && dw == 1; cip++) {
+        static const int64_t overrides[3] = {0, 0, -3};
+        pa.count_include_pad = cip == 1;
+        pa.divisor_override = overrides[cip];
         sb_tensor_fill(y, NAN);
         sb_tensor_fill(dx, NAN);
         CHECK_OK(sb_avg_pool2d_forward(x, &pa, y));
@@ -143,9 +148,9 @@ static void check_pool(const pcase *pc, bool quiet_values) {
                         bool inb = hh >= 0 && hh < H && ww >= 0 && ww < W;
                         bool inpad = hh >= -p->pad_h && hh < H + p->pad_h && ww >= -p->pad_w &&
                                      ww < W + p->pad_w;
-                        cnt += cip ? inpad : inb;
+                        cnt += pa.count_include_pad ? inpad : inb;
                     }
-                div[r * OW + s] = (float)cnt;
+                div[r * OW + s] = pa.divisor_override ? (float)pa.divisor_override : (float)cnt;
             }
         bad = 0;
         far = 0;
@@ -154,20 +159,26 @@ static void check_pool(const pcase *pc, bool quiet_values) {
             for (int64_t r = 0; r < OH; r++)
                 for (int64_t s = 0; s < OW; s++) {
                     int64_t len = 0;
-                    double s64 = 0;
+                    double s64 = 0, mag = 0;
                     for (int64_t i = 0; i < p->kernel_h; i++)
                         for (int64_t j = 0; j < p->kernel_w; j++) {
                             int64_t hh = r * sh - p->pad_h + i, ww = s * sw - p->pad_w + j;
                             if (hh >= 0 && hh < H && ww >= 0 && ww < W) {
                                 buf[len++] = F(x)[(q * H + hh) * W + ww];
                                 s64 += buf[len - 1];
+                                mag += fabs(buf[len - 1]);
                             }
                         }
                     float got = F(y)[(q * OH + r) * OW + s];
                     bad += !oracle_same(got, oracle_canonical_sum(buf, len) / div[r * OW + s]);
-                    far += fabs(got - s64 / div[r * OW + s]) > 1e-5 * (fabs(s64) + 1e-3);
+                    /* the sum's error scales with its terms' magnitudes, then the division */
+                    far += fabs(got - s64 / div[r * OW + s]) >
+                           1e-5 * (mag + 1e-3) / fabs(div[r * OW + s]);
                 }
-        CHECK(bad == 0, "avg forward (count_include_pad %d): %ld outputs differ", cip, bad);
+        CHECK(bad == 0 && far == 0,
+              "avg forward (variant %d: excl. pad, incl. pad, divisor_override): %ld outputs differ, %ld far",
+              cip, bad, far);
+        far = 0;
         /* avg backward: scatter dy/div to every in-bounds position in order. */
         lists A = lists_new(P * H * W);
         for (int64_t q = 0; q < P; q++)
@@ -190,7 +201,7 @@ static void check_pool(const pcase *pc, bool quiet_values) {
             far += fabs(F(dx)[i] - s64) > 8 * FLT_EPSILON * mag;
         }
         lists_free(&A);
-        CHECK(bad == 0 && far == 0, "avg backward (count_include_pad %d): %ld differ, %ld far", cip,
+        CHECK(bad == 0 && far == 0, "avg backward (variant %d): %ld differ, %ld far", cip,
               bad, far);
         free(div);
         free(buf);
@@ -201,16 +212,23 @@ static void check_pool(const pcase *pc, bool quiet_values) {
 
 static void test_pool_shapes(void) {
     static const pcase cases[] = {
-        {2, 3, 7, 9, {3, 3, 2, 2, 1, 1, false, true}},
-        {1, 2, 8, 8, {2, 2, 0, 0, 0, 0, false, true}},   /* stride 0 = kernel */
-        {1, 1, 9, 7, {3, 2, 1, 1, 1, 1, false, true}},   /* heavy overlap */
-        {2, 2, 5, 5, {2, 2, 2, 2, 0, 0, true, true}},    /* ceil: windows past the edge */
-        {1, 3, 6, 7, {3, 3, 2, 2, 1, 1, true, false}},
-        {1, 1, 5, 5, {3, 3, 3, 3, 1, 1, true, true}},    /* ceil, last window dropped */
-        {3, 1, 1, 1, {1, 1, 1, 1, 0, 0, false, true}},   /* 1x1 */
-        {1, 2, 4, 11, {4, 5, 1, 3, 2, 2, false, true}},  /* pad = kernel/2 */
-        {1, 1, 40, 40, {7, 7, 1, 1, 3, 3, false, true}}, /* 49 overlapping windows: > 32 terms */
-        {0, 2, 4, 4, {2, 2, 0, 0, 0, 0, false, true}},   /* empty batch */
+        {2, 3, 7, 9, {3, 3, 2, 2, 1, 1, false, true, 0, 0, 0}},
+        {1, 2, 8, 8, {2, 2, 0, 0, 0, 0, false, true, 0, 0, 0}},   /* stride 0 = kernel */
+        {1, 1, 9, 7, {3, 2, 1, 1, 1, 1, false, true, 0, 0, 0}},   /* heavy overlap */
+        {2, 2, 5, 5, {2, 2, 2, 2, 0, 0, true, true, 0, 0, 0}},    /* ceil: windows past the edge */
+        {1, 3, 6, 7, {3, 3, 2, 2, 1, 1, true, false, 0, 0, 0}},
+        {1, 1, 5, 5, {3, 3, 3, 3, 1, 1, true, true, 0, 0, 0}},    /* ceil, last window dropped */
+        {3, 1, 1, 1, {1, 1, 1, 1, 0, 0, false, true, 0, 0, 0}},   /* 1x1 */
+        {1, 2, 4, 11, {4, 5, 1, 3, 2, 2, false, true, 0, 0, 0}},  /* pad = kernel/2 */
+        {1, 1, 40, 40, {7, 7, 1, 1, 3, 3, false, true, 0, 0, 0}}, /* 49 overlapping windows: > 32 terms */
+        {0, 2, 4, 4, {2, 2, 0, 0, 0, 0, false, true, 0, 0, 0}},   /* empty batch */
+        /* dilation (max only): taps d apart, windows overlapping and interleaved */
+        {2, 3, 9, 11, {3, 3, 1, 1, 1, 1, false, true, 2, 2, 0}},
+        {1, 2, 13, 10, {3, 2, 2, 1, 1, 1, true, true, 3, 2, 0}},  /* ceil, d_h != d_w */
+        {1, 1, 7, 7, {2, 2, 2, 2, 1, 1, true, true, 4, 4, 0}},    /* windows in the padding */
+        {2, 1, 6, 17, {4, 3, 3, 2, 2, 0, false, true, 1, 5, 0}},  /* one axis dilated */
+        {1, 1, 40, 40, {5, 5, 1, 1, 2, 2, false, true, 3, 3, 0}}, /* > 32 terms per input */
+        {0, 2, 9, 9, {3, 3, 0, 0, 1, 1, false, true, 2, 2, 0}},   /* empty batch */
     };
     int n = (int)(sizeof cases / sizeof cases[0]);
     for (int i = 0; i < n; i++) {
@@ -248,7 +266,7 @@ static void test_pool_specials(void) {
     CHECK_OK(sb_max_pool2d_forward(x, &p, y, ix));
     CHECK(F(y)[0] == -INFINITY && I(ix)[0] == 0, "all -inf: first element");
     /* Padding never wins: all inputs -5 with padding 1. */
-    sb_pool2d_params pp = {3, 3, 1, 1, 1, 1, false, true};
+    sb_pool2d_params pp = {3, 3, 1, 1, 1, 1, false, true, 0, 0, 0};
     sb_tensor *x3 = oracle_tensor(SB_F32, 4, 1, 1, 3, 3), *y3 = oracle_tensor(SB_F32, 4, 1, 1, 3, 3);
     sb_tensor_fill(x3, -5.0f);
     CHECK_OK(sb_max_pool2d_forward(x3, &pp, y3, NULL));
@@ -266,7 +284,7 @@ static void test_pool_specials(void) {
     CHECK_BITS(F(y)[0], -0.0f, "avg of -0 is -0");
     /* ceil mode: 5x5, k2 s2: 3x3 outputs, the last window holds one row and
      * column, and its divisor counts only positions inside the input. */
-    sb_pool2d_params pc = {2, 2, 2, 2, 0, 0, true, true};
+    sb_pool2d_params pc = {2, 2, 2, 2, 0, 0, true, true, 0, 0, 0};
     sb_tensor *x5 = oracle_tensor(SB_F32, 4, 1, 1, 5, 5), *y5 = oracle_tensor(SB_F32, 4, 1, 1, 3, 3);
     for (int i = 0; i < 25; i++) F(x5)[i] = (float)i;
     CHECK_OK(sb_avg_pool2d_forward(x5, &pc, y5));
@@ -275,10 +293,10 @@ static void test_pool_specials(void) {
     int64_t oh, ow;
     CHECK_OK(sb_pool2d_output_size(5, 5, &pc, &oh, &ow));
     CHECK(oh == 3 && ow == 3, "ceil 5/2");
-    sb_pool2d_params pd = {3, 3, 3, 3, 1, 1, true, true};
+    sb_pool2d_params pd = {3, 3, 3, 3, 1, 1, true, true, 0, 0, 0};
     CHECK_OK(sb_pool2d_output_size(5, 5, &pd, &oh, &ow));
     CHECK(oh == 2 && ow == 2, "ceil mode drops a window starting in the right padding: %lld", (long long)oh);
-    sb_pool2d_params pe = {3, 3, 2, 2, 1, 1, true, true};
+    sb_pool2d_params pe = {3, 3, 2, 2, 1, 1, true, true, 0, 0, 0};
     CHECK_OK(sb_pool2d_output_size(6, 6, &pe, &oh, &ow));
     CHECK(oh == 4 && ow == 4, "ceil(5/2)+1 = 4");
     pe.ceil_mode = false;
@@ -288,7 +306,7 @@ static void test_pool_specials(void) {
     /* Max backward order: one element is the max of 9 overlapping windows
      * (k3 s1 p1 on 3x3 with a dominant centre); its dx is the canonical sum
      * of the 9 grads in (r, s) order, which differs from a sequential sum. */
-    sb_pool2d_params po = {3, 3, 1, 1, 1, 1, false, true};
+    sb_pool2d_params po = {3, 3, 1, 1, 1, 1, false, true, 0, 0, 0};
     sb_tensor *xo = oracle_tensor(SB_F32, 4, 1, 1, 3, 3), *yo = oracle_tensor(SB_F32, 4, 1, 1, 3, 3);
     sb_tensor *io = oracle_tensor(SB_I64, 4, 1, 1, 3, 3), *dyo = oracle_tensor(SB_F32, 4, 1, 1, 3, 3);
     sb_tensor *dxo = oracle_tensor(SB_F32, 4, 1, 1, 3, 3);
@@ -316,12 +334,26 @@ static void test_pool_specials(void) {
     for (int i = 0; i < 91 * 91; i++) F(xb)[i] = oracle_rand_float();
     CHECK_OK(sb_avg_pool2d_forward(xb, &pb, yb));
     CHECK_BITS(F(yb)[0], oracle_canonical_sum(F(xb), 91 * 91) / 8281.0f, "avg over 8281 elements");
-    sb_tensor *list[] = {x, y, ix, x3, y3, x5, y5, xo, yo, io, dyo, dxo, xb, yb};
+    /* divisor_override replaces every window's divisor, padded corner included */
+    sb_pool2d_params pv = {3, 3, 1, 1, 1, 1, false, true, 0, 0, 7};
+    for (int i = 0; i < 9; i++) F(x3)[i] = (float)(i + 1);
+    CHECK_OK(sb_avg_pool2d_forward(x3, &pv, y3));
+    CHECK_BITS(F(y3)[0], (1.0f + 2.0f + 4.0f + 5.0f) / 7.0f, "divisor_override 7 at a corner");
+    CHECK_BITS(F(y3)[4], 45.0f / 7.0f, "divisor_override 7 in the middle");
+    /* dilation 2: the window of output 0 holds x[0][0], x[0][2], x[2][0], x[2][2] */
+    sb_pool2d_params pdl = {2, 2, 1, 1, 0, 0, false, true, 2, 2, 0};
+    sb_tensor *yl = oracle_tensor(SB_F32, 4, 1, 1, 1, 1);
+    float e[9] = {1.0f, 9.0f, 2.0f, 9.0f, 9.0f, 9.0f, 3.0f, 9.0f, 0.5f};
+    memcpy(F(x3), e, sizeof e);
+    CHECK_OK(sb_max_pool2d_forward(x3, &pdl, yl, ix));
+    CHECK(F(yl)[0] == 3.0f && I(ix)[0] == 6, "dilated max skips the 9s: %g at %lld", F(yl)[0],
+          (long long)I(ix)[0]);
+    sb_tensor *list[] = {x, y, ix, x3, y3, x5, y5, xo, yo, io, dyo, dxo, xb, yb, yl};
     for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) sb_tensor_free(list[i]);
 }
 
 static void test_pool_errors(void) {
-    sb_pool2d_params p = {3, 3, 2, 2, 1, 1, false, true};
+    sb_pool2d_params p = {3, 3, 2, 2, 1, 1, false, true, 0, 0, 0};
     sb_tensor *x = oracle_tensor(SB_F32, 4, 2, 3, 7, 7), *y = oracle_tensor(SB_F32, 4, 2, 3, 4, 4);
     sb_tensor *ix = oracle_tensor(SB_I64, 4, 2, 3, 4, 4), *dx = oracle_tensor(SB_F32, 4, 2, 3, 7, 7);
     sb_tensor *ybad = oracle_tensor(SB_F32, 4, 2, 3, 3, 3), *x3 = oracle_tensor(SB_F32, 3, 3, 7, 7, 0);
@@ -379,7 +411,36 @@ static void test_pool_errors(void) {
     CHECK_ERROR(sb_pool2d_output_size(5, 5, NULL, &oh, &ow), SB_ERR_NULL, "params is NULL");
     CHECK_ERROR(sb_pool2d_output_size(5, 5, &p, &oh, NULL), SB_ERR_NULL, "out_h or out_w");
     CHECK_ERROR(sb_pool2d_output_size(0, 5, &p, &oh, &ow), SB_ERR_SHAPE, "input height is 0");
-    sb_tensor *list[] = {x, y, ix, dx, ybad, x3, xi, ixf, x0, y0, xt, ya};
+
+    /* dilation is max pooling's, divisor_override average pooling's */
+    q = p; q.dilation_h = 2;
+    CHECK_ERROR(sb_avg_pool2d_forward(x, &q, y), SB_ERR_ARG, "average pooling has no dilation");
+    CHECK_ERROR(sb_avg_pool2d_backward(y, &q, dx), SB_ERR_ARG, "average pooling has no dilation");
+    q = p; q.divisor_override = 4;
+    CHECK_ERROR(sb_max_pool2d_forward(x, &q, y, ix), SB_ERR_ARG, "divisor_override = 4 must be 0");
+    CHECK_ERROR(sb_max_pool2d_backward(y, ix, &q, dx), SB_ERR_ARG, "divisor_override = 4 must be 0");
+    q = p; q.dilation_w = -1;
+    CHECK_ERROR(sb_max_pool2d_forward(x, &q, y, ix), SB_ERR_ARG, "params->dilation_w = -1");
+    q = p; q.divisor_override = (INT64_C(1) << 24) + 1;
+    CHECK_ERROR(sb_avg_pool2d_forward(x, &q, y), SB_ERR_ARG, "divisor_override = 16777217");
+    q = p; q.dilation_h = 5; /* extent 11 > 7 + 2 */
+    CHECK_ERROR(sb_max_pool2d_forward(x, &q, y, ix), SB_ERR_SHAPE, "dilated extent 11");
+    /* width 2, k 2, pad 1, dilation 3: the only window's taps are -1 and 2 */
+    sb_pool2d_params pz = {2, 2, 1, 1, 1, 1, false, true, 3, 3, 0};
+    CHECK_ERROR(sb_pool2d_output_size(2, 2, &pz, &oh, &ow), SB_ERR_SHAPE, "holds no input element");
+    /* a dilated window's index must be one of its taps, not a position between them */
+    sb_pool2d_params pt = {2, 2, 1, 1, 0, 0, false, true, 2, 2, 0};
+    sb_tensor *xd = oracle_tensor(SB_F32, 4, 1, 1, 5, 5), *yd = oracle_tensor(SB_F32, 4, 1, 1, 3, 3);
+    sb_tensor *id = oracle_tensor(SB_I64, 4, 1, 1, 3, 3), *dxd = oracle_tensor(SB_F32, 4, 1, 1, 5, 5);
+    CHECK_OK(sb_max_pool2d_forward(xd, &pt, yd, id));
+    CHECK_OK(sb_max_pool2d_backward(yd, id, &pt, dxd));
+    I(id)[0] = 1; /* window (0, 0) taps columns 0 and 2 */
+    CHECK_ERROR(sb_max_pool2d_backward(yd, id, &pt, dxd), SB_ERR_RANGE, "outside its window");
+    I(id)[0] = 5; /* row 1 lies between the taps 0 and 2 */
+    CHECK_ERROR(sb_max_pool2d_backward(yd, id, &pt, dxd), SB_ERR_RANGE, "outside its window");
+    I(id)[0] = 12;
+    CHECK_OK(sb_max_pool2d_backward(yd, id, &pt, dxd));
+    sb_tensor *list[] = {x, y, ix, dx, ybad, x3, xi, ixf, x0, y0, xt, ya, xd, yd, id, dxd};
     for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) sb_tensor_free(list[i]);
 }
 

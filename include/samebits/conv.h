@@ -73,19 +73,28 @@ SB_API sb_status sb_conv2d_backward(const sb_tensor *dy, const sb_tensor *x, con
  * is used by average pooling only: divide by the window's positions inside
  * the padded input (PyTorch's default, true) or by its in-bounds positions
  * (false). A zero-filled struct has count_include_pad false: use
- * SB_POOL2D_PARAMS(kh, kw) for PyTorch's defaults. Pooling has no dilation. */
+ * SB_POOL2D_PARAMS(kh, kw) for PyTorch's defaults.
+ * dilation (max pooling only; PyTorch's avg_pool2d has none): window taps are
+ * dilation apart, 0 meaning 1; the pad bound stays kernel/2 (PyTorch's), and
+ * a window that would hold no in-bounds tap is refused (SB_ERR_SHAPE).
+ * divisor_override (average pooling only): 0 means none, else every window
+ * divides by this value (nonzero, |value| <= 2^24 so it is exact as a float)
+ * instead of its counted positions. */
 typedef struct sb_pool2d_params {
     int64_t kernel_h, kernel_w;
     int64_t stride_h, stride_w;
     int64_t pad_h, pad_w;
     bool ceil_mode;
     bool count_include_pad;
+    int64_t dilation_h, dilation_w;
+    int64_t divisor_override;
 } sb_pool2d_params;
 
-#define SB_POOL2D_PARAMS(kh, kw) ((sb_pool2d_params){(kh), (kw), 0, 0, 0, 0, false, true})
+#define SB_POOL2D_PARAMS(kh, kw) ((sb_pool2d_params){(kh), (kw), 0, 0, 0, 0, false, true, 1, 1, 0})
 
-/* out = floor_or_ceil((in + 2*pad - kernel) / stride) + 1 per axis, minus one
- * in ceil mode when the last window would start at or past in + pad. */
+/* out = floor_or_ceil((in + 2*pad - dilation*(kernel-1) - 1) / stride) + 1 per
+ * axis, minus one in ceil mode when the last window would start at or past
+ * in + pad. */
 SB_API sb_status sb_pool2d_output_size(int64_t in_h, int64_t in_w, const sb_pool2d_params *params,
                                 int64_t *out_h, int64_t *out_w);
 
@@ -105,7 +114,8 @@ SB_API sb_status sb_max_pool2d_backward(const sb_tensor *dy, const sb_tensor *in
                                  const sb_pool2d_params *params, sb_tensor *dx);
 
 /* y[n][c][r][s] = (canonical sum of the window's in-bounds elements in (i, j)
- * order) / divisor, one IEEE division. */
+ * order) / divisor, one IEEE division; the divisor is divisor_override
+ * when it is set. */
 SB_API sb_status sb_avg_pool2d_forward(const sb_tensor *x, const sb_pool2d_params *params, sb_tensor *y);
 
 /* dx[n][c][h][w'] = canonical sum, over the windows (r, s) containing (h, w')

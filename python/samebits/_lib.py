@@ -197,7 +197,8 @@ class Conv2dParams(CheckedStructure):
 class Pool2dParams(CheckedStructure):
     _fields_ = [(n, ctypes.c_int64) for n in
                 ("kernel_h", "kernel_w", "stride_h", "stride_w", "pad_h", "pad_w")] + [
-        ("ceil_mode", ctypes.c_bool), ("count_include_pad", ctypes.c_bool)]
+        ("ceil_mode", ctypes.c_bool), ("count_include_pad", ctypes.c_bool)] + [
+        (n, ctypes.c_int64) for n in ("dilation_h", "dilation_w", "divisor_override")]
 
 
 class SgdConfig(CheckedStructure):

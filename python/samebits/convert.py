@@ -108,12 +108,12 @@ def _check(m, path):
     if t is torch.nn.CrossEntropyLoss and m.weight is not None:
         raise UnsupportedModuleError("samebits.from_torch_module: cannot convert "
                                   "torch.nn.CrossEntropyLoss%s with class weights" % where)
-    if t is torch.nn.MaxPool2d and m.dilation not in (1, (1, 1)):
-        raise UnsupportedModuleError("samebits.from_torch_module: cannot convert torch.nn.MaxPool2d%s "
-                                  "with dilation %r" % (where, m.dilation))
-    if t is torch.nn.AvgPool2d and m.divisor_override is not None:
+    if t is torch.nn.AvgPool2d and m.divisor_override is not None and (
+            isinstance(m.divisor_override, bool) or not isinstance(m.divisor_override, int)
+            or m.divisor_override == 0):
         raise UnsupportedModuleError("samebits.from_torch_module: cannot convert torch.nn.AvgPool2d%s "
-                                  "with divisor_override" % where)
+                                  "with divisor_override=%r; it must be a nonzero int"
+                                  % (where, m.divisor_override))
     if t in (torch.nn.Softmax, torch.nn.LogSoftmax) and m.dim is None:
         raise UnsupportedModuleError("samebits.from_torch_module: cannot convert %s%s with dim=None; "
                                   "give the dimension explicitly" % (_type_name(m), where))

@@ -190,7 +190,10 @@ def _conv2d_backward(dy, x, w, p, need_x, need_w, need_b):
     return dx, dw, db
 
 
-def _pool_params(kernel_size, stride, padding, ceil_mode, count_include_pad, fn="pool2d"):
+def _pool_params(kernel_size, stride, padding, ceil_mode, count_include_pad, fn="pool2d",
+                 dilation=1, divisor_override=None):
+    """dilation is max pooling's, divisor_override (None or a nonzero int)
+    average pooling's; the C library refuses each for the other pooling."""
     P = _lib.Pool2dParams
     kh, kw = _pair(kernel_size, fn, "kernel_size", P, "kernel_h")
     if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0):
@@ -198,8 +201,16 @@ def _pool_params(kernel_size, stride, padding, ceil_mode, count_include_pad, fn=
     else:
         sh, sw = _pair(stride, fn, "stride", P, "stride_h")
     ph, pw = _pair(padding, fn, "padding", P, "pad_h")
+    dh, dw = _pair(dilation, fn, "dilation", P, "dilation_h")
+    if dh < 1 or dw < 1:
+        raise ValueError("samebits.%s: dilation must be >= 1, got %r" % (fn, dilation))
+    div = 0
+    if divisor_override is not None:
+        div = _lib.field_int(divisor_override, P, "divisor_override", fn, "divisor_override")
+        if div == 0:  # 0 means "none" in the C struct
+            raise ValueError("samebits.%s: divisor_override must not be zero" % fn)
     return P(kh, kw, sh, sw, ph, pw, _flag(ceil_mode, fn, "ceil_mode"),
-             _flag(count_include_pad, fn, "count_include_pad"))
+             _flag(count_include_pad, fn, "count_include_pad"), dh, dw, div)
 
 
 def _pool_out(x, p, fn):
@@ -861,10 +872,11 @@ def conv2d_weight(input, weight_size, grad_output, stride=1, padding=0, dilation
     return back(dw, kind_of(input, grad_output))
 
 
-def max_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, return_indices=False):
+def max_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, return_indices=False,
+               dilation=1):
     """First NaN, else first maximum in window order (PyTorch picks the last
     NaN); indices like PyTorch's (h*W + w in the plane)."""
-    p = _pool_params(kernel_size, stride, padding, ceil_mode, True, "max_pool2d")
+    p = _pool_params(kernel_size, stride, padding, ceil_mode, True, "max_pool2d", dilation)
     y, idx = _max_pool2d(to_np(x, "max_pool2d", "x"), p)
     k = kind_of(x)
     if _flag(return_indices, "max_pool2d", "return_indices"):
@@ -873,22 +885,25 @@ def max_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, return_i
 
 
 def max_pool2d_backward(dy, indices, input_shape, kernel_size, stride=None, padding=0,
-                        ceil_mode=False):
-    p = _pool_params(kernel_size, stride, padding, ceil_mode, True, "max_pool2d_backward")
+                        ceil_mode=False, dilation=1):
+    p = _pool_params(kernel_size, stride, padding, ceil_mode, True, "max_pool2d_backward",
+                     dilation)
     return back(_max_pool2d_backward(to_np(dy, "max_pool2d_backward", "dy"),
                                      to_np_index(indices, "max_pool2d_backward", "indices"),
                                      input_shape, p), kind_of(dy))
 
 
-def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
-    p = _pool_params(kernel_size, stride, padding, ceil_mode, count_include_pad, "avg_pool2d")
+def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    p = _pool_params(kernel_size, stride, padding, ceil_mode, count_include_pad, "avg_pool2d",
+                     divisor_override=divisor_override)
     return back(_avg_pool2d(to_np(x, "avg_pool2d", "x"), p), kind_of(x))
 
 
 def avg_pool2d_backward(dy, input_shape, kernel_size, stride=None, padding=0, ceil_mode=False,
-                        count_include_pad=True):
+                        count_include_pad=True, divisor_override=None):
     p = _pool_params(kernel_size, stride, padding, ceil_mode, count_include_pad,
-                     "avg_pool2d_backward")
+                     "avg_pool2d_backward", divisor_override=divisor_override)
     return back(_avg_pool2d_backward(to_np(dy, "avg_pool2d_backward", "dy"), input_shape, p),
                 kind_of(dy))
 

@@ -306,12 +306,14 @@ static sb_status run_conv2d(run_ctx *r) {
 
 static sb_status run_pool(run_ctx *r, bool is_max) {
     shp sx;
-    sb_pool2d_params p;
+    sb_pool2d_params p = SB_POOL2D_PARAMS(2, 2);
     int64_t ceil_mode, cip;
     SB_TRY(pshape(r, "x", &sx));
     SB_TRY(pair(r, "kernel", 2, &p.kernel_h, &p.kernel_w));
     SB_TRY(pair(r, "stride", 0, &p.stride_h, &p.stride_w));
     SB_TRY(pair(r, "pad", 0, &p.pad_h, &p.pad_w));
+    SB_TRY(pair(r, "dilation", 1, &p.dilation_h, &p.dilation_w));
+    SB_TRY(pint(r, "divisor", 0, &p.divisor_override));
     SB_TRY(pint(r, "ceil", 0, &ceil_mode));
     SB_TRY(pint(r, "cip", 1, &cip));
     p.ceil_mode = ceil_mode != 0;

@@ -36,9 +36,11 @@ static sb_pool2d_geom slice(const sb_pool2d_geom *g, int64_t p0, int64_t p1) {
 
 /* Adaptive geometries reach here only when their windows differ in size
  * (src/ops/conv.c turns evenly dividing ones into fixed windows), and
- * those may overlap: they take the reference loops. */
+ * those may overlap: they take the reference loops, as do dilated windows
+ * (their taps are not a contiguous block). */
 static bool disjoint_windows(const sb_pool2d_geom *g) {
-    return !g->adaptive && g->stride_h >= g->kh && g->stride_w >= g->kw;
+    return !g->adaptive && g->dil_h <= 1 && g->dil_w <= 1 && g->stride_h >= g->kh &&
+           g->stride_w >= g->kw;
 }
 
 /* Planes are cheap; keep ranges at a few thousand elements at least. */
@@ -51,7 +53,7 @@ static void over_planes(const sb_pool2d_geom *g, sb_range_fn fn, void *ctx) {
 /* LeNet's pooling: 2x2 windows, stride 2, no padding, all inside. */
 static bool is_2x2_inside(const sb_pool2d_geom *g) {
     return !g->adaptive && g->kh == 2 && g->kw == 2 && g->stride_h == 2 && g->stride_w == 2 &&
-           g->pad_h == 0 &&
+           g->dil_h <= 1 && g->dil_w <= 1 && g->pad_h == 0 &&
            g->pad_w == 0 && 2 * g->oh <= g->h && 2 * g->ow <= g->w;
 }
 

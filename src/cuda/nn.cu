@@ -331,6 +331,10 @@ static sb_status pool_entry(const char *fn, sb_cuda_context *ctx, const sb_pool2
     *dg = NULL;
     SB_TRY(sb_cuda_enter(fn, ctx));
     if (!g) return sb_fail(SB_ERR_NULL, "%s: geometry is NULL", fn);
+    /* conv.cl's windows are contiguous and divide by counted positions. */
+    if (g->dil_h > 1 || g->dil_w > 1 || g->divisor != 0)
+        return sb_fail(SB_ERR_UNSUPPORTED,
+                       "%s: pooling dilation and divisor_override have no CUDA kernel yet", fn);
     if (total == 0) return SB_OK;
     const SB_LONG v[SB_POOL_GEOM] = {g->planes, g->h,        g->w,        g->oh,
                                     g->ow,     g->kh,       g->kw,       g->stride_h,

@@ -824,12 +824,17 @@ static sb_status ocl_conv2d_backward(const sb_backend *be, const sb_conv2d_geom 
 
 enum { POOL_GEOM = 13 };
 
-/* conv.cl's pool geometry; `adaptive` windows are PyTorch's adaptive ones. */
-static void pool_geom(const sb_pool2d_geom *g, cl_long v[POOL_GEOM]) {
+/* conv.cl's pool geometry; `adaptive` windows are PyTorch's adaptive ones.
+ * conv.cl's windows are contiguous and divide by counted positions. */
+static sb_status pool_geom(const char *fn, const sb_pool2d_geom *g, cl_long v[POOL_GEOM]) {
+    if (g->dil_h > 1 || g->dil_w > 1 || g->divisor != 0)
+        return sb_fail(SB_ERR_UNSUPPORTED,
+                       "%s: pooling dilation and divisor_override have no OpenCL kernel yet", fn);
     cl_long t[POOL_GEOM] = {g->planes, g->h,        g->w,          g->oh,     g->ow,
                             g->kh,     g->kw,       g->stride_h,   g->stride_w, g->pad_h,
                             g->pad_w,  g->count_include_pad, g->adaptive};
     memcpy(v, t, sizeof t);
+    return SB_OK;
 }
 
 static sb_status ocl_max_pool2d_forward(const sb_backend *be, const sb_pool2d_geom *g,
@@ -842,7 +847,7 @@ static sb_status ocl_max_pool2d_forward(const sb_backend *be, const sb_pool2d_ge
     SB_TRY(dense_ptr(fn, "y", y, ny, sizeof(float), &py));
     if (indices) SB_TRY(dense_ptr(fn, "indices", indices, ny, sizeof(int64_t), &pi));
     cl_long v[POOL_GEOM];
-    pool_geom(g, v);
+    SB_TRY(pool_geom(fn, g, v));
     cl_int has = indices != NULL;
     sb_ocl_arg args[] = {{0, NULL},          SB_OCL_ARG(px.mem), SB_OCL_ARG(px.off),
                          SB_OCL_ARG(py.mem), SB_OCL_ARG(py.off), SB_OCL_ARG(pi.mem),
@@ -860,7 +865,7 @@ static sb_status ocl_max_pool2d_backward(const sb_backend *be, const sb_pool2d_g
     SB_TRY(dense_ptr(fn, "indices", indices, ny, sizeof(int64_t), &pi));
     SB_TRY(dense_ptr(fn, "dx", dx, nx, sizeof(float), &pdx));
     cl_long v[POOL_GEOM];
-    pool_geom(g, v);
+    SB_TRY(pool_geom(fn, g, v));
     sb_ocl_arg args[] = {{0, NULL},          SB_OCL_ARG(pdy.mem), SB_OCL_ARG(pdy.off),
                          SB_OCL_ARG(pi.mem), SB_OCL_ARG(pi.off),  SB_OCL_ARG(pdx.mem),
                          SB_OCL_ARG(pdx.off)};
@@ -876,7 +881,7 @@ static sb_status ocl_avg_pool2d_forward(const sb_backend *be, const sb_pool2d_ge
     SB_TRY(dense_ptr(fn, "x", x, g->planes * g->h * g->w, sizeof(float), &px));
     SB_TRY(dense_ptr(fn, "y", y, ny, sizeof(float), &py));
     cl_long v[POOL_GEOM];
-    pool_geom(g, v);
+    SB_TRY(pool_geom(fn, g, v));
     sb_ocl_arg args[] = {{0, NULL}, SB_OCL_ARG(px.mem), SB_OCL_ARG(px.off), SB_OCL_ARG(py.mem),
                          SB_OCL_ARG(py.off)};
     return geom_launch(fn, SB_OCL_CONV, "sb_avg_pool_forward", v, sizeof v, 5, args, ny);
@@ -891,7 +896,7 @@ static sb_status ocl_avg_pool2d_backward(const sb_backend *be, const sb_pool2d_g
     SB_TRY(dense_ptr(fn, "dy", dy, ny, sizeof(float), &pdy));
     SB_TRY(dense_ptr(fn, "dx", dx, nx, sizeof(float), &pdx));
     cl_long v[POOL_GEOM];
-    pool_geom(g, v);
+    SB_TRY(pool_geom(fn, g, v));
     sb_ocl_arg args[] = {{0, NULL}, SB_OCL_ARG(pdy.mem), SB_OCL_ARG(pdy.off),
                          SB_OCL_ARG(pdx.mem), SB_OCL_ARG(pdx.off)};
     return geom_launch(fn, SB_OCL_CONV, "sb_avg_pool_backward", v, sizeof v, 5, args, nx);

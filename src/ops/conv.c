@@ -160,19 +160,24 @@ sb_status sb_conv2d_backward(const sb_tensor *dy, const sb_tensor *x, const sb_t
 
 /* ---- pooling ---- */
 
-/* One axis of the pooling output size (PyTorch's rule, without dilation). */
+/* One axis of the pooling output size (PyTorch's rule). k, dil <= PARAM_MAX,
+ * so the dilated extent dil*(k-1)+1 fits int64. */
 static sb_status pool_axis(const char *fn, const char *axis, int64_t in, int64_t k, int64_t stride,
-                           int64_t pad, bool ceil_mode, int64_t *out) {
+                           int64_t pad, int64_t dil, bool ceil_mode, int64_t *out) {
     if (in < 1)
         return sb_fail(SB_ERR_SHAPE, "%s: input %s is %lld, must be >= 1", fn, axis, (long long)in);
-    int64_t padded, span, rounded;
+    int64_t padded, span, rounded, extent = dil * (k - 1) + 1;
     if (!sb_checked_add(in, 2 * pad, &padded))
         return sb_fail(SB_ERR_ARG, "%s: input %s %lld plus padding overflows int64", fn, axis,
                        (long long)in);
-    span = padded - k;
-    if (span < 0)
+    span = padded - extent;
+    if (span < 0 && dil == 1)
         return sb_fail(SB_ERR_SHAPE, "%s: kernel %s (%lld) is larger than the padded input %s (%lld)",
                        fn, axis, (long long)k, axis, (long long)padded);
+    if (span < 0)
+        return sb_fail(SB_ERR_SHAPE,
+                       "%s: kernel %s (%lld, dilated extent %lld) is larger than the padded input %s (%lld)",
+                       fn, axis, (long long)k, (long long)extent, axis, (long long)padded);
     if (!sb_checked_add(span, ceil_mode ? stride - 1 : 0, &rounded))
         return sb_fail(SB_ERR_ARG, "%s: input %s %lld is too large for ceil_mode", fn, axis,
                        (long long)in);
@@ -180,14 +185,37 @@ static sb_status pool_axis(const char *fn, const char *axis, int64_t in, int64_t
     int64_t o = rounded / stride + 1;
     /* The last window must start inside the input or its left padding. */
     if (ceil_mode && (o - 1) * stride >= in + pad) o--;
+    /* Every window starts before `in`, so one starting at or after 0 holds
+     * its first tap; a dilated window starting in the left padding may step
+     * over the whole input (PyTorch would return -inf there): refused. Its
+     * first tap at or after 0 is below dil (pad <= k/2 leaves it a tap of
+     * the window), so that happens only when in < dil. */
+    for (int64_t r = 0; dil > in && r < o && r * stride < pad; r++) {
+        sb_pool_axis a = {in, o, k, stride, pad, dil, false};
+        int64_t lo, hi;
+        sb_pool_window(&a, r, &lo, &hi);
+        if (lo >= hi)
+            return sb_fail(SB_ERR_SHAPE,
+                           "%s: %s window %lld (kernel %lld, dilation %lld, padding %lld) holds no "
+                           "input element",
+                           fn, axis, (long long)r, (long long)k, (long long)dil, (long long)pad);
+    }
     *out = o;
     return SB_OK;
 }
 
-/* Checks params, resolves stride 0 and computes the geometry for an input of
- * planes x in_h x in_w. */
-static sb_status plan_pool(const char *fn, const sb_pool2d_params *params, int64_t planes,
-                           int64_t in_h, int64_t in_w, sb_pool2d_geom *g) {
+/* Which pooling a plan is for: dilation is max pooling's, divisor_override
+ * average pooling's (PyTorch has each only there); the output size takes
+ * either. */
+typedef enum { POOL_ANY, POOL_MAX, POOL_AVG } pool_kind;
+
+/* Largest |divisor_override|: every integer up to 2^24 is exact as a float. */
+#define DIVISOR_MAX (INT64_C(1) << 24)
+
+/* Checks params, resolves stride 0 and dilation 0 and computes the geometry
+ * for an input of planes x in_h x in_w. */
+static sb_status plan_pool(const char *fn, pool_kind kind, const sb_pool2d_params *params,
+                           int64_t planes, int64_t in_h, int64_t in_w, sb_pool2d_geom *g) {
     if (!params) return sb_fail(SB_ERR_NULL, "%s: params is NULL", fn);
     const sb_pool2d_params *p = params;
     SB_TRY(check_param(fn, "params->kernel_h", p->kernel_h, 1));
@@ -196,16 +224,36 @@ static sb_status plan_pool(const char *fn, const sb_pool2d_params *params, int64
     SB_TRY(check_param(fn, "params->stride_w", p->stride_w, 0));
     SB_TRY(check_param(fn, "params->pad_h", p->pad_h, 0));
     SB_TRY(check_param(fn, "params->pad_w", p->pad_w, 0));
+    SB_TRY(check_param(fn, "params->dilation_h", p->dilation_h, 0));
+    SB_TRY(check_param(fn, "params->dilation_w", p->dilation_w, 0));
+    if (p->divisor_override < -DIVISOR_MAX || p->divisor_override > DIVISOR_MAX)
+        return sb_fail(SB_ERR_ARG, "%s: params->divisor_override = %lld must be in -%lld..%lld",
+                       fn, (long long)p->divisor_override, (long long)DIVISOR_MAX,
+                       (long long)DIVISOR_MAX);
     if (p->pad_h > p->kernel_h / 2 || p->pad_w > p->kernel_w / 2)
         return sb_fail(SB_ERR_ARG, "%s: padding (%lld, %lld) must be at most half the kernel (%lld, %lld)",
                        fn, (long long)p->pad_h, (long long)p->pad_w, (long long)p->kernel_h,
                        (long long)p->kernel_w);
+    int64_t dil_h = p->dilation_h ? p->dilation_h : 1, dil_w = p->dilation_w ? p->dilation_w : 1;
+    if (kind == POOL_AVG && (dil_h != 1 || dil_w != 1))
+        return sb_fail(SB_ERR_ARG,
+                       "%s: params->dilation (%lld, %lld) must be 1 (or 0): average pooling has no "
+                       "dilation",
+                       fn, (long long)p->dilation_h, (long long)p->dilation_w);
+    if (kind == POOL_MAX && p->divisor_override != 0)
+        return sb_fail(SB_ERR_ARG,
+                       "%s: params->divisor_override = %lld must be 0: max pooling divides nothing",
+                       fn, (long long)p->divisor_override);
     *g = (sb_pool2d_geom){.planes = planes, .h = in_h, .w = in_w, .kh = p->kernel_h,
                           .kw = p->kernel_w, .stride_h = p->stride_h ? p->stride_h : p->kernel_h,
                           .stride_w = p->stride_w ? p->stride_w : p->kernel_w, .pad_h = p->pad_h,
-                          .pad_w = p->pad_w, .count_include_pad = p->count_include_pad};
-    SB_TRY(pool_axis(fn, "height", in_h, g->kh, g->stride_h, g->pad_h, p->ceil_mode, &g->oh));
-    return pool_axis(fn, "width", in_w, g->kw, g->stride_w, g->pad_w, p->ceil_mode, &g->ow);
+                          .pad_w = p->pad_w, .dil_h = dil_h, .dil_w = dil_w,
+                          .divisor = kind == POOL_AVG ? p->divisor_override : 0,
+                          .count_include_pad = p->count_include_pad};
+    SB_TRY(pool_axis(fn, "height", in_h, g->kh, g->stride_h, g->pad_h, g->dil_h, p->ceil_mode,
+                     &g->oh));
+    return pool_axis(fn, "width", in_w, g->kw, g->stride_w, g->pad_w, g->dil_w, p->ceil_mode,
+                     &g->ow);
 }
 
 sb_status sb_pool2d_output_size(int64_t in_h, int64_t in_w, const sb_pool2d_params *params,
@@ -213,7 +261,7 @@ sb_status sb_pool2d_output_size(int64_t in_h, int64_t in_w, const sb_pool2d_para
     const char *fn = "sb_pool2d_output_size";
     if (!out_h || !out_w) return sb_fail(SB_ERR_NULL, "%s: out_h or out_w is NULL", fn);
     sb_pool2d_geom g;
-    SB_TRY(plan_pool(fn, params, 0, in_h, in_w, &g));
+    SB_TRY(plan_pool(fn, POOL_ANY, params, 0, in_h, in_w, &g));
     *out_h = g.oh;
     *out_w = g.ow;
     return SB_OK;
@@ -221,11 +269,11 @@ sb_status sb_pool2d_output_size(int64_t in_h, int64_t in_w, const sb_pool2d_para
 
 /* x-side tensor `xname` (N, C, H, W) and output-side `yname` (N, C, OH, OW):
  * validates both and the geometry linking them. */
-static sb_status plan_pool_pair(const char *fn, const sb_pool2d_params *params, const char *xname,
-                                const sb_tensor *x, const char *yname, const sb_tensor *y,
-                                sb_pool2d_geom *g) {
+static sb_status plan_pool_pair(const char *fn, pool_kind kind, const sb_pool2d_params *params,
+                                const char *xname, const sb_tensor *x, const char *yname,
+                                const sb_tensor *y, sb_pool2d_geom *g) {
     SB_TRY(check4(fn, xname, x, SB_F32, NULL));
-    SB_TRY(plan_pool(fn, params, x->shape[0] * x->shape[1], x->shape[2], x->shape[3], g));
+    SB_TRY(plan_pool(fn, kind, params, x->shape[0] * x->shape[1], x->shape[2], x->shape[3], g));
     int64_t yshape[4] = {x->shape[0], x->shape[1], g->oh, g->ow};
     SB_TRY(check4(fn, yname, y, SB_F32, yshape));
     return sb_check_no_alias(fn, yname, y, xname, x);
@@ -236,23 +284,26 @@ static sb_status plan_pool_pair(const char *fn, const sb_pool2d_params *params, 
  * geometry. The check runs on every backward step, so it avoids a division
  * per element: the window's rows ih in [h0, h1) are few (kh, or in/out + 1
  * for adaptive windows), and v is inside iff ih*w + w0 <= v < ih*w + w1
- * for one of them. */
+ * for one of them (and, with dilation, v - ih*w - w0 is a multiple of it). */
 static sb_status check_indices(const char *fn, const sb_backend *be, const sb_pool2d_geom *g,
                                const sb_tensor *indices) {
     const void *host;
     void *owned;
     SB_TRY(sb_ops_read_host(fn, be, indices, &host, &owned));
     const int64_t *idx = host;
+    sb_pool_axis rows = sb_pool_rows(g), cols = sb_pool_cols(g);
+    int64_t dh = sb_pool_step(&rows), dw = sb_pool_step(&cols);
     for (int64_t p = 0; p < g->planes; p++)
         for (int64_t r = 0; r < g->oh; r++) {
             int64_t h0, h1;
-            sb_pool_window(g->adaptive, r, g->h, g->oh, g->kh, g->stride_h, g->pad_h, &h0, &h1);
+            sb_pool_window(&rows, r, &h0, &h1);
             for (int64_t s = 0; s < g->ow; s++) {
                 int64_t v = idx[(p * g->oh + r) * g->ow + s], w0, w1;
-                sb_pool_window(g->adaptive, s, g->w, g->ow, g->kw, g->stride_w, g->pad_w, &w0, &w1);
+                sb_pool_window(&cols, s, &w0, &w1);
                 bool inside = false;
-                for (int64_t ih = h0; ih < h1 && !inside; ih++)
-                    inside = v >= ih * g->w + w0 && v < ih * g->w + w1;
+                for (int64_t ih = h0; ih < h1 && !inside; ih += dh)
+                    inside = v >= ih * g->w + w0 && v < ih * g->w + w1 &&
+                             (dw == 1 || (v - ih * g->w - w0) % dw == 0);
                 if (!inside) {
                     free(owned);
                     return sb_fail(SB_ERR_RANGE,
@@ -270,7 +321,7 @@ sb_status sb_max_pool2d_forward(const sb_tensor *x, const sb_pool2d_params *para
     SB_FPENV_GUARD();
     const char *fn = "sb_max_pool2d_forward";
     sb_pool2d_geom g;
-    SB_TRY(plan_pool_pair(fn, params, "x", x, "y", y, &g));
+    SB_TRY(plan_pool_pair(fn, POOL_MAX, params, "x", x, "y", y, &g));
     if (indices) {
         SB_TRY(check4(fn, "indices", indices, SB_I64, y->shape));
         SB_TRY(sb_check_no_alias(fn, "indices", indices, "x", x));
@@ -287,7 +338,7 @@ sb_status sb_max_pool2d_backward(const sb_tensor *dy, const sb_tensor *indices,
     SB_FPENV_GUARD();
     const char *fn = "sb_max_pool2d_backward";
     sb_pool2d_geom g;
-    SB_TRY(plan_pool_pair(fn, params, "dx", dx, "dy", dy, &g));
+    SB_TRY(plan_pool_pair(fn, POOL_MAX, params, "dx", dx, "dy", dy, &g));
     SB_TRY(check4(fn, "indices", indices, SB_I64, dy->shape));
     SB_TRY(sb_check_no_alias(fn, "dx", dx, "indices", indices));
     const sb_backend *be;
@@ -300,7 +351,7 @@ sb_status sb_avg_pool2d_forward(const sb_tensor *x, const sb_pool2d_params *para
     SB_FPENV_GUARD();
     const char *fn = "sb_avg_pool2d_forward";
     sb_pool2d_geom g;
-    SB_TRY(plan_pool_pair(fn, params, "x", x, "y", y, &g));
+    SB_TRY(plan_pool_pair(fn, POOL_AVG, params, "x", x, "y", y, &g));
     const sb_backend *be;
     SB_TRY(SB_OPS_BACKEND(fn, &be, x, y));
     return SB_BACKEND_RUN(fn, be, avg_pool2d_forward, &g, x->data, y->data);
@@ -311,7 +362,7 @@ sb_status sb_avg_pool2d_backward(const sb_tensor *dy, const sb_pool2d_params *pa
     SB_FPENV_GUARD();
     const char *fn = "sb_avg_pool2d_backward";
     sb_pool2d_geom g;
-    SB_TRY(plan_pool_pair(fn, params, "dx", dx, "dy", dy, &g));
+    SB_TRY(plan_pool_pair(fn, POOL_AVG, params, "dx", dx, "dy", dy, &g));
     const sb_backend *be;
     SB_TRY(SB_OPS_BACKEND(fn, &be, dy, dx));
     return SB_BACKEND_RUN(fn, be, avg_pool2d_backward, &g, dy->data, dx->data);
@@ -346,7 +397,7 @@ static sb_status plan_adaptive(const char *fn, const char *xname, const sb_tenso
     SB_TRY(sb_check_no_alias(fn, yname, y, xname, x));
     int64_t h = x->shape[2], w = x->shape[3], oh = y->shape[2], ow = y->shape[3];
     *g = (sb_pool2d_geom){.planes = x->shape[0] * x->shape[1], .h = h, .w = w, .oh = oh,
-                          .ow = ow, .adaptive = true};
+                          .ow = ow, .dil_h = 1, .dil_w = 1, .adaptive = true};
     if (oh > 0 && ow > 0 && h % oh == 0 && w % ow == 0) {
         g->adaptive = false;
         g->kh = g->stride_h = h / oh;

@@ -2,8 +2,8 @@
  * section "Pooling").
  *
  * x is (planes, h, w) with planes = N*C, y / dy (planes, oh, ow). Window
- * (r, s) covers rows r*stride_h - pad_h + 0..kh-1 and columns
- * s*stride_w - pad_w + 0..kw-1, or for adaptive pooling the rows
+ * (r, s) covers rows r*stride_h - pad_h + i*dil_h (i = 0..kh-1) and columns
+ * s*stride_w - pad_w + j*dil_w (j = 0..kw-1), or for adaptive pooling the rows
  * floor(r*h/oh) .. ceil((r+1)*h/oh)-1 and likewise for columns
  * (sb_pool_window in ref_linalg.h); the caller guarantees each window holds at
  * least one in-bounds element. Backward passes gather: each input element
@@ -20,38 +20,24 @@ static void clip(int64_t start, int64_t k, int64_t size, int64_t *lo, int64_t *h
     *hi = start + k < size ? start + k : size;
 }
 
-/* The in-bounds rows / columns of window (r, s). */
-static void rows_of(const sb_pool2d_geom *g, int64_t r, int64_t *lo, int64_t *hi) {
-    sb_pool_window(g->adaptive, r, g->h, g->oh, g->kh, g->stride_h, g->pad_h, lo, hi);
-}
-static void cols_of(const sb_pool2d_geom *g, int64_t s, int64_t *lo, int64_t *hi) {
-    sb_pool_window(g->adaptive, s, g->w, g->ow, g->kw, g->stride_w, g->pad_w, lo, hi);
-}
-
-/* The windows containing input row ih / column iw: [*lo, *hi). */
-static void windows_of_row(const sb_pool2d_geom *g, int64_t ih, int64_t *lo, int64_t *hi) {
-    sb_pool_windows_of(g->adaptive, ih, g->h, g->oh, g->kh, g->stride_h, g->pad_h, lo, hi);
-}
-static void windows_of_col(const sb_pool2d_geom *g, int64_t iw, int64_t *lo, int64_t *hi) {
-    sb_pool_windows_of(g->adaptive, iw, g->w, g->ow, g->kw, g->stride_w, g->pad_w, lo, hi);
-}
-
 void sb_ref_max_pool2d_forward(const sb_pool2d_geom *g, const float *x, float *y, int64_t *indices) {
+    sb_pool_axis rows = sb_pool_rows(g), cols = sb_pool_cols(g);
+    int64_t dh = sb_pool_step(&rows), dw = sb_pool_step(&cols);
     for (int64_t p = 0; p < g->planes; p++) {
         const float *xp = x + p * g->h * g->w;
         for (int64_t r = 0; r < g->oh; r++)
             for (int64_t s = 0; s < g->ow; s++) {
                 int64_t h0, h1, w0, w1;
-                rows_of(g, r, &h0, &h1);
-                cols_of(g, s, &w0, &w1);
+                sb_pool_window(&rows, r, &h0, &h1);
+                sb_pool_window(&cols, s, &w0, &w1);
                 /* Padding is -inf in spirit: it never wins, so only
                  * in-bounds elements are candidates. A candidate replaces
                  * the best only when it is NaN (and the best is not) or
                  * compares strictly greater: the first NaN, else the first
                  * maximum, wins; +0 and -0 tie, so the first of them wins. */
                 int64_t best = h0 * g->w + w0;
-                for (int64_t ih = h0; ih < h1; ih++)
-                    for (int64_t iw = w0; iw < w1; iw++) {
+                for (int64_t ih = h0; ih < h1; ih += dh)
+                    for (int64_t iw = w0; iw < w1; iw += dw) {
                         float v = xp[ih * g->w + iw], b = xp[best];
                         if (!sb_isnanf(b) && (sb_isnanf(v) || v > b)) best = ih * g->w + iw;
                     }
@@ -64,14 +50,16 @@ void sb_ref_max_pool2d_forward(const sb_pool2d_geom *g, const float *x, float *y
 
 void sb_ref_max_pool2d_backward(const sb_pool2d_geom *g, const float *dy, const int64_t *indices,
                                 float *dx) {
+    sb_pool_axis rows = sb_pool_rows(g), cols = sb_pool_cols(g);
     for (int64_t p = 0; p < g->planes; p++) {
         const float *dyp = dy + p * g->oh * g->ow;
         const int64_t *ip = indices + p * g->oh * g->ow;
         for (int64_t ih = 0; ih < g->h; ih++)
             for (int64_t iw = 0; iw < g->w; iw++) {
                 int64_t r0, r1, s0, s1, me = ih * g->w + iw;
-                windows_of_row(g, ih, &r0, &r1);
-                windows_of_col(g, iw, &s0, &s1);
+                /* a window in this range whose index is `me` holds it */
+                sb_pool_windows_of(&rows, ih, &r0, &r1);
+                sb_pool_windows_of(&cols, iw, &s0, &s1);
                 sb_sum_acc acc;
                 sb_sum_init(&acc);
                 for (int64_t r = r0; r < r1; r++)
@@ -83,28 +71,32 @@ void sb_ref_max_pool2d_backward(const sb_pool2d_geom *g, const float *dy, const 
 }
 
 float sb_ref_avg_pool2d_divisor(const sb_pool2d_geom *g, int64_t r, int64_t s) {
+    if (g->divisor) return (float)g->divisor; /* |divisor| <= 2^24: exact */
     int64_t h0, h1, w0, w1;
-    int64_t sh = r * g->stride_h - g->pad_h, sw = s * g->stride_w - g->pad_w;
     if (g->count_include_pad && !g->adaptive) {
         /* Positions inside the padded input; in ceil mode the last window
-         * may hang past the right padding, and those positions do not count. */
-        clip(sh + g->pad_h, g->kh, g->h + 2 * g->pad_h, &h0, &h1);
-        clip(sw + g->pad_w, g->kw, g->w + 2 * g->pad_w, &w0, &w1);
+         * may hang past the right padding, and those positions do not count.
+         * Average pooling has no dilation (src/ops/conv.c refuses it). */
+        int64_t sh = r * g->stride_h, sw = s * g->stride_w; /* padded coordinates */
+        clip(sh, g->kh, g->h + 2 * g->pad_h, &h0, &h1);
+        clip(sw, g->kw, g->w + 2 * g->pad_w, &w0, &w1);
     } else {
-        rows_of(g, r, &h0, &h1);
-        cols_of(g, s, &w0, &w1);
+        sb_pool_axis rows = sb_pool_rows(g), cols = sb_pool_cols(g);
+        sb_pool_window(&rows, r, &h0, &h1);
+        sb_pool_window(&cols, s, &w0, &w1);
     }
     return (float)((h1 - h0) * (w1 - w0));
 }
 
 void sb_ref_avg_pool2d_forward(const sb_pool2d_geom *g, const float *x, float *y) {
+    sb_pool_axis rows = sb_pool_rows(g), cols = sb_pool_cols(g);
     for (int64_t p = 0; p < g->planes; p++) {
         const float *xp = x + p * g->h * g->w;
         for (int64_t r = 0; r < g->oh; r++)
             for (int64_t s = 0; s < g->ow; s++) {
                 int64_t h0, h1, w0, w1;
-                rows_of(g, r, &h0, &h1);
-                cols_of(g, s, &w0, &w1);
+                sb_pool_window(&rows, r, &h0, &h1);
+                sb_pool_window(&cols, s, &w0, &w1);
                 sb_sum_acc acc;
                 sb_sum_init(&acc);
                 for (int64_t ih = h0; ih < h1; ih++)
@@ -116,13 +108,14 @@ void sb_ref_avg_pool2d_forward(const sb_pool2d_geom *g, const float *x, float *y
 }
 
 void sb_ref_avg_pool2d_backward(const sb_pool2d_geom *g, const float *dy, float *dx) {
+    sb_pool_axis rows = sb_pool_rows(g), cols = sb_pool_cols(g);
     for (int64_t p = 0; p < g->planes; p++) {
         const float *dyp = dy + p * g->oh * g->ow;
         for (int64_t ih = 0; ih < g->h; ih++)
             for (int64_t iw = 0; iw < g->w; iw++) {
                 int64_t r0, r1, s0, s1;
-                windows_of_row(g, ih, &r0, &r1);
-                windows_of_col(g, iw, &s0, &s1);
+                sb_pool_windows_of(&rows, ih, &r0, &r1);
+                sb_pool_windows_of(&cols, iw, &s0, &s1);
                 sb_sum_acc acc;
                 sb_sum_init(&acc);
                 for (int64_t r = r0; r < r1; r++)

@@ -64,52 +64,83 @@ void sb_ref_conv2d_backward_bias(const sb_conv2d_geom *g, const float *dy, float
 
 /* ---- 2-D pooling ----------------------------------------------------------
  * x is (planes, h, w) where planes = N*C; y is (planes, oh, ow). Window
- * (r, s) covers input rows r*stride_h - pad_h + 0..kh-1 and columns
- * s*stride_w - pad_w + 0..kw-1; with `adaptive` (adaptive pooling, kh, kw,
- * strides and pads unused) it covers rows floor(r*h/oh) .. ceil((r+1)*h/oh)-1
- * and likewise for columns (PyTorch's rule; h, w, oh, ow <= INT32_MAX, so
- * the products fit int64). Windows of different sizes may overlap. */
+ * (r, s) covers input rows r*stride_h - pad_h + i*dil_h for i = 0..kh-1 and
+ * columns s*stride_w - pad_w + j*dil_w for j = 0..kw-1 (its in-bounds taps);
+ * with `adaptive` (adaptive pooling, kh, kw, strides, pads and dilations
+ * unused) it covers rows floor(r*h/oh) .. ceil((r+1)*h/oh)-1 and likewise for
+ * columns (PyTorch's rule; h, w, oh, ow <= INT32_MAX, so the products fit
+ * int64). Windows of different sizes may overlap. divisor is average
+ * pooling's divisor_override (0: none). */
 typedef struct sb_pool2d_geom {
     int64_t planes, h, w;
     int64_t oh, ow;
     int64_t kh, kw, stride_h, stride_w, pad_h, pad_w;
     bool count_include_pad; /* avg only */
     bool adaptive;
+    int64_t dil_h, dil_w; /* 0 and 1 both mean contiguous taps */
+    int64_t divisor;      /* avg only; 0: count positions */
 } sb_pool2d_geom;
 
-/* The in-bounds part [*lo, *hi) of output position `r` of one axis: `in`
- * input positions, `out` output positions, kernel k, stride, pad. */
-static inline void sb_pool_window(bool adaptive, int64_t r, int64_t in, int64_t out, int64_t k,
-                                  int64_t stride, int64_t pad, int64_t *lo, int64_t *hi) {
-    if (adaptive) {
-        *lo = r * in / out;
-        *hi = ((r + 1) * in + out - 1) / out;
-        return;
-    }
-    int64_t start = r * stride - pad;
-    *lo = start < 0 ? 0 : start;
-    *hi = start + k < in ? start + k : in;
+/* One axis of a window. */
+typedef struct sb_pool_axis {
+    int64_t in, out, k, stride, pad, dil;
+    bool adaptive;
+} sb_pool_axis;
+
+static inline sb_pool_axis sb_pool_rows(const sb_pool2d_geom *g) {
+    return (sb_pool_axis){g->h, g->oh, g->kh, g->stride_h, g->pad_h, g->dil_h > 1 ? g->dil_h : 1,
+                          g->adaptive};
+}
+static inline sb_pool_axis sb_pool_cols(const sb_pool2d_geom *g) {
+    return (sb_pool_axis){g->w, g->ow, g->kw, g->stride_w, g->pad_w, g->dil_w > 1 ? g->dil_w : 1,
+                          g->adaptive};
 }
 
-/* The output positions [*lo, *hi) of one axis whose windows contain input
- * position `pos` (the inverse of sb_pool_window). */
-static inline void sb_pool_windows_of(bool adaptive, int64_t pos, int64_t in, int64_t out,
-                                      int64_t k, int64_t stride, int64_t pad, int64_t *lo,
+/* The in-bounds taps of output position `r` of one axis: lo, lo + dil, ...
+ * below hi (dil 1 for adaptive windows); lo >= hi when there are none. */
+static inline void sb_pool_window(const sb_pool_axis *a, int64_t r, int64_t *lo, int64_t *hi) {
+    if (a->adaptive) {
+        *lo = r * a->in / a->out;
+        *hi = ((r + 1) * a->in + a->out - 1) / a->out;
+        return;
+    }
+    int64_t start = r * a->stride - a->pad;
+    /* first tap at or after 0, last tap before in */
+    int64_t first = start < 0 ? (-start + a->dil - 1) / a->dil : 0;
+    int64_t last = start >= a->in ? -1 : (a->in - 1 - start) / a->dil;
+    if (last > a->k - 1) last = a->k - 1;
+    *lo = start + first * a->dil;
+    *hi = first <= last ? start + last * a->dil + 1 : *lo;
+}
+
+/* The step between the taps of one axis. */
+static inline int64_t sb_pool_step(const sb_pool_axis *a) { return a->adaptive ? 1 : a->dil; }
+
+/* The output positions [*lo, *hi) of one axis whose window spans contain
+ * input position `pos` (the inverse of sb_pool_window); with dilation a
+ * window in that range holds pos only when sb_pool_holds says so. */
+static inline void sb_pool_windows_of(const sb_pool_axis *a, int64_t pos, int64_t *lo,
                                       int64_t *hi) {
     int64_t first, last;
-    if (adaptive) {
+    if (a->adaptive) {
         /* floor(r*in/out) <= pos  <=>  r <= ((pos+1)*out - 1) / in, and
          * ceil((r+1)*in/out) > pos  <=>  r >= floor(pos*out/in). */
-        first = pos * out / in;
-        last = out > 0 ? ((pos + 1) * out - 1) / in : -1;
+        first = pos * a->out / a->in;
+        last = a->out > 0 ? ((pos + 1) * a->out - 1) / a->in : -1;
     } else {
-        /* r*stride - pad <= pos  and  pos <= r*stride - pad + k - 1 */
-        int64_t least = pos + pad - k + 1; /* smallest r*stride */
-        first = least <= 0 ? 0 : (least + stride - 1) / stride;
-        last = (pos + pad) / stride;
+        /* r*stride - pad <= pos  and  pos <= r*stride - pad + dil*(k-1) */
+        int64_t least = pos + a->pad - a->dil * (a->k - 1); /* smallest r*stride */
+        first = least <= 0 ? 0 : (least + a->stride - 1) / a->stride;
+        last = (pos + a->pad) / a->stride;
     }
     *lo = first;
-    *hi = last + 1 < out ? last + 1 : out;
+    *hi = last + 1 < a->out ? last + 1 : a->out;
+}
+
+/* Whether window r of one axis has a tap at input position pos, given that
+ * pos lies within its span (sb_pool_windows_of). */
+static inline bool sb_pool_holds(const sb_pool_axis *a, int64_t r, int64_t pos) {
+    return a->adaptive || a->dil == 1 || (pos - (r * a->stride - a->pad)) % a->dil == 0;
 }
 
 /* indices may be NULL; each index is ih*w + iw within its plane. */

@@ -194,7 +194,7 @@ static void test_pool(void) {
     const int64_t ps[][11] = {{24, 28, 28, 2, 2, 2, 2, 0, 0, 0, 1}, {5, 9, 7, 3, 3, 2, 1, 1, 1, 1, 1},
                               {3, 8, 8, 3, 2, 1, 2, 1, 0, 0, 0}, {2, 5, 6, 4, 4, 3, 3, 2, 2, 1, 0}};
     for (auto &q : ps) {
-        sb_pool2d_params p = {q[3], q[4], q[5], q[6], q[7], q[8], q[9] != 0, q[10] != 0};
+        sb_pool2d_params p = {q[3], q[4], q[5], q[6], q[7], q[8], q[9] != 0, q[10] != 0, 0, 0, 0};
         int64_t oh, ow;
         CHECK_OK(sb_pool2d_output_size(q[1], q[2], &p, &oh, &ow));
         sb_pool2d_geom g = {q[0], q[1], q[2], oh, ow, q[3], q[4], q[5], q[6], q[7], q[8],

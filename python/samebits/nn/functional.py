@@ -108,10 +108,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     last NaN, so its indices and gradients can differ); the backward sums
     with the canonical sum, keeping a -0.0 gradient (PyTorch's scatter-add
     into zeros turns it into +0.0)."""
-    if dilation not in (1, (1, 1), [1, 1]):
-        raise NotImplementedError("samebits.nn.functional.max_pool2d: dilation %r is not "
-                                  "supported (samebits pooling has no dilation)" % (dilation,))
-    p = _ops._pool_params(kernel_size, stride, padding, ceil_mode, True, "max_pool2d")
+    p = _ops._pool_params(kernel_size, stride, padding, ceil_mode, True, "max_pool2d", dilation)
     y, idx = _MaxPool2d.apply(input, p)
     return (y, idx) if _ops._flag(return_indices, "max_pool2d", "return_indices") else y
 
@@ -131,10 +128,10 @@ class _AvgPool2d(torch.autograd.Function):
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
-    if divisor_override is not None:
-        raise NotImplementedError("samebits.nn.functional.avg_pool2d: divisor_override is not "
-                                  "supported")
-    p = _ops._pool_params(kernel_size, stride, padding, ceil_mode, count_include_pad, "avg_pool2d")
+    """divisor_override, when given, divides every window's canonical sum
+    (one IEEE division), padded windows included, as PyTorch does."""
+    p = _ops._pool_params(kernel_size, stride, padding, ceil_mode, count_include_pad, "avg_pool2d",
+                          divisor_override=divisor_override)
     return _AvgPool2d.apply(input, p)
 
 
