@@ -198,7 +198,7 @@ static void test_pool(void) {
         int64_t oh, ow;
         CHECK_OK(sb_pool2d_output_size(q[1], q[2], &p, &oh, &ow));
         sb_pool2d_geom g = {q[0], q[1], q[2], oh, ow, q[3], q[4], q[5], q[6], q[7], q[8],
-                            q[10] != 0, false};
+                            q[10] != 0, false, 1, 1, 0};
         size_t xn = g.planes * g.h * g.w, yn = g.planes * oh * ow;
         auto x = rnd(xn, true), dy = rnd(yn, true);
         for (size_t i = 0; i < xn; i += 7) x[i] = x[i / 2]; /* ties */
