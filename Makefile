@@ -125,7 +125,7 @@ $(BUILD)/samebits: $(CLI_OBJ) $(BUILD)/libsamebits.a
 	$(CC) $(CFLAGS_ALL) -o $@ $(CLI_OBJ) $(BUILD)/libsamebits.a $(LDLIBS_ALL)
 
 # Tests that compare against MPFR link it; the library itself never does.
-$(BUILD)/tests/%: tests/%.c $(BUILD)/libsamebits.a $(TEST_SUPPORT_OBJ) tests/harness.h
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libsamebits.a $(TEST_SUPPORT_OBJ) tests/harness.h $(wildcard tests/support/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(TEST_SUPPORT_OBJ) $(BUILD)/libsamebits.a -lmpfr -lgmp $(LDLIBS_ALL)
 

@@ -58,7 +58,7 @@ $(BUILD)/libsamebits_cuda.a: $(CUDA_OBJ)
 
 CUDA_LINK_DEPS = $(BUILD)/libsamebits_cuda.a $(BUILD)/libsamebits.a
 
-$(BUILD)/tests/cuda/%: tests/cuda/%.cu $(CUDA_LINK_DEPS) tests/harness.h
+$(BUILD)/tests/cuda/%: tests/cuda/%.cu $(CUDA_LINK_DEPS) tests/harness.h tests/support/lenet_compare.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS_ALL) -Itests -o $@ $< $(CUDA_LINK_DEPS) $(CUDA_LDLIBS)
 

@@ -12,68 +12,16 @@
 #include "samebits.h"
 #include "samebits/cuda.h"
 #include "samebits/train.h"
+#include "support/lenet_compare.h"
 
 static sb_cuda_context *ctx;
 
-static float step(sb_module *m, sb_optimizer *o, sb_graph *g, const sb_tensor *images,
-                  const sb_tensor *labels, sb_device device) {
-    sb_tensor *x = NULL, *t = NULL, *host = NULL;
-    sb_variable *in = NULL, *logits = NULL, *loss = NULL;
-    float value = NAN;
-    CHECK_OK(sb_tensor_to(&x, images, device));
-    CHECK_OK(sb_tensor_to(&t, labels, device));
-    CHECK_OK(sb_graph_input(g, x, &in));
-    CHECK_OK(sb_module_forward(m, g, in, &logits));
-    CHECK_OK(sb_ag_cross_entropy(g, logits, t, SB_LOSS_MEAN, 0.0f, &loss));
-    CHECK_OK(sb_graph_backward(g, loss));
-    CHECK_OK(sb_optimizer_step(o));
-    if (loss) CHECK_OK(sb_tensor_to(&host, loss->value, SB_DEVICE_CPU));
-    if (host) value = sb_tensor_f32(host)[0];
-    sb_tensor_free(host);
-    sb_graph_reset(g);
-    sb_tensor_free(x);
-    sb_tensor_free(t);
-    return value;
-}
-
+/* tests/support/lenet_compare.h: the comparison the mirror and OpenCL
+ * devices pass in make test. */
 static void test_lenet(void) {
-    sb_module *cpu = NULL, *gpu = NULL;
-    CHECK_OK(sb_model_lenet5(&cpu));
-    CHECK_OK(sb_model_lenet5(&gpu));
-    CHECK_OK(sb_module_init(cpu, 3));
-    CHECK_OK(sb_module_init(gpu, 3));
-    CHECK_OK(sb_module_to(gpu, SB_DEVICE_CUDA));
-    int64_t si[4] = {8, 1, 28, 28}, sl[1] = {8};
-    sb_tensor *images = NULL, *labels = NULL;
-    CHECK_OK(sb_tensor_new(&images, SB_F32, 4, si));
-    CHECK_OK(sb_tensor_new(&labels, SB_I64, 1, sl));
-    for (int64_t i = 0; i < sb_tensor_numel(images); i++)
-        sb_tensor_f32(images)[i] = (float)((i * 7919) % 256) / 255.0f;
-    for (int i = 0; i < 8; i++) ((int64_t *)labels->data)[i] = (i * 3) % 10;
-    sb_adam_config cfg = sb_adam_default_config(1e-3);
-    sb_optimizer *oc = NULL, *og = NULL;
-    CHECK_OK(sb_optimizer_adam(&oc, cpu, &cfg));
-    CHECK_OK(sb_optimizer_adam(&og, gpu, &cfg));
-    sb_graph *gc = NULL, *gg = NULL;
-    CHECK_OK(sb_graph_new(&gc));
-    CHECK_OK(sb_graph_new(&gg));
-    for (int s = 0; s < 2; s++) {
-        float lc = step(cpu, oc, gc, images, labels, SB_DEVICE_CPU);
-        float lg = step(gpu, og, gg, images, labels, SB_DEVICE_CUDA);
-        CHECK_BITS(lg, lc, "LeNet-5 loss at step %d", s);
-    }
-    unsigned char hc[32], hg[32];
-    CHECK_OK(sb_module_hash(cpu, hc));
-    CHECK_OK(sb_module_hash(gpu, hg));
-    CHECK(memcmp(hc, hg, 32) == 0, "trained parameters differ between the CPU and the GPU");
-    sb_graph_free(gc);
-    sb_graph_free(gg);
-    sb_optimizer_free(oc);
-    sb_optimizer_free(og);
-    sb_module_free(cpu);
-    sb_module_free(gpu);
-    sb_tensor_free(images);
-    sb_tensor_free(labels);
+    sb_test_lenet_case c = sb_test_lenet_default(SB_DEVICE_CUDA);
+    c.steps = 2;
+    sb_test_lenet_compare(&c);
 }
 
 static void test_validation(void) {
