@@ -16,6 +16,7 @@
 #include "samebits.h"
 #include "samebits/train.h"
 #include "support/fastpath.h"
+#include "support/lenet_compare.h"
 
 /* LeakSanitizer (the make test-asan run): an OpenCL driver that compiles
  * kernels in-process (PoCL with its LLVM) keeps allocations of its own until
@@ -625,6 +626,61 @@ static void test_math_activations(void) {
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
 }
 
+/* ---- the hard activations: kinks, signed zeros, NaN ------------------------- */
+
+/* hardtanh (relu6 = hardtanh(0, 6) among its ranges), hardsigmoid and
+ * hardswish forward and backward on the adversarial mixture with every kink
+ * (+-3, 0, -0, 6, each range's ends and their neighbours) planted, and on a
+ * transposed view. */
+static void test_hard_activations(void) {
+    int64_t s[2] = {9, 131};
+    pair x = pair_rand(2, s, 8.0f, true), dy = pair_rand(2, s, 2.0f, true),
+         y = pair_zeros(SB_F32, 2, s), dx = pair_zeros(SB_F32, 2, s);
+    const float kinks[] = {-3.0f, 3.0f, 0.0f, -0.0f, 6.0f, -1.0f, 1.0f, -2.5f, 0.5f,
+                           nextafterf(-3.0f, 0.0f), nextafterf(-3.0f, -4.0f),
+                           nextafterf(3.0f, 0.0f), nextafterf(3.0f, 4.0f), nextafterf(6.0f, 7.0f),
+                           nextafterf(0.0f, 1.0f), NAN, -NAN, INFINITY, -INFINITY};
+    float *xv = sb_tensor_f32(x.c);
+    for (size_t k = 0; k < sizeof kinks / sizeof *kinks; k++) xv[k * 37 % 1179] = kinks[k];
+    sb_tensor_free(x.d);
+    x = pair_of(x.c);
+    const float ranges[][2] = {{-1.0f, 1.0f}, {0.0f, 6.0f}, {-2.5f, 0.5f}, {-0.0f, 0.0f}};
+    for (int r = 0; r < 4; r++) {
+        float lo = ranges[r][0], hi = ranges[r][1];
+        CHECK_OK(sb_hardtanh_forward(x.c, lo, hi, y.c));
+        CHECK_OK(sb_hardtanh_forward(x.d, lo, hi, y.d));
+        check_same(&y, "sb_hardtanh_forward");
+        CHECK_OK(sb_hardtanh_backward(x.c, dy.c, lo, hi, dx.c));
+        CHECK_OK(sb_hardtanh_backward(x.d, dy.d, lo, hi, dx.d));
+        check_same(&dx, "sb_hardtanh_backward");
+    }
+    CHECK_OK(sb_hardsigmoid_forward(x.c, y.c));
+    CHECK_OK(sb_hardsigmoid_forward(x.d, y.d));
+    check_same(&y, "sb_hardsigmoid_forward");
+    CHECK_OK(sb_hardsigmoid_backward(x.c, dy.c, dx.c));
+    CHECK_OK(sb_hardsigmoid_backward(x.d, dy.d, dx.d));
+    check_same(&dx, "sb_hardsigmoid_backward");
+    CHECK_OK(sb_hardswish_forward(x.c, y.c));
+    CHECK_OK(sb_hardswish_forward(x.d, y.d));
+    check_same(&y, "sb_hardswish_forward");
+    CHECK_OK(sb_hardswish_backward(x.c, dy.c, dx.c));
+    CHECK_OK(sb_hardswish_backward(x.d, dy.d, dx.d));
+    check_same(&dx, "sb_hardswish_backward");
+    /* a transposed view in, a dense result out */
+    sb_tensor *tc = NULL, *td = NULL;
+    int64_t st[2] = {131, 9};
+    pair yt = pair_zeros(SB_F32, 2, st);
+    CHECK_OK(sb_tensor_transpose(&tc, x.c, 0, 1));
+    CHECK_OK(sb_tensor_transpose(&td, x.d, 0, 1));
+    CHECK_OK(sb_hardswish_forward(tc, yt.c));
+    CHECK_OK(sb_hardswish_forward(td, yt.d));
+    check_same(&yt, "sb_hardswish_forward of a transposed view");
+    sb_tensor_free(tc);
+    sb_tensor_free(td);
+    pair all[] = {x, dy, y, dx, yt};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
+}
+
 /* ---- MSE, and LeNet-5 training steps through autograd, modules, optimizers ---- */
 
 static void test_mse(void) {
@@ -653,83 +709,19 @@ static void test_mse(void) {
     }
 }
 
-static float mse_step(sb_module *model, sb_optimizer *opt, sb_graph *g, const sb_tensor *images,
-                      const sb_tensor *target, sb_device device) {
-    sb_tensor *x = NULL, *t = NULL;
-    CHECK_OK(sb_tensor_to(&x, images, device));
-    CHECK_OK(sb_tensor_to(&t, target, device));
-    sb_variable *in = NULL, *out = NULL, *loss = NULL;
-    float value = NAN;
-    CHECK_OK(sb_graph_input(g, x, &in));
-    CHECK_OK(sb_module_forward(model, g, in, &out));
-    CHECK_OK(sb_ag_mse(g, out, t, SB_LOSS_MEAN, &loss));
-    CHECK_OK(sb_graph_backward(g, loss));
-    CHECK_OK(sb_optimizer_step(opt));
-    sb_tensor *host = NULL;
-    if (loss) CHECK_OK(sb_tensor_to(&host, loss->value, SB_DEVICE_CPU));
-    if (host) value = sb_tensor_f32(host)[0];
-    sb_tensor_free(host);
-    sb_graph_reset(g);
-    sb_tensor_free(x);
-    sb_tensor_free(t);
-    return value;
-}
-
 /* LeNet-5 (conv, relu, max pool, linear) regressing one-hot targets with
- * MSE: forward, autograd backward and the optimizer step all on the OpenCL
- * device, the same losses and parameters as the CPU, bit for bit. */
+ * MSE, with SGD (momentum) and with Adam: forward, autograd backward and the
+ * optimizer step all on the OpenCL device, the same losses and parameters
+ * as the CPU, bit for bit (tests/support/lenet_compare.h). */
 static void test_lenet_training(void) {
     size_t live0 = sb_ocl_live_blocks();
-    int64_t si[4] = {4, 1, 28, 28}, st[2] = {4, 10};
-    sb_tensor *images = NULL, *target = NULL;
-    CHECK_OK(sb_tensor_new(&images, SB_F32, 4, si));
-    CHECK_OK(sb_tensor_new(&target, SB_F32, 2, st));
-    for (int64_t i = 0; i < sb_tensor_numel(images); i++)
-        sb_tensor_f32(images)[i] = sb_test_unif(0.0f, 1.0f);
-    for (int r = 0; r < 4; r++) sb_tensor_f32(target)[r * 10 + sb_test_rand32() % 10] = 1.0f;
     for (int use_adam = 0; use_adam < 2; use_adam++) {
-        sb_module *cpu = NULL, *dev = NULL;
-        CHECK_OK(sb_model_lenet5(&cpu));
-        CHECK_OK(sb_model_lenet5(&dev));
-        CHECK_OK(sb_module_init(cpu, 5));
-        CHECK_OK(sb_module_to(dev, SB_DEVICE_OPENCL));
-        CHECK_OK(sb_module_init(dev, 5));
-        unsigned char hc[32], hd[32];
-        CHECK_OK(sb_module_hash(cpu, hc));
-        CHECK_OK(sb_module_hash(dev, hd));
-        CHECK(memcmp(hc, hd, 32) == 0, "initial parameters differ between the devices");
-        sb_optimizer *oc = NULL, *od = NULL;
-        if (use_adam) {
-            sb_adam_config cfg = sb_adam_default_config(1e-2);
-            CHECK_OK(sb_optimizer_adam(&oc, cpu, &cfg));
-            CHECK_OK(sb_optimizer_adam(&od, dev, &cfg));
-        } else {
-            sb_sgd_config cfg = sb_sgd_default_config(0.1);
-            cfg.momentum = 0.9;
-            CHECK_OK(sb_optimizer_sgd(&oc, cpu, &cfg));
-            CHECK_OK(sb_optimizer_sgd(&od, dev, &cfg));
-        }
-        sb_graph *gc = NULL, *gd = NULL;
-        CHECK_OK(sb_graph_new(&gc));
-        CHECK_OK(sb_graph_new(&gd));
-        for (int step = 0; step < 3; step++) {
-            float lc = mse_step(cpu, oc, gc, images, target, SB_DEVICE_CPU);
-            float ld = mse_step(dev, od, gd, images, target, SB_DEVICE_OPENCL);
-            CHECK_BITS(ld, lc, "LeNet-5 MSE loss at step %d (%s)", step, use_adam ? "adam" : "sgd");
-        }
-        CHECK_OK(sb_module_hash(cpu, hc));
-        CHECK_OK(sb_module_hash(dev, hd));
-        CHECK(memcmp(hc, hd, 32) == 0, "trained parameters differ between the devices (%s)",
-              use_adam ? "adam" : "sgd");
-        sb_graph_free(gc);
-        sb_graph_free(gd);
-        sb_optimizer_free(oc);
-        sb_optimizer_free(od);
-        sb_module_free(cpu);
-        sb_module_free(dev);
+        sb_test_lenet_case c = sb_test_lenet_default(SB_DEVICE_OPENCL);
+        c.loss = SB_TEST_LENET_MSE;
+        c.adam = use_adam;
+        c.batch = 4;
+        sb_test_lenet_compare(&c);
     }
-    sb_tensor_free(images);
-    sb_tensor_free(target);
     CHECK(sb_ocl_live_blocks() == live0, "the model, optimizer and graph released their opencl "
           "memory (%zu blocks left)", sb_ocl_live_blocks() - live0);
 }
@@ -787,69 +779,13 @@ static void test_softmax_losses(void) {
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
 }
 
-static float ce_step(sb_module *model, sb_optimizer *opt, sb_graph *g, const sb_tensor *images,
-                     const sb_tensor *labels, sb_device device) {
-    sb_tensor *x = NULL, *t = NULL;
-    CHECK_OK(sb_tensor_to(&x, images, device));
-    CHECK_OK(sb_tensor_to(&t, labels, device));
-    sb_variable *in = NULL, *logits = NULL, *loss = NULL;
-    float value = NAN;
-    CHECK_OK(sb_graph_input(g, x, &in));
-    CHECK_OK(sb_module_forward(model, g, in, &logits));
-    CHECK_OK(sb_ag_cross_entropy(g, logits, t, SB_LOSS_MEAN, 0.0f, &loss));
-    CHECK_OK(sb_graph_backward(g, loss));
-    CHECK_OK(sb_optimizer_step(opt));
-    sb_tensor *host = NULL;
-    if (loss) CHECK_OK(sb_tensor_to(&host, loss->value, SB_DEVICE_CPU));
-    if (host) value = sb_tensor_f32(host)[0];
-    sb_tensor_free(host);
-    sb_graph_reset(g);
-    sb_tensor_free(x);
-    sb_tensor_free(t);
-    return value;
-}
-
 /* The LeNet-5 training step of `samebits train` (cross-entropy, Adam) on
  * the OpenCL device: losses and parameters equal to the CPU's. */
 static void test_lenet_cross_entropy(void) {
     size_t live0 = sb_ocl_live_blocks();
-    sb_module *cpu = NULL, *dev = NULL;
-    CHECK_OK(sb_model_lenet5(&cpu));
-    CHECK_OK(sb_model_lenet5(&dev));
-    CHECK_OK(sb_module_init(cpu, 7));
-    CHECK_OK(sb_module_to(dev, SB_DEVICE_OPENCL));
-    CHECK_OK(sb_module_init(dev, 7));
-    int64_t si[4] = {8, 1, 28, 28}, sl[1] = {8};
-    sb_tensor *images = NULL, *labels = NULL;
-    CHECK_OK(sb_tensor_new(&images, SB_F32, 4, si));
-    CHECK_OK(sb_tensor_new(&labels, SB_I64, 1, sl));
-    for (int64_t i = 0; i < sb_tensor_numel(images); i++)
-        sb_tensor_f32(images)[i] = sb_test_unif(0.0f, 1.0f);
-    for (int i = 0; i < 8; i++) ((int64_t *)labels->data)[i] = (int64_t)(sb_test_rand32() % 10);
-    sb_adam_config cfg = sb_adam_default_config(1e-2);
-    sb_optimizer *oc = NULL, *od = NULL;
-    CHECK_OK(sb_optimizer_adam(&oc, cpu, &cfg));
-    CHECK_OK(sb_optimizer_adam(&od, dev, &cfg));
-    sb_graph *gc = NULL, *gd = NULL;
-    CHECK_OK(sb_graph_new(&gc));
-    CHECK_OK(sb_graph_new(&gd));
-    for (int step = 0; step < 3; step++) {
-        float lc = ce_step(cpu, oc, gc, images, labels, SB_DEVICE_CPU);
-        float ld = ce_step(dev, od, gd, images, labels, SB_DEVICE_OPENCL);
-        CHECK_BITS(ld, lc, "LeNet-5 cross-entropy loss at step %d", step);
-    }
-    unsigned char hc[32], hd[32];
-    CHECK_OK(sb_module_hash(cpu, hc));
-    CHECK_OK(sb_module_hash(dev, hd));
-    CHECK(memcmp(hc, hd, 32) == 0, "trained parameters differ between the devices");
-    sb_graph_free(gc);
-    sb_graph_free(gd);
-    sb_optimizer_free(oc);
-    sb_optimizer_free(od);
-    sb_module_free(cpu);
-    sb_module_free(dev);
-    sb_tensor_free(images);
-    sb_tensor_free(labels);
+    sb_test_lenet_case c = sb_test_lenet_default(SB_DEVICE_OPENCL);
+    c.init_seed = 7;
+    sb_test_lenet_compare(&c);
     CHECK(sb_ocl_live_blocks() == live0, "every opencl block released");
 }
 
@@ -859,8 +795,6 @@ static void test_unsupported(void) {
     int64_t s[2] = {2, 3}, s3[1] = {3};
     pair x = pair_rand(2, s, 1.0f, false), y = pair_zeros(SB_F32, 2, s),
          mx = pair_zeros(SB_F32, 1, s3), arg = pair_zeros(SB_I64, 1, s3);
-    CHECK_ERROR(sb_hardswish_forward(x.d, y.d), SB_ERR_UNSUPPORTED,
-                "sb_hardswish_forward: the opencl device has no hardswish_forward kernel");
     pair ln = pair_zeros(SB_F32, 2, s);
     CHECK_ERROR(sb_layer_norm_forward(x.d, 1, NULL, NULL, 1e-5f, ln.d, NULL, NULL), SB_ERR_UNSUPPORTED,
                 "the opencl device has no layer_norm_forward kernel");
@@ -899,6 +833,7 @@ int main(int argc, char **argv) {
     test_optim();
     test_math_functions();
     test_math_activations();
+    test_hard_activations();
     test_mse();
     test_lenet_training();
     test_softmax_losses();

@@ -1,9 +1,12 @@
 /* The OpenCL device's op table: each entry resolves its device operands
  * (buffer + element offset), states the geometry, and launches the kernel
- * of src/gpu/kernels/ that computes the reference's bits. Entries this
- * device has no kernel for stay NULL, and families with a kernel for some
- * of their members name the missing one: SB_ERR_UNSUPPORTED, never a CPU
- * fallback. Arguments arrive validated by src/ops. */
+ * of src/gpu/kernels/ that computes the reference's bits. Every kernel is
+ * described once (program, name, parameter count, geometry slot, how its
+ * work-items cover the work: `ocl_kernel` below) and launched by one
+ * function, `launch`. Entries this device has no kernel for stay NULL, and
+ * families with a kernel for some of their members name the missing one:
+ * SB_ERR_UNSUPPORTED, never a CPU fallback. Arguments arrive validated by
+ * src/ops. */
 #include <stdlib.h>
 #include "core/internal.h"
 #include "opencl/opencl_internal.h"
@@ -31,45 +34,137 @@ static sb_status dense_ptr(const char *fn, const char *what, const void *p, int6
     return sb_ocl_resolve(fn, what, n > 0 ? p : NULL, n > 0 ? (size_t)n * elem : 0, elem, out);
 }
 
-/* ---- the pointwise launch (src/gpu/kernels/pointwise.cl) ---- */
+/* A device operand is two kernel parameters: the buffer and the element
+ * offset into it. */
+#define OPERAND(p) SB_OCL_ARG((p).mem), SB_OCL_ARG((p).off)
+/* The placeholder of the geometry buffer, filled in by `launch`. */
+#define GEOM_ARG {0, NULL}
+/* An argument array and its length, for `launch`. */
+#define ARGS(a) (int)(sizeof(a) / sizeof *(a)), (a)
+
+/* ---- the launcher: one descriptor per kernel ---- */
+
+/* How a kernel's work-items cover its work of x (by y by z) units. */
+typedef enum grid_rule {
+    GRID_STRIDE,  /* 1-D, groups of 64, at most 2^16 work-items looping over x units */
+    GRID_LANES32, /* one group of 32 per unit: work-item l is the contract's lane l (sum.cl) */
+    GRID_TILES64, /* x columns, y rows, z products: a group of 256 per 64x64 tile (gemm.cl) */
+} grid_rule;
+
+/* A kernel of src/gpu/kernels as the host launches it. */
+typedef struct ocl_kernel {
+    sb_ocl_family family; /* the program it lives in */
+    const char *name;
+    int nargs;            /* its parameter count, checked at every launch */
+    int geom_slot;        /* the parameter that receives the geometry buffer, or -1 */
+    grid_rule grid;
+} ocl_kernel;
+
+static const ocl_kernel
+    /* pointwise.cl: operands through a strided geometry */
+    K_COPY32 = {SB_OCL_POINTWISE, "sb_pw_copy32", 6, 1, GRID_STRIDE},
+    K_COPY64 = {SB_OCL_POINTWISE, "sb_pw_copy64", 6, 1, GRID_STRIDE},
+    K_FILL = {SB_OCL_POINTWISE, "sb_pw_fill", 5, 1, GRID_STRIDE},
+    K_BINARY = {SB_OCL_POINTWISE, "sb_pw_binary", 9, 2, GRID_STRIDE},
+    K_BINARY_SCALAR = {SB_OCL_POINTWISE, "sb_pw_binary_scalar", 8, 2, GRID_STRIDE},
+    K_BINARY_GRAD = {SB_OCL_POINTWISE, "sb_pw_binary_grad", 12, 3, GRID_STRIDE},
+    K_UNARY = {SB_OCL_POINTWISE, "sb_pw_unary", 7, 2, GRID_STRIDE},
+    K_UNARY_GRAD = {SB_OCL_POINTWISE, "sb_pw_unary_grad", 11, 2, GRID_STRIDE},
+    K_ACTIVATION = {SB_OCL_POINTWISE, "sb_pw_activation", 12, 5, GRID_STRIDE},
+    K_SPREAD = {SB_OCL_POINTWISE, "sb_pw_spread", 8, 3, GRID_STRIDE},
+    /* pointwise.cl: dense operands */
+    K_MSE_TERMS = {SB_OCL_POINTWISE, "sb_loss_mse_terms", 7, -1, GRID_STRIDE},
+    K_MSE_GRAD = {SB_OCL_POINTWISE, "sb_loss_mse_grad", 14, -1, GRID_STRIDE},
+    K_SGD = {SB_OCL_POINTWISE, "sb_opt_sgd", 16, -1, GRID_STRIDE},
+    K_ADAM = {SB_OCL_POINTWISE, "sb_opt_adam", 24, -1, GRID_STRIDE},
+    /* the math program: math.cl and softmax.cl */
+    K_MATH_EVAL = {SB_OCL_MATH, "sb_math_eval", 6, -1, GRID_STRIDE},
+    K_MATH_UNARY = {SB_OCL_MATH, "sb_math_unary", 7, 2, GRID_STRIDE},
+    K_MATH_ACTIVATION = {SB_OCL_MATH, "sb_math_activation", 13, 6, GRID_STRIDE},
+    K_SOFTMAX_FORWARD = {SB_OCL_MATH, "sb_softmax_forward", 8, -1, GRID_STRIDE},
+    K_SOFTMAX_BACKWARD = {SB_OCL_MATH, "sb_softmax_backward", 10, -1, GRID_STRIDE},
+    K_CLASS_LOSS_ROWS = {SB_OCL_MATH, "sb_class_loss_rows", 12, -1, GRID_STRIDE},
+    K_CLASS_LOSS_GRAD = {SB_OCL_MATH, "sb_class_loss_grad", 16, -1, GRID_STRIDE},
+    /* sum.cl, gemm.cl, conv.cl */
+    K_SUM = {SB_OCL_SUM, "sb_sum_reduce", 10, 5, GRID_LANES32},
+    K_GEMM = {SB_OCL_GEMM, "sb_gemm", 17, 16, GRID_TILES64},
+    K_CONV_BACKWARD_INPUT = {SB_OCL_CONV, "sb_conv_backward_input", 7, 0, GRID_STRIDE},
+    K_MAX_POOL_FORWARD = {SB_OCL_CONV, "sb_max_pool_forward", 8, 0, GRID_STRIDE},
+    K_MAX_POOL_BACKWARD = {SB_OCL_CONV, "sb_max_pool_backward", 7, 0, GRID_STRIDE},
+    K_AVG_POOL_FORWARD = {SB_OCL_CONV, "sb_avg_pool_forward", 5, 0, GRID_STRIDE},
+    K_AVG_POOL_BACKWARD = {SB_OCL_CONV, "sb_avg_pool_backward", 5, 0, GRID_STRIDE};
+
+/* Enqueues kernel k built with `options` (NULL: none) over x (by y by z)
+ * units of work. geom, when not NULL, is copied into a read-only buffer
+ * that becomes parameter k->geom_slot (a NULL buffer when geom is NULL).
+ * Nothing to do (a zero extent) is success. */
+static sb_status launch_grid(const char *fn, const ocl_kernel *k, const char *options,
+                             const void *geom, size_t geom_bytes, int nargs, sb_ocl_arg *args,
+                             int64_t x, int64_t y, int64_t z) {
+    if (nargs != k->nargs)
+        return sb_fail(SB_ERR_INTERNAL, "%s: kernel %s takes %d arguments, %d given", fn, k->name,
+                       k->nargs, nargs);
+    if (x == 0 || y == 0 || z == 0) return SB_OK;
+    size_t global[3] = {1, 1, 1}, local[3] = {1, 1, 1};
+    cl_uint dims = 1;
+    switch (k->grid) {
+    case GRID_STRIDE:
+        local[0] = 64;
+        global[0] = (size_t)(x < (1 << 16) ? x : (1 << 16));
+        global[0] = (global[0] + local[0] - 1) / local[0] * local[0];
+        break;
+    case GRID_LANES32:
+        local[0] = 32;
+        global[0] = (size_t)x * 32;
+        break;
+    case GRID_TILES64:
+        dims = 3;
+        local[0] = 256;
+        global[0] = (size_t)((x + 63) / 64) * 256;
+        global[1] = (size_t)((y + 63) / 64);
+        global[2] = (size_t)z;
+        break;
+    }
+    cl_mem gm = NULL;
+    if (geom) SB_TRY(sb_ocl_const_buffer(fn, geom, geom_bytes, &gm));
+    if (k->geom_slot >= 0) args[k->geom_slot] = (sb_ocl_arg){sizeof(cl_mem), geom ? &gm : NULL};
+    sb_status st = sb_ocl_launch(fn, k->family, options ? options : "", k->name, nargs, args,
+                                 dims, global, local);
+    if (gm) clReleaseMemObject(gm); /* the queue keeps it until the kernel ran */
+    return st;
+}
+
+/* The common case: n units, no build options. */
+static sb_status launch(const char *fn, const ocl_kernel *k, const void *geom, size_t geom_bytes,
+                        int nargs, sb_ocl_arg *args, int64_t n) {
+    return launch_grid(fn, k, NULL, geom, geom_bytes, nargs, args, n, 1, 1);
+}
+
+/* ---- the pointwise geometry (src/gpu/kernels/pointwise.cl) ---- */
 
 enum { PW_GEOM = 41 };
 
+/* v[0] ndim, v[1..8] the iteration shape, v[9 + 8k ..] operand k's strides. */
 typedef struct pw_geom {
     cl_long v[PW_GEOM];
 } pw_geom;
 
-/* The iteration shape is shape_of's; operand k's strides come from t. */
-static void pw_init(pw_geom *g, const sb_tensor *shape_of) {
-    memset(g, 0, sizeof *g);
-    g->v[0] = shape_of->ndim;
-    for (int d = 0; d < shape_of->ndim; d++) g->v[1 + d] = shape_of->shape[d];
+/* The iteration shape is shape_of's; operand k's strides come from
+ * views[k] (operand 0 is the output). */
+static pw_geom pw_geom_of(const sb_tensor *shape_of, int nviews, const sb_tensor *const *views) {
+    pw_geom g;
+    memset(&g, 0, sizeof g);
+    g.v[0] = shape_of->ndim;
+    for (int d = 0; d < shape_of->ndim; d++) g.v[1 + d] = shape_of->shape[d];
+    for (int k = 0; k < nviews; k++)
+        for (int d = 0; d < views[k]->ndim; d++) g.v[9 + 8 * k + d] = views[k]->strides[d];
+    return g;
 }
 
-static void pw_operand(pw_geom *g, int k, const sb_tensor *t) {
-    for (int d = 0; d < t->ndim; d++) g->v[9 + 8 * k + d] = t->strides[d];
-}
-
-/* Launches `name` of `family` with args (args[geom_slot] is filled with
- * the geometry buffer) over n elements. */
-static sb_status pw_launch_in(const char *fn, sb_ocl_family family, const char *name,
-                              const pw_geom *g, int nargs, sb_ocl_arg *args, int geom_slot,
-                              int64_t n) {
-    if (n == 0) return SB_OK;
-    cl_mem gm = NULL;
-    SB_TRY(sb_ocl_const_buffer(fn, g->v, sizeof g->v, &gm));
-    args[geom_slot] = SB_OCL_ARG(gm);
-    size_t local = 64, global = (size_t)(n < (1 << 16) ? n : (1 << 16));
-    global = (global + local - 1) / local * local;
-    sb_status st = sb_ocl_launch(fn, family, "", name, nargs, args, 1, &global, &local);
-    clReleaseMemObject(gm);
-    return st;
-}
-
-static sb_status pw_launch(const char *fn, const char *name, const pw_geom *g, int nargs,
-                           sb_ocl_arg *args, int geom_slot, int64_t n) {
-    return pw_launch_in(fn, SB_OCL_POINTWISE, name, g, nargs, args, geom_slot, n);
-}
+#define PW_GEOM_OF(shape_of, ...)                                                      \
+    pw_geom_of((shape_of), (int)(sizeof((const sb_tensor *[]){__VA_ARGS__}) /         \
+                                 sizeof(const sb_tensor *)),                            \
+               (const sb_tensor *[]){__VA_ARGS__})
 
 /* ---- memory ops on views ---- */
 
@@ -81,14 +176,10 @@ static sb_status copy_views(const char *fn, const sb_tensor *src, const sb_tenso
     sb_ocl_ptr s, d;
     SB_TRY(view_ptr(fn, "src", src, &s));
     SB_TRY(view_ptr(fn, "dst", dst, &d));
-    pw_geom g;
-    pw_init(&g, src);
-    pw_operand(&g, 0, dst);
-    pw_operand(&g, 1, src);
-    sb_ocl_arg a[] = {SB_OCL_ARG(n), {0, NULL}, SB_OCL_ARG(d.mem), SB_OCL_ARG(d.off),
-                      SB_OCL_ARG(s.mem), SB_OCL_ARG(s.off)};
-    return pw_launch(fn, sb_dtype_size(src->dtype) == 8 ? "sb_pw_copy64" : "sb_pw_copy32", &g, 6,
-                     a, 1, n);
+    pw_geom g = PW_GEOM_OF(src, dst, src);
+    sb_ocl_arg a[] = {SB_OCL_ARG(n), GEOM_ARG, OPERAND(d), OPERAND(s)};
+    return launch(fn, sb_dtype_size(src->dtype) == 8 ? &K_COPY64 : &K_COPY32, g.v, sizeof g.v,
+                  ARGS(a), n);
 }
 
 /* Any strides; an overlap goes through a dense temporary, as if copied
@@ -123,12 +214,9 @@ sb_status sb_ocl_fill(const sb_backend *be, sb_tensor *t, float value) {
     if (n == 0) return SB_OK;
     sb_ocl_ptr p;
     SB_TRY(view_ptr(fn, "t", t, &p));
-    pw_geom g;
-    pw_init(&g, t);
-    pw_operand(&g, 0, t);
-    sb_ocl_arg a[] = {SB_OCL_ARG(n), {0, NULL}, SB_OCL_ARG(p.mem), SB_OCL_ARG(p.off),
-                      SB_OCL_ARG(value)};
-    return pw_launch(fn, "sb_pw_fill", &g, 5, a, 1, n);
+    pw_geom g = PW_GEOM_OF(t, t);
+    sb_ocl_arg a[] = {SB_OCL_ARG(n), GEOM_ARG, OPERAND(p), SB_OCL_ARG(value)};
+    return launch(fn, &K_FILL, g.v, sizeof g.v, ARGS(a), n);
 }
 
 /* ---- pointwise ops ---- */
@@ -143,15 +231,10 @@ static sb_status ocl_binary(const sb_backend *be, sb_binary_op op, const sb_tens
     SB_TRY(view_ptr(fn, "a", a, &pa));
     SB_TRY(view_ptr(fn, "b", b, &pb));
     SB_TRY(view_ptr(fn, "out", out, &po));
-    pw_geom g;
-    pw_init(&g, out);
-    pw_operand(&g, 0, out);
-    pw_operand(&g, 1, a);
-    pw_operand(&g, 2, b);
-    sb_ocl_arg args[] = {SB_OCL_ARG(o), SB_OCL_ARG(n), {0, NULL}, SB_OCL_ARG(po.mem),
-                         SB_OCL_ARG(po.off), SB_OCL_ARG(pa.mem), SB_OCL_ARG(pa.off),
-                         SB_OCL_ARG(pb.mem), SB_OCL_ARG(pb.off)};
-    return pw_launch(fn, "sb_pw_binary", &g, 9, args, 2, n);
+    pw_geom g = PW_GEOM_OF(out, out, a, b);
+    sb_ocl_arg args[] = {SB_OCL_ARG(o), SB_OCL_ARG(n), GEOM_ARG, OPERAND(po), OPERAND(pa),
+                         OPERAND(pb)};
+    return launch(fn, &K_BINARY, g.v, sizeof g.v, ARGS(args), n);
 }
 
 static sb_status ocl_binary_scalar(const sb_backend *be, sb_binary_op op, const sb_tensor *x,
@@ -163,14 +246,10 @@ static sb_status ocl_binary_scalar(const sb_backend *be, sb_binary_op op, const 
     sb_ocl_ptr px, po;
     SB_TRY(view_ptr(fn, "x", x, &px));
     SB_TRY(view_ptr(fn, "out", out, &po));
-    pw_geom g;
-    pw_init(&g, out);
-    pw_operand(&g, 0, out);
-    pw_operand(&g, 1, x);
-    sb_ocl_arg args[] = {SB_OCL_ARG(o), SB_OCL_ARG(n), {0, NULL}, SB_OCL_ARG(po.mem),
-                         SB_OCL_ARG(po.off), SB_OCL_ARG(px.mem), SB_OCL_ARG(px.off),
+    pw_geom g = PW_GEOM_OF(out, out, x);
+    sb_ocl_arg args[] = {SB_OCL_ARG(o), SB_OCL_ARG(n), GEOM_ARG, OPERAND(po), OPERAND(px),
                          SB_OCL_ARG(s)};
-    return pw_launch(fn, "sb_pw_binary_scalar", &g, 8, args, 2, n);
+    return launch(fn, &K_BINARY_SCALAR, g.v, sizeof g.v, ARGS(args), n);
 }
 
 static sb_status ocl_unary(const sb_backend *be, sb_unary_op op, const sb_tensor *x,
@@ -183,14 +262,9 @@ static sb_status ocl_unary(const sb_backend *be, sb_unary_op op, const sb_tensor
     sb_ocl_ptr px, po;
     SB_TRY(view_ptr(fn, "x", x, &px));
     SB_TRY(view_ptr(fn, "out", out, &po));
-    pw_geom g;
-    pw_init(&g, out);
-    pw_operand(&g, 0, out);
-    pw_operand(&g, 1, x);
-    sb_ocl_arg args[] = {SB_OCL_ARG(o), SB_OCL_ARG(n), {0, NULL}, SB_OCL_ARG(po.mem),
-                         SB_OCL_ARG(po.off), SB_OCL_ARG(px.mem), SB_OCL_ARG(px.off)};
-    if (math) return pw_launch_in(fn, SB_OCL_MATH, "sb_math_unary", &g, 7, args, 2, n);
-    return pw_launch(fn, "sb_pw_unary", &g, 7, args, 2, n);
+    pw_geom g = PW_GEOM_OF(out, out, x);
+    sb_ocl_arg args[] = {SB_OCL_ARG(o), SB_OCL_ARG(n), GEOM_ARG, OPERAND(po), OPERAND(px)};
+    return launch(fn, math ? &K_MATH_UNARY : &K_UNARY, g.v, sizeof g.v, ARGS(args), n);
 }
 
 static sb_status ocl_unary_backward(const sb_backend *be, sb_unary_op op, const sb_tensor *x,
@@ -204,41 +278,10 @@ static sb_status ocl_unary_backward(const sb_backend *be, sb_unary_op op, const 
     SB_TRY(view_ptr(fn, "y", y, &py));
     SB_TRY(view_ptr(fn, "dy", dy, &pdy));
     SB_TRY(view_ptr(fn, "dx", dx, &pdx));
-    pw_geom g;
-    pw_init(&g, dx);
-    pw_operand(&g, 0, dx);
-    pw_operand(&g, 1, x);
-    pw_operand(&g, 2, y);
-    pw_operand(&g, 3, dy);
-    sb_ocl_arg args[] = {SB_OCL_ARG(o),      SB_OCL_ARG(n),      {0, NULL},
-                         SB_OCL_ARG(pdx.mem), SB_OCL_ARG(pdx.off), SB_OCL_ARG(px.mem),
-                         SB_OCL_ARG(px.off),  SB_OCL_ARG(py.mem),  SB_OCL_ARG(py.off),
-                         SB_OCL_ARG(pdy.mem), SB_OCL_ARG(pdy.off)};
-    return pw_launch(fn, "sb_pw_unary_grad", &g, 11, args, 2, n);
-}
-
-/* tanh, sigmoid, silu, gelu, softplus forward; silu, gelu, softplus
- * backward (math.cl, over src/math's functions). */
-static sb_status math_activation(const char *fn, const sb_act_args *a, const sb_tensor *in,
-                                 sb_tensor *out) {
-    cl_long n = sb_tensor_numel(out);
-    cl_int kind = (cl_int)a->kind, backward = a->backward, approximate = a->approximate;
-    float p0 = a->p0, p1 = a->p1;
-    sb_ocl_ptr px, pdy = {NULL, 0}, po;
-    SB_TRY(view_ptr(fn, "x", &in[0], &px));
-    if (a->backward) SB_TRY(view_ptr(fn, "dy", &in[1], &pdy));
-    SB_TRY(view_ptr(fn, "out", out, &po));
-    pw_geom g;
-    pw_init(&g, out);
-    pw_operand(&g, 0, out);
-    pw_operand(&g, 1, &in[0]);
-    if (a->backward) pw_operand(&g, 2, &in[1]);
-    sb_ocl_arg args[] = {SB_OCL_ARG(kind),    SB_OCL_ARG(backward), SB_OCL_ARG(approximate),
-                         SB_OCL_ARG(p0),      SB_OCL_ARG(p1),       SB_OCL_ARG(n),
-                         {0, NULL},           SB_OCL_ARG(po.mem),   SB_OCL_ARG(po.off),
-                         SB_OCL_ARG(px.mem),  SB_OCL_ARG(px.off),   SB_OCL_ARG(pdy.mem),
-                         SB_OCL_ARG(pdy.off)};
-    return pw_launch_in(fn, SB_OCL_MATH, "sb_math_activation", &g, 13, args, 6, n);
+    pw_geom g = PW_GEOM_OF(dx, dx, x, y, dy);
+    sb_ocl_arg args[] = {SB_OCL_ARG(o), SB_OCL_ARG(n), GEOM_ARG,    OPERAND(pdx),
+                         OPERAND(px),   OPERAND(py),   OPERAND(pdy)};
+    return launch(fn, &K_UNARY_GRAD, g.v, sizeof g.v, ARGS(args), n);
 }
 
 sb_status sb_ocl_math_eval(int f, const float *x, float *y, int64_t n) {
@@ -249,11 +292,8 @@ sb_status sb_ocl_math_eval(int f, const float *x, float *y, int64_t n) {
     SB_TRY(dense_ptr(fn, "y", y, n, sizeof(float), &py));
     cl_int ff = f;
     cl_long nn = n;
-    sb_ocl_arg args[] = {SB_OCL_ARG(ff),     SB_OCL_ARG(nn),     SB_OCL_ARG(px.mem),
-                         SB_OCL_ARG(px.off), SB_OCL_ARG(py.mem), SB_OCL_ARG(py.off)};
-    size_t local = 64, global = (size_t)(n < (1 << 16) ? n : (1 << 16));
-    global = (global + local - 1) / local * local;
-    return sb_ocl_launch(fn, SB_OCL_MATH, "", "sb_math_eval", 6, args, 1, &global, &local);
+    sb_ocl_arg args[] = {SB_OCL_ARG(ff), SB_OCL_ARG(nn), OPERAND(px), OPERAND(py)};
+    return launch(fn, &K_MATH_EVAL, NULL, 0, ARGS(args), n);
 }
 
 static const char *act_name(const sb_act_args *a) {
@@ -271,36 +311,38 @@ static const char *act_name(const sb_act_args *a) {
     return a->backward ? bwd[a->kind] : fwd[a->kind];
 }
 
-/* relu, leaky relu, and tanh/sigmoid backward (from y) in pointwise.cl;
- * tanh, sigmoid, silu, gelu and softplus in math.cl; the hard* kinds have
- * no OpenCL kernel yet. */
+/* relu, leaky relu, hardtanh, hardsigmoid, hardswish, and tanh/sigmoid
+ * backward (from y) in pointwise.cl; tanh, sigmoid, silu, gelu and
+ * softplus forward, silu, gelu and softplus backward in math.cl (over
+ * src/math's functions). */
 static sb_status ocl_activation(const sb_backend *be, const sb_act_args *a, const sb_tensor *in,
                                 sb_tensor *out) {
     char fn[48];
     snprintf(fn, sizeof fn, "sb_%s", act_name(a));
+    (void)be;
     bool plain = a->kind == SB_ACT_RELU || a->kind == SB_ACT_LEAKY_RELU ||
+                 a->kind == SB_ACT_HARDTANH || a->kind == SB_ACT_HARDSIGMOID ||
+                 a->kind == SB_ACT_HARDSWISH ||
                  (a->backward && (a->kind == SB_ACT_TANH || a->kind == SB_ACT_SIGMOID));
-    bool math = a->kind == SB_ACT_TANH || a->kind == SB_ACT_SIGMOID || a->kind == SB_ACT_SILU ||
-                a->kind == SB_ACT_GELU || a->kind == SB_ACT_SOFTPLUS;
-    if (!plain && !math) return sb_backend_unsupported(fn, be, act_name(a));
-    if (!plain) return math_activation(fn, a, in, out);
     cl_long n = sb_tensor_numel(out);
-    cl_int kind = (cl_int)a->kind, backward = a->backward;
-    float slope = a->p0;
+    cl_int kind = (cl_int)a->kind, backward = a->backward, approximate = a->approximate;
+    float p0 = a->p0, p1 = a->p1;
     sb_ocl_ptr px, pdy = {NULL, 0}, po;
     SB_TRY(view_ptr(fn, "x", &in[0], &px));
     if (a->backward) SB_TRY(view_ptr(fn, "dy", &in[1], &pdy));
     SB_TRY(view_ptr(fn, "out", out, &po));
-    pw_geom g;
-    pw_init(&g, out);
-    pw_operand(&g, 0, out);
-    pw_operand(&g, 1, &in[0]);
-    if (a->backward) pw_operand(&g, 2, &in[1]);
-    sb_ocl_arg args[] = {SB_OCL_ARG(kind),    SB_OCL_ARG(backward), SB_OCL_ARG(slope),
-                         SB_OCL_ARG(n),       {0, NULL},            SB_OCL_ARG(po.mem),
-                         SB_OCL_ARG(po.off),  SB_OCL_ARG(px.mem),   SB_OCL_ARG(px.off),
-                         SB_OCL_ARG(pdy.mem), SB_OCL_ARG(pdy.off)};
-    return pw_launch(fn, "sb_pw_activation", &g, 11, args, 4, n);
+    pw_geom g = a->backward ? PW_GEOM_OF(out, out, &in[0], &in[1]) : PW_GEOM_OF(out, out, &in[0]);
+    if (plain) {
+        sb_ocl_arg args[] = {SB_OCL_ARG(kind), SB_OCL_ARG(backward), SB_OCL_ARG(p0),
+                             SB_OCL_ARG(p1),   SB_OCL_ARG(n),        GEOM_ARG,
+                             OPERAND(po),      OPERAND(px),          OPERAND(pdy)};
+        return launch(fn, &K_ACTIVATION, g.v, sizeof g.v, ARGS(args), n);
+    }
+    sb_ocl_arg args[] = {SB_OCL_ARG(kind), SB_OCL_ARG(backward), SB_OCL_ARG(approximate),
+                         SB_OCL_ARG(p0),   SB_OCL_ARG(p1),       SB_OCL_ARG(n),
+                         GEOM_ARG,         OPERAND(po),          OPERAND(px),
+                         OPERAND(pdy)};
+    return launch(fn, &K_MATH_ACTIVATION, g.v, sizeof g.v, ARGS(args), n);
 }
 
 /* ---- the canonical sum (src/gpu/kernels/sum.cl) ---- */
@@ -313,15 +355,11 @@ static int64_t count_of(int nd, const int64_t *shape) {
     return n;
 }
 
-/* sum / mean / var / std over g, as sb_ref_reduce, with nf the divisor of
- * the mean ((float)n for the reductions; the losses pass their count). */
-static sb_status reduce_launch(const char *fn, sb_ref_reduce_kind kind,
-                               const sb_ref_reduce_geom *g, const float *x, int64_t correction,
-                               float *out, float nf) {
-    int64_t nout = count_of(g->nkeep, g->keep_shape);
-    cl_long n = count_of(g->nred, g->red_shape);
-    if (nout == 0) return SB_OK;
-    cl_long gv[SUM_GEOM] = {0};
+/* sum.cl's geometry: v[0] nkeep, v[1..8] kept shape, v[9..16] their x
+ * strides, v[17..24] their out strides, v[25] nred, v[26..33] reduced
+ * shape, v[34..41] their x strides. */
+static void sum_geom(const sb_ref_reduce_geom *g, cl_long gv[SUM_GEOM]) {
+    memset(gv, 0, SUM_GEOM * sizeof *gv);
     gv[0] = g->nkeep;
     gv[25] = g->nred;
     for (int d = 0; d < g->nkeep; d++) {
@@ -333,21 +371,27 @@ static sb_status reduce_launch(const char *fn, sb_ref_reduce_kind kind,
         gv[26 + d] = g->red_shape[d];
         gv[34 + d] = g->red_xstride[d];
     }
+}
+
+/* sum / mean / var / std over g, as sb_ref_reduce, with nf the divisor of
+ * the mean ((float)n for the reductions; the losses pass their count). */
+static sb_status reduce_launch(const char *fn, sb_ref_reduce_kind kind,
+                               const sb_ref_reduce_geom *g, const float *x, int64_t correction,
+                               float *out, float nf) {
+    int64_t nout = count_of(g->nkeep, g->keep_shape);
+    cl_long n = count_of(g->nred, g->red_shape);
+    if (nout == 0) return SB_OK;
+    cl_long gv[SUM_GEOM];
+    sum_geom(g, gv);
     sb_ocl_ptr px, po;
     SB_TRY(sb_ocl_resolve(fn, "x", n > 0 ? x : NULL, n > 0 ? sizeof(float) : 0, sizeof(float), &px));
     SB_TRY(sb_ocl_resolve(fn, "out", out, sizeof(float), sizeof(float), &po));
     cl_int k = (cl_int)kind, nan_result = n - correction <= 0;
     float denom = (float)(n - correction);
-    cl_mem gm = NULL;
-    SB_TRY(sb_ocl_const_buffer(fn, gv, sizeof gv, &gm));
-    sb_ocl_arg args[] = {SB_OCL_ARG(k),     SB_OCL_ARG(nf),     SB_OCL_ARG(denom),
-                         SB_OCL_ARG(nan_result), SB_OCL_ARG(n), SB_OCL_ARG(gm),
-                         SB_OCL_ARG(px.mem), SB_OCL_ARG(px.off), SB_OCL_ARG(po.mem),
-                         SB_OCL_ARG(po.off)};
-    size_t local = 32, global = (size_t)nout * 32;
-    sb_status st = sb_ocl_launch(fn, SB_OCL_SUM, "", "sb_sum_reduce", 10, args, 1, &global, &local);
-    clReleaseMemObject(gm);
-    return st;
+    sb_ocl_arg args[] = {SB_OCL_ARG(k),          SB_OCL_ARG(nf), SB_OCL_ARG(denom),
+                         SB_OCL_ARG(nan_result), SB_OCL_ARG(n),  GEOM_ARG,
+                         OPERAND(px),            OPERAND(po)};
+    return launch(fn, &K_SUM, gv, sizeof gv, ARGS(args), nout);
 }
 
 static sb_status reduce_run(const char *fn, sb_ref_reduce_kind kind, const sb_ref_reduce_geom *g,
@@ -409,21 +453,14 @@ static sb_status ocl_binary_backward(const sb_backend *be, sb_binary_op op, cons
     if (st == SB_OK) st = view_ptr(fn, "a", a, &pa);
     if (st == SB_OK) st = view_ptr(fn, "b", b, &pb);
     if (st == SB_OK) st = view_ptr(fn, "the gradient", &full, &pf);
-    pw_geom g;
-    pw_init(&g, dy);
-    pw_operand(&g, 0, &full);
-    pw_operand(&g, 1, dy);
-    pw_operand(&g, 2, a);
-    pw_operand(&g, 3, b);
+    pw_geom g = PW_GEOM_OF(dy, &full, dy, a, b);
     sb_tensor *grads[2] = {da, db};
     cl_int o = (cl_int)op;
     for (cl_int w = 0; w < 2 && st == SB_OK; w++) {
         if (!grads[w]) continue;
-        sb_ocl_arg args[] = {SB_OCL_ARG(o),      SB_OCL_ARG(w),      SB_OCL_ARG(n),
-                             {0, NULL},          SB_OCL_ARG(pf.mem), SB_OCL_ARG(pf.off),
-                             SB_OCL_ARG(pdy.mem), SB_OCL_ARG(pdy.off), SB_OCL_ARG(pa.mem),
-                             SB_OCL_ARG(pa.off), SB_OCL_ARG(pb.mem), SB_OCL_ARG(pb.off)};
-        st = pw_launch(fn, "sb_pw_binary_grad", &g, 12, args, 3, n);
+        sb_ocl_arg args[] = {SB_OCL_ARG(o), SB_OCL_ARG(w), SB_OCL_ARG(n), GEOM_ARG,
+                             OPERAND(pf),   OPERAND(pdy),  OPERAND(pa),   OPERAND(pb)};
+        st = launch(fn, &K_BINARY_GRAD, g.v, sizeof g.v, ARGS(args), n);
         if (st == SB_OK) st = ocl_reduce_to_shape(be, &full, grads[w]);
     }
     sb_ocl_release(be, tmp);
@@ -439,14 +476,10 @@ static sb_status ocl_spread(const sb_backend *be, const sb_tensor *dy, bool divi
     sb_ocl_ptr pdy, pdx;
     SB_TRY(view_ptr(fn, "dy", dy, &pdy));
     SB_TRY(view_ptr(fn, "dx", dx, &pdx));
-    pw_geom g;
-    pw_init(&g, dx);
-    pw_operand(&g, 0, dx);
-    pw_operand(&g, 1, dy);
-    sb_ocl_arg args[] = {SB_OCL_ARG(dv), SB_OCL_ARG(divisor), SB_OCL_ARG(n), {0, NULL},
-                         SB_OCL_ARG(pdx.mem), SB_OCL_ARG(pdx.off), SB_OCL_ARG(pdy.mem),
-                         SB_OCL_ARG(pdy.off)};
-    return pw_launch(fn, "sb_pw_spread", &g, 8, args, 3, n);
+    pw_geom g = PW_GEOM_OF(dx, dx, dy);
+    sb_ocl_arg args[] = {SB_OCL_ARG(dv), SB_OCL_ARG(divisor), SB_OCL_ARG(n), GEOM_ARG,
+                         OPERAND(pdx),   OPERAND(pdy)};
+    return launch(fn, &K_SPREAD, g.v, sizeof g.v, ARGS(args), n);
 }
 
 /* ---- mean squared error ---- */
@@ -463,15 +496,8 @@ static sb_status ocl_mse_forward(const sb_backend *be, const float *x, const flo
     sb_ocl_ptr pq = pl;
     sb_status st = tmp ? dense_ptr(fn, "terms", tmp, n, sizeof(float), &pq) : SB_OK;
     cl_long nn = n;
-    sb_ocl_arg args[] = {SB_OCL_ARG(nn),     SB_OCL_ARG(px.mem), SB_OCL_ARG(px.off),
-                         SB_OCL_ARG(py.mem), SB_OCL_ARG(py.off), SB_OCL_ARG(pq.mem),
-                         SB_OCL_ARG(pq.off)};
-    if (st == SB_OK && n > 0) {
-        size_t local = 64, global = (size_t)(n < (1 << 16) ? n : (1 << 16));
-        global = (global + local - 1) / local * local;
-        st = sb_ocl_launch(fn, SB_OCL_POINTWISE, "", "sb_loss_mse_terms", 7, args, 1, &global,
-                           &local);
-    }
+    sb_ocl_arg args[] = {SB_OCL_ARG(nn), OPERAND(px), OPERAND(py), OPERAND(pq)};
+    if (st == SB_OK) st = launch(fn, &K_MSE_TERMS, NULL, 0, ARGS(args), n);
     if (st == SB_OK && tmp) { /* sum, or sum / (float)n: the reduction's kinds 0 and 1 */
         sb_ref_reduce_geom g = {0};
         g.nred = 1;
@@ -499,15 +525,10 @@ static sb_status ocl_mse_backward(const sb_backend *be, const float *x, const fl
     float norm = reduction == SB_LOSS_MEAN ? 2.0f / (float)n : 2.0f;
     cl_int per = reduction == SB_LOSS_NONE, want = dy != NULL;
     cl_long nn = n;
-    sb_ocl_arg args[] = {SB_OCL_ARG(norm),    SB_OCL_ARG(per),     SB_OCL_ARG(want),
-                         SB_OCL_ARG(nn),      SB_OCL_ARG(px.mem),  SB_OCL_ARG(px.off),
-                         SB_OCL_ARG(py.mem),  SB_OCL_ARG(py.off),  SB_OCL_ARG(pl.mem),
-                         SB_OCL_ARG(pl.off),  SB_OCL_ARG(pdx.mem), SB_OCL_ARG(pdx.off),
-                         SB_OCL_ARG(pdy.mem), SB_OCL_ARG(pdy.off)};
-    size_t local = 64, global = (size_t)(n < (1 << 16) ? n : (1 << 16));
-    global = (global + local - 1) / local * local;
-    return sb_ocl_launch(fn, SB_OCL_POINTWISE, "", "sb_loss_mse_grad", 14, args, 1, &global,
-                         &local);
+    sb_ocl_arg args[] = {SB_OCL_ARG(norm), SB_OCL_ARG(per), SB_OCL_ARG(want), SB_OCL_ARG(nn),
+                         OPERAND(px),      OPERAND(py),     OPERAND(pl),      OPERAND(pdx),
+                         OPERAND(pdy)};
+    return launch(fn, &K_MSE_GRAD, NULL, 0, ARGS(args), n);
 }
 
 /* ---- softmax and the class losses (softmax.cl, in the math program) ---- */
@@ -523,12 +544,9 @@ static sb_status ocl_softmax_forward(const sb_backend *be, const float *x, int64
     SB_TRY(dense_ptr(fn, "y", y, total, sizeof(float), &py));
     cl_int lg = log;
     cl_long o = outer, nn = n, in = inner;
-    sb_ocl_arg args[] = {SB_OCL_ARG(lg),     SB_OCL_ARG(o),      SB_OCL_ARG(nn),
-                         SB_OCL_ARG(in),     SB_OCL_ARG(px.mem), SB_OCL_ARG(px.off),
-                         SB_OCL_ARG(py.mem), SB_OCL_ARG(py.off)};
-    size_t local = 64, global = (size_t)(rows < (1 << 16) ? rows : (1 << 16));
-    global = (global + local - 1) / local * local;
-    return sb_ocl_launch(fn, SB_OCL_MATH, "", "sb_softmax_forward", 8, args, 1, &global, &local);
+    sb_ocl_arg args[] = {SB_OCL_ARG(lg), SB_OCL_ARG(o), SB_OCL_ARG(nn), SB_OCL_ARG(in),
+                         OPERAND(px),    OPERAND(py)};
+    return launch(fn, &K_SOFTMAX_FORWARD, NULL, 0, ARGS(args), rows);
 }
 
 static sb_status ocl_softmax_backward(const sb_backend *be, const float *y, const float *dy,
@@ -544,14 +562,9 @@ static sb_status ocl_softmax_backward(const sb_backend *be, const float *y, cons
     SB_TRY(dense_ptr(fn, "dx", dx, total, sizeof(float), &pdx));
     cl_int lg = log;
     cl_long o = outer, nn = n, in = inner;
-    sb_ocl_arg args[] = {SB_OCL_ARG(lg),      SB_OCL_ARG(o),       SB_OCL_ARG(nn),
-                         SB_OCL_ARG(in),      SB_OCL_ARG(py.mem),  SB_OCL_ARG(py.off),
-                         SB_OCL_ARG(pdy.mem), SB_OCL_ARG(pdy.off), SB_OCL_ARG(pdx.mem),
-                         SB_OCL_ARG(pdx.off)};
-    size_t local = 64, global = (size_t)(rows < (1 << 16) ? rows : (1 << 16));
-    global = (global + local - 1) / local * local;
-    return sb_ocl_launch(fn, SB_OCL_MATH, "", "sb_softmax_backward", 10, args, 1, &global,
-                         &local);
+    sb_ocl_arg args[] = {SB_OCL_ARG(lg), SB_OCL_ARG(o), SB_OCL_ARG(nn), SB_OCL_ARG(in),
+                         OPERAND(py),    OPERAND(pdy),  OPERAND(pdx)};
+    return launch(fn, &K_SOFTMAX_BACKWARD, NULL, 0, ARGS(args), rows);
 }
 
 /* The rows not ignored (the MEAN divisor): targets read back to the host. */
@@ -583,16 +596,10 @@ static sb_status ocl_class_loss_forward(const sb_backend *be, bool logits, const
     cl_int lg = logits;
     cl_long nn = N, cc = C, ig = ignore_index;
     float eps_c = eps / (float)C;
-    sb_ocl_arg args[] = {SB_OCL_ARG(lg),     SB_OCL_ARG(nn),     SB_OCL_ARG(cc),
-                         SB_OCL_ARG(eps),    SB_OCL_ARG(eps_c),  SB_OCL_ARG(ig),
-                         SB_OCL_ARG(pa.mem), SB_OCL_ARG(pa.off), SB_OCL_ARG(pt.mem),
-                         SB_OCL_ARG(pt.off), SB_OCL_ARG(pv.mem), SB_OCL_ARG(pv.off)};
-    if (st == SB_OK && N > 0) {
-        size_t local = 64, global = (size_t)(N < (1 << 16) ? N : (1 << 16));
-        global = (global + local - 1) / local * local;
-        st = sb_ocl_launch(fn, SB_OCL_MATH, "", "sb_class_loss_rows", 12, args, 1, &global,
-                           &local);
-    }
+    sb_ocl_arg args[] = {SB_OCL_ARG(lg), SB_OCL_ARG(nn), SB_OCL_ARG(cc), SB_OCL_ARG(eps),
+                         SB_OCL_ARG(eps_c), SB_OCL_ARG(ig), OPERAND(pa),   OPERAND(pt),
+                         OPERAND(pv)};
+    if (st == SB_OK) st = launch(fn, &K_CLASS_LOSS_ROWS, NULL, 0, ARGS(args), N);
     if (st == SB_OK && tmp) { /* canonical sum over the rows, / (float)count for MEAN */
         int64_t count = N;
         if (reduction == SB_LOSS_MEAN) st = counted_rows(fn, be, targets, N, ignore_index, &count);
@@ -624,15 +631,11 @@ static sb_status ocl_class_loss_backward(const sb_backend *be, bool logits, cons
     float eps_c = eps / (float)C, q_target = (1.0f - eps) + eps_c, count_f = (float)count;
     cl_int lg = logits, red = reduction == SB_LOSS_NONE ? 0 : (reduction == SB_LOSS_MEAN ? 1 : 2);
     cl_long nn = N, cc = C, ig = ignore_index;
-    sb_ocl_arg args[] = {SB_OCL_ARG(lg),      SB_OCL_ARG(nn),      SB_OCL_ARG(cc),
+    sb_ocl_arg args[] = {SB_OCL_ARG(lg),      SB_OCL_ARG(nn), SB_OCL_ARG(cc),
                          SB_OCL_ARG(eps_c),   SB_OCL_ARG(q_target), SB_OCL_ARG(red),
-                         SB_OCL_ARG(count_f), SB_OCL_ARG(ig),      SB_OCL_ARG(pa.mem),
-                         SB_OCL_ARG(pa.off),  SB_OCL_ARG(pt.mem),  SB_OCL_ARG(pt.off),
-                         SB_OCL_ARG(pl.mem),  SB_OCL_ARG(pl.off),  SB_OCL_ARG(pda.mem),
-                         SB_OCL_ARG(pda.off)};
-    size_t local = 64, global = (size_t)(N < (1 << 16) ? N : (1 << 16));
-    global = (global + local - 1) / local * local;
-    return sb_ocl_launch(fn, SB_OCL_MATH, "", "sb_class_loss_grad", 16, args, 1, &global, &local);
+                         SB_OCL_ARG(count_f), SB_OCL_ARG(ig), OPERAND(pa),
+                         OPERAND(pt),         OPERAND(pl),    OPERAND(pda)};
+    return launch(fn, &K_CLASS_LOSS_GRAD, NULL, 0, ARGS(args), N);
 }
 
 /* ---- SGEMM (src/gpu/kernels/gemm.cl) ---- */
@@ -658,17 +661,13 @@ static sb_status gemm_run(const char *fn, bool ta, bool tb, int64_t m, int64_t n
     if (bias) SB_TRY(sb_ocl_resolve(fn, "bias", bias, (size_t)n * sizeof(float), sizeof(float), &pbias));
     cl_long M = m, N = n, K = k, LDA = lda, LDB = ldb, LDC = ldc;
     cl_int cn = cont, hb = bias != NULL;
-    sb_ocl_arg args[] = {SB_OCL_ARG(M),      SB_OCL_ARG(N),      SB_OCL_ARG(K),
-                         SB_OCL_ARG(pa.mem), SB_OCL_ARG(pa.off), SB_OCL_ARG(LDA),
-                         SB_OCL_ARG(pb.mem), SB_OCL_ARG(pb.off), SB_OCL_ARG(LDB),
-                         SB_OCL_ARG(pc.mem), SB_OCL_ARG(pc.off), SB_OCL_ARG(LDC),
-                         SB_OCL_ARG(cn),     SB_OCL_ARG(pbias.mem), SB_OCL_ARG(pbias.off),
-                         SB_OCL_ARG(hb),     {sizeof(cl_mem), NULL}};
+    sb_ocl_arg args[] = {SB_OCL_ARG(M),  SB_OCL_ARG(N),  SB_OCL_ARG(K),      OPERAND(pa),
+                         SB_OCL_ARG(LDA), OPERAND(pb),   SB_OCL_ARG(LDB),    OPERAND(pc),
+                         SB_OCL_ARG(LDC), SB_OCL_ARG(cn), OPERAND(pbias),    SB_OCL_ARG(hb),
+                         GEOM_ARG};
     char options[64];
     snprintf(options, sizeof options, "-DSB_GEMM_TA=%d -DSB_GEMM_TB=%d", ta, tb);
-    size_t local[3] = {256, 1, 1};
-    size_t global[3] = {(size_t)((n + 63) / 64) * 256, (size_t)((m + 63) / 64), 1};
-    return sb_ocl_launch(fn, SB_OCL_GEMM, options, "sb_gemm", 17, args, 3, global, local);
+    return launch_grid(fn, &K_GEMM, options, NULL, 0, ARGS(args), n, m, 1);
 }
 
 static sb_status ocl_sgemm(const sb_backend *be, char transa, char transb, int64_t m, int64_t n,
@@ -715,12 +714,15 @@ static sb_status ocl_linear_backward(const sb_backend *be, int64_t rows, int64_t
 
 /* ---- conv2d and pooling (gemm.cl modes 1 and 2, conv.cl) ---- */
 
-static sb_status conv_geom_buffer(const char *fn, const sb_conv2d_geom *g, cl_mem *out) {
-    cl_long v[16] = {g->n,        g->c_in,     g->h,          g->w,          g->c_out,
-                     g->kh,       g->kw,       g->oh,         g->ow,         g->stride_h,
-                     g->stride_w, g->pad_h,    g->pad_w,      g->dilation_h, g->dilation_w,
-                     g->groups};
-    return sb_ocl_const_buffer(fn, v, sizeof v, out);
+enum { CONV_GEOM = 16 };
+
+/* gemm.cl's and conv.cl's conv geometry, in sb_conv2d_geom's order. */
+static void conv_geom(const sb_conv2d_geom *g, cl_long v[CONV_GEOM]) {
+    cl_long t[CONV_GEOM] = {g->n,        g->c_in,  g->h,     g->w,          g->c_out,
+                            g->kh,       g->kw,    g->oh,    g->ow,         g->stride_h,
+                            g->stride_w, g->pad_h, g->pad_w, g->dilation_h, g->dilation_w,
+                            g->groups};
+    memcpy(v, t, sizeof t);
 }
 
 /* A conv2d GEMM (mode 1 forward, mode 2 weight gradient) over `batch`
@@ -728,24 +730,17 @@ static sb_status conv_geom_buffer(const char *fn, const sb_conv2d_geom *g, cl_me
 static sb_status conv_gemm(const char *fn, int mode, const sb_conv2d_geom *g, int64_t batch,
                            int64_t m, int64_t n, int64_t k, sb_ocl_ptr a, sb_ocl_ptr b,
                            sb_ocl_ptr c, sb_ocl_ptr bias, bool has_bias) {
-    if (batch == 0 || m == 0 || n == 0) return SB_OK;
-    cl_mem cg = NULL;
-    SB_TRY(conv_geom_buffer(fn, g, &cg));
+    cl_long v[CONV_GEOM];
+    conv_geom(g, v);
     cl_long M = m, N = n, K = k, one = 1;
     cl_int cont = 0, hb = has_bias;
-    sb_ocl_arg args[] = {SB_OCL_ARG(M),      SB_OCL_ARG(N),        SB_OCL_ARG(K),
-                         SB_OCL_ARG(a.mem),  SB_OCL_ARG(a.off),    SB_OCL_ARG(one),
-                         SB_OCL_ARG(b.mem),  SB_OCL_ARG(b.off),    SB_OCL_ARG(one),
-                         SB_OCL_ARG(c.mem),  SB_OCL_ARG(c.off),    SB_OCL_ARG(one),
-                         SB_OCL_ARG(cont),   SB_OCL_ARG(bias.mem), SB_OCL_ARG(bias.off),
-                         SB_OCL_ARG(hb),     SB_OCL_ARG(cg)};
+    sb_ocl_arg args[] = {SB_OCL_ARG(M),   SB_OCL_ARG(N),    SB_OCL_ARG(K), OPERAND(a),
+                         SB_OCL_ARG(one), OPERAND(b),       SB_OCL_ARG(one), OPERAND(c),
+                         SB_OCL_ARG(one), SB_OCL_ARG(cont), OPERAND(bias), SB_OCL_ARG(hb),
+                         GEOM_ARG};
     char options[32];
     snprintf(options, sizeof options, "-DSB_GEMM_MODE=%d", mode);
-    size_t local[3] = {256, 1, 1};
-    size_t global[3] = {(size_t)((n + 63) / 64) * 256, (size_t)((m + 63) / 64), (size_t)batch};
-    sb_status st = sb_ocl_launch(fn, SB_OCL_GEMM, options, "sb_gemm", 17, args, 3, global, local);
-    clReleaseMemObject(cg);
-    return st;
+    return launch_grid(fn, &K_GEMM, options, v, sizeof v, ARGS(args), n, m, batch);
 }
 
 static sb_status ocl_conv2d_forward(const sb_backend *be, const sb_conv2d_geom *g, const float *x,
@@ -762,22 +757,6 @@ static sb_status ocl_conv2d_forward(const sb_backend *be, const sb_conv2d_geom *
     return conv_gemm(fn, 1, g, g->n * g->groups, ocg, ohw, kdim, pw, px, py, pb, bias != NULL);
 }
 
-/* One work-item per element, grid-stride: launches name over n elements
- * with the geometry buffer as argument 0. */
-static sb_status geom_launch(const char *fn, sb_ocl_family family, const char *name,
-                             const void *geom, size_t geom_bytes, int nargs, sb_ocl_arg *args,
-                             int64_t n) {
-    if (n == 0) return SB_OK;
-    cl_mem gm = NULL;
-    SB_TRY(sb_ocl_const_buffer(fn, geom, geom_bytes, &gm));
-    args[0] = SB_OCL_ARG(gm);
-    size_t local = 64, global = (size_t)(n < (1 << 16) ? n : (1 << 16));
-    global = (global + local - 1) / local * local;
-    sb_status st = sb_ocl_launch(fn, family, "", name, nargs, args, 1, &global, &local);
-    clReleaseMemObject(gm);
-    return st;
-}
-
 static sb_status ocl_conv2d_backward(const sb_backend *be, const sb_conv2d_geom *g,
                                      const float *dy, const float *x, const float *w, float *dx,
                                      float *dw, float *db) {
@@ -791,14 +770,10 @@ static sb_status ocl_conv2d_backward(const sb_backend *be, const sb_conv2d_geom 
         sb_ocl_ptr pw, pdx;
         SB_TRY(dense_ptr(fn, "weight", w, g->c_out * kdim, sizeof(float), &pw));
         SB_TRY(dense_ptr(fn, "dx", dx, nx, sizeof(float), &pdx));
-        cl_long v[16] = {g->n,        g->c_in,  g->h,     g->w,          g->c_out,
-                         g->kh,       g->kw,    g->oh,    g->ow,         g->stride_h,
-                         g->stride_w, g->pad_h, g->pad_w, g->dilation_h, g->dilation_w,
-                         g->groups};
-        sb_ocl_arg args[] = {{0, NULL},          SB_OCL_ARG(pdy.mem), SB_OCL_ARG(pdy.off),
-                             SB_OCL_ARG(pw.mem), SB_OCL_ARG(pw.off),  SB_OCL_ARG(pdx.mem),
-                             SB_OCL_ARG(pdx.off)};
-        SB_TRY(geom_launch(fn, SB_OCL_CONV, "sb_conv_backward_input", v, sizeof v, 7, args, nx));
+        cl_long v[CONV_GEOM];
+        conv_geom(g, v);
+        sb_ocl_arg args[] = {GEOM_ARG, OPERAND(pdy), OPERAND(pw), OPERAND(pdx)};
+        SB_TRY(launch(fn, &K_CONV_BACKWARD_INPUT, v, sizeof v, ARGS(args), nx));
     }
     if (dw) { /* dW_g = dY_g . im2col^T, the chain over (n, r, s) */
         sb_ocl_ptr px, pdw;
@@ -849,10 +824,8 @@ static sb_status ocl_max_pool2d_forward(const sb_backend *be, const sb_pool2d_ge
     cl_long v[POOL_GEOM];
     SB_TRY(pool_geom(fn, g, v));
     cl_int has = indices != NULL;
-    sb_ocl_arg args[] = {{0, NULL},          SB_OCL_ARG(px.mem), SB_OCL_ARG(px.off),
-                         SB_OCL_ARG(py.mem), SB_OCL_ARG(py.off), SB_OCL_ARG(pi.mem),
-                         SB_OCL_ARG(pi.off), SB_OCL_ARG(has)};
-    return geom_launch(fn, SB_OCL_CONV, "sb_max_pool_forward", v, sizeof v, 8, args, ny);
+    sb_ocl_arg args[] = {GEOM_ARG, OPERAND(px), OPERAND(py), OPERAND(pi), SB_OCL_ARG(has)};
+    return launch(fn, &K_MAX_POOL_FORWARD, v, sizeof v, ARGS(args), ny);
 }
 
 static sb_status ocl_max_pool2d_backward(const sb_backend *be, const sb_pool2d_geom *g,
@@ -866,10 +839,8 @@ static sb_status ocl_max_pool2d_backward(const sb_backend *be, const sb_pool2d_g
     SB_TRY(dense_ptr(fn, "dx", dx, nx, sizeof(float), &pdx));
     cl_long v[POOL_GEOM];
     SB_TRY(pool_geom(fn, g, v));
-    sb_ocl_arg args[] = {{0, NULL},          SB_OCL_ARG(pdy.mem), SB_OCL_ARG(pdy.off),
-                         SB_OCL_ARG(pi.mem), SB_OCL_ARG(pi.off),  SB_OCL_ARG(pdx.mem),
-                         SB_OCL_ARG(pdx.off)};
-    return geom_launch(fn, SB_OCL_CONV, "sb_max_pool_backward", v, sizeof v, 7, args, nx);
+    sb_ocl_arg args[] = {GEOM_ARG, OPERAND(pdy), OPERAND(pi), OPERAND(pdx)};
+    return launch(fn, &K_MAX_POOL_BACKWARD, v, sizeof v, ARGS(args), nx);
 }
 
 static sb_status ocl_avg_pool2d_forward(const sb_backend *be, const sb_pool2d_geom *g,
@@ -882,9 +853,8 @@ static sb_status ocl_avg_pool2d_forward(const sb_backend *be, const sb_pool2d_ge
     SB_TRY(dense_ptr(fn, "y", y, ny, sizeof(float), &py));
     cl_long v[POOL_GEOM];
     SB_TRY(pool_geom(fn, g, v));
-    sb_ocl_arg args[] = {{0, NULL}, SB_OCL_ARG(px.mem), SB_OCL_ARG(px.off), SB_OCL_ARG(py.mem),
-                         SB_OCL_ARG(py.off)};
-    return geom_launch(fn, SB_OCL_CONV, "sb_avg_pool_forward", v, sizeof v, 5, args, ny);
+    sb_ocl_arg args[] = {GEOM_ARG, OPERAND(px), OPERAND(py)};
+    return launch(fn, &K_AVG_POOL_FORWARD, v, sizeof v, ARGS(args), ny);
 }
 
 static sb_status ocl_avg_pool2d_backward(const sb_backend *be, const sb_pool2d_geom *g,
@@ -897,9 +867,8 @@ static sb_status ocl_avg_pool2d_backward(const sb_backend *be, const sb_pool2d_g
     SB_TRY(dense_ptr(fn, "dx", dx, nx, sizeof(float), &pdx));
     cl_long v[POOL_GEOM];
     SB_TRY(pool_geom(fn, g, v));
-    sb_ocl_arg args[] = {{0, NULL}, SB_OCL_ARG(pdy.mem), SB_OCL_ARG(pdy.off),
-                         SB_OCL_ARG(pdx.mem), SB_OCL_ARG(pdx.off)};
-    return geom_launch(fn, SB_OCL_CONV, "sb_avg_pool_backward", v, sizeof v, 5, args, nx);
+    sb_ocl_arg args[] = {GEOM_ARG, OPERAND(pdy), OPERAND(pdx)};
+    return launch(fn, &K_AVG_POOL_BACKWARD, v, sizeof v, ARGS(args), nx);
 }
 
 /* ---- optimizers ---- */
@@ -919,12 +888,8 @@ static sb_status ocl_sgd(const sb_backend *be, const sb_sgd_factors *f, bool nes
     sb_ocl_arg args[] = {SB_OCL_ARG(f->weight_decay), SB_OCL_ARG(f->momentum),
                          SB_OCL_ARG(f->one_minus_dampening), SB_OCL_ARG(f->neg_lr),
                          SB_OCL_ARG(wd), SB_OCL_ARG(mo), SB_OCL_ARG(ne), SB_OCL_ARG(ma),
-                         SB_OCL_ARG(fi), SB_OCL_ARG(nn), SB_OCL_ARG(pp.mem), SB_OCL_ARG(pp.off),
-                         SB_OCL_ARG(pg.mem), SB_OCL_ARG(pg.off), SB_OCL_ARG(pm.mem),
-                         SB_OCL_ARG(pm.off)};
-    size_t local = 64, global = (size_t)(n < (1 << 16) ? n : (1 << 16));
-    global = (global + local - 1) / local * local;
-    return sb_ocl_launch(fn, SB_OCL_POINTWISE, "", "sb_opt_sgd", 16, args, 1, &global, &local);
+                         SB_OCL_ARG(fi), SB_OCL_ARG(nn), OPERAND(pp), OPERAND(pg), OPERAND(pm)};
+    return launch(fn, &K_SGD, NULL, 0, ARGS(args), n);
 }
 
 static sb_status ocl_adam(const sb_backend *be, const sb_adam_factors *f, bool first, int64_t n,
@@ -948,13 +913,9 @@ static sb_status ocl_adam(const sb_backend *be, const sb_adam_factors *f, bool f
                          SB_OCL_ARG(f->eps),             SB_OCL_ARG(f->neg_step_size),
                          SB_OCL_ARG(wd),     SB_OCL_ARG(de),     SB_OCL_ARG(am),
                          SB_OCL_ARG(ma),     SB_OCL_ARG(fi),     SB_OCL_ARG(nn),
-                         SB_OCL_ARG(pp.mem), SB_OCL_ARG(pp.off), SB_OCL_ARG(pg.mem),
-                         SB_OCL_ARG(pg.off), SB_OCL_ARG(pm.mem), SB_OCL_ARG(pm.off),
-                         SB_OCL_ARG(pv.mem), SB_OCL_ARG(pv.off), SB_OCL_ARG(px.mem),
-                         SB_OCL_ARG(px.off)};
-    size_t local = 64, global = (size_t)(n < (1 << 16) ? n : (1 << 16));
-    global = (global + local - 1) / local * local;
-    return sb_ocl_launch(fn, SB_OCL_POINTWISE, "", "sb_opt_adam", 24, args, 1, &global, &local);
+                         OPERAND(pp),        OPERAND(pg),        OPERAND(pm),
+                         OPERAND(pv),        OPERAND(px)};
+    return launch(fn, &K_ADAM, NULL, 0, ARGS(args), n);
 }
 
 /* Families without an OpenCL kernel yet stay NULL (docs/GPU.md). */

@@ -167,24 +167,49 @@ SB_KERNEL sb_pw_unary_grad(int op, SB_LONG n, SB_GLOBAL const SB_LONG *geom, SB_
 #define SB_PW_ACT_LEAKY 1
 #define SB_PW_ACT_TANH 2
 #define SB_PW_ACT_SIGMOID 3
+#define SB_PW_ACT_HARDTANH 7
+#define SB_PW_ACT_HARDSIGMOID 8
+#define SB_PW_ACT_HARDSWISH 9
+#define SB_PW_ONE_SIXTH 0x1.555556p-3f /* 1/6 rounded, src/ref/ref_pointwise.h */
+
+/* min(max(v, 0), 6): v = x + 3 is never -0, and a NaN v stays NaN
+ * (src/ref/activation.c). */
+SB_INLINE float sb_pw_clamp_0_6(float v) { return v < 0.0f ? 0.0f : (v > 6.0f ? 6.0f : v); }
+
+/* src/ref/activation.c's element formulas: p0 is leaky relu's slope or
+ * hardtanh's min_val, p1 hardtanh's max_val. */
+SB_INLINE float sb_pw_act_forward(int kind, float v, float p0, float p1) {
+    switch (kind) {
+    case SB_PW_ACT_HARDTANH: return v < p0 ? p0 : (v > p1 ? p1 : v);
+    case SB_PW_ACT_HARDSIGMOID: return sb_pw_clamp_0_6(v + 3.0f) / 6.0f;
+    case SB_PW_ACT_HARDSWISH: return (v * sb_pw_clamp_0_6(v + 3.0f)) / 6.0f;
+    default: return SB_ISNAN(v) ? v : (v > 0.0f ? v : (kind == SB_PW_ACT_RELU ? 0.0f : v * p0));
+    }
+}
+
+// v is x (y for tanh and sigmoid), g the incoming gradient
+SB_INLINE float sb_pw_act_backward(int kind, float v, float g, float p0, float p1) {
+    switch (kind) {
+    case SB_PW_ACT_RELU: return v <= 0.0f ? 0.0f : g;
+    case SB_PW_ACT_LEAKY: return v > 0.0f ? g : g * p0;
+    case SB_PW_ACT_TANH: return g * (1.0f - v * v);
+    case SB_PW_ACT_HARDTANH: return (v > p0 && v < p1) ? g : 0.0f;
+    case SB_PW_ACT_HARDSIGMOID: return (v > -3.0f && v < 3.0f) ? g * SB_PW_ONE_SIXTH : 0.0f;
+    case SB_PW_ACT_HARDSWISH: return v < -3.0f ? 0.0f : (v >= 3.0f ? g : g * (v / 3.0f + 0.5f));
+    default: return (g * (1.0f - v)) * v; /* sigmoid */
+    }
+}
 
 // forward: operands out, x; backward: out, x (y for tanh/sigmoid), dy
-SB_KERNEL sb_pw_activation(int kind, int backward, float slope, SB_LONG n,
+SB_KERNEL sb_pw_activation(int kind, int backward, float p0, float p1, SB_LONG n,
                            SB_GLOBAL const SB_LONG *geom, SB_GLOBAL float *out, SB_LONG oo,
                            SB_GLOBAL const float *x, SB_LONG xo, SB_GLOBAL const float *dy,
                            SB_LONG dyo) {
     SB_FOR_EACH(i, n) {
-        float v = x[xo + sb_pw_offset(geom, 1, i)], r;
-        if (!backward) {
-            r = SB_ISNAN(v) ? v : (v > 0.0f ? v : (kind == SB_PW_ACT_RELU ? 0.0f : v * slope));
-        } else {
-            float g = dy[dyo + sb_pw_offset(geom, 2, i)];
-            if (kind == SB_PW_ACT_RELU) r = v <= 0.0f ? 0.0f : g;
-            else if (kind == SB_PW_ACT_LEAKY) r = v > 0.0f ? g : g * slope;
-            else if (kind == SB_PW_ACT_TANH) r = g * (1.0f - v * v);
-            else r = (g * (1.0f - v)) * v;
-        }
-        out[oo + sb_pw_offset(geom, 0, i)] = r;
+        float v = x[xo + sb_pw_offset(geom, 1, i)];
+        out[oo + sb_pw_offset(geom, 0, i)] =
+            backward ? sb_pw_act_backward(kind, v, dy[dyo + sb_pw_offset(geom, 2, i)], p0, p1)
+                     : sb_pw_act_forward(kind, v, p0, p1);
     }
 }
 
