@@ -334,6 +334,82 @@ static void test_sum(void) {
 
 /* ---- SGEMM and linear -------------------------------------------------------- */
 
+/* ---- max / min / argmax / argmin and the max backward ----------------------- */
+
+/* Values drawn from a few (+-0, +-1, 2, +-inf, NaN) so that ties, signed
+ * zeros and NaNs (first NaN wins; -0 < +0) decide most outputs, or the
+ * adversarial mixture. */
+static pair pair_ties(int ndim, const int64_t *shape, bool few) {
+    pair p = pair_rand(ndim, shape, 4.0f, true);
+    if (!few) return p;
+    static const float vals[] = {0.0f, -0.0f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY, NAN};
+    float *v = sb_tensor_f32(p.c);
+    for (int64_t i = 0; i < sb_tensor_numel(p.c); i++) {
+        uint32_t r = sb_test_rand32() % 64; /* NaN rarely, so most rows have none */
+        v[i] = r < 56 ? vals[r % 7] : (r < 63 ? vals[r % 5] : vals[7]);
+    }
+    sb_tensor_free(p.d);
+    return pair_of(p.c);
+}
+
+static void test_extreme(void) {
+    int64_t s[3] = {5, 37, 3};
+    int dims_sets[5][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 2}, {0, 1}};
+    int ndims[5] = {1, 1, 1, 2, 0}; /* the last: every dim (dims NULL) */
+    for (int few = 0; few < 2; few++)
+        for (int transposed = 0; transposed < 2; transposed++)
+            for (int k = 0; k < 5; k++)
+                for (int keep = 0; keep < 2; keep++) {
+                    pair base = pair_ties(3, s, few);
+                    /* a transposed view (3, 37, 5) read through strides */
+                    sb_tensor *xc = base.c, *xd = base.d, *tc = NULL, *td = NULL;
+                    if (transposed) {
+                        CHECK_OK(sb_tensor_transpose(&tc, base.c, 0, 2));
+                        CHECK_OK(sb_tensor_transpose(&td, base.d, 0, 2));
+                        xc = tc;
+                        xd = td;
+                    }
+                    const int *dims = ndims[k] ? dims_sets[k] : NULL;
+                    int64_t os[3];
+                    int on = 0;
+                    for (int d = 0; d < 3; d++) {
+                        bool red = !ndims[k] || dims_sets[k][0] == d ||
+                                   (ndims[k] == 2 && dims_sets[k][1] == d);
+                        if (!red) os[on++] = xc->shape[d];
+                        else if (keep) os[on++] = 1;
+                    }
+                    pair o = pair_zeros(SB_F32, on, os), ix = pair_zeros(SB_I64, on, os),
+                         dy = pair_rand(on, os, 3.0f, true), dx = pair_zeros(SB_F32, 3, xc->shape);
+                    char what[96];
+                    for (int is_max = 0; is_max < 2; is_max++) {
+                        sb_status (*both)(const sb_tensor *, const int *, int, bool, sb_tensor *,
+                                          sb_tensor *) = is_max ? sb_max : sb_min;
+                        sb_status (*arg)(const sb_tensor *, const int *, int, bool, sb_tensor *) =
+                            is_max ? sb_argmax : sb_argmin;
+                        snprintf(what, sizeof what, "%s over set %d keepdim %d%s%s",
+                                 is_max ? "sb_max" : "sb_min", k, keep, few ? " ties" : "",
+                                 transposed ? " transposed" : "");
+                        CHECK_OK(both(xc, dims, ndims[k], keep, o.c, ix.c));
+                        CHECK_OK(both(xd, dims, ndims[k], keep, o.d, ix.d));
+                        check_same(&o, what);
+                        check_same(&ix, what);
+                        CHECK_OK(both(xc, dims, ndims[k], keep, o.c, NULL));
+                        CHECK_OK(both(xd, dims, ndims[k], keep, o.d, NULL));
+                        check_same(&o, what);
+                        CHECK_OK(arg(xc, dims, ndims[k], keep, ix.c));
+                        CHECK_OK(arg(xd, dims, ndims[k], keep, ix.d));
+                        check_same(&ix, what);
+                        CHECK_OK(sb_max_backward(dy.c, ix.c, dims, ndims[k], keep, dx.c));
+                        CHECK_OK(sb_max_backward(dy.d, ix.d, dims, ndims[k], keep, dx.d));
+                        check_same(&dx, "sb_max_backward");
+                    }
+                    sb_tensor_free(tc);
+                    sb_tensor_free(td);
+                    pair all[] = {base, o, ix, dy, dx};
+                    for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
+                }
+}
+
 static void test_gemm(void) {
     const int64_t sizes[][3] = {{1, 1, 1}, {5, 3, 7}, {64, 64, 64}, {65, 63, 9},
                                 {130, 67, 200}, {3, 5, 0}, {1, 300, 17}};
@@ -799,9 +875,6 @@ static void test_unsupported(void) {
     CHECK_ERROR(sb_layer_norm_forward(x.d, 1, NULL, NULL, 1e-5f, ln.d, NULL, NULL), SB_ERR_UNSUPPORTED,
                 "the opencl device has no layer_norm_forward kernel");
     pair_free(&ln);
-    int dims[1] = {0};
-    CHECK_ERROR(sb_max(x.d, dims, 1, false, mx.d, arg.d), SB_ERR_UNSUPPORTED,
-                "the opencl device has no reduce_extreme kernel");
     CHECK_ERROR(sb_add(x.d, x.c, y.d), SB_ERR_DEVICE, "is on the opencl device but");
     pair all[] = {x, y, mx, arg};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
@@ -828,6 +901,7 @@ int main(int argc, char **argv) {
     test_memory();
     test_pointwise();
     test_sum();
+    test_extreme();
     test_gemm();
     test_conv_pool();
     test_optim();

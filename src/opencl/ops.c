@@ -87,6 +87,8 @@ static const ocl_kernel
     K_CLASS_LOSS_GRAD = {SB_OCL_MATH, "sb_class_loss_grad", 16, -1, GRID_STRIDE},
     /* sum.cl, gemm.cl, conv.cl */
     K_SUM = {SB_OCL_SUM, "sb_sum_reduce", 10, 5, GRID_LANES32},
+    K_REDUCE_EXTREME = {SB_OCL_SUM, "sb_reduce_extreme", 12, 3, GRID_STRIDE},
+    K_REDUCE_SCATTER = {SB_OCL_SUM, "sb_reduce_scatter", 9, 2, GRID_STRIDE},
     K_GEMM = {SB_OCL_GEMM, "sb_gemm", 17, 16, GRID_TILES64},
     K_CONV_BACKWARD_INPUT = {SB_OCL_CONV, "sb_conv_backward_input", 7, 0, GRID_STRIDE},
     K_MAX_POOL_FORWARD = {SB_OCL_CONV, "sb_max_pool_forward", 8, 0, GRID_STRIDE},
@@ -347,7 +349,7 @@ static sb_status ocl_activation(const sb_backend *be, const sb_act_args *a, cons
 
 /* ---- the canonical sum (src/gpu/kernels/sum.cl) ---- */
 
-enum { SUM_GEOM = 42 };
+enum { SUM_GEOM = 42, EXTREME_GEOM = 50 };
 
 static int64_t count_of(int nd, const int64_t *shape) {
     int64_t n = 1;
@@ -357,9 +359,11 @@ static int64_t count_of(int nd, const int64_t *shape) {
 
 /* sum.cl's geometry: v[0] nkeep, v[1..8] kept shape, v[9..16] their x
  * strides, v[17..24] their out strides, v[25] nred, v[26..33] reduced
- * shape, v[34..41] their x strides. */
-static void sum_geom(const sb_ref_reduce_geom *g, cl_long gv[SUM_GEOM]) {
-    memset(gv, 0, SUM_GEOM * sizeof *gv);
+ * shape, v[34..41] their x strides, v[42..49] the kept dims' index strides
+ * (max/min only: gv has EXTREME_GEOM longs). */
+static void sum_geom(const sb_ref_reduce_geom *g, cl_long gv[EXTREME_GEOM]) {
+    memset(gv, 0, EXTREME_GEOM * sizeof *gv);
+    for (int d = 0; d < g->nkeep; d++) gv[42 + d] = g->keep_istride[d];
     gv[0] = g->nkeep;
     gv[25] = g->nred;
     for (int d = 0; d < g->nkeep; d++) {
@@ -381,7 +385,7 @@ static sb_status reduce_launch(const char *fn, sb_ref_reduce_kind kind,
     int64_t nout = count_of(g->nkeep, g->keep_shape);
     cl_long n = count_of(g->nred, g->red_shape);
     if (nout == 0) return SB_OK;
-    cl_long gv[SUM_GEOM];
+    cl_long gv[EXTREME_GEOM];
     sum_geom(g, gv);
     sb_ocl_ptr px, po;
     SB_TRY(sb_ocl_resolve(fn, "x", n > 0 ? x : NULL, n > 0 ? sizeof(float) : 0, sizeof(float), &px));
@@ -391,7 +395,50 @@ static sb_status reduce_launch(const char *fn, sb_ref_reduce_kind kind,
     sb_ocl_arg args[] = {SB_OCL_ARG(k),          SB_OCL_ARG(nf), SB_OCL_ARG(denom),
                          SB_OCL_ARG(nan_result), SB_OCL_ARG(n),  GEOM_ARG,
                          OPERAND(px),            OPERAND(po)};
-    return launch(fn, &K_SUM, gv, sizeof gv, ARGS(args), nout);
+    return launch(fn, &K_SUM, gv, SUM_GEOM * sizeof *gv, ARGS(args), nout);
+}
+
+/* max / min over g with first-occurrence indices (sum.cl); out or indices
+ * may be NULL. */
+static sb_status ocl_reduce_extreme(const sb_backend *be, bool is_max, const sb_ref_reduce_geom *g,
+                                    const float *x, float *out, int64_t *indices) {
+    (void)be;
+    const char *fn = is_max ? "sb_max" : "sb_min";
+    int64_t nout = count_of(g->nkeep, g->keep_shape);
+    cl_long n = count_of(g->nred, g->red_shape), no = nout;
+    if (nout == 0) return SB_OK;
+    cl_long gv[EXTREME_GEOM];
+    sum_geom(g, gv);
+    /* strided operands: the resolver checks their first element; src/ops
+     * validated the views */
+    sb_ocl_ptr px, po = {NULL, 0}, pi = {NULL, 0};
+    SB_TRY(sb_ocl_resolve(fn, "x", x, sizeof(float), sizeof(float), &px));
+    if (out) SB_TRY(sb_ocl_resolve(fn, "out", out, sizeof(float), sizeof(float), &po));
+    if (indices)
+        SB_TRY(sb_ocl_resolve(fn, "indices", indices, sizeof(int64_t), sizeof(int64_t), &pi));
+    cl_int mx = is_max, want_out = out != NULL, want_idx = indices != NULL;
+    sb_ocl_arg args[] = {SB_OCL_ARG(mx),       SB_OCL_ARG(no),       SB_OCL_ARG(n),
+                         GEOM_ARG,             OPERAND(px),          SB_OCL_ARG(want_out),
+                         OPERAND(po),          SB_OCL_ARG(want_idx), OPERAND(pi)};
+    return launch(fn, &K_REDUCE_EXTREME, gv, sizeof gv, ARGS(args), nout);
+}
+
+static sb_status ocl_reduce_scatter(const sb_backend *be, const sb_ref_reduce_geom *g,
+                                    const float *dy, const int64_t *indices, float *dx) {
+    (void)be;
+    const char *fn = "sb_reduce_extreme_backward";
+    int64_t nout = count_of(g->nkeep, g->keep_shape);
+    cl_long n = count_of(g->nred, g->red_shape), no = nout;
+    if (nout == 0 || n == 0) return SB_OK;
+    cl_long gv[EXTREME_GEOM];
+    sum_geom(g, gv);
+    sb_ocl_ptr pdy, pi, pdx;
+    SB_TRY(sb_ocl_resolve(fn, "dy", dy, sizeof(float), sizeof(float), &pdy));
+    SB_TRY(sb_ocl_resolve(fn, "indices", indices, sizeof(int64_t), sizeof(int64_t), &pi));
+    SB_TRY(sb_ocl_resolve(fn, "dx", dx, sizeof(float), sizeof(float), &pdx));
+    sb_ocl_arg args[] = {SB_OCL_ARG(no), SB_OCL_ARG(n), GEOM_ARG, OPERAND(pdy), OPERAND(pi),
+                         OPERAND(pdx)};
+    return launch(fn, &K_REDUCE_SCATTER, gv, sizeof gv, ARGS(args), nout);
 }
 
 static sb_status reduce_run(const char *fn, sb_ref_reduce_kind kind, const sb_ref_reduce_geom *g,
@@ -947,6 +994,8 @@ const sb_backend_ops sb_ocl_ops = {
     .mse_forward = ocl_mse_forward,
     .mse_backward = ocl_mse_backward,
     .reduce = ocl_reduce,
+    .reduce_extreme = ocl_reduce_extreme,
+    .reduce_scatter = ocl_reduce_scatter,
     .spread = ocl_spread,
     .sgd = ocl_sgd,
     .adam = ocl_adam,

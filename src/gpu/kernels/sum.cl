@@ -14,18 +14,21 @@
  * reduced dims; `geom` is a device array of SB_SUM_GEOM longs:
  *   geom[0] nkeep, geom[1 + d] keep_shape, geom[9 + d] keep_xstride,
  *   geom[17 + d] keep_ostride, geom[25] nred, geom[26 + d] red_shape,
- *   geom[34 + d] red_xstride. */
+ *   geom[34 + d] red_xstride; the max/min kernels below add
+ *   geom[42 + d] keep_istride (the int64 indices, SB_EXTREME_GEOM longs). */
 
 #define SB_SUM_GEOM 42
+#define SB_EXTREME_GEOM 50
 #define SB_SUM_LANES_DEV SB_ACC_LANES
 #define SB_SUM_BLOCK_DEV SB_ACC_BLOCK
 
-/* The x and out offsets of output o (kept dims, row-major). */
+/* The x (which 0), out (1) and index (2) offsets of output o (kept dims,
+ * row-major). */
 SB_INLINE SB_LONG sb_sum_keep_offset(SB_GLOBAL const SB_LONG *geom, int which, SB_LONG o) {
     SB_LONG off = 0;
     for (int d = (int)geom[0] - 1; d >= 0; d--) {
         SB_LONG s = geom[1 + d];
-        off += (o % s) * geom[(which == 0 ? 9 : 17) + d];
+        off += (o % s) * geom[(which == 0 ? 9 : (which == 1 ? 17 : 42)) + d];
         o /= s;
     }
     return off;
@@ -104,4 +107,54 @@ SB_KERNEL sb_sum_reduce(int kind, float nf, float denom, int nan_result, SB_LONG
     }
     if (kind >= 2 && nan_result) r = SB_AS_F32(0x7fc00000u);
     if (lane == 0) out[o0 + sb_sum_keep_offset(geom, 1, o)] = r;
+}
+
+/* ---- max / min with first-occurrence indices, and their scatter ---- */
+
+/* src/ref/reduce.c's order (contract section 10): v at a later position
+ * replaces best when strictly better in the total order of maximum or
+ * minimum, NaN on top for both and -0 < +0; ties keep the earlier element,
+ * and the first NaN stays. */
+SB_INLINE int sb_extreme_better(int is_max, float v, float best) {
+    if (SB_ISNAN(best)) return 0;
+    if (SB_ISNAN(v)) return 1;
+    if (v == best)
+        return is_max ? (SB_SIGNBIT(best) && !SB_SIGNBIT(v)) : (!SB_SIGNBIT(best) && SB_SIGNBIT(v));
+    return is_max ? v > best : v < best;
+}
+
+/* One work-item per output element scans its n >= 1 reduced elements in
+ * order (the reference's loop); out and idx are each written when wanted. */
+SB_KERNEL sb_reduce_extreme(int is_max, SB_LONG nout, SB_LONG n, SB_GLOBAL const SB_LONG *geom,
+                            SB_GLOBAL const float *x, SB_LONG x0, int want_out,
+                            SB_GLOBAL float *out, SB_LONG o0, int want_idx,
+                            SB_GLOBAL SB_LONG *idx, SB_LONG i0) {
+    SB_FOR_EACH(o, nout) {
+        const SB_LONG xo = x0 + sb_sum_keep_offset(geom, 0, o);
+        float best = x[xo];
+        SB_LONG best_e = 0;
+        for (SB_LONG e = 1; e < n; e++) {
+            float v = x[xo + sb_sum_red_offset(geom, e)];
+            if (sb_extreme_better(is_max, v, best)) {
+                best = v;
+                best_e = e;
+            }
+        }
+        if (want_out) out[o0 + sb_sum_keep_offset(geom, 1, o)] = best;
+        if (want_idx) idx[i0 + sb_sum_keep_offset(geom, 2, o)] = best_e;
+    }
+}
+
+/* The backward of max/min: for output o, every reduced element of dx
+ * (through the x strides) becomes +0 except the idx[o]-th, which becomes
+ * dy[o] (through the out strides). */
+SB_KERNEL sb_reduce_scatter(SB_LONG nout, SB_LONG n, SB_GLOBAL const SB_LONG *geom,
+                            SB_GLOBAL const float *dy, SB_LONG dy0, SB_GLOBAL const SB_LONG *idx,
+                            SB_LONG i0, SB_GLOBAL float *dx, SB_LONG dx0) {
+    SB_FOR_EACH(o, nout) {
+        const SB_LONG xo = dx0 + sb_sum_keep_offset(geom, 0, o);
+        const SB_LONG chosen = idx[i0 + sb_sum_keep_offset(geom, 2, o)];
+        const float g = dy[dy0 + sb_sum_keep_offset(geom, 1, o)];
+        for (SB_LONG e = 0; e < n; e++) dx[xo + sb_sum_red_offset(geom, e)] = e == chosen ? g : 0.0f;
+    }
 }
