@@ -410,6 +410,51 @@ static void test_extreme(void) {
                 }
 }
 
+/* ---- dropout: Philox on the device -------------------------------------------- */
+
+/* The same elements dropped as on the CPU for seeds, streams and offsets
+ * that use all 64 bits (the counter's high word and the key's both
+ * halves), every p including 0 and 1, odd lengths, not training, without a
+ * mask, in place; and the backward from the mask. */
+static void test_dropout(void) {
+    const int64_t lengths[] = {1, 67, 4099};
+    const float ps[] = {0.0f, 0.3f, 0.5f, 0.9f, 1.0f};
+    const uint64_t keys[][3] = {{0, 0, 0}, {42, 7, 12345}, {0xfedcba9876543210u, 0x0123456789abcdefu,
+                                                             0x00000001fffffff0u}};
+    for (size_t li = 0; li < sizeof lengths / sizeof *lengths; li++) {
+        int64_t s[1] = {lengths[li]};
+        pair x = pair_rand(1, s, 3.0f, true), dy = pair_rand(1, s, 2.0f, true),
+             y = pair_zeros(SB_F32, 1, s), mask = pair_zeros(SB_F32, 1, s),
+             dx = pair_zeros(SB_F32, 1, s);
+        for (size_t pi = 0; pi < sizeof ps / sizeof *ps; pi++)
+            for (size_t ki = 0; ki < 3; ki++)
+                for (int train = 0; train < 2; train++) {
+                    float p = ps[pi];
+                    const uint64_t *k = keys[ki];
+                    char what[96];
+                    snprintf(what, sizeof what, "sb_dropout_forward n %lld p %g key %zu train %d",
+                             (long long)s[0], (double)p, ki, train);
+                    CHECK_OK(sb_dropout_forward(x.c, p, train, k[0], k[1], k[2], y.c, mask.c));
+                    CHECK_OK(sb_dropout_forward(x.d, p, train, k[0], k[1], k[2], y.d, mask.d));
+                    check_same(&y, what);
+                    check_same(&mask, what);
+                    CHECK_OK(sb_dropout_backward(dy.c, mask.c, p, train, dx.c));
+                    CHECK_OK(sb_dropout_backward(dy.d, mask.d, p, train, dx.d));
+                    check_same(&dx, "sb_dropout_backward");
+                    CHECK_OK(sb_dropout_forward(x.c, p, train, k[0], k[1], k[2], y.c, NULL));
+                    CHECK_OK(sb_dropout_forward(x.d, p, train, k[0], k[1], k[2], y.d, NULL));
+                    check_same(&y, "sb_dropout_forward without a mask");
+                }
+        /* in place: y is x */
+        CHECK_OK(sb_dropout_forward(x.c, 0.4f, true, 9, 3, 1, x.c, mask.c));
+        CHECK_OK(sb_dropout_forward(x.d, 0.4f, true, 9, 3, 1, x.d, mask.d));
+        check_same(&x, "sb_dropout_forward in place");
+        check_same(&mask, "sb_dropout_forward in place, mask");
+        pair all[] = {x, dy, y, mask, dx};
+        for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
+    }
+}
+
 static void test_gemm(void) {
     const int64_t sizes[][3] = {{1, 1, 1}, {5, 3, 7}, {64, 64, 64}, {65, 63, 9},
                                 {130, 67, 200}, {3, 5, 0}, {1, 300, 17}};
@@ -902,6 +947,7 @@ int main(int argc, char **argv) {
     test_pointwise();
     test_sum();
     test_extreme();
+    test_dropout();
     test_gemm();
     test_conv_pool();
     test_optim();

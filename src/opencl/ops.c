@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include "core/internal.h"
 #include "opencl/opencl_internal.h"
+#include "ref/ref_loss.h"
 
 /* ---- operands ---- */
 
@@ -85,6 +86,9 @@ static const ocl_kernel
     K_SOFTMAX_BACKWARD = {SB_OCL_MATH, "sb_softmax_backward", 10, -1, GRID_STRIDE},
     K_CLASS_LOSS_ROWS = {SB_OCL_MATH, "sb_class_loss_rows", 12, -1, GRID_STRIDE},
     K_CLASS_LOSS_GRAD = {SB_OCL_MATH, "sb_class_loss_grad", 16, -1, GRID_STRIDE},
+    /* the generator's program: src/rng/philox.c and dropout.cl */
+    K_DROPOUT_FORWARD = {SB_OCL_RNG, "sb_dropout_forward", 14, -1, GRID_STRIDE},
+    K_DROPOUT_BACKWARD = {SB_OCL_RNG, "sb_dropout_backward", 9, -1, GRID_STRIDE},
     /* sum.cl, gemm.cl, conv.cl */
     K_SUM = {SB_OCL_SUM, "sb_sum_reduce", 10, 5, GRID_LANES32},
     K_REDUCE_EXTREME = {SB_OCL_SUM, "sb_reduce_extreme", 12, 3, GRID_STRIDE},
@@ -918,6 +922,43 @@ static sb_status ocl_avg_pool2d_backward(const sb_backend *be, const sb_pool2d_g
     return launch(fn, &K_AVG_POOL_BACKWARD, v, sizeof v, ARGS(args), nx);
 }
 
+/* ---- dropout (dropout.cl: Philox on the device, the CPU's keys and counters) ---- */
+
+static sb_status ocl_dropout_forward(const sb_backend *be, const float *x, int64_t n, float p,
+                                     bool train, uint64_t seed, uint64_t stream, uint64_t offset,
+                                     float *y, float *mask) {
+    (void)be;
+    const char *fn = "sb_dropout_forward";
+    sb_ocl_ptr px, py, pm = {NULL, 0};
+    SB_TRY(dense_ptr(fn, "x", x, n, sizeof(float), &px));
+    SB_TRY(dense_ptr(fn, "y", y, n, sizeof(float), &py));
+    if (mask) SB_TRY(dense_ptr(fn, "mask", mask, n, sizeof(float), &pm));
+    cl_long nn = n;
+    cl_int tr = train, want = mask != NULL;
+    float scale = sb_dropout_scale(p);
+    cl_ulong s = seed, st = stream, off = offset;
+    sb_ocl_arg args[] = {SB_OCL_ARG(nn), SB_OCL_ARG(p),   SB_OCL_ARG(tr),  SB_OCL_ARG(scale),
+                         SB_OCL_ARG(s),  SB_OCL_ARG(st),  SB_OCL_ARG(off), OPERAND(px),
+                         OPERAND(py),    SB_OCL_ARG(want), OPERAND(pm)};
+    return launch(fn, &K_DROPOUT_FORWARD, NULL, 0, ARGS(args), n);
+}
+
+static sb_status ocl_dropout_backward(const sb_backend *be, const float *dy, const float *mask,
+                                      int64_t n, float p, bool train, float *dx) {
+    (void)be;
+    const char *fn = "sb_dropout_backward";
+    sb_ocl_ptr pdy, pm = {NULL, 0}, pdx;
+    SB_TRY(dense_ptr(fn, "dy", dy, n, sizeof(float), &pdy));
+    if (train) SB_TRY(dense_ptr(fn, "mask", mask, n, sizeof(float), &pm));
+    SB_TRY(dense_ptr(fn, "dx", dx, n, sizeof(float), &pdx));
+    cl_long nn = n;
+    cl_int tr = train;
+    float scale = sb_dropout_scale(p);
+    sb_ocl_arg args[] = {SB_OCL_ARG(nn), SB_OCL_ARG(tr), SB_OCL_ARG(scale), OPERAND(pdy),
+                         OPERAND(pm),    OPERAND(pdx)};
+    return launch(fn, &K_DROPOUT_BACKWARD, NULL, 0, ARGS(args), n);
+}
+
 /* ---- optimizers ---- */
 
 static sb_status ocl_sgd(const sb_backend *be, const sb_sgd_factors *f, bool nesterov,
@@ -997,6 +1038,8 @@ const sb_backend_ops sb_ocl_ops = {
     .reduce_extreme = ocl_reduce_extreme,
     .reduce_scatter = ocl_reduce_scatter,
     .spread = ocl_spread,
+    .dropout_forward = ocl_dropout_forward,
+    .dropout_backward = ocl_dropout_backward,
     .sgd = ocl_sgd,
     .adam = ocl_adam,
 };

@@ -279,6 +279,12 @@ static int family_sources(sb_ocl_family f, const char **texts, const char **name
         for (int i = 0; i < 12; i++) texts[i] = t[i];
         return 12;
     }
+    case SB_OCL_RNG:
+        *name = "math_prelude.cl + src/rng/philox.c + dropout.cl";
+        texts[0] = sb_gpu_src_math_prelude_cl;
+        texts[1] = sb_gpu_src_philox_c;
+        texts[2] = sb_gpu_src_dropout_cl;
+        return 3;
     default:
         *name = "?";
         return 0;

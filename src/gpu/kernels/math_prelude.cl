@@ -2,7 +2,7 @@
  * src/math need from C, for OpenCL C (the CUDA backend compiles src/math
  * through src/cuda/device_math.cuh instead). The OpenCL program of the
  * math family is: dialect.h, this file, src/math/math_internal.h (with
- * math_tables.h inlined) and the src/math/*.c files (their #include lines
+ * math_tables.h inlined) and the .c files of src/math (their #include lines
  * removed at build time, scripts/embed_text.sh), pointwise.cl, math.cl: the
  * very source of the CPU library's functions, never a second copy. They
  * compute in binary64: devices without cl_khr_fp64 are refused. */
