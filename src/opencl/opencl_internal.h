@@ -95,6 +95,7 @@ typedef enum sb_ocl_family {
     SB_OCL_MATH,          /* math_prelude.cl, src/math, pointwise.cl, sum_acc.cl,
                              math.cl, softmax.cl */
     SB_OCL_RNG,           /* math_prelude.cl, src/rng/philox.c, dropout.cl */
+    SB_OCL_NORM,          /* sum_acc.cl + norm.cl */
     SB_OCL_FAMILIES
 } sb_ocl_family;
 
@@ -132,6 +133,7 @@ extern const char sb_gpu_src_math_cl[];
 extern const char sb_gpu_src_softmax_cl[];
 extern const char sb_gpu_src_philox_c[];
 extern const char sb_gpu_src_dropout_cl[];
+extern const char sb_gpu_src_norm_cl[];
 
 /* Test hook: y[i] = f(x[i]) on the device for f = 0 expf, 1 logf, 2 expm1f,
  * 3 log1pf, 4 tanhf, 5 erff (x, y: n floats of opencl device memory). */

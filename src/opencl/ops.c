@@ -89,6 +89,12 @@ static const ocl_kernel
     /* the generator's program: src/rng/philox.c and dropout.cl */
     K_DROPOUT_FORWARD = {SB_OCL_RNG, "sb_dropout_forward", 14, -1, GRID_STRIDE},
     K_DROPOUT_BACKWARD = {SB_OCL_RNG, "sb_dropout_backward", 9, -1, GRID_STRIDE},
+    /* norm.cl: one work-item per channel, row or column */
+    K_BN_FORWARD = {SB_OCL_NORM, "sb_bn_forward", 25, -1, GRID_STRIDE},
+    K_BN_BACKWARD = {SB_OCL_NORM, "sb_bn_backward", 22, -1, GRID_STRIDE},
+    K_LN_FORWARD = {SB_OCL_NORM, "sb_ln_forward", 17, -1, GRID_STRIDE},
+    K_LN_BACKWARD_DX = {SB_OCL_NORM, "sb_ln_backward_dx", 16, -1, GRID_STRIDE},
+    K_LN_BACKWARD_PARAMS = {SB_OCL_NORM, "sb_ln_backward_params", 15, -1, GRID_STRIDE},
     /* sum.cl, gemm.cl, conv.cl */
     K_SUM = {SB_OCL_SUM, "sb_sum_reduce", 10, 5, GRID_LANES32},
     K_REDUCE_EXTREME = {SB_OCL_SUM, "sb_reduce_extreme", 12, 3, GRID_STRIDE},
@@ -959,6 +965,134 @@ static sb_status ocl_dropout_backward(const sb_backend *be, const float *dy, con
     return launch(fn, &K_DROPOUT_BACKWARD, NULL, 0, ARGS(args), n);
 }
 
+/* ---- batch norm and layer norm (norm.cl) ---- */
+
+/* norm.cl's `have` bits. */
+enum {
+    NORM_GAMMA = 1, NORM_BETA = 2, NORM_RUNNING = 4, NORM_SAVE_MEAN = 8, NORM_SAVE_RSTD = 16,
+    NORM_DX = 32, NORM_DGAMMA = 64, NORM_DBETA = 128
+};
+
+/* An optional dense operand: resolved when p is not NULL (and its bit
+ * set in *have), a null operand otherwise. */
+static sb_status optional_ptr(const char *fn, const char *what, const void *p, int64_t n, int bit,
+                              cl_int *have, sb_ocl_ptr *out) {
+    *out = (sb_ocl_ptr){NULL, 0};
+    if (!p) return SB_OK;
+    *have |= bit;
+    return dense_ptr(fn, what, p, n, sizeof(float), out);
+}
+
+static sb_status ocl_batch_norm_forward(const sb_backend *be, const float *x, const float *gamma,
+                                        const float *beta, float *running_mean,
+                                        float *running_var, bool training, float momentum,
+                                        float eps, float *y, float *save_mean, float *save_rstd,
+                                        int64_t N, int64_t C, int64_t S) {
+    (void)be;
+    const char *fn = "sb_batch_norm_forward";
+    int64_t total = N * C * S, count = N * S;
+    cl_int have = 0, tr = training;
+    sb_ocl_ptr px, py, pg, pb, prm, prv, psm, psr;
+    SB_TRY(dense_ptr(fn, "x", x, total, sizeof(float), &px));
+    SB_TRY(dense_ptr(fn, "y", y, total, sizeof(float), &py));
+    SB_TRY(optional_ptr(fn, "gamma", gamma, C, NORM_GAMMA, &have, &pg));
+    SB_TRY(optional_ptr(fn, "beta", beta, C, NORM_BETA, &have, &pb));
+    SB_TRY(optional_ptr(fn, "running_mean", running_mean, C, NORM_RUNNING, &have, &prm));
+    SB_TRY(optional_ptr(fn, "running_var", running_var, C, NORM_RUNNING, &have, &prv));
+    SB_TRY(optional_ptr(fn, "save_mean", save_mean, C, NORM_SAVE_MEAN, &have, &psm));
+    SB_TRY(optional_ptr(fn, "save_rstd", save_rstd, C, NORM_SAVE_RSTD, &have, &psr));
+    /* integer -> float conversions on the host, as the reference's */
+    float count_f = (float)count, count_m1_f = (float)(count - 1);
+    cl_long n = N, c = C, s = S;
+    sb_ocl_arg args[] = {SB_OCL_ARG(n),        SB_OCL_ARG(c),       SB_OCL_ARG(s),
+                         SB_OCL_ARG(have),     SB_OCL_ARG(tr),      SB_OCL_ARG(momentum),
+                         SB_OCL_ARG(eps),      SB_OCL_ARG(count_f), SB_OCL_ARG(count_m1_f),
+                         OPERAND(px),          OPERAND(pg),         OPERAND(pb),
+                         OPERAND(prm),         OPERAND(prv),        OPERAND(py),
+                         OPERAND(psm),         OPERAND(psr)};
+    return launch(fn, &K_BN_FORWARD, NULL, 0, ARGS(args), C);
+}
+
+static sb_status ocl_batch_norm_backward(const sb_backend *be, const float *dy, const float *x,
+                                         const float *gamma, const float *save_mean,
+                                         const float *save_rstd, bool training, float *dx,
+                                         float *dgamma, float *dbeta, int64_t N, int64_t C,
+                                         int64_t S) {
+    (void)be;
+    const char *fn = "sb_batch_norm_backward";
+    int64_t total = N * C * S;
+    cl_int have = 0, tr = training;
+    sb_ocl_ptr pdy, px, pg, pm, pr, pdx, pdg, pdb;
+    SB_TRY(dense_ptr(fn, "dy", dy, total, sizeof(float), &pdy));
+    SB_TRY(dense_ptr(fn, "x", x, total, sizeof(float), &px));
+    SB_TRY(dense_ptr(fn, "save_mean", save_mean, C, sizeof(float), &pm));
+    SB_TRY(dense_ptr(fn, "save_rstd", save_rstd, C, sizeof(float), &pr));
+    SB_TRY(optional_ptr(fn, "gamma", gamma, C, NORM_GAMMA, &have, &pg));
+    SB_TRY(optional_ptr(fn, "dx", dx, total, NORM_DX, &have, &pdx));
+    SB_TRY(optional_ptr(fn, "dgamma", dgamma, C, NORM_DGAMMA, &have, &pdg));
+    SB_TRY(optional_ptr(fn, "dbeta", dbeta, C, NORM_DBETA, &have, &pdb));
+    float count_f = (float)(N * S);
+    cl_long n = N, c = C, s = S;
+    sb_ocl_arg args[] = {SB_OCL_ARG(n),    SB_OCL_ARG(c),  SB_OCL_ARG(s), SB_OCL_ARG(have),
+                         SB_OCL_ARG(tr),   SB_OCL_ARG(count_f), OPERAND(pdy), OPERAND(px),
+                         OPERAND(pg),      OPERAND(pm),    OPERAND(pr),   OPERAND(pdx),
+                         OPERAND(pdg),     OPERAND(pdb)};
+    return launch(fn, &K_BN_BACKWARD, NULL, 0, ARGS(args), C);
+}
+
+static sb_status ocl_layer_norm_forward(const sb_backend *be, const float *x, const float *w,
+                                        const float *b, float eps, float *y, float *save_mean,
+                                        float *save_rstd, int64_t R, int64_t D) {
+    (void)be;
+    const char *fn = "sb_layer_norm_forward";
+    cl_int have = 0;
+    sb_ocl_ptr px, py, pw, pb, psm, psr;
+    SB_TRY(dense_ptr(fn, "x", x, R * D, sizeof(float), &px));
+    SB_TRY(dense_ptr(fn, "y", y, R * D, sizeof(float), &py));
+    SB_TRY(optional_ptr(fn, "weight", w, D, NORM_GAMMA, &have, &pw));
+    SB_TRY(optional_ptr(fn, "bias", b, D, NORM_BETA, &have, &pb));
+    SB_TRY(optional_ptr(fn, "save_mean", save_mean, R, NORM_SAVE_MEAN, &have, &psm));
+    SB_TRY(optional_ptr(fn, "save_rstd", save_rstd, R, NORM_SAVE_RSTD, &have, &psr));
+    float d_f = (float)D;
+    cl_long rr = R, dd = D;
+    sb_ocl_arg args[] = {SB_OCL_ARG(rr), SB_OCL_ARG(dd), SB_OCL_ARG(have), SB_OCL_ARG(eps),
+                         SB_OCL_ARG(d_f), OPERAND(px),   OPERAND(pw),      OPERAND(pb),
+                         OPERAND(py),     OPERAND(psm),  OPERAND(psr)};
+    return launch(fn, &K_LN_FORWARD, NULL, 0, ARGS(args), R);
+}
+
+/* dx first, then the parameter gradients, as the reference. */
+static sb_status ocl_layer_norm_backward(const sb_backend *be, const float *dy, const float *x,
+                                         const float *w, const float *save_mean,
+                                         const float *save_rstd, float *dx, float *dw, float *db,
+                                         int64_t R, int64_t D) {
+    (void)be;
+    const char *fn = "sb_layer_norm_backward";
+    cl_int have = 0;
+    sb_ocl_ptr pdy, px, pw, pm, pr, pdx, pdw, pdb;
+    SB_TRY(dense_ptr(fn, "dy", dy, R * D, sizeof(float), &pdy));
+    SB_TRY(dense_ptr(fn, "x", x, R * D, sizeof(float), &px));
+    SB_TRY(dense_ptr(fn, "save_mean", save_mean, R, sizeof(float), &pm));
+    SB_TRY(dense_ptr(fn, "save_rstd", save_rstd, R, sizeof(float), &pr));
+    SB_TRY(optional_ptr(fn, "weight", w, D, NORM_GAMMA, &have, &pw));
+    SB_TRY(optional_ptr(fn, "dx", dx, R * D, NORM_DX, &have, &pdx));
+    SB_TRY(optional_ptr(fn, "dweight", dw, D, NORM_DGAMMA, &have, &pdw));
+    SB_TRY(optional_ptr(fn, "dbias", db, D, NORM_DBETA, &have, &pdb));
+    float d_f = (float)D;
+    cl_long rr = R, dd = D;
+    if (dx) {
+        sb_ocl_arg args[] = {SB_OCL_ARG(rr), SB_OCL_ARG(dd), SB_OCL_ARG(have), SB_OCL_ARG(d_f),
+                             OPERAND(pdy),   OPERAND(px),    OPERAND(pw),      OPERAND(pm),
+                             OPERAND(pr),    OPERAND(pdx)};
+        SB_TRY(launch(fn, &K_LN_BACKWARD_DX, NULL, 0, ARGS(args), R));
+    }
+    if (!dw && !db) return SB_OK;
+    sb_ocl_arg args[] = {SB_OCL_ARG(rr), SB_OCL_ARG(dd), SB_OCL_ARG(have), OPERAND(pdy),
+                         OPERAND(px),    OPERAND(pm),    OPERAND(pr),      OPERAND(pdw),
+                         OPERAND(pdb)};
+    return launch(fn, &K_LN_BACKWARD_PARAMS, NULL, 0, ARGS(args), D);
+}
+
 /* ---- optimizers ---- */
 
 static sb_status ocl_sgd(const sb_backend *be, const sb_sgd_factors *f, bool nesterov,
@@ -1034,6 +1168,10 @@ const sb_backend_ops sb_ocl_ops = {
     .class_loss_backward = ocl_class_loss_backward,
     .mse_forward = ocl_mse_forward,
     .mse_backward = ocl_mse_backward,
+    .batch_norm_forward = ocl_batch_norm_forward,
+    .batch_norm_backward = ocl_batch_norm_backward,
+    .layer_norm_forward = ocl_layer_norm_forward,
+    .layer_norm_backward = ocl_layer_norm_backward,
     .reduce = ocl_reduce,
     .reduce_extreme = ocl_reduce_extreme,
     .reduce_scatter = ocl_reduce_scatter,

@@ -285,6 +285,11 @@ static int family_sources(sb_ocl_family f, const char **texts, const char **name
         texts[1] = sb_gpu_src_philox_c;
         texts[2] = sb_gpu_src_dropout_cl;
         return 3;
+    case SB_OCL_NORM:
+        *name = "sum_acc.cl + norm.cl";
+        texts[0] = sb_gpu_src_sum_acc_cl;
+        texts[1] = sb_gpu_src_norm_cl;
+        return 2;
     default:
         *name = "?";
         return 0;
