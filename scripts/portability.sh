@@ -106,24 +106,7 @@ mkdir -p "$log_dir"
 # shuffled batches are those of a full run) and the first TEST_IMAGES test
 # images (evaluating 10000 images under qemu would take minutes), in plain
 # IDX so that NO_ZLIB builds read it.
-make_data() {
-    local d="$work/data" n=$TEST_IMAGES
-    mkdir -p "$d"
-    for f in train-images-idx3-ubyte train-labels-idx1-ubyte; do
-        if [ -f "$DATA/$f" ]; then cp "$DATA/$f" "$d/$f"; else gzip -dc "$DATA/$f.gz" > "$d/$f" || return 1; fi
-    done
-    local be
-    be=$(printf '\\%03o\\%03o\\%03o\\%03o' $((n >> 24 & 255)) $((n >> 16 & 255)) $((n >> 8 & 255)) $((n & 255)))
-    local src_img="$DATA/t10k-images-idx3-ubyte" src_lab="$DATA/t10k-labels-idx1-ubyte"
-    { printf "\\000\\000\\010\\003$be\\000\\000\\000\\034\\000\\000\\000\\034"
-      if [ -f "$src_img" ]; then cat "$src_img"; else gzip -dc "$src_img.gz"; fi | tail -c +17 | head -c $((n * 784))
-    } > "$d/t10k-images-idx3-ubyte"
-    { printf "\\000\\000\\010\\001$be"
-      if [ -f "$src_lab" ]; then cat "$src_lab"; else gzip -dc "$src_lab.gz"; fi | tail -c +9 | head -c "$n"
-    } > "$d/t10k-labels-idx1-ubyte"
-    [ "$(wc -c < "$d/t10k-images-idx3-ubyte")" -eq $((16 + n * 784)) ] &&
-        [ "$(wc -c < "$d/t10k-labels-idx1-ubyte")" -eq $((8 + n)) ]
-}
+make_data() { scripts/fashion_subset.sh "$DATA" "$work/data" $TEST_IMAGES; }
 
 qemu_cmd() { # arch -> the qemu-user runner with the cross sysroot
     case "$1" in
