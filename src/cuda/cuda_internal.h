@@ -38,6 +38,13 @@ sb_status sb_cuda_linear_backward_raw(sb_cuda_context *ctx, int64_t R, int64_t i
 sb_status sb_cuda_sum_rows(sb_cuda_context *ctx, const float *x, int64_t rows, int64_t n,
                            int64_t row_stride, int64_t elem_stride, float *out,
                            int64_t out_stride);
+/* The canonical sum over any reduced dims (sum.cl): output o (kept dims
+ * row-major, at most 8 each) is out[sum of o's coordinates * keep_ostride],
+ * the sum of x over the reduced dims enumerated row-major. */
+sb_status sb_cuda_sum_strided(sb_cuda_context *ctx, const float *x, int nkeep,
+                              const int64_t *keep_shape, const int64_t *keep_xstride,
+                              const int64_t *keep_ostride, int nred, const int64_t *red_shape,
+                              const int64_t *red_xstride, float *out);
 
 /* Pooling (section 8). */
 sb_status sb_cuda_max_pool2d_forward_raw(sb_cuda_context *ctx, const sb_pool2d_geom *g,

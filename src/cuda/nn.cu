@@ -1,8 +1,8 @@
 /* src/cuda/nn.cu - activations, softmax / log-softmax, cross-entropy,
  * pooling and optimizer updates on the GPU, each the exact operation
  * sequence of its contract section (9, 11, 8, 14) and of src/ref/.
- * Pooling and the optimizers are the single-source kernels of
- * src/gpu/kernels (conv.cl, pointwise.cl), included below.
+ * Softmax, pooling and the optimizers are the single-source kernels of
+ * src/gpu/kernels (softmax.cl, conv.cl, pointwise.cl), included below.
  * The build's --fmad=false keeps every a*b + c below two roundings; the
  * optimizers' fused steps are written as __fmaf_rn as the contract says. */
 #include "cuda/common.cuh"
@@ -13,12 +13,19 @@ extern "C" {
 
 /* The single-source kernels (src/gpu/kernels, docs/GPU.md): the very text
  * the OpenCL backend runs under PoCL in make test. Included here only (the
- * kernels have external linkage): pooling, conv2d's input gradient and the
- * optimizers launch from this file. */
+ * kernels have external linkage): softmax, pooling, conv2d's input
+ * gradient and the optimizers launch from this file. */
 #include "gpu/kernels/dialect.h"
 #include "gpu/kernels/pointwise.cl"
 #include "gpu/kernels/sum_acc.cl"
 #include "gpu/kernels/conv.cl"
+/* softmax.cl calls src/math's functions by their C names; on CUDA they are
+ * device_math.cuh's sb_dev_* copies of the same source. */
+#define sb_expf sb_dev_expf
+#define sb_logf sb_dev_logf
+#include "gpu/kernels/softmax.cl"
+#undef sb_expf
+#undef sb_logf
 
 namespace {
 
@@ -88,10 +95,10 @@ __global__ void act_bwd_kernel(int act, int64_t n, const float *in, const float 
     SB_GRID_STRIDE(i, n) dx[i] = act_bwd(act, in[i], dy[i], p0, p1);
 }
 
-/* ---- softmax rows ---------------------------------------------------------
+/* ---- the row statistics of cross-entropy ----------------------------------
  * One warp per row. m: the reference's scan (first NaN, else first strict
  * maximum) as a (value, position) warp reduction; s: canonical sum of
- * exp(x_j - m). */
+ * exp(x_j - m). (Softmax itself is softmax.cl's, one thread per row.) */
 
 struct RowStats { float m, s; };
 
@@ -111,45 +118,6 @@ __device__ RowStats row_stats(X x, int64_t n) {
     r.m = m;
     r.s = sb_warp_canonical_sum([&](int64_t j) { return sb_dev_expf(x(j) - m); }, n);
     return r;
-}
-
-__global__ void softmax_fwd_kernel(bool log, const float *x, int64_t outer, int64_t n,
-                                   int64_t inner, float *y) {
-    int64_t row = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-    if (row >= outer * inner) return;
-    int64_t base = (row / inner) * n * inner + row % inner;
-    const float *xr = x + base;
-    float *yr = y + base;
-    auto xs = [=](int64_t j) { return xr[j * inner]; };
-    RowStats st = row_stats(xs, n);
-    const int lane = threadIdx.x & 31;
-    if (log) {
-        float ls = sb_dev_logf(st.s);
-        for (int64_t j = lane; j < n; j += 32) yr[j * inner] = (xr[j * inner] - st.m) - ls;
-    } else {
-        for (int64_t j = lane; j < n; j += 32)
-            yr[j * inner] = sb_dev_expf(xr[j * inner] - st.m) / st.s;
-    }
-}
-
-__global__ void softmax_bwd_kernel(bool log, const float *y, const float *dy, int64_t outer,
-                                   int64_t n, int64_t inner, float *dx) {
-    int64_t row = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-    if (row >= outer * inner) return;
-    int64_t base = (row / inner) * n * inner + row % inner;
-    const float *yr = y + base, *dyr = dy + base;
-    float *dxr = dx + base;
-    const int lane = threadIdx.x & 31;
-    if (log) {
-        float g = sb_warp_canonical_sum([=](int64_t j) { return dyr[j * inner]; }, n);
-        for (int64_t j = lane; j < n; j += 32)
-            dxr[j * inner] = dyr[j * inner] - sb_dev_expf(yr[j * inner]) * g;
-    } else {
-        float dot = sb_warp_canonical_sum(
-            [=](int64_t j) { return dyr[j * inner] * yr[j * inner]; }, n);
-        for (int64_t j = lane; j < n; j += 32)
-            dxr[j * inner] = yr[j * inner] * (dyr[j * inner] - dot);
-    }
 }
 
 /* ---- cross-entropy ---------------------------------------------------------- */
@@ -261,8 +229,9 @@ sb_status sb_cuda_softmax_forward_raw(sb_cuda_context *ctx, bool log, const floa
     SB_TRY(sb_cuda_enter(fn, ctx));
     if (outer < 0 || n < 0 || inner < 0) return sb_fail(SB_ERR_ARG, "%s: negative size", fn);
     if (outer * inner == 0 || n == 0) return SB_OK;
-    softmax_fwd_kernel<<<warps_grid(outer * inner), 256, 0, ctx->stream>>>(log, x, outer, n,
-                                                                           inner, y);
+    /* softmax.cl: one thread per row scans it in the reference's order */
+    sb_softmax_forward<<<sb_cuda_blocks(outer * inner, 64), 64, 0, ctx->stream>>>(
+        (int)log, outer, n, inner, x, 0, y, 0);
     return sb_cuda_launched(fn);
 }
 
@@ -273,8 +242,8 @@ sb_status sb_cuda_softmax_backward_raw(sb_cuda_context *ctx, bool log, const flo
     SB_TRY(sb_cuda_enter(fn, ctx));
     if (outer < 0 || n < 0 || inner < 0) return sb_fail(SB_ERR_ARG, "%s: negative size", fn);
     if (outer * inner == 0 || n == 0) return SB_OK;
-    softmax_bwd_kernel<<<warps_grid(outer * inner), 256, 0, ctx->stream>>>(log, y, dy, outer, n,
-                                                                           inner, dx);
+    sb_softmax_backward<<<sb_cuda_blocks(outer * inner, 64), 64, 0, ctx->stream>>>(
+        (int)log, outer, n, inner, y, 0, dy, 0, dx, 0);
     return sb_cuda_launched(fn);
 }
 
