@@ -4,8 +4,11 @@
  * (exponent codes of the K inputs, their fixed-point terms, the final
  * rounding: what a single process does; across processes each rank does
  * its share plus two allreduces) and the bytes per element a process sends
- * to an allreduce, against 4 for float32. Compare the time with
- * bench_lenet_step's step time.
+ * to an allreduce, against 4 for float32, for the reference loops
+ * (src/dist/exact_sum.c) and for the CPU backend's loops that training uses
+ * (src/cpu/exact.c, at the best ISA level, or SB_ISA's, on one thread: the
+ * time is this thread's CPU time). Compare the time with bench_lenet_step's
+ * step time.
  *
  *   bench_exact_sum [--quick]
  */
@@ -13,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "cpu/exact_internal.h"
 #include "dist/exact_sum.h"
+#include "samebits/runtime.h"
 
 /* CPU time of this thread: on a shared machine wall time mostly measures
  * the other processes. */
@@ -43,14 +48,25 @@ int main(int argc, char **argv) {
     const int64_t ks[] = {1, 2, 4, 8, 100, 1000};
     for (size_t t = 0; t < sizeof ks / sizeof *ks; t++) {
         int64_t k = ks[t];
+        /* the inputs are the rows of one (k, n) matrix, as a training step holds them */
         float **xs = malloc((size_t)k * sizeof *xs), *out = malloc(n * sizeof *out);
+        float *rows = malloc((size_t)k * n * sizeof *rows);
         for (int64_t j = 0; j < k; j++) {
-            xs[j] = malloc(n * sizeof **xs);
+            xs[j] = rows + (size_t)j * n;
             for (size_t i = 0; i < n; i++) xs[j][i] = gradient_like();
         }
         uint8_t *codes = malloc(n);
         int64_t *acc = malloc(n * sizeof *acc);
-        double ms[64];
+        double ms[64], fast[64];
+        for (int r = 0; r < runs; r++) {
+            double t0 = now_ms();
+            memset(codes, 0, n);
+            memset(acc, 0, n * sizeof *acc);
+            sb_cpu_exact_codes_max(rows, k, (int64_t)n, (int64_t)n, codes);
+            sb_cpu_exact_add(rows, k, (int64_t)n, (int64_t)n, codes, k, acc);
+            sb_cpu_exact_finish(acc, codes, (int64_t)n, k, out);
+            fast[r] = now_ms() - t0;
+        }
         for (int r = 0; r < runs; r++) {
             double t0 = now_ms();
             memset(codes, 0, n);
@@ -61,9 +77,11 @@ int main(int argc, char **argv) {
             ms[r] = now_ms() - t0;
         }
         qsort(ms, (size_t)runs, sizeof *ms, cmp_double);
-        printf("exact_sum_ms %.3f k %lld elements %zu per_input_ms %.4f bytes_per_element %d (float32: 4)\n",
-               ms[runs / 2], (long long)k, n, ms[runs / 2] / (double)k, 1 + sb_exact_word_bits(k) / 8);
-        for (int64_t j = 0; j < k; j++) free(xs[j]);
+        qsort(fast, (size_t)runs, sizeof *fast, cmp_double);
+        printf("exact_sum_ms %.3f fast_ms %.3f (%s) k %lld elements %zu per_input_ms %.4f fast %.4f "
+               "bytes_per_element %d (float32: 4)\n", ms[runs / 2], fast[runs / 2], sb_isa_name(sb_isa()),
+               (long long)k, n, ms[runs / 2] / (double)k, fast[runs / 2] / (double)k, 1 + sb_exact_word_bits(k) / 8);
+        free(rows);
         free(xs); free(out); free(codes); free(acc);
     }
     return 0;

@@ -5,11 +5,15 @@
  * correctly rounded sum when the inputs span at most G binades, K = 1
  * returning its input bit for bit, signed zeros, subnormals, inf/NaN,
  * cancellation, overflow, partial sums that fit the stated word width, and
- * the largest K. */
+ * the largest K; the fast loops of the CPU backend (cpu/exact_internal.h)
+ * give the reference loops' codes, sums and results at every ISA level and
+ * thread count. */
 #include <math.h>
 #include <mpfr.h>
 #include "harness.h"
+#include "cpu/exact_internal.h"
 #include "dist/exact_sum.h"
+#include "samebits/runtime.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static uint32_t rnd(void) {
@@ -330,6 +334,74 @@ static void check_huge_k(void) {
     free_inputs(xs, k);
 }
 
+/* One element of input row j for the fast-vs-reference comparison: each
+ * column i has its own kind of values, so vector blocks hold plain blocks,
+ * blocks with a -0-only column (code 0) and blocks with inf/NaN (code 255). */
+static float mixed_value(int64_t j, size_t i) {
+    if (i % 1009 == 7) return from_bits(0x80000000u);                    /* every input -0 */
+    if (i % 997 == 3 && j == 0) return from_bits(0x7f800000u);           /* +inf */
+    if (i % 991 == 5 && j == 0) return from_bits(0x7fc00001u);           /* NaN */
+    if (i % 983 == 9) return from_bits(j % 2 ? 0xff800000u : 0x7f800000u); /* +inf and -inf */
+    switch (i % 8) {
+    case 0: return rand_float(120, 130);                                 /* gradient-like */
+    case 1: return rand_float(1, 254);                                   /* any normal */
+    case 2: return rand_float(0, 3);                                     /* subnormals */
+    case 3: return rand_float(250, 254);                                 /* sums that overflow */
+    case 4: return j % 3 ? 0.0f : from_bits(0x80000000u);               /* zeros of both signs */
+    case 5: return j % 2 ? 1.5f : -1.5f;                                 /* cancels to +0 */
+    case 6: return from_bits((j % 2 ? 0x80000000u : 0u) | (rnd() & 0x7fffffu)); /* subnormals, both signs */
+    default: return rand_float(100, 150);
+    }
+}
+
+/* The fast loops at every supported ISA level and 1, 2, 3, 7 threads
+ * against the reference loops: the same codes, the same integer sums, the
+ * same result bits. The inputs are one (k, n) matrix, several chunks of
+ * elements long, with tails that are no multiple of any vector width. */
+static void check_fast(int64_t k) {
+    size_t n = 3 * 4096 + 37;
+    float *x = malloc((size_t)k * n * sizeof *x), *ref = malloc(n * sizeof *ref), *got = malloc(n * sizeof *got);
+    uint8_t *rc = calloc(n, 1), *fc = malloc(n);
+    int64_t *ra = calloc(n, sizeof *ra), *fa = malloc(n * sizeof *fa);
+    for (int64_t j = 0; j < k; j++)
+        for (size_t i = 0; i < n; i++) x[(size_t)j * n + i] = mixed_value(j, i);
+    for (int64_t j = 0; j < k; j++) sb_exact_codes_max(x + (size_t)j * n, n, rc);
+    for (int64_t j = 0; j < k; j++) sb_exact_add(x + (size_t)j * n, n, rc, k, ra);
+    sb_exact_finish(ra, rc, n, k, ref);
+    sb_isa_level was = sb_isa();
+    int threads_were = sb_num_threads(), levels = 0;
+    static const int threads[] = {1, 2, 3, 7};
+    for (int lv = 0; lv < SB_ISA_COUNT; lv++) {
+        if (!sb_isa_supported((sb_isa_level)lv)) continue;
+        levels++;
+        CHECK(sb_set_isa((sb_isa_level)lv) == SB_OK, "%s", sb_last_error());
+        for (size_t t = 0; t < sizeof threads / sizeof *threads; t++) {
+            CHECK(sb_set_num_threads(threads[t]) == SB_OK, "%s", sb_last_error());
+            memset(fc, 0, n);
+            memset(fa, 0, n * sizeof *fa);
+            sb_cpu_exact_codes_max(x, k, (int64_t)n, (int64_t)n, fc);
+            sb_cpu_exact_add(x, k, (int64_t)n, (int64_t)n, fc, k, fa);
+            sb_cpu_exact_finish(fa, fc, (int64_t)n, k, got);
+            size_t bad_c = 0, bad_a = 0, bad_r = 0, first = n;
+            for (size_t i = 0; i < n; i++) {
+                int wrong = fc[i] != rc[i] || fa[i] != ra[i] || memcmp(&got[i], &ref[i], sizeof *got);
+                bad_c += fc[i] != rc[i];
+                bad_a += fa[i] != ra[i];
+                bad_r += memcmp(&got[i], &ref[i], sizeof *got) != 0;
+                if (wrong && first == n) first = i;
+            }
+            CHECK(bad_c + bad_a + bad_r == 0,
+                  "fast exact sum, isa %s, %d threads, k=%lld: %zu codes, %zu sums, %zu results differ "
+                  "from the reference (first at element %zu)", sb_isa_name((sb_isa_level)lv), threads[t],
+                  (long long)k, bad_c, bad_a, bad_r, first);
+        }
+    }
+    CHECK(levels >= 1, "no ISA level was compared");
+    sb_set_isa(was);
+    sb_set_num_threads(threads_were);
+    free(x); free(ref); free(got); free(rc); free(fc); free(ra); free(fa);
+}
+
 int main(int argc, char **argv) {
     (void)argc;
     SB_TEST_MAIN_NAME(argv[0]);
@@ -351,5 +423,7 @@ int main(int argc, char **argv) {
     CHECK(check_bound(xs, 8, 512, "narrow") == 512, "every narrow element was checked for correct rounding");
     free_inputs(xs, 8);
     check_huge_k();
+    int64_t fast_ks[] = {1, 2, 3, 4, 7, 8, 64, 127, 128, 129, 300};
+    for (size_t t = 0; t < sizeof fast_ks / sizeof *fast_ks; t++) check_fast(fast_ks[t]);
     return sb_test_finish();
 }

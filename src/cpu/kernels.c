@@ -5,6 +5,7 @@
  * none. */
 #include "cpu/kernels.h"
 #include "cpu/conv_internal.h"
+#include "cpu/exact_internal.h"
 #include "cpu/gemm_internal.h"
 #include "cpu/ops_internal.h"
 #include "cpu/sum_internal.h"
@@ -16,6 +17,7 @@ static const sb_cpu_kernels scalar_kernels = {
     .sum_rows = sb_sum_rows_scalar,
     .pointwise = &sb_pwv_scalar,
     .vmath = &sb_vmath_scalar,
+    .exact = &sb_exact_scalar,
 };
 
 #if SB_HAVE_X86_KERNELS
@@ -27,6 +29,7 @@ static const sb_cpu_kernels sse2_kernels = {
     .sum_rows = sb_sum_rows_sse2,
     .pointwise = &sb_pwv_sse2,
     .vmath = &sb_vmath_sse2,
+    .exact = &sb_exact_sse2,
 };
 
 static const sb_gemm_flex_kernel avx2_flex[] = {
@@ -41,6 +44,7 @@ static const sb_cpu_kernels avx2_kernels = {
     .sum_rows = sb_sum_rows_avx2,
     .pointwise = &sb_pwv_avx2,
     .vmath = &sb_vmath_avx2,
+    .exact = &sb_exact_avx2,
     .copy_rows = sb_copy_rows_avx2,
     .copy_rows_max = 8,
 };
@@ -59,6 +63,7 @@ static const sb_cpu_kernels avx512_kernels = {
     .sum_rows = sb_sum_rows_avx512,
     .pointwise = &sb_pwv_avx512,
     .vmath = &sb_vmath_avx512,
+    .exact = &sb_exact_avx512,
     .copy_rows = sb_copy_rows_avx512,
     .copy_rows_max = 16,
     .max_pool2x2 = sb_max_pool2x2_avx512,
@@ -72,6 +77,7 @@ static const sb_cpu_kernels neon_kernels = {
     .sum_rows = sb_sum_rows_neon,
     .pointwise = &sb_pwv_neon,
     .vmath = &sb_vmath_neon,
+    .exact = &sb_exact_scalar, /* no NEON loops yet */
 };
 #endif
 

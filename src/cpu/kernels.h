@@ -30,6 +30,7 @@
 
 struct sb_pwv_table;   /* cpu/ops_internal.h */
 struct sb_vmath_table; /* cpu/vmath.h */
+struct sb_exact_kernels; /* cpu/exact_internal.h */
 
 /* dst[q*ldd + j] = src[q*lds + j] for q < count, j < len (a copy). */
 typedef void (*sb_copy_rows_fn)(float *dst, int64_t ldd, const float *src, int64_t lds,
@@ -54,6 +55,8 @@ typedef struct sb_cpu_kernels {
     int copy_rows_max;
     /* max pooling's 2x2 stride-2 planes; NULL: the reference loop */
     sb_max_pool2x2_fn max_pool2x2;
+    /* the order-free exact reduction's element loops (src/cpu/exact.c) */
+    const struct sb_exact_kernels *exact;
 } sb_cpu_kernels;
 
 /* The context of `level`, or NULL when this build has no kernels for it

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include "core/fpenv.h"
 #include "core/internal.h"
+#include "cpu/exact_internal.h"
 #include "dist/exact_sum.h"
 #include "dist/micro_step.h"
 
@@ -106,13 +107,16 @@ sb_status sb_micro_trainer_gradient(sb_micro_trainer *t, sb_graph *g, sb_loader 
     int64_t per = t->k / t->comm->size, lo = t->comm->rank * per;
     int64_t hi = lo + per < kb ? lo + per : kb; /* local micro-batches lo..hi-1 */
     for (int64_t j = lo; j < hi; j++) SB_TRY(micro_batch(t, g, loader, first + j, t->local + (size_t)(j - lo) * t->n));
+    /* the reference loops of exact_sum.c, vectorised and threaded
+     * (cpu/exact_internal.h): the same bits */
+    int64_t rows = hi > lo ? hi - lo : 0, n = (int64_t)t->n;
     memset(t->codes, 0, t->n);
-    for (int64_t j = lo; j < hi; j++) sb_exact_codes_max(t->local + (size_t)(j - lo) * t->n, t->n, t->codes);
+    sb_cpu_exact_codes_max(t->local, rows, n, n, t->codes);
     SB_TRY(t->comm->max_u8(t->comm, t->codes, t->n));
     memset(t->acc, 0, t->n * sizeof *t->acc);
-    for (int64_t j = lo; j < hi; j++) sb_exact_add(t->local + (size_t)(j - lo) * t->n, t->n, t->codes, kb, t->acc);
+    sb_cpu_exact_add(t->local, rows, n, n, t->codes, kb, t->acc);
     SB_TRY(t->comm->sum_i64(t->comm, t->acc, t->n, sb_exact_word_bits(kb)));
-    sb_exact_finish(t->acc, t->codes, t->n, kb, t->out);
+    sb_cpu_exact_finish(t->acc, t->codes, n, kb, t->out);
     float count = (float)kb;
     size_t off = 0;
     for (size_t p = 0; p < t->n_params; p++) {
