@@ -1,6 +1,9 @@
-/* One step over micro-batches: each local micro-batch's gradients (and
- * loss) are kept as one flat vector, then combined by the exact reduction
- * across every micro-batch of every process (src/dist/exact_sum.h). */
+/* One step over micro-batches: each local micro-batch's gradients, loss
+ * and float buffers (running statistics) are kept as one flat vector, then
+ * combined by the exact reduction across every micro-batch of every
+ * process (src/dist/exact_sum.h). Every micro-batch's forward starts from
+ * the step's incoming buffers; integer buffers (counters) must come out of
+ * every micro-batch with an integer mean (counters change alike). */
 #include <stdlib.h>
 #include "core/fpenv.h"
 #include "core/internal.h"
@@ -14,8 +17,17 @@ struct sb_micro_trainer {
     int64_t k;          /* micro-batches per full batch */
     size_t n_params;
     sb_named *params;
-    size_t n;           /* flat length: every gradient element, then the loss */
+    size_t n_bufs;
+    sb_named *bufs;
+    size_t n_grad;      /* gradient elements */
+    size_t n_fbuf;      /* float buffer elements */
+    size_t n_ibuf;      /* int64 buffer elements */
+    size_t n;           /* flat length: every gradient element, the loss, every float buffer element */
     float *local;       /* (k / size, n): this process's micro-batch results */
+    float *snap_f;      /* (n_fbuf) the float buffers at the start of the step */
+    int64_t *snap_i;    /* (n_ibuf) the int64 buffers at the start of the step */
+    int64_t *now_i;     /* (n_ibuf) the int64 buffers after a micro-batch */
+    int64_t *delta_i;   /* (n_ibuf) summed changes of the int64 buffers */
     uint8_t *codes;     /* (n) */
     int64_t *acc;       /* (n) */
     float *out;         /* (n) */
@@ -23,7 +35,8 @@ struct sb_micro_trainer {
 
 void sb_micro_trainer_free(sb_micro_trainer *t) {
     if (!t) return;
-    free(t->params); free(t->local); free(t->codes); free(t->acc); free(t->out);
+    free(t->params); free(t->bufs); free(t->local); free(t->codes); free(t->acc); free(t->out);
+    free(t->snap_f); free(t->snap_i); free(t->now_i); free(t->delta_i);
     free(t);
 }
 
@@ -41,11 +54,6 @@ sb_status sb_micro_trainer_new(sb_micro_trainer **out, sb_module *model, int64_t
         return sb_fail(SB_ERR_ARG, "%s: %lld micro-batches per step cannot be shared by %d processes "
                        "(the number of processes must divide batch size / micro-batch)", fn, (long long)k,
                        comm->size);
-    size_t nb;
-    SB_TRY(sb_module_buffers(model, NULL, 0, &nb));
-    if (nb && k > 1)
-        return sb_fail(SB_ERR_ARG, "%s: the model has %zu buffers (running statistics), which micro-batches "
-                       "do not combine yet: use the whole batch", fn, nb);
     sb_micro_trainer *t = sb_calloc(fn, 1, sizeof *t);
     if (!t) return SB_ERR_NOMEM;
     t->model = model;
@@ -61,22 +69,56 @@ sb_status sb_micro_trainer_new(sb_micro_trainer **out, sb_module *model, int64_t
             break;
         }
         s = sb_check_contiguous(fn, t->params[p].name, gr);
-        t->n += (size_t)sb_tensor_numel(gr);
+        t->n_grad += (size_t)sb_tensor_numel(gr);
     }
-    t->n += 1; /* the loss */
+    if (s == SB_OK) s = sb_module_buffers(model, NULL, 0, &t->n_bufs);
+    if (s == SB_OK && !(t->bufs = sb_calloc(fn, t->n_bufs ? t->n_bufs : 1, sizeof *t->bufs))) s = SB_ERR_NOMEM;
+    if (s == SB_OK) s = sb_module_buffers(model, t->bufs, t->n_bufs, &t->n_bufs);
+    for (size_t b = 0; s == SB_OK && b < t->n_bufs; b++) {
+        const sb_tensor *v = t->bufs[b].value;
+        if (v->device != SB_DEVICE_CPU || (v->dtype != SB_F32 && v->dtype != SB_I64)) {
+            s = sb_fail(SB_ERR_ARG, "%s: buffer %s is not a float32 or int64 CPU tensor", fn, t->bufs[b].name);
+            break;
+        }
+        s = sb_check_contiguous(fn, t->bufs[b].name, v);
+        if (v->dtype == SB_F32) t->n_fbuf += (size_t)sb_tensor_numel(v);
+        else t->n_ibuf += (size_t)sb_tensor_numel(v);
+    }
+    t->n = t->n_grad + 1 + t->n_fbuf; /* the loss after the gradients */
     size_t local = (size_t)(k / comm->size);
     if (s == SB_OK && (t->n > SIZE_MAX / sizeof(float) / local)) s = sb_fail(SB_ERR_NOMEM, "%s: too large", fn);
     if (s == SB_OK && (!(t->local = sb_malloc(fn, local * t->n * sizeof *t->local)) ||
                        !(t->codes = sb_malloc(fn, t->n)) || !(t->acc = sb_malloc(fn, t->n * sizeof *t->acc)) ||
-                       !(t->out = sb_malloc(fn, t->n * sizeof *t->out))))
+                       !(t->out = sb_malloc(fn, t->n * sizeof *t->out)) ||
+                       !(t->snap_f = sb_malloc(fn, (t->n_fbuf + 1) * sizeof *t->snap_f)) ||
+                       !(t->snap_i = sb_malloc(fn, (t->n_ibuf + 1) * sizeof *t->snap_i)) ||
+                       !(t->now_i = sb_malloc(fn, (t->n_ibuf + 1) * sizeof *t->now_i)) ||
+                       !(t->delta_i = sb_malloc(fn, (t->n_ibuf + 1) * sizeof *t->delta_i))))
         s = SB_ERR_NOMEM;
     if (s != SB_OK) { sb_micro_trainer_free(t); return s; }
     *out = t;
     return SB_OK;
 }
 
-/* Forward, loss and backward of one micro-batch; its results into row. */
+/* Copies the buffers into (to_model true) or out of (false) the flat
+ * float and int64 arrays, in buffer order. */
+static void copy_buffers(sb_micro_trainer *t, float *f, int64_t *i, bool to_model) {
+    for (size_t b = 0; b < t->n_bufs; b++) {
+        sb_tensor *v = t->bufs[b].value;
+        size_t len = (size_t)sb_tensor_numel(v), bytes = len * (v->dtype == SB_F32 ? sizeof *f : sizeof *i);
+        void *flat = v->dtype == SB_F32 ? (void *)f : (void *)i;
+        if (to_model) memcpy(v->data, flat, bytes);
+        else memcpy(flat, v->data, bytes);
+        if (v->dtype == SB_F32) f += len;
+        else i += len;
+    }
+}
+
+/* Forward, loss and backward of one micro-batch, from the step's incoming
+ * buffers; its results into row (gradients, loss, float buffers) and the
+ * changes of its int64 buffers added to delta_i. */
 static sb_status micro_batch(sb_micro_trainer *t, sb_graph *g, sb_loader *loader, int64_t mb, float *row) {
+    copy_buffers(t, t->snap_f, t->snap_i, true);
     sb_graph_reset(g);
     sb_tensor *x, *y;
     sb_variable *in, *logits, *loss;
@@ -92,6 +134,8 @@ static sb_status micro_batch(sb_micro_trainer *t, sb_graph *g, sb_loader *loader
         off += len;
     }
     row[off] = ((const float *)loss->value->data)[0];
+    copy_buffers(t, row + off + 1, t->now_i, false);
+    for (size_t i = 0; i < t->n_ibuf; i++) t->delta_i[i] += t->now_i[i] - t->snap_i[i];
     return SB_OK;
 }
 
@@ -106,6 +150,8 @@ sb_status sb_micro_trainer_gradient(sb_micro_trainer *t, sb_graph *g, sb_loader 
     int64_t first = b * t->k, kb = total - first < t->k ? total - first : t->k;
     int64_t per = t->k / t->comm->size, lo = t->comm->rank * per;
     int64_t hi = lo + per < kb ? lo + per : kb; /* local micro-batches lo..hi-1 */
+    copy_buffers(t, t->snap_f, t->snap_i, false);
+    memset(t->delta_i, 0, t->n_ibuf * sizeof *t->delta_i);
     for (int64_t j = lo; j < hi; j++) SB_TRY(micro_batch(t, g, loader, first + j, t->local + (size_t)(j - lo) * t->n));
     /* the reference loops of exact_sum.c, vectorised and threaded
      * (cpu/exact_internal.h): the same bits */
@@ -126,5 +172,19 @@ sb_status sb_micro_trainer_gradient(sb_micro_trainer *t, sb_graph *g, sb_loader 
         off += len;
     }
     *loss = t->out[off] / count;
+    /* float buffers: the exact mean of the micro-batches' values */
+    for (size_t i = 0; i < t->n_fbuf; i++) t->snap_f[i] = t->out[off + 1 + i] / count;
+    /* int64 buffers: the mean of the micro-batches' values, an integer
+     * (counters such as num_batches_tracked change alike in every one) */
+    if (t->n_ibuf) {
+        SB_TRY(t->comm->sum_i64(t->comm, t->delta_i, t->n_ibuf, 64));
+        for (size_t i = 0; i < t->n_ibuf; i++) {
+            if (t->delta_i[i] % kb)
+                return sb_fail(SB_ERR_UNSUPPORTED, "%s: step %lld: an integer buffer's mean over the "
+                               "micro-batches is not an integer", fn, (long long)b);
+            t->snap_i[i] += t->delta_i[i] / kb;
+        }
+    }
+    copy_buffers(t, t->snap_f, t->snap_i, true);
     return SB_OK;
 }
