@@ -16,7 +16,13 @@ reduction tree. Works over any backend with integer MAX/SUM (gloo on CPU).
     mean = sbd.exact_allreduce_mean(grads, k_total)
     sbd.set_flat_grads(model, mean); opt.step()
 
-:class:`MicroBatchTrainer` does this for a model, a loss and a batch.
+:class:`MicroBatchTrainer` does this for a model, a loss and a batch,
+buffers (batch-norm running statistics) included: every micro-batch's
+forward starts from the step's buffers, then each float32 buffer becomes the
+exact mean of the K micro-batches' values (the same reduction) and each
+integer buffer the mean of its values (num_batches_tracked advances by one
+per step). This replaces DDP's broadcast_buffers, whose result depends on
+which process is rank 0 and on how many micro-batches it ran.
 Everything here is integer arithmetic on the floats' bits (torch int64 ops
 are exact), restating the C reference operation for operation.
 """
@@ -172,11 +178,21 @@ def set_flat_grads(model, flat):
         off += n
 
 
+def _float_buffers(bufs):
+    return [b for b in bufs if b.dtype == torch.float32]
+
+
+def _int_buffers(bufs):
+    return [b for b in bufs if b.dtype != torch.float32]
+
+
 class MicroBatchTrainer:
     """One step = the batch cut into k micro-batches of equal size; process
     `rank` of `world` (world divides k) computes micro-batches
-    rank*k/world .. (rank+1)*k/world - 1, gradients and loss combine by
-    exact_allreduce_mean, then `optimizer.step()`."""
+    rank*k/world .. (rank+1)*k/world - 1, each from the step's incoming
+    buffers; gradients, loss and float32 buffers combine by
+    exact_allreduce_mean, integer buffers by an exact integer mean, then
+    `optimizer.step()`. K = 1 on one process is a plain step."""
 
     def __init__(self, model, loss_fn, optimizer, micro_batches, rank=0, world=1, group=None):
         _check_k(micro_batches)
@@ -189,13 +205,44 @@ class MicroBatchTrainer:
         if x.shape[0] % self.k:
             raise ValueError(f"x: batch of {x.shape[0]} is not {self.k} equal micro-batches")
         m, per = x.shape[0] // self.k, self.k // self.world
+        bufs = list(self.model.buffers())
+        for b in bufs:
+            if b.device.type != "cpu" or not (b.dtype == torch.float32 or not b.dtype.is_floating_point):
+                raise TypeError("model: every buffer must be a float32 or integer CPU tensor, got "
+                                f"{b.dtype} on {b.device}")
+        fbufs, ibufs = _float_buffers(bufs), _int_buffers(bufs)
+        start = [b.detach().clone() for b in bufs]
+        int_start = [b.detach().clone().to(torch.int64) for b in ibufs]
+        int_delta = [torch.zeros(b.shape, dtype=torch.int64) for b in ibufs]
         results = []
         for j in range(self.rank * per, (self.rank + 1) * per):
+            with torch.no_grad():
+                for b, v in zip(bufs, start):
+                    b.copy_(v)
             self.opt.zero_grad(set_to_none=True)
             loss = self.loss_fn(self.model(x[j * m:(j + 1) * m]), y[j * m:(j + 1) * m])
             loss.backward()
-            results.append(torch.cat([flat_grads(self.model), loss.detach().reshape(1)]))
+            results.append(torch.cat([flat_grads(self.model), loss.detach().reshape(1)] +
+                                     [b.detach().reshape(-1) for b in fbufs]))
+            for d, b, v in zip(int_delta, ibufs, int_start):
+                d += b.detach().to(torch.int64) - v
         mean = exact_allreduce_mean(results, self.k, self.group)
-        set_flat_grads(self.model, mean[:-1])
+        n_grad = sum(p.numel() for p in self.model.parameters())
+        set_flat_grads(self.model, mean[:n_grad])
+        with torch.no_grad():
+            off = n_grad + 1
+            for b in fbufs:
+                b.copy_(mean[off:off + b.numel()].view(b.shape))
+                off += b.numel()
+            if ibufs:
+                import torch.distributed as dist
+                flat = torch.cat([d.reshape(-1) for d in int_delta])
+                dist.all_reduce(flat, op=dist.ReduceOp.SUM, group=self.group)
+                if bool((flat % self.k != 0).any()):
+                    raise ValueError("model: an integer buffer's mean over the micro-batches is not an integer")
+                off = 0
+                for b, v in zip(ibufs, int_start):
+                    b.copy_((v.reshape(-1) + flat[off:off + b.numel()] // self.k).view(b.shape).to(b.dtype))
+                    off += b.numel()
         self.opt.step()
-        return mean[-1]
+        return mean[n_grad]

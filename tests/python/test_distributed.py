@@ -2,7 +2,9 @@
 reduction against the C reference (src/dist/exact_sum.c, linked into a small
 shim built here from libsamebits.a) bit for bit, its independence of order
 and grouping, and a converted model trained by 1, 2 and 4 processes over
-torch.distributed (gloo) ending with the same parameter hash."""
+torch.distributed (gloo) ending with the same parameter hash; a converted
+conv + BatchNorm2d model the same with its buffers (running statistics and
+num_batches_tracked), and one micro-batch per step equal to a plain step."""
 import ctypes
 import os
 import subprocess
@@ -108,29 +110,53 @@ def test_identity_and_errors():
         sbd.codes(torch.zeros(3, dtype=torch.float64))
 
 
-def _train(rank, world, init_file, out_file, micro_batches, steps):
+def _net(bn):
+    if bn:  # conv + batch norm over (N, 1, 6, 6)
+        return torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.ReLU(),
+                                   torch.nn.Flatten(), torch.nn.Linear(64, 4))
+    return torch.nn.Sequential(torch.nn.Linear(20, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+
+
+def _train(rank, world, init_file, out_file, micro_batches, steps, bn=False, plain=False):
+    """Trains `steps` steps; rank 0 writes the parameter hash, the buffers'
+    hash (float buffers) and values (integer buffers) and the last loss's
+    bits. plain: a plain whole-batch loop instead of the trainer."""
     torch.set_num_threads(1)
     samebits.set_num_threads(1)
     dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
     torch.manual_seed(0)
-    net = torch.nn.Sequential(torch.nn.Linear(20, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
-    model = samebits.from_torch_module(samebits.init_module(net, 11))
+    samebits.manual_seed(0)
+    model = samebits.from_torch_module(samebits.init_module(_net(bn), 11))
+    model.train()
     opt = samebits.optim.Adam(model.parameters(), lr=0.01)
-    trainer = sbd.MicroBatchTrainer(model, samebits.nn.functional.cross_entropy, opt, micro_batches, rank, world)
+    loss_fn = samebits.nn.functional.cross_entropy
+    trainer = sbd.MicroBatchTrainer(model, loss_fn, opt, micro_batches, rank, world)
     gen = torch.Generator().manual_seed(5)
     for _ in range(steps):
-        x = torch.randn(32, 20, generator=gen)
+        x = torch.randn(32, 1, 6, 6, generator=gen) if bn else torch.randn(32, 20, generator=gen)
         y = torch.randint(0, 4, (32,), generator=gen)
-        loss = trainer.step(x, y)
+        if plain:
+            opt.zero_grad(set_to_none=True)
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            opt.step()
+            loss = loss.detach()
+        else:
+            loss = trainer.step(x, y)
     if rank == 0:
+        fbufs = [b for b in model.buffers() if b.dtype == torch.float32]
+        ints = [int(v) for b in model.buffers() if b.dtype != torch.float32 for v in b.reshape(-1).tolist()]
         with open(out_file, "w") as f:
-            f.write(f"{samebits.get_hash(model)} {loss.view(torch.int32).item()}\n")
+            f.write(f"{samebits.get_hash(model)} {samebits.get_hash(fbufs) if fbufs else '-'} {ints} "
+                    f"{loss.view(torch.int32).item()}\n")
     dist.destroy_process_group()
 
 
-def _hash_with(world, tmp):
+def _hash_with(world, tmp, micro_batches=4, bn=False, plain=False):
+    os.makedirs(tmp, exist_ok=True)
     out = os.path.join(tmp, f"hash{world}.txt")
-    mp.spawn(_train, args=(world, os.path.join(tmp, f"init{world}"), out, 4, 3), nprocs=world, join=True)
+    mp.spawn(_train, args=(world, os.path.join(tmp, f"init{world}"), out, micro_batches, 3, bn, plain),
+             nprocs=world, join=True)
     with open(out) as f:
         return f.read()
 
@@ -142,7 +168,7 @@ def one_process(tmp_path_factory):
 
 
 def test_one_process_trains(one_process):
-    h, loss_bits = one_process.split()
+    h, _, _, loss_bits = one_process.split()
     assert len(h) == 64 and int(loss_bits) != 0
 
 
@@ -151,3 +177,31 @@ def test_processes_give_the_same_parameters(world, one_process, tmp_path):
     """The same 4 micro-batches held by 2 or 4 processes over gloo: the same
     parameter hash and final loss bits as one process."""
     assert _hash_with(world, str(tmp_path)) == one_process
+
+
+@pytest.fixture(scope="module")
+def bn_one_process(tmp_path_factory):
+    """The conv + BatchNorm2d model, 4 micro-batches per step, one process."""
+    return _hash_with(1, str(tmp_path_factory.mktemp("bn_one")), bn=True)
+
+
+@pytest.mark.parametrize("world", [2, 4])
+def test_batch_norm_processes_give_the_same_parameters_and_buffers(world, bn_one_process, tmp_path):
+    """Running statistics combined by the exact mean: parameters, buffers,
+    num_batches_tracked and loss bits equal for 1, 2 and 4 processes."""
+    got = _hash_with(world, str(tmp_path), bn=True)
+    assert got == bn_one_process
+    assert "[3]" in got  # num_batches_tracked: one per step
+
+
+def test_batch_norm_statistics_are_per_micro_batch(bn_one_process, tmp_path):
+    """2 micro-batches per step normalise other samples together than 4: other bits."""
+    h, b, _, _ = bn_one_process.split(" ", 3)
+    h2, b2, _, _ = _hash_with(2, str(tmp_path), micro_batches=2, bn=True).split(" ", 3)
+    assert h2 != h and b2 != b
+
+
+def test_batch_norm_one_micro_batch_is_a_plain_step(tmp_path):
+    """K = 1: the trainer's step is the plain step, buffers included."""
+    assert _hash_with(1, str(tmp_path / "k1"), micro_batches=1, bn=True) == \
+        _hash_with(1, str(tmp_path / "plain"), micro_batches=1, bn=True, plain=True)
