@@ -10,7 +10,7 @@
  * time is this thread's CPU time). Compare the time with bench_lenet_step's
  * step time.
  *
- *   bench_exact_sum [--quick]
+ *   bench_exact_sum [--quick] [K ...]     (default K: 1 2 4 8 100 1000)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,10 +43,20 @@ static float gradient_like(void) { /* magnitudes over ~12 binades, both signs */
 }
 
 int main(int argc, char **argv) {
-    int runs = argc > 1 && !strcmp(argv[1], "--quick") ? 5 : 31;
+    int quick = argc > 1 && !strcmp(argv[1], "--quick"), runs = quick ? 5 : 31;
     const size_t n = 61706 + 1;
-    const int64_t ks[] = {1, 2, 4, 8, 100, 1000};
-    for (size_t t = 0; t < sizeof ks / sizeof *ks; t++) {
+    int64_t ks[16] = {1, 2, 4, 8, 100, 1000};
+    size_t nk = 6;
+    if (argc > 1 + quick) {
+        nk = 0;
+        for (int a = 1 + quick; a < argc && nk < 16; a++) {
+            long long k = strtoll(argv[a], NULL, 10);
+            if (k < 1 || k > SB_EXACT_MAX_TERMS) { fprintf(stderr, "bench_exact_sum: bad K %s\n", argv[a]); return 2; }
+            ks[nk++] = k;
+        }
+    }
+    sb_set_num_threads(1); /* the time is this thread's CPU time */
+    for (size_t t = 0; t < nk; t++) {
         int64_t k = ks[t];
         /* the inputs are the rows of one (k, n) matrix, as a training step holds them */
         float **xs = malloc((size_t)k * sizeof *xs), *out = malloc(n * sizeof *out);

@@ -9,7 +9,12 @@ MAX allreduce, fixed-point terms combined by an integer SUM allreduce, one
 rounding, then one float32 division by K. Integer max and sum give the same
 result for any grouping, so the result depends only on the K micro-batch
 gradients, never on how many processes held them or on the backend's
-reduction tree. Works over any backend with integer MAX/SUM (gloo on CPU).
+reduction tree. Works over any backend with integer MAX/SUM: gloo on CPU
+(tested), and NCCL, whose collectives take CUDA tensors: the integer wire
+tensors are copied to the current CUDA device for the allreduce and back
+(the reduction's own arithmetic stays on the CPU). NCCL has uint8 MAX and
+int32/int64 SUM, so the bits are the same; that path is untested here
+(no GPU on the machine that runs the tests).
 
     import samebits.distributed as sbd
     grads = [sbd.flat_grads(model) for each local micro-batch]
@@ -138,6 +143,19 @@ def exact_sum(xs):
     return finish(acc, c, k).view(xs[0].shape)
 
 
+def _all_reduce(t, op, group):
+    """dist.all_reduce of a CPU integer tensor, in place; through the current
+    CUDA device when the group's backend is NCCL (CUDA tensors only)."""
+    import torch.distributed as dist
+    if dist.get_backend(group) == "nccl":
+        wire = t.to(torch.device("cuda", torch.cuda.current_device()))
+        dist.all_reduce(wire, op=op, group=group)
+        t.copy_(wire.cpu())
+    else:
+        dist.all_reduce(t, op=op, group=group)
+    return t
+
+
 def exact_allreduce_mean(local, k_total, group=None):
     """Mean over every process's micro-batch results: `local` holds this
     process's flat float32 tensors (possibly none), k_total the number of
@@ -152,16 +170,16 @@ def exact_allreduce_mean(local, k_total, group=None):
     c = torch.zeros(n, dtype=torch.uint8)
     for x in local:
         c = torch.maximum(c, codes(x))
-    dist.all_reduce(c, op=dist.ReduceOp.MAX, group=group)  # one byte per element
+    _all_reduce(c, dist.ReduceOp.MAX, group)  # one byte per element
     acc = torch.zeros(n, dtype=torch.int64)
     for x in local:
         acc += terms(x, c, k_total)
     if word_bits(k_total) == 32:  # partial sums fit: half the bytes
         wire = acc.to(torch.int32)
-        dist.all_reduce(wire, op=dist.ReduceOp.SUM, group=group)
+        _all_reduce(wire, dist.ReduceOp.SUM, group)
         acc = wire.to(torch.int64)
     else:
-        dist.all_reduce(acc, op=dist.ReduceOp.SUM, group=group)
+        _all_reduce(acc, dist.ReduceOp.SUM, group)
     return finish(acc, c, k_total) / torch.tensor(float(k_total), dtype=torch.float32)
 
 
@@ -237,7 +255,7 @@ class MicroBatchTrainer:
             if ibufs:
                 import torch.distributed as dist
                 flat = torch.cat([d.reshape(-1) for d in int_delta])
-                dist.all_reduce(flat, op=dist.ReduceOp.SUM, group=self.group)
+                _all_reduce(flat, dist.ReduceOp.SUM, self.group)
                 if bool((flat % self.k != 0).any()):
                     raise ValueError("model: an integer buffer's mean over the micro-batches is not an integer")
                 off = 0

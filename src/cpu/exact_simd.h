@@ -4,6 +4,11 @@
  *
  *   SFX(name)    name with the ISA suffix
  *   EXACT_VB     bytes of one vector register (16, 32, 64)
+ *   EXACT_LOAD_CODES(p), EXACT_STORE_CODES(p, v)
+ *                the VB/4 code bytes at p widened to a vector of 32-bit
+ *                lanes, and back (values <= 255): the set's zero-extend
+ *                and pack instructions, which the generic conversion of a
+ *                short byte vector does not reach
  *
  * and is compiled with its instruction set, so each lane operation becomes
  * that set's instruction (the per-lane variable shifts are vpsllvd/vpsrlvd
@@ -29,7 +34,6 @@
 typedef uint32_t vu32 __attribute__((vector_size(EXACT_VB)));
 typedef int32_t vi32 __attribute__((vector_size(EXACT_VB)));
 typedef int64_t vi64 __attribute__((vector_size(2 * EXACT_VB)));
-typedef uint8_t vu8 __attribute__((vector_size(EXACT_VB / 4)));
 #define EXACT_VN ((int64_t)(EXACT_VB / 4))
 
 static inline vu32 SFX(exact_load_u32)(const float *x) {
@@ -38,11 +42,7 @@ static inline vu32 SFX(exact_load_u32)(const float *x) {
     return v;
 }
 
-static inline vu32 SFX(exact_load_codes)(const uint8_t *c) {
-    vu8 v;
-    memcpy(&v, c, sizeof v);
-    return __builtin_convertvector(v, vu32);
-}
+static inline vu32 SFX(exact_load_codes)(const uint8_t *c) { return (vu32)EXACT_LOAD_CODES(c); }
 
 /* all ones where the lane condition holds, else 0 */
 #define EXACT_MASK(cond) ((vu32)(cond))
@@ -58,8 +58,7 @@ void SFX(sb_exact_codes_max)(const float *x, int64_t n, uint8_t *codes) {
     for (; i + EXACT_VN <= n; i += EXACT_VN) {
         vu32 c = SFX(exact_load_codes)(codes + i), v = SFX(exact_codes_of)(SFX(exact_load_u32)(x + i));
         vu32 gt = EXACT_MASK(v > c);
-        vu8 out = __builtin_convertvector((v & gt) | (c & ~gt), vu8);
-        memcpy(codes + i, &out, sizeof out);
+        EXACT_STORE_CODES(codes + i, (v & gt) | (c & ~gt));
     }
     for (; i < n; i++) {
         uint8_t c = sb_exact_code_of(sb_exact_bits(x[i]));
