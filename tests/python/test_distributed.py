@@ -6,6 +6,7 @@ torch.distributed (gloo) ending with the same parameter hash; a converted
 conv + BatchNorm2d model the same with its buffers (running statistics and
 num_batches_tracked), and one micro-batch per step equal to a plain step."""
 import ctypes
+import json
 import os
 import subprocess
 import tempfile
@@ -117,14 +118,10 @@ def _net(bn):
     return torch.nn.Sequential(torch.nn.Linear(20, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
 
 
-def _train(rank, world, init_file, out_file, micro_batches, steps, bn=False, plain=False):
-    """Trains `steps` steps; rank 0 writes the parameter hash, the buffers'
-    hash (float buffers) and values (integer buffers) and the last loss's
-    bits. plain: a plain whole-batch loop instead of the trainer."""
-    torch.set_num_threads(1)
-    samebits.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
-    torch.manual_seed(0)
+def _run(rank, world, micro_batches, bn, plain, steps=3):
+    """Trains `steps` steps; returns the parameter hash, the float buffers'
+    hash, the integer buffers' values and the last loss's bits (the same on
+    every process). plain: a plain whole-batch loop instead of the trainer."""
     samebits.manual_seed(0)
     model = samebits.from_torch_module(samebits.init_module(_net(bn), 11))
     model.train()
@@ -143,65 +140,68 @@ def _train(rank, world, init_file, out_file, micro_batches, steps, bn=False, pla
             loss = loss.detach()
         else:
             loss = trainer.step(x, y)
+    fbufs = [b for b in model.buffers() if b.dtype == torch.float32]
+    ints = [int(v) for b in model.buffers() if b.dtype != torch.float32 for v in b.reshape(-1).tolist()]
+    return {"params": samebits.get_hash(model), "buffers": samebits.get_hash(fbufs) if fbufs else None,
+            "ints": ints, "loss": loss.view(torch.int32).item()}
+
+
+def _train(rank, world, init_file, out_file):
+    """One process of `world`: the MLP and the conv + BatchNorm2d model, 4
+    micro-batches of 8 per step; with one process also the BN model with 2
+    and 1 micro-batches per step and with plain steps. Rank 0 writes the
+    results (one spawn per process count keeps the suite quick)."""
+    torch.set_num_threads(1)
+    samebits.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
+    torch.manual_seed(0)
+    out = {"mlp": _run(rank, world, 4, False, False), "bn": _run(rank, world, 4, True, False)}
+    if world == 1:
+        out["bn_k2"] = _run(rank, world, 2, True, False)
+        out["bn_k1"] = _run(rank, world, 1, True, False)
+        out["bn_plain"] = _run(rank, world, 1, True, True)
     if rank == 0:
-        fbufs = [b for b in model.buffers() if b.dtype == torch.float32]
-        ints = [int(v) for b in model.buffers() if b.dtype != torch.float32 for v in b.reshape(-1).tolist()]
         with open(out_file, "w") as f:
-            f.write(f"{samebits.get_hash(model)} {samebits.get_hash(fbufs) if fbufs else '-'} {ints} "
-                    f"{loss.view(torch.int32).item()}\n")
+            json.dump(out, f)
     dist.destroy_process_group()
 
 
-def _hash_with(world, tmp, micro_batches=4, bn=False, plain=False):
-    os.makedirs(tmp, exist_ok=True)
-    out = os.path.join(tmp, f"hash{world}.txt")
-    mp.spawn(_train, args=(world, os.path.join(tmp, f"init{world}"), out, micro_batches, 3, bn, plain),
-             nprocs=world, join=True)
+def _results_with(world, tmp):
+    out = os.path.join(tmp, f"results{world}.json")
+    mp.spawn(_train, args=(world, os.path.join(tmp, f"init{world}"), out), nprocs=world, join=True)
     with open(out) as f:
-        return f.read()
+        return json.load(f)
 
 
 @pytest.fixture(scope="module")
 def one_process(tmp_path_factory):
     """4 micro-batches of 8 per step, accumulated by one process."""
-    return _hash_with(1, str(tmp_path_factory.mktemp("one")))
+    return _results_with(1, str(tmp_path_factory.mktemp("one")))
 
 
 def test_one_process_trains(one_process):
-    h, _, _, loss_bits = one_process.split()
-    assert len(h) == 64 and int(loss_bits) != 0
+    r = one_process["mlp"]
+    assert len(r["params"]) == 64 and r["loss"] != 0
 
 
 @pytest.mark.parametrize("world", [2, 4])
 def test_processes_give_the_same_parameters(world, one_process, tmp_path):
     """The same 4 micro-batches held by 2 or 4 processes over gloo: the same
-    parameter hash and final loss bits as one process."""
-    assert _hash_with(world, str(tmp_path)) == one_process
+    parameter hash and final loss bits as one process; for the BatchNorm2d
+    model also the same buffers (running statistics combined by the exact
+    mean, num_batches_tracked one per step)."""
+    got = _results_with(world, str(tmp_path))
+    assert got["mlp"] == one_process["mlp"]
+    assert got["bn"] == one_process["bn"]
+    assert got["bn"]["ints"] == [3]
 
 
-@pytest.fixture(scope="module")
-def bn_one_process(tmp_path_factory):
-    """The conv + BatchNorm2d model, 4 micro-batches per step, one process."""
-    return _hash_with(1, str(tmp_path_factory.mktemp("bn_one")), bn=True)
-
-
-@pytest.mark.parametrize("world", [2, 4])
-def test_batch_norm_processes_give_the_same_parameters_and_buffers(world, bn_one_process, tmp_path):
-    """Running statistics combined by the exact mean: parameters, buffers,
-    num_batches_tracked and loss bits equal for 1, 2 and 4 processes."""
-    got = _hash_with(world, str(tmp_path), bn=True)
-    assert got == bn_one_process
-    assert "[3]" in got  # num_batches_tracked: one per step
-
-
-def test_batch_norm_statistics_are_per_micro_batch(bn_one_process, tmp_path):
+def test_batch_norm_statistics_are_per_micro_batch(one_process):
     """2 micro-batches per step normalise other samples together than 4: other bits."""
-    h, b, _, _ = bn_one_process.split(" ", 3)
-    h2, b2, _, _ = _hash_with(2, str(tmp_path), micro_batches=2, bn=True).split(" ", 3)
-    assert h2 != h and b2 != b
+    assert one_process["bn_k2"]["params"] != one_process["bn"]["params"]
+    assert one_process["bn_k2"]["buffers"] != one_process["bn"]["buffers"]
 
 
-def test_batch_norm_one_micro_batch_is_a_plain_step(tmp_path):
+def test_batch_norm_one_micro_batch_is_a_plain_step(one_process):
     """K = 1: the trainer's step is the plain step, buffers included."""
-    assert _hash_with(1, str(tmp_path / "k1"), micro_batches=1, bn=True) == \
-        _hash_with(1, str(tmp_path / "plain"), micro_batches=1, bn=True, plain=True)
+    assert one_process["bn_k1"] == one_process["bn_plain"]
