@@ -166,6 +166,19 @@ static void test_conv_cases(void) {
         {"padding > kernel", 2, 1, 3, 3, 2, 2, 2, P(1, 1, 3, 3, 1, 1, 1), true},
         {"1-wide", 3, 2, 1, 9, 2, 1, 3, P(1, 1, 0, 1, 1, 1, 1), true},
     };
+    /* Few pixels per sample (under 128 positions): samples side by side in
+     * one product, several chunks of them (13 samples of 100 positions: 5,
+     * 5, 3), chunks over threads, and the weight gradient's chains
+     * continued from one chunk to the next; the deep-stage shapes of a
+     * ResNet in miniature (1x1 spatial under a padded 3x3, a 1x1 stride-2
+     * downsample); strides, dilation and groups in a batched product. */
+    conv_case few_pixels[] = {
+        {"few pixels 3 chunks", 13, 3, 10, 10, 5, 3, 3, P(1, 1, 1, 1, 1, 1, 1), true},
+        {"few pixels 1x1 spatial", 9, 64, 1, 1, 48, 3, 3, P(1, 1, 1, 1, 1, 1, 1), true},
+        {"few pixels 1x1 stride 2", 10, 16, 4, 4, 24, 1, 1, P(2, 2, 0, 0, 1, 1, 1), false},
+        {"few pixels stride dilation groups", 25, 6, 9, 8, 4, 3, 2, P(2, 1, 1, 2, 2, 1, 2), true},
+        {"few pixels stride 3", 6, 5, 11, 7, 7, 2, 3, P(3, 2, 1, 0, 1, 2, 1), true},
+    };
     /* Backward weight splits samples into chunks of 8 MB of columns; this
      * one needs three, so its chains continue across chunks. */
     conv_case chunked = {"chunked chain", 33, 16, 32, 32, 2, 3, 3, P(1, 1, 1, 1, 1, 1, 1), true};
@@ -176,6 +189,8 @@ static void test_conv_cases(void) {
     }
     for (size_t i = 0; i < sizeof small / sizeof small[0]; i++)
         for (int m = VAL_RAND; m <= VAL_TINY; m++) run_conv(&small[i], (val_mode)m);
+    for (size_t i = 0; i < sizeof few_pixels / sizeof few_pixels[0]; i++)
+        for (int m = VAL_RAND; m <= VAL_TINY; m++) run_conv(&few_pixels[i], (val_mode)m);
     run_conv(&chunked, VAL_RAND);
 }
 

@@ -139,6 +139,29 @@ static bool degenerate(const sb_conv2d_geom *g) {
     return g->n == 0 || g->c_in == 0 || g->c_out == 0 || g->oh * g->ow == 0 || g->h * g->w == 0;
 }
 
+/* Few pixels, many channels (the deep stages of a CNN: 256-512 channels
+ * over 1x1 .. 4x4 positions): a product per sample is a GEMM a few columns
+ * wide, all packing, edge tiles and chain reloads. Such samples are put side
+ * by side instead, nb of them per product: the columns (or, for the weight
+ * gradient, the k terms) of sample n follow those of sample n-1. A column
+ * of the product is still the chain over k of that one position, and the
+ * weight gradient's k runs over (n, r, s) in the contract's order, so the
+ * bits are those of the per-sample products. */
+#define FEW_PIXELS 128         /* positions per sample below which samples are batched */
+#define BATCH_COLS 512         /* positions one batched product aims at */
+#define BATCH_FLOATS (1 << 21) /* cap on a chunk's column matrix: 8 MB */
+
+/* Samples per product: 1 (per-sample products) unless a sample has fewer
+ * than FEW_PIXELS positions `per_sample`; `rows` is the height of the
+ * column matrix whose size BATCH_FLOATS caps. */
+static int64_t batch_chunk(int64_t n, int64_t per_sample, int64_t rows) {
+    if (per_sample >= FEW_PIXELS || n < 2) return 1;
+    int64_t nb = BATCH_COLS / per_sample, cap = BATCH_FLOATS / (per_sample * rows);
+    if (nb > cap) nb = cap;
+    if (nb > n) nb = n;
+    return nb < 1 ? 1 : nb;
+}
+
 /* ---- forward ---- */
 
 typedef struct {
@@ -176,6 +199,59 @@ static void fwd_range(void *vctx, int64_t n0, int64_t n1) {
                     for (int64_t q = 0; q < ohw; q++) yp[q] = yp[q] + bo;
                 }
         }
+}
+
+/* ---- forward, samples side by side (few pixels, batch_chunk) ---- */
+
+typedef struct {
+    const sb_conv2d_geom *g;
+    const float *x, *w, *bias;
+    float *y;
+    int64_t nb; /* samples per product */
+} fwd_batch_ctx;
+
+/* Samples [n0, n1): per group, col (kdim, (n, r, s)) holds their im2col
+ * matrices side by side, out = W . col is (ocg, (n, r, s)), and its rows
+ * are scattered to y (n, c_out, oh, ow) with the bias added. */
+static bool fwd_batch_chunk(const fwd_batch_ctx *t, int64_t n0, int64_t n1) {
+    const sb_conv2d_geom *g = t->g;
+    int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups;
+    int64_t kdim = icg * g->kh * g->kw, ohw = g->oh * g->ow, hw = g->h * g->w;
+    int64_t cols = (n1 - n0) * ohw;
+    float *col = sb_scratch(SB_SCRATCH_CONV, (size_t)(kdim * cols) * sizeof *col);
+    float *out = sb_scratch(SB_SCRATCH_OPS, (size_t)(ocg * cols) * sizeof *out);
+    if (!col || !out) return false;
+    for (int64_t grp = 0; grp < g->groups; grp++) {
+        for (int64_t n = n0; n < n1; n++)
+            im2col(g, t->x + n * g->c_in * hw, grp * icg, icg, col + (n - n0) * ohw, cols);
+        sb_cpu_sgemm('N', 'N', ocg, cols, kdim, t->w + grp * ocg * kdim, kdim, col, cols, out, cols,
+                     false);
+        for (int64_t o = 0; o < ocg; o++) {
+            int64_t oc = grp * ocg + o;
+            for (int64_t n = n0; n < n1; n++) {
+                const float *src = out + o * cols + (n - n0) * ohw;
+                float *dst = t->y + (n * g->c_out + oc) * ohw;
+                if (t->bias) {
+                    float bo = t->bias[oc];
+                    for (int64_t q = 0; q < ohw; q++) dst[q] = src[q] + bo;
+                } else {
+                    memcpy(dst, src, (size_t)ohw * sizeof *dst);
+                }
+            }
+        }
+    }
+    return true;
+}
+
+static void fwd_batch_range(void *vctx, int64_t c0, int64_t c1) {
+    const fwd_batch_ctx *t = vctx;
+    for (int64_t c = c0; c < c1; c++) {
+        int64_t n0 = c * t->nb, n1 = n0 + t->nb < t->g->n ? n0 + t->nb : t->g->n;
+        if (!fwd_batch_chunk(t, n0, n1)) {
+            fwd_ctx f = {t->g, t->x, t->w, t->bias, t->y};
+            fwd_range(&f, n0, n1);
+        }
+    }
 }
 
 /* ---- forward as an implicit GEMM (stride 1) ----
@@ -249,6 +325,14 @@ void sb_cpu_conv2d_forward(const sb_conv2d_geom *g, const float *x, const float 
         return;
     }
     int64_t icg = g->c_in / g->groups, kdim = icg * g->kh * g->kw;
+    int64_t nb = batch_chunk(g->n, g->oh * g->ow, kdim);
+    if (nb > 1) {
+        /* Chunks split over threads when there are enough of them, else
+         * each product threads itself. */
+        fwd_batch_ctx t = {g, x, weight, bias, y, nb};
+        over_samples((g->n + nb - 1) / nb, fwd_batch_range, &t);
+        return;
+    }
     int64_t *boff = NULL;
     if (sb_cpu_sgemm_offset_available() && g->stride_h == 1 && g->stride_w == 1)
         boff = sb_scratch(SB_SCRATCH_CONV_AUX, (size_t)kdim * sizeof *boff);
@@ -278,29 +362,59 @@ static int64_t reader(int64_t pos, int64_t tap, int64_t stride, int64_t pad, int
     return t / stride;
 }
 
-/* The contract's chain for one dx element: only the taps that read it. */
+/* Taps per kernel axis that dx_chain lists on its stack (larger kernels
+ * take the reference kernel for the whole input gradient). */
+#define DX_TAPS_MAX 64
+
+/* The contract's chain for one dx element: only the taps that read it.
+ * Which taps read (ih, iw) does not depend on the output channel, so they
+ * are listed once (rows i with their r, columns j with their s, ascending)
+ * and every channel's terms run over that list: the same (o, i, j) order.
+ * An input no tap reads (stride > 1 leaves many) is the empty chain, +0. */
 static float dx_chain(const sb_conv2d_geom *g, const float *dy, const float *w, int64_t n,
                       int64_t ch, int64_t ih, int64_t iw) {
     int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups;
     int64_t oc0 = (ch / icg) * ocg, c = ch % icg;
     float acc = 0.0f;
-    for (int64_t o = 0; o < ocg; o++)
-        for (int64_t i = 0; i < g->kh; i++) {
-            int64_t r = reader(ih, i, g->stride_h, g->pad_h, g->dilation_h, g->oh);
-            if (r < 0) continue;
-            for (int64_t j = 0; j < g->kw; j++) {
-                int64_t s = reader(iw, j, g->stride_w, g->pad_w, g->dilation_w, g->ow);
-                if (s < 0) continue;
-                acc = fmaf(dy[((n * g->c_out + oc0 + o) * g->oh + r) * g->ow + s],
-                           w[(((oc0 + o) * icg + c) * g->kh + i) * g->kw + j], acc);
-            }
-        }
+    int64_t tap_i[DX_TAPS_MAX], tap_r[DX_TAPS_MAX], tap_j[DX_TAPS_MAX], tap_s[DX_TAPS_MAX];
+    int nrow = 0, ncol = 0;
+    for (int64_t i = 0; i < g->kh; i++) {
+        int64_t r = reader(ih, i, g->stride_h, g->pad_h, g->dilation_h, g->oh);
+        if (r >= 0) tap_i[nrow] = i, tap_r[nrow++] = r;
+    }
+    for (int64_t j = 0; j < g->kw; j++) {
+        int64_t s = reader(iw, j, g->stride_w, g->pad_w, g->dilation_w, g->ow);
+        if (s >= 0) tap_j[ncol] = j, tap_s[ncol++] = s;
+    }
+    if (nrow == 0 || ncol == 0) return acc;
+    for (int64_t o = 0; o < ocg; o++) {
+        const float *dyo = dy + (n * g->c_out + oc0 + o) * g->oh * g->ow;
+        const float *wo = w + ((oc0 + o) * icg + c) * g->kh * g->kw;
+        for (int a = 0; a < nrow; a++)
+            for (int b = 0; b < ncol; b++)
+                acc = fmaf(dyo[tap_r[a] * g->ow + tap_s[b]], wo[tap_i[a] * g->kw + tap_j[b]], acc);
+    }
     return acc;
+}
+
+/* dst[s*stride - off] = row[s] for every s in [0, count) that lands in
+ * [0, size), +0.0f elsewhere: a dy row spread over the input positions its
+ * outputs read through one tap (off = pad - tap*dilation). */
+static void scatter_row(const float *row, int64_t count, int64_t off, int64_t stride, int64_t size,
+                        float *dst) {
+    memset(dst, 0, (size_t)size * sizeof *dst);
+    int64_t lo = off > 0 ? (off + stride - 1) / stride : 0;
+    if (size + off - 1 < 0) return;
+    int64_t hi = (size + off - 1) / stride + 1;
+    if (hi > count) hi = count;
+    for (int64_t s = lo; s < hi; s++) dst[s * stride - off] = row[s];
 }
 
 /* The zero-stuffed columns of one sample and group: row (o, i, j), column
  * (ih, iw) holds the dy element that tap (i, j) of output channel o reads
- * from (ih, iw), or +0.0f where that tap reads nothing there. */
+ * from (ih, iw), or +0.0f where that tap reads nothing there. Row p starts
+ * at col + p*ld (dy_columns); its whole-block copies at stride 1 need
+ * ld = h*w and the padded planes `pad`, other calls pass pad = NULL. */
 /* The zero-margined copy of one dy plane used at stride 1: rows
  * -mt .. hp-mt-1 and columns -ml .. wp-ml-1 of dy, zero outside it, wide
  * enough for every tap's row and for whole 8-float blocks past w. */
@@ -338,9 +452,8 @@ static int64_t dy_columns_floats(const sb_conv2d_geom *g, int64_t ocg, int64_t k
 }
 
 static void dy_columns(const sb_conv2d_geom *g, const float *dyg, int64_t ocg, float *col,
-                       float *pad) {
-    int64_t hw = g->h * g->w;
-    if (g->stride_h == 1 && g->stride_w == 1 && pad) {
+                       int64_t ld, float *pad) {
+    if (g->stride_h == 1 && g->stride_w == 1 && pad && ld == g->h * g->w) {
         /* Tap (i, j) reads (ih, iw) from dy[ih + ph - i*dh][iw + pw - j*dw]
          * whenever that is inside dy. With dy copied into zero margins
          * (pad, see dy_pad_layout) every row of col is a plain copy of whole
@@ -355,7 +468,7 @@ static void dy_columns(const sb_conv2d_geom *g, const float *dyg, int64_t ocg, f
                     const float *src = pad + o * hp * wp +
                                        (mt + g->pad_h - i * g->dilation_h) * wp + ml + g->pad_w -
                                        j * g->dilation_w;
-                    float *dst = col + ((o * g->kh + i) * g->kw + j) * hw;
+                    float *dst = col + ((o * g->kh + i) * g->kw + j) * ld;
                     for (int64_t ih = 0; ih < g->h; ih++, dst += g->w, src += wp)
                         for (int64_t t = 0; t < w8; t += 8) memcpy(dst + t, src + t, 8 * sizeof *dst);
                 }
@@ -364,7 +477,7 @@ static void dy_columns(const sb_conv2d_geom *g, const float *dyg, int64_t ocg, f
     for (int64_t o = 0; o < ocg; o++)
         for (int64_t i = 0; i < g->kh; i++)
             for (int64_t j = 0; j < g->kw; j++) {
-                float *dst = col + ((o * g->kh + i) * g->kw + j) * hw;
+                float *dst = col + ((o * g->kh + i) * g->kw + j) * ld;
                 for (int64_t ih = 0; ih < g->h; ih++, dst += g->w) {
                     int64_t r = reader(ih, i, g->stride_h, g->pad_h, g->dilation_h, g->oh);
                     if (r < 0) {
@@ -376,10 +489,8 @@ static void dy_columns(const sb_conv2d_geom *g, const float *dyg, int64_t ocg, f
                         /* s = iw + pad - j*dilation */
                         gather_row(row, g->ow, g->pad_w - j * g->dilation_w, 1, g->w, dst);
                     } else {
-                        for (int64_t iw = 0; iw < g->w; iw++) {
-                            int64_t s = reader(iw, j, g->stride_w, g->pad_w, g->dilation_w, g->ow);
-                            dst[iw] = s < 0 ? 0.0f : row[s];
-                        }
+                        scatter_row(row, g->ow, g->pad_w - j * g->dilation_w, g->stride_w, g->w,
+                                    dst);
                     }
                 }
             }
@@ -391,7 +502,38 @@ typedef struct {
     float *dx;
     const int64_t *boff; /* stride 1 on AVX-512: tap offsets in the padded dy */
     int64_t nq;          /* positions q = ih*wp + iw computed, iw past w discarded */
+    int64_t nb;          /* samples per product (batch_chunk) */
 } bwd_in_ctx;
+
+/* Samples [n0, n1) side by side (few pixels, batch_chunk): per group, col
+ * (kdim, (n, ih, iw)) holds their zero-stuffed columns, out = Wt . col is
+ * (icg, (n, ih, iw)), copied to dx with the zero fix-up (see the top). */
+static bool bwd_in_batch_chunk(const bwd_in_ctx *t, int64_t n0, int64_t n1) {
+    const sb_conv2d_geom *g = t->g;
+    int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups;
+    int64_t kdim = ocg * g->kh * g->kw, ohw = g->oh * g->ow, hw = g->h * g->w;
+    int64_t cols = (n1 - n0) * hw;
+    float *col = sb_scratch(SB_SCRATCH_CONV, (size_t)(kdim * cols) * sizeof *col);
+    float *out = sb_scratch(SB_SCRATCH_OPS, (size_t)(icg * cols) * sizeof *out);
+    if (!col || !out) return false;
+    for (int64_t grp = 0; grp < g->groups; grp++) {
+        for (int64_t n = n0; n < n1; n++)
+            dy_columns(g, t->dy + (n * g->c_out + grp * ocg) * ohw, ocg, col + (n - n0) * hw, cols,
+                       NULL);
+        sb_cpu_sgemm('N', 'N', icg, cols, kdim, t->wt + grp * icg * kdim, kdim, col, cols, out,
+                     cols, false);
+        for (int64_t c = 0; c < icg; c++)
+            for (int64_t n = n0; n < n1; n++) {
+                const float *src = out + c * cols + (n - n0) * hw;
+                float *dst = t->dx + (n * g->c_in + grp * icg + c) * hw;
+                for (int64_t q = 0; q < hw; q++)
+                    dst[q] = src[q] == 0.0f
+                                 ? dx_chain(g, t->dy, t->w, n, grp * icg + c, q / g->w, q % g->w)
+                                 : src[q];
+            }
+    }
+    return true;
+}
 
 /* The zero-stuffed product without its column matrix: at stride 1 the
  * column of (ih, iw) for tap (o, i, j) is the padded dy plane read at
@@ -435,6 +577,14 @@ static void bwd_in_ref_range(void *vctx, int64_t n0, int64_t n1) {
                                  t->dx + n0 * g->c_in * g->h * g->w);
 }
 
+static void bwd_in_batch_range(void *vctx, int64_t c0, int64_t c1) {
+    const bwd_in_ctx *t = vctx;
+    for (int64_t c = c0; c < c1; c++) {
+        int64_t n0 = c * t->nb, n1 = n0 + t->nb < t->g->n ? n0 + t->nb : t->g->n;
+        if (!bwd_in_batch_chunk(t, n0, n1)) bwd_in_ref_range(vctx, n0, n1);
+    }
+}
+
 static void bwd_in_range(void *vctx, int64_t n0, int64_t n1) {
     const bwd_in_ctx *t = vctx;
     const sb_conv2d_geom *g = t->g;
@@ -453,7 +603,7 @@ static void bwd_in_range(void *vctx, int64_t n0, int64_t n1) {
     }
     for (int64_t n = n0; n < n1; n++)
         for (int64_t grp = 0; grp < g->groups; grp++) {
-            dy_columns(g, t->dy + (n * g->c_out + grp * ocg) * ohw, ocg, col, pad);
+            dy_columns(g, t->dy + (n * g->c_out + grp * ocg) * ohw, ocg, col, hw, pad);
             float *dxg = t->dx + (n * g->c_in + grp * icg) * hw;
             sb_cpu_sgemm('N', 'N', icg, hw, kdim, t->wt + grp * icg * kdim, kdim, col, hw, dxg, hw,
                          false);
@@ -469,15 +619,23 @@ static void bwd_in_range(void *vctx, int64_t n0, int64_t n1) {
 void sb_cpu_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, const float *weight,
                                   float *dx) {
     int64_t nw = g->c_out * (g->c_in / g->groups) * g->kh * g->kw;
-    if (degenerate(g) || nw == 0) {
+    if (degenerate(g) || nw == 0 || g->kh > DX_TAPS_MAX || g->kw > DX_TAPS_MAX) {
         sb_ref_conv2d_backward_input(g, dy, weight, dx);
         return;
     }
-    bwd_in_ctx t = {g, dy, weight, NULL, dx, NULL, 0};
+    bwd_in_ctx t = {g, dy, weight, NULL, dx, NULL, 0, 1};
     bool finite = true;
-    for (int64_t q = 0; q < nw && finite; q++) finite = isfinite(weight[q]);
+    /* An exponent field of all ones is inf or NaN. A bit test, because
+     * isfinite() is a libm call per weight under this build's flags. */
+    for (int64_t q = 0; q < nw && finite; q++) {
+        uint32_t bits;
+        memcpy(&bits, weight + q, sizeof bits);
+        finite = (bits & 0x7f800000u) != 0x7f800000u;
+    }
     int64_t kdim = (g->c_out / g->groups) * g->kh * g->kw;
-    bool implicit = sb_cpu_sgemm_offset_available() && g->stride_h == 1 && g->stride_w == 1;
+    t.nb = batch_chunk(g->n, g->h * g->w, kdim);
+    bool implicit = t.nb == 1 && sb_cpu_sgemm_offset_available() && g->stride_h == 1 &&
+                    g->stride_w == 1;
     /* wt, then (implicit) the offset table, 8-byte aligned after it */
     int64_t wt_floats = (nw + 1) / 2 * 2;
     float *wt = finite ? sb_scratch(SB_SCRATCH_CONV_AUX,
@@ -496,6 +654,10 @@ void sb_cpu_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, cons
                 memcpy(wt + ((grp * icg + c) * ocg + o) * kk,
                        weight + ((grp * ocg + o) * icg + c) * kk, (size_t)kk * sizeof *wt);
     t.wt = wt;
+    if (t.nb > 1) {
+        over_samples((g->n + t.nb - 1) / t.nb, bwd_in_batch_range, &t);
+        return;
+    }
     if (implicit) {
         int64_t mt, ml, hp, wp, *boff = (int64_t *)(void *)(wt + wt_floats);
         dy_pad_layout(g, &mt, &ml, &hp, &wp);
@@ -523,6 +685,8 @@ typedef struct {
     const float *dy, *x;
     float *dweight;
     int64_t panels, width; /* per group: panels of `width` tap columns */
+    int64_t nb;            /* samples per product (batch_chunk) */
+    const float *dyt;      /* nb > 1: dy as (c_out, (n, r, s)), else NULL */
 } bwd_w_ctx;
 
 /* dW[oc][t] of the columns [t0, t1) of group grp, straight from the
@@ -552,7 +716,9 @@ static void bwd_w_chains(const sb_conv2d_geom *g, const float *dy, const float *
  * channel of that group, and runs those chains over the whole batch sample
  * after sample: one sample's im2row (still in cache) times its dY rows,
  * continuing the chains (continue_chain) from the previous sample. So k is
- * never split, and no batch-sized matrix is built. */
+ * never split, and no batch-sized matrix is built. With few pixels nb
+ * samples go into one product: their im2row matrices stacked (k = (n, r, s)
+ * ascending) times dy's rows regrouped as (c_out, (n, r, s)) (dyt). */
 static void bwd_w_range(void *vctx, int64_t p0, int64_t p1) {
     const bwd_w_ctx *t = vctx;
     const sb_conv2d_geom *g = t->g;
@@ -563,15 +729,20 @@ static void bwd_w_range(void *vctx, int64_t p0, int64_t p1) {
         int64_t grp = p / t->panels, t0 = p % t->panels * t->width;
         int64_t t1 = t0 + t->width < kdim ? t0 + t->width : kdim, width = t1 - t0;
         float *dw = t->dweight + grp * ocg * kdim + t0;
-        float *rows = sb_scratch(SB_SCRATCH_CONV, (size_t)(ohw * width) * sizeof *rows);
+        float *rows = sb_scratch(SB_SCRATCH_CONV, (size_t)(t->nb * ohw * width) * sizeof *rows);
         if (!rows) {
             bwd_w_chains(g, t->dy, t->x, grp, t0, t1, t->dweight);
             continue;
         }
-        for (int64_t n = 0; n < g->n; n++) {
-            im2row(g, t->x + n * g->c_in * hw, grp * icg, t0, t1, rows, width, padded);
-            sb_cpu_sgemm('N', 'N', ocg, width, ohw, t->dy + (n * g->c_out + grp * ocg) * ohw, ohw,
-                         rows, width, dw, kdim, n > 0);
+        for (int64_t n0 = 0; n0 < g->n; n0 += t->nb) {
+            int64_t n1 = n0 + t->nb < g->n ? n0 + t->nb : g->n;
+            for (int64_t n = n0; n < n1; n++)
+                im2row(g, t->x + n * g->c_in * hw, grp * icg, t0, t1,
+                       rows + (n - n0) * ohw * width, width, padded);
+            const float *a = t->dyt ? t->dyt + grp * ocg * g->n * ohw + n0 * ohw
+                                    : t->dy + (n0 * g->c_out + grp * ocg) * ohw;
+            sb_cpu_sgemm('N', 'N', ocg, width, (n1 - n0) * ohw, a, t->dyt ? g->n * ohw : ohw, rows,
+                         width, dw, kdim, n0 > 0);
         }
     }
 }
@@ -586,7 +757,21 @@ void sb_cpu_conv2d_backward_weight(const sb_conv2d_geom *g, const float *dy, con
     }
     int64_t width = BWD_W_PANEL;
     if (g->groups * ((kdim + width - 1) / width) < sb_num_threads()) width /= 2;
-    bwd_w_ctx t = {g, dy, x, dweight, (kdim + width - 1) / width, width};
+    bwd_w_ctx t = {g, dy, x, dweight, (kdim + width - 1) / width, width, 1, NULL};
+    int64_t ohw = g->oh * g->ow, nb = batch_chunk(g->n, ohw, width);
+    float *dyt = nb > 1 ? sb_scratch(SB_SCRATCH_CONV_AUX,
+                                     (size_t)(g->c_out * g->n * ohw) * sizeof *dyt)
+                        : NULL;
+    if (dyt) {
+        /* dyt[oc][(n, q)] = dy[n][oc][q]: the k terms of a batched product
+         * consecutive. The tasks below only read it (the caller's slot). */
+        for (int64_t oc = 0; oc < g->c_out; oc++)
+            for (int64_t n = 0; n < g->n; n++)
+                memcpy(dyt + (oc * g->n + n) * ohw, dy + (n * g->c_out + oc) * ohw,
+                       (size_t)ohw * sizeof *dyt);
+        t.nb = nb;
+        t.dyt = dyt;
+    }
     int64_t tasks = g->groups * t.panels;
     sb_parallel_for(tasks, 1, bwd_w_range, &t);
 }
