@@ -19,6 +19,7 @@
 #include "samebits/conv.h"
 #include "samebits/elementwise.h"
 #include "samebits/reduce.h"
+#include "samebits/index.h"
 #include "samebits/loss.h"
 #include "samebits/norm.h"
 #include "samebits/dropout.h"

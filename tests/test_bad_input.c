@@ -156,6 +156,12 @@ CALL(argmin, sb_argmin(t[0], dim1, 1, false, t[1]))
 CALL(sum_b, sb_sum_backward(t[0], dim1, 1, false, t[1]))
 CALL(mean_b, sb_mean_backward(t[0], dim1, 1, false, t[1]))
 CALL(max_b, sb_max_backward(t[0], t[1], dim1, 1, false, t[2]))
+CALL(gather, sb_gather(t[0], 1, t[1], t[2]))
+CALL(gather_b, sb_gather_backward(t[0], 1, t[1], t[2]))
+CALL(scatter_add, sb_scatter_add(1, t[0], t[1], t[2]))
+CALL(index_select, sb_index_select(t[0], 1, t[1], t[2]))
+CALL(index_select_b, sb_index_select_backward(t[0], 1, t[1], t[2]))
+CALL(index_add, sb_index_add(1, t[0], t[1], 0.5f, t[2]))
 CALL(softmax_f, sb_softmax_forward(t[0], 1, t[1]))
 CALL(softmax_b, sb_softmax_backward(t[0], t[1], 1, t[2]))
 CALL(logsoftmax_f, sb_log_softmax_forward(t[0], 1, t[1]))
@@ -287,6 +293,18 @@ static const op_case ops[] = {
     {"sb_mean_backward", c_mean_b, NULL, {{"dy", F, S1(2), IN}, {"dx", F, S2(2, 3), OUT}}},
     {"sb_max_backward", c_max_b, NULL,
      {{"dy", F, S1(2), IN}, {"indices", L, S1(2), IN}, {"dx", F, S2(2, 3), OUT}}},
+    {"sb_gather", c_gather, NULL,
+     {{"x", F, S2(2, 3), IN}, {"index", L, S2(2, 4), IN}, {"out", F, S2(2, 4), OUT}}},
+    {"sb_gather_backward", c_gather_b, NULL,
+     {{"dy", F, S2(2, 4), IN}, {"index", L, S2(2, 4), IN}, {"dx", F, S2(2, 3), OUT}}},
+    {"sb_scatter_add", c_scatter_add, NULL,
+     {{"index", L, S2(2, 4), IN}, {"src", F, S2(2, 4), IN}, {"out", F, S2(2, 3), INOUT}}},
+    {"sb_index_select", c_index_select, NULL,
+     {{"x", F, S2(2, 3), IN}, {"index", L, S1(4), IN}, {"out", F, S2(2, 4), OUT}}},
+    {"sb_index_select_backward", c_index_select_b, NULL,
+     {{"dy", F, S2(2, 4), IN}, {"index", L, S1(4), IN}, {"dx", F, S2(2, 3), OUT}}},
+    {"sb_index_add", c_index_add, NULL,
+     {{"index", L, S1(4), IN}, {"source", F, S2(2, 4), IN}, {"out", F, S2(2, 3), INOUT}}},
     {"sb_softmax_forward", c_softmax_f, NULL, {{"x", F, S2(2, 3), IN}, {"y", F, S2(2, 3), OUT}}},
     {"sb_softmax_backward", c_softmax_b, NULL,
      {{"y", F, S2(2, 3), IN}, {"dy", F, S2(2, 3), IN}, {"dx", F, S2(2, 3), OUT}}},

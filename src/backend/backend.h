@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "samebits.h"
+#include "ref/ref_index.h"
 #include "ref/ref_linalg.h"
 #include "ref/ref_pointwise.h"
 
@@ -179,6 +180,15 @@ typedef struct sb_backend_ops {
      * divide is true (sum and mean backward). */
     sb_status (*spread)(const sb_backend *be, const sb_tensor *dy, bool divide, float divisor,
                         sb_tensor *dx);
+
+    /* ---- index family (section 18); strided through the geometry, index
+     * values already checked to lie on the indexed axis ---- */
+    sb_status (*index_gather)(const sb_backend *be, const sb_ref_index_geom *g,
+                              const float *table, const int64_t *index, float *dense);
+    /* Terms added in ascending position (sb_ref_index_scatter_add). */
+    sb_status (*index_scatter_add)(const sb_backend *be, const sb_ref_index_geom *g,
+                                   const float *dense, const int64_t *index, bool scale,
+                                   float alpha, float *table);
 
     /* ---- dropout (section 13), dense n elements; mask may be NULL ---- */
     sb_status (*dropout_forward)(const sb_backend *be, const float *x, int64_t n, float p,

@@ -370,6 +370,23 @@ static sb_status cpu_spread(const sb_backend *be, const sb_tensor *dy, bool divi
     return SB_OK;
 }
 
+/* ---- index family ---- */
+
+static sb_status cpu_index_gather(const sb_backend *be, const sb_ref_index_geom *g,
+                                  const float *table, const int64_t *index, float *dense) {
+    (void)be;
+    sb_cpu_index_gather(g, table, index, dense);
+    return SB_OK;
+}
+
+static sb_status cpu_index_scatter_add(const sb_backend *be, const sb_ref_index_geom *g,
+                                       const float *dense, const int64_t *index, bool scale,
+                                       float alpha, float *table) {
+    (void)be;
+    sb_cpu_index_scatter_add(g, dense, index, scale, alpha, table);
+    return SB_OK;
+}
+
 /* ---- dropout ---- */
 
 static sb_status cpu_dropout_forward(const sb_backend *be, const float *x, int64_t n, float p,
@@ -441,6 +458,8 @@ const sb_backend_ops sb_cpu_backend_ops = {
     .reduce_extreme = cpu_reduce_extreme,
     .reduce_scatter = cpu_reduce_scatter,
     .spread = cpu_spread,
+    .index_gather = cpu_index_gather,
+    .index_scatter_add = cpu_index_scatter_add,
     .dropout_forward = cpu_dropout_forward,
     .dropout_backward = cpu_dropout_backward,
     .sgd = cpu_sgd,

@@ -18,6 +18,7 @@
 #include "samebits/loss.h"
 #include "samebits/optim.h"
 #include "cpu/cpu.h"
+#include "ref/ref_index.h"
 #include "ref/ref_pointwise.h"
 
 /* ---- the vector inner loops (pointwise_<isa>.c) ------------------------------
@@ -180,6 +181,16 @@ void sb_cpu_reduce_extreme(bool is_max, const sb_ref_reduce_geom *g, const float
                            int64_t *idx);
 void sb_cpu_reduce_scatter(const sb_ref_reduce_geom *g, const float *dy, const int64_t *idx,
                            float *dx);
+
+/* ---- index.c (sb_ref_index_* of src/ref/ref_index.h) ---------------------------
+ * Threaded over columns (the positions with the coordinate along dim
+ * removed): every destination element belongs to one column, whose terms
+ * are still taken in ascending position along dim, so the bits are the
+ * reference's at every thread count. */
+void sb_cpu_index_gather(const sb_ref_index_geom *g, const float *table, const int64_t *index,
+                         float *dense);
+void sb_cpu_index_scatter_add(const sb_ref_index_geom *g, const float *dense,
+                              const int64_t *index, bool scale, float alpha, float *table);
 
 /* ---- dropout.c (sb_ref_dropout_* of src/ref/ref_loss.h): element ranges
  * over threads; element i's mask depends on (seed, stream, offset + i)

@@ -363,6 +363,30 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
         sb_tensor *dx), \
        reduce, NULL, SB_OP_NONE, sb_ref_reduce_scatter, SB_OP_NONE, \
        "reduce") \
+    OP(sb_gather, sb_status, \
+       (const sb_tensor *x, int dim, const sb_tensor *index, sb_tensor *out), \
+       index, NULL, SB_OP_NONE, sb_ref_index_gather, sb_gather_backward, \
+       "exempt: copies bits (no arithmetic); its backward's adds are tested in test_index") \
+    OP(sb_gather_backward, sb_status, \
+       (const sb_tensor *dy, int dim, const sb_tensor *index, sb_tensor *dx), \
+       index, NULL, SB_OP_NONE, sb_ref_index_scatter_add, SB_OP_NONE, \
+       "exempt: sb_scatter_add into zeros; test_index checks the order bit for bit") \
+    OP(sb_scatter_add, sb_status, \
+       (int dim, const sb_tensor *index, const sb_tensor *src, sb_tensor *out), \
+       index, NULL, SB_OP_NONE, sb_ref_index_scatter_add, SB_OP_NONE, \
+       "exempt: no verify vectors yet; test_index checks the order bit for bit") \
+    OP(sb_index_select, sb_status, \
+       (const sb_tensor *x, int dim, const sb_tensor *index, sb_tensor *out), \
+       index, NULL, SB_OP_NONE, sb_ref_index_gather, sb_index_select_backward, \
+       "exempt: copies bits (no arithmetic); its backward's adds are tested in test_index") \
+    OP(sb_index_select_backward, sb_status, \
+       (const sb_tensor *dy, int dim, const sb_tensor *index, sb_tensor *dx), \
+       index, NULL, SB_OP_NONE, sb_ref_index_scatter_add, SB_OP_NONE, \
+       "exempt: sb_index_add into zeros; test_index checks the order bit for bit") \
+    OP(sb_index_add, sb_status, \
+       (int dim, const sb_tensor *index, const sb_tensor *source, float alpha, sb_tensor *out), \
+       index, NULL, SB_OP_NONE, sb_ref_index_scatter_add, SB_OP_NONE, \
+       "exempt: no verify vectors yet; test_index checks the order bit for bit") \
     OP(sb_softmax_forward, sb_status, \
        (const sb_tensor *x, int dim, sb_tensor *y), \
        loss, NULL, SB_OP_NONE, sb_ref_softmax_forward, sb_softmax_backward, \

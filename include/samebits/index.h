@@ -1,0 +1,67 @@
+/* samebits/index.h - indexing ops that read or accumulate through int64
+ * index tensors: gather, index_select, scatter_add, index_add, forward and
+ * backward (docs/CONTRACT.md section "Index, scatter and embedding").
+ *
+ * Indices are SB_I64 tensors (as sb_argmax writes and the class losses
+ * read). `dim` counts from the end when negative, like PyTorch (-1 is the
+ * last axis). Every index value must lie in [0, size) of the indexed axis:
+ * a negative or too large value is refused (SB_ERR_RANGE, naming the element
+ * and the value) before anything is written, as PyTorch refuses it for
+ * these ops. Tensors may have any strides (outputs must not overlap
+ * themselves or any input); results do not depend on them.
+ *
+ * Accumulation order (the contract): every destination element receives its
+ * terms in ascending row-major (flattened) position of the source, each term
+ * added with one float32 rounding: d = d + t. For scatter_add and index_add
+ * the terms landing on one destination element differ only in their
+ * coordinate along `dim`, so this is ascending position along `dim`. The
+ * result therefore does not depend on threads, ISA or device.
+ */
+#ifndef SAMEBITS_INDEX_H
+#define SAMEBITS_INDEX_H
+#include "samebits/export.h"
+#include "samebits/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* out[p] = x[p with p[dim] replaced by index[p]] (bits copied).
+ * index and out have one shape; x has that shape except along dim (any
+ * size there, non-zero unless index is empty). */
+SB_API sb_status sb_gather(const sb_tensor *x, int dim, const sb_tensor *index, sb_tensor *out);
+
+/* The gradient of sb_gather: dx = +0, then sb_scatter_add(dim, index, dy)
+ * into dx. dy and index have one shape; dx has the forward input's shape. */
+SB_API sb_status sb_gather_backward(const sb_tensor *dy, int dim, const sb_tensor *index,
+                                    sb_tensor *dx);
+
+/* In place: for every position p of src in ascending row-major order,
+ * out[p with p[dim] replaced by index[p]] += src[p].
+ * index and src have one shape; out has that shape except along dim. */
+SB_API sb_status sb_scatter_add(int dim, const sb_tensor *index, const sb_tensor *src,
+                                sb_tensor *out);
+
+/* out = x with axis dim taken at index[0..K-1]: out has x's shape with
+ * size K along dim; index is 1-D (K) or 0-D (one element, and out keeps a
+ * size-1 axis there). Bits copied. */
+SB_API sb_status sb_index_select(const sb_tensor *x, int dim, const sb_tensor *index,
+                                 sb_tensor *out);
+
+/* The gradient of sb_index_select: dx = +0, then sb_index_add(dim, index,
+ * dy, 1) into dx. */
+SB_API sb_status sb_index_select_backward(const sb_tensor *dy, int dim, const sb_tensor *index,
+                                          sb_tensor *dx);
+
+/* In place: for i = 0..K-1 in ascending order, the slice i of source along
+ * dim is added to the slice index[i] of out: out[.., index[i], ..] +=
+ * t[.., i, ..], where t = source when alpha == 1 and t = alpha * source
+ * (one rounding) otherwise. index is 1-D (K) or 0-D; source has out's shape
+ * with size K along dim. */
+SB_API sb_status sb_index_add(int dim, const sb_tensor *index, const sb_tensor *source,
+                              float alpha, sb_tensor *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
