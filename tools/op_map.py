@@ -47,6 +47,8 @@ def section(o):
         return "§9 Elementwise ops and activations"
     if f == "reduce":
         return "§10 Reductions over axes"
+    if f == "index":
+        return "§18 Index, scatter and embedding"
     if f in ("loss", "dropout"):
         return "§11 Softmax, losses and dropout"
     if f == "norm":
@@ -78,6 +80,8 @@ def fast(o):
         return "`src/cpu/pointwise.c` (+ `pointwise_*.c`), `src/cpu/vmath.c`"
     if f == "reduce":
         return "`src/cpu/reduce.c`, `src/cpu/sum.c`"
+    if f == "index":
+        return "`src/cpu/index.c`"
     if n.startswith("sb_mse"):
         return "— (the reference runs)"
     if f == "loss":

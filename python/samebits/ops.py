@@ -37,6 +37,8 @@ __all__ = [
     "sum", "mean", "sum_backward", "mean_backward",
     "batch_norm", "batch_norm_backward", "layer_norm", "layer_norm_backward",
     "dropout", "dropout_backward",
+    "gather", "gather_backward", "scatter_add", "index_select", "index_select_backward",
+    "index_add",
 ]
 
 _BINARY = {"add": 0, "sub": 1, "mul": 2, "div": 3, "maximum": 4, "minimum": 5}
@@ -566,6 +568,112 @@ def _dropout_backward(dy, mask, p, training, fn="dropout_backward"):
     return dx
 
 
+# ---- the index family (contract section 18) ----
+# The C functions take exact shapes (index and the dense side equal, the
+# indexed side equal except along dim); PyTorch's looser rules (an index
+# smaller than the tensors in the other dims) are met here by exact copies
+# of the leading sub-blocks.
+
+def _index_np(index, fn, name="index"):
+    """index as a C-contiguous int64 numpy array (int32 widened: exact)."""
+    a = to_np_index(index, fn, name)
+    return a if a.dtype == np.int64 else a.astype(np.int64)
+
+
+def _dim_of(dim, ndim, function, fn, position=1):
+    """dim (C argument `position` of `function`) wrapped into [0, ndim)."""
+    dim = _lib.arg_int(dim, function, position, fn, "dim")
+    nd = max(ndim, 1)
+    if not -nd <= dim < nd:
+        raise _lib.SamebitsError("samebits.%s: dim=%d is out of range for a tensor with %d "
+                                 "dimensions" % (fn, dim, ndim))
+    return dim % nd
+
+
+def _lead(shape, index_shape, dim):
+    """The slices that take index_shape's leading block of `shape` in every
+    dim except dim (where the whole axis stays)."""
+    return tuple(slice(None) if k == dim else slice(0, int(n)) for k, n in enumerate(index_shape))
+
+
+def _check_index_fits(fn, index, shape, name, dim, strict_dims=False):
+    if index.ndim != len(shape):
+        raise _lib.SamebitsError("samebits.%s: index has %d dimensions but %s has %d (they must "
+                                 "match)" % (fn, index.ndim, name, len(shape)))
+    for k, n in enumerate(index.shape):
+        if (k != dim or strict_dims) and n > shape[k]:
+            raise _lib.SamebitsError("samebits.%s: index has size %d along dimension %d, more "
+                                     "than %s's %d" % (fn, n, k, name, shape[k]))
+
+
+def _gather(x, dim, index, fn="gather"):
+    dim = _dim_of(dim, x.ndim, "sb_gather", fn)
+    _check_index_fits(fn, index, x.shape, "input", dim)
+    xs = np.ascontiguousarray(x[_lead(x.shape, index.shape, dim)]) if x.ndim else x
+    out = empty(index.shape)
+    call("sb_gather", ref(wrap(xs)), dim, ref(wrap(index)), ref(wrap(out)))
+    return out
+
+
+def _gather_backward(dy, dim, index, x_shape, fn="gather_backward"):
+    """dx of x_shape: the scatter-add of dy into zeros (ascending position)."""
+    x_shape = _shape(x_shape, fn, "input_shape")
+    dim = _dim_of(dim, len(x_shape), "sb_gather_backward", fn)
+    _check_index_fits(fn, index, x_shape, "input", dim)
+    lead = _lead(x_shape, index.shape, dim)
+    sub = empty(tuple(n if k == dim else index.shape[k] for k, n in enumerate(x_shape)))
+    call("sb_gather_backward", ref(wrap(dy)), dim, ref(wrap(index)), ref(wrap(sub)))
+    if sub.shape == tuple(x_shape):
+        return sub
+    dx = np.zeros(x_shape, dtype=np.float32)
+    dx[lead] = sub
+    return dx
+
+
+def _scatter_add(x, dim, index, src, fn="scatter_add"):
+    """x with src[p] added at (p with p[dim] = index[p]) in ascending p."""
+    dim = _dim_of(dim, x.ndim, "sb_scatter_add", fn, 0)
+    _check_index_fits(fn, index, x.shape, "input", dim)
+    _check_index_fits(fn, index, src.shape, "src", dim, strict_dims=True)
+    srcs = np.ascontiguousarray(src[tuple(slice(0, int(n)) for n in index.shape)]) \
+        if src.ndim else src
+    out = x.copy()
+    lead = _lead(x.shape, index.shape, dim)
+    part = np.ascontiguousarray(out[lead]) if x.ndim else out
+    call("sb_scatter_add", dim, ref(wrap(index)), ref(wrap(srcs)), ref(wrap(part)))
+    if part is not out:
+        out[lead] = part
+    return out
+
+
+def _index_select(x, dim, index, fn="index_select"):
+    dim = _dim_of(dim, x.ndim, "sb_index_select", fn)
+    shape = list(x.shape)
+    if shape:
+        shape[dim] = index.size
+    out = empty(shape)
+    call("sb_index_select", ref(wrap(x)), dim, ref(wrap(index)), ref(wrap(out)))
+    return out
+
+
+def _index_select_backward(dy, dim, index, x_shape, fn="index_select_backward"):
+    x_shape = _shape(x_shape, fn, "input_shape")
+    dim = _dim_of(dim, len(x_shape), "sb_index_select_backward", fn)
+    dx = empty(x_shape)
+    call("sb_index_select_backward", ref(wrap(dy)), dim, ref(wrap(index)), ref(wrap(dx)))
+    return dx
+
+
+def _index_add(x, dim, index, source, alpha=1.0, fn="index_add"):
+    """x with the slices of source added at index along dim, i ascending;
+    each term alpha * source (one rounding) unless alpha is 1."""
+    dim = _dim_of(dim, x.ndim, "sb_index_add", fn, 0)
+    alpha = float(np.float32(_lib.arg_float(alpha, "sb_index_add", 3, fn, "alpha")))
+    out = x.copy()
+    call("sb_index_add", dim, ref(wrap(index)), ref(wrap(source)), alpha, ref(wrap(out)))
+    return out
+
+
 def _no_overlap(fn, outputs, inputs):
     """Refuses an in-place output that shares memory with another output or
     an input (C would read elements it has already overwritten)."""
@@ -1027,3 +1135,43 @@ def _is_same_memory(orig, arr):
     if hasattr(orig, "data_ptr"):
         return orig.data_ptr() == arr.ctypes.data
     return isinstance(orig, np.ndarray) and orig.ctypes.data == arr.ctypes.data
+
+
+# ---- index family: public forms ----
+
+def gather(x, dim, index):
+    """torch.gather: out[p] = x[p with p[dim] = index[p]] (bits copied)."""
+    return back(_gather(to_np(x, "gather", "x"), dim, _index_np(index, "gather")), kind_of(x))
+
+
+def gather_backward(dy, dim, index, input_shape):
+    """dx for gather: dy scatter-added into zeros in ascending position."""
+    return back(_gather_backward(to_np(dy, "gather_backward", "dy"), dim,
+                                 _index_np(index, "gather_backward"), input_shape), kind_of(dy))
+
+
+def scatter_add(x, dim, index, src):
+    """torch.scatter_add (a new array): the terms of one destination are
+    added in ascending source position, one rounding each."""
+    return back(_scatter_add(to_np(x, "scatter_add", "x"), dim, _index_np(index, "scatter_add"),
+                             to_np(src, "scatter_add", "src")), kind_of(x, src))
+
+
+def index_select(x, dim, index):
+    """torch.index_select (bits copied)."""
+    return back(_index_select(to_np(x, "index_select", "x"), dim,
+                              _index_np(index, "index_select")), kind_of(x))
+
+
+def index_select_backward(dy, dim, index, input_shape):
+    """dx for index_select: index_add of dy into zeros, i ascending."""
+    return back(_index_select_backward(to_np(dy, "index_select_backward", "dy"), dim,
+                                       _index_np(index, "index_select_backward"), input_shape),
+                kind_of(dy))
+
+
+def index_add(x, dim, index, source, alpha=1.0):
+    """torch.index_add (a new array): slice i of source added to slice
+    index[i] along dim, i ascending."""
+    return back(_index_add(to_np(x, "index_add", "x"), dim, _index_np(index, "index_add"),
+                           to_np(source, "index_add", "source"), alpha), kind_of(x, source))

@@ -226,6 +226,98 @@ def _adaptive_max_with_indices(args, kwargs):
                                   _arg(args, kwargs, 1, "output_size"), True)
 
 
+def _int_index(v, what):
+    if not isinstance(v, torch.Tensor) or v.dtype not in (torch.int64, torch.int32):
+        raise _Missing("%s with a %s index" % (what, type(v).__name__ if not isinstance(
+            v, torch.Tensor) else v.dtype))
+    return v
+
+
+def _gather(args, kwargs):
+    """torch.gather(input, dim, index, *, sparse_grad=False)."""
+    _refuse_kwargs({k: v for k, v in kwargs.items() if not (k == "sparse_grad" and not v)},
+                   ("input", "dim", "index"), "gather")
+    x, dim = _arg(args, kwargs, 0, "input"), _arg(args, kwargs, 1, "dim")
+    return SF.gather(x, dim, _int_index(_arg(args, kwargs, 2, "index"), "gather"))
+
+
+def _index_select(args, kwargs):
+    _refuse_kwargs(kwargs, ("input", "dim", "index"), "index_select")
+    x, dim = _arg(args, kwargs, 0, "input"), _arg(args, kwargs, 1, "dim")
+    return SF.index_select(x, dim, _int_index(_arg(args, kwargs, 2, "index"), "index_select"))
+
+
+def _scatter_add(args, kwargs):
+    """torch.scatter_add(input, dim, index, src) / Tensor.scatter_add."""
+    _refuse_kwargs(kwargs, ("input", "dim", "index", "src"), "scatter_add")
+    x, dim = _arg(args, kwargs, 0, "input"), _arg(args, kwargs, 1, "dim")
+    index = _int_index(_arg(args, kwargs, 2, "index"), "scatter_add")
+    src = _arg(args, kwargs, 3, "src")
+    if not isinstance(src, torch.Tensor):
+        raise _Missing("scatter_add with a scalar src")
+    return SF.scatter_add(x, dim, index, src)
+
+
+def _index_add(args, kwargs):
+    """Tensor.index_add(dim, index, source, *, alpha=1)."""
+    _refuse_kwargs(kwargs, ("input", "dim", "index", "source", "alpha"), "index_add")
+    x, dim = _arg(args, kwargs, 0, "input"), _arg(args, kwargs, 1, "dim")
+    index = _int_index(_arg(args, kwargs, 2, "index"), "index_add")
+    source = _arg(args, kwargs, 3, "source")
+    alpha = _arg(args, kwargs, 4, "alpha", 1)
+    if not isinstance(source, torch.Tensor):
+        raise _Missing("index_add with a scalar source")
+    return SF.index_add(x, dim, index, source, alpha)
+
+
+def _flat_index(idx, size):
+    """An integer index tensor, flattened, with PyTorch's advanced-indexing
+    wrap of negative values (i + size for -size <= i < 0); out-of-range
+    values stay and are refused by the C range check."""
+    flat = idx.detach().reshape(-1).numpy().astype("int64")
+    flat = flat + (flat < 0) * size
+    return torch.from_numpy(flat)
+
+
+def _index_put(args, kwargs):
+    """x.index_put_((idx,), values, accumulate=True) with one integer index
+    tensor over dim 0: index_add along dim 0, i ascending (the values
+    broadcast to idx.shape + x.shape[1:] first, whose backward sums with the
+    canonical sum)."""
+    _refuse_kwargs(kwargs, ("input", "indices", "values", "accumulate"), "index_put")
+    x, indices = args[0], _arg(args, kwargs, 1, "indices")
+    values = _arg(args, kwargs, 2, "values")
+    if not _arg(args, kwargs, 3, "accumulate", False):
+        raise _Missing("index_put without accumulate=True (duplicate indices would race)")
+    if not isinstance(indices, (tuple, list)) or len(indices) != 1:
+        raise _Missing("index_put with %s index tensors (only one, over dim 0, is supported)"
+                       % (len(indices) if isinstance(indices, (tuple, list)) else "non-tuple"))
+    idx = _int_index(indices[0], "index_put")
+    if x.dim() == 0 or not isinstance(values, torch.Tensor):
+        raise _Missing("index_put on a 0-dim tensor or with scalar values")
+    shape = tuple(idx.shape) + tuple(x.shape[1:])
+    if tuple(values.shape) != shape:
+        values = _Expand.apply(values, shape)
+    flat = values.reshape((-1,) + tuple(x.shape[1:]))
+    return SF.index_add(x, 0, _flat_index(idx, x.shape[0]), flat, 1)
+
+
+def _getitem(args, kwargs):
+    """x[idx] with one integer index tensor, under autograd: index_select
+    over dim 0 (negative indices wrapped as PyTorch wraps them), whose
+    backward is the scatter-add in ascending position. Other index forms
+    are missing."""
+    x, idx = args[0], args[1] if len(args) > 1 else None
+    if isinstance(idx, tuple) and len(idx) == 1:
+        idx = idx[0]
+    if not isinstance(idx, torch.Tensor) or idx.dtype not in (torch.int64, torch.int32) \
+            or x.dim() == 0:
+        raise _Missing("advanced indexing other than x[integer tensor] under autograd (its "
+                       "backward is PyTorch's index_put with accumulate)")
+    out = SF.index_select(x, 0, _flat_index(idx, x.shape[0]))
+    return out.reshape(tuple(idx.shape) + tuple(x.shape[1:]))
+
+
 def _call(fn):
     def route(args, kwargs):
         return fn(*args, **kwargs)
@@ -290,6 +382,16 @@ ROUTED = {
     "cross_entropy": (_call(SF.cross_entropy), "class-index cross-entropy"),
     "mse_loss": (_call(SF.mse_loss), "mean squared error"),
     "dropout": (_dropout, "identity in eval mode"),
+    # the index family: accumulation in ascending source position
+    "gather": (_gather, "bits copied; backward scatter-adds in ascending position"),
+    "index_select": (_index_select, "bits copied; backward index_add in ascending position"),
+    "scatter_add": (_scatter_add, "adds in ascending source position"),
+    "scatter_add_": (_in_place(_scatter_add), "in-place scatter_add"),
+    "index_add": (_index_add, "adds slices in ascending index position"),
+    "index_add_": (_in_place(_index_add), "in-place index_add"),
+    "index_put": (_index_put, "accumulate=True with one index tensor: index_add over dim 0"),
+    "index_put_": (_in_place(_index_put), "in-place index_put, accumulate=True"),
+    "__getitem__": (_getitem, "x[integer tensor] under autograd: index_select over dim 0"),
     # broadcast views whose backward is a reduction
     "expand": (_expand, "view; backward sums with the canonical sum"),
     "expand_as": (_expand_as, "view; backward sums with the canonical sum"),

@@ -22,7 +22,8 @@ from .._convert import to_np, to_np_index
 __all__ = ["linear", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_max_pool2d",
            "adaptive_avg_pool2d", "relu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "tanh", "sigmoid", "gelu",
            "softmax", "log_softmax", "cross_entropy", "mse_loss", "batch_norm", "layer_norm",
-           "dropout", "mm", "div", "sqrt", "exp", "log", "sum", "mean"]
+           "dropout", "mm", "div", "sqrt", "exp", "log", "sum", "mean",
+           "gather", "index_select", "scatter_add", "index_add"]
 
 
 def _t(a):
@@ -554,3 +555,113 @@ def sum(input, dim=None, keepdim=False):  # noqa: A001
 
 def mean(input, dim=None, keepdim=False):
     return _Reduce.apply(input, dim, keepdim, True)
+
+
+# ---- the index family (contract section 18) --------------------------------
+# Every backward that accumulates (gather's, index_select's) is the C
+# scatter-add: terms in ascending source position, one rounding each. The
+# index is an integer tensor and gets no gradient.
+
+def _index(index, fn):
+    return _ops._index_np(index, fn)
+
+
+def _needs(ctx, i):
+    return ctx.needs_input_grad[i]
+
+
+class _Gather(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, dim, index):
+        xn, ix = to_np(x, "gather", "input"), _index(index, "gather")
+        ctx.args = (dim, ix, tuple(xn.shape))
+        return torch.from_numpy(_ops._gather(xn, dim, ix))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        dim, ix, shape = ctx.args
+        return _t(_ops._gather_backward(to_np(dy, "gather", "grad"), dim, ix, shape)), None, None
+
+
+def gather(input, dim, index, sparse_grad=False):
+    if sparse_grad:
+        raise NotImplementedError("samebits.nn.functional.gather: sparse_grad=True is not supported")
+    return _Gather.apply(input, dim, index)
+
+
+class _IndexSelect(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, dim, index):
+        xn, ix = to_np(x, "index_select", "input"), _index(index, "index_select")
+        ctx.args = (dim, ix, tuple(xn.shape))
+        return torch.from_numpy(_ops._index_select(xn, dim, ix))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        dim, ix, shape = ctx.args
+        return _t(_ops._index_select_backward(to_np(dy, "index_select", "grad"), dim, ix,
+                                              shape)), None, None
+
+
+def index_select(input, dim, index):
+    return _IndexSelect.apply(input, dim, index)
+
+
+class _ScatterAdd(torch.autograd.Function):
+    """out = input with src scatter-added; d input = dy, d src = gather(dy)
+    (zero where src is larger than index)."""
+    @staticmethod
+    def forward(ctx, x, dim, index, src):
+        sn, ix = to_np(src, "scatter_add", "src"), _index(index, "scatter_add")
+        ctx.args = (dim, ix, tuple(sn.shape))
+        return torch.from_numpy(_ops._scatter_add(to_np(x, "scatter_add", "input"), dim, ix, sn))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        dim, ix, sshape = ctx.args
+        dsrc = None
+        if _needs(ctx, 3):
+            g = _ops._gather(to_np(dy, "scatter_add", "grad"), dim, ix)
+            if g.shape != sshape:
+                full = torch.zeros(sshape, dtype=torch.float32)
+                full[tuple(slice(0, n) for n in g.shape)] = torch.from_numpy(g)
+                dsrc = full
+            else:
+                dsrc = torch.from_numpy(g)
+        return (dy if _needs(ctx, 0) else None), None, None, dsrc
+
+
+def scatter_add(input, dim, index, src):
+    return _ScatterAdd.apply(input, dim, index, src)
+
+
+class _IndexAdd(torch.autograd.Function):
+    """out = input with alpha * source slices added at index along dim;
+    d input = dy, d source = index_select(dy) (times alpha, one rounding)."""
+    @staticmethod
+    def forward(ctx, x, dim, index, source, alpha):
+        ix = _index(index, "index_add")
+        ctx.args = (dim, ix, alpha)
+        return torch.from_numpy(_ops._index_add(to_np(x, "index_add", "input"), dim, ix,
+                                                to_np(source, "index_add", "source"), alpha))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        dim, ix, alpha = ctx.args
+        dsrc = None
+        if _needs(ctx, 3):
+            d = _ops._index_select(to_np(dy, "index_add", "grad"), dim, ix)
+            if alpha == 0:  # sb_binary_scalar refuses a zero factor: one IEEE product
+                d = _ops.np.multiply(d, _ops.np.float32(0.0))
+            elif alpha != 1:
+                d = _ops._binary_scalar("mul", d, alpha)
+            dsrc = torch.from_numpy(d)
+        return (dy if _needs(ctx, 0) else None), None, None, dsrc, None
+
+
+def index_add(input, dim, index, source, alpha=1):
+    return _IndexAdd.apply(input, dim, index, source, alpha)
