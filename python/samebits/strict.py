@@ -318,6 +318,33 @@ def _getitem(args, kwargs):
     return out.reshape(tuple(idx.shape) + tuple(x.shape[1:]))
 
 
+def _repeat_interleave(args, kwargs):
+    """repeat_interleave(input, repeats, dim=None): an index_select with the
+    repeated positions (integer work, in numpy), so the backward is the
+    index_add of the copies in ascending position."""
+    _refuse_kwargs({k: v for k, v in kwargs.items() if k != "output_size"},
+                   ("input", "repeats", "dim"), "repeat_interleave")
+    x, repeats = args[0], _arg(args, kwargs, 1, "repeats")
+    dim = _arg(args, kwargs, 2, "dim")
+    if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+        raise _Missing("repeat_interleave of a non-float tensor")
+    if dim is None:
+        x, dim = x.reshape(-1), 0
+    n = x.shape[dim] if x.dim() else 1
+    if isinstance(repeats, torch.Tensor):
+        if repeats.is_floating_point():
+            raise _Missing("repeat_interleave with float repeats")
+        repeats = repeats.detach().numpy()
+    import numpy as np
+    reps = np.broadcast_to(np.asarray(repeats, dtype=np.int64), (n,)) \
+        if np.ndim(repeats) == 0 else np.asarray(repeats, dtype=np.int64)
+    if reps.shape != (n,) or (reps < 0).any():
+        raise _Missing("repeat_interleave with repeats of shape %s for size %d (or negative)"
+                       % (reps.shape, n))
+    index = torch.from_numpy(np.repeat(np.arange(n, dtype=np.int64), reps))
+    return SF.index_select(x, dim, index)
+
+
 def _call(fn):
     def route(args, kwargs):
         return fn(*args, **kwargs)
@@ -391,6 +418,7 @@ ROUTED = {
     "index_add_": (_in_place(_index_add), "in-place index_add"),
     "index_put": (_index_put, "accumulate=True with one index tensor: index_add over dim 0"),
     "index_put_": (_in_place(_index_put), "in-place index_put, accumulate=True"),
+    "repeat_interleave": (_repeat_interleave, "index_select of the repeated positions"),
     "__getitem__": (_getitem, "x[integer tensor] under autograd: index_select over dim 0"),
     # broadcast views whose backward is a reduction
     "expand": (_expand, "view; backward sums with the canonical sum"),

@@ -137,6 +137,20 @@ OPS = {
                 _all("x", ELEMENTWISE_OK)),
     "dropout_backward": (lambda: dict(dy=_f(2, 3), mask=ops.dropout(_f(2, 3), 0.5, True, 1, 2)[1],
                                       p=0.5, training=True), set()),
+    # the index family: index values in range (_i gives 0, 1, 2)
+    # (PyTorch's rules: an index may be larger along dim, smaller elsewhere, or empty)
+    "gather": (lambda: dict(x=_f(2, 3), dim=1, index=_i(2, 4)),
+               {"x:mismatch", "index:mismatch", "index:zero"}),
+    "gather_backward": (lambda: dict(dy=_f(2, 4), dim=1, index=_i(2, 4), input_shape=(2, 3)),
+                        set()),
+    "scatter_add": (lambda: dict(x=_f(2, 3), dim=1, index=_i(2, 4), src=_f(2, 4)),
+                    {"x:mismatch", "index:zero", "src:mismatch"}),
+    "index_select": (lambda: dict(x=_f(2, 3), dim=1, index=_i(4)),
+                     {"x:mismatch", "x:zero", "index:mismatch", "index:zero"}),
+    "index_select_backward": (lambda: dict(dy=_f(2, 4), dim=1, index=_i(4), input_shape=(2, 3)),
+                              set()),
+    "index_add": (lambda: dict(x=_f(2, 3), dim=1, index=_i(4), source=_f(2, 4), alpha=0.5),
+                  {"x:mismatch"}),
 }
 OPS["hardtanh"] = (lambda: dict(x=_f(2, 3), min_val=-0.5, max_val=0.5), _all("x", ELEMENTWISE_OK))
 OPS["hardtanh_backward"] = (lambda: dict(x=_f(2, 3), dy=_f(2, 3), min_val=-0.5, max_val=0.5),
@@ -191,6 +205,15 @@ FUNCTIONAL = {
                                                      "input:mismatch", "dim:none"}),
     "mean": (lambda: dict(input=_t(_f(2, 3)), dim=1), {"input:rank_up", "input:zero",
                                                       "input:mismatch", "dim:none"}),
+    "gather": (lambda: dict(input=_t(_f(2, 3)), dim=1, index=_t(_i(2, 4))),
+               {"input:mismatch", "index:mismatch", "index:zero"}),
+    "index_select": (lambda: dict(input=_t(_f(2, 3)), dim=1, index=_t(_i(4))),
+                     {"input:mismatch", "input:zero", "index:mismatch", "index:zero",
+                      "index:rank_down"}),
+    "scatter_add": (lambda: dict(input=_t(_f(2, 3)), dim=1, index=_t(_i(2, 4)),
+                                 src=_t(_f(2, 4))), {"input:mismatch", "index:zero", "src:mismatch"}),
+    "index_add": (lambda: dict(input=_t(_f(2, 3)), dim=1, index=_t(_i(4)), source=_t(_f(2, 4)),
+                               alpha=0.5), {"input:mismatch"}),
 }
 for _n in ("relu", "tanh", "sigmoid", "gelu", "sqrt", "exp", "log"):
     FUNCTIONAL[_n] = (lambda: dict(input=_t(_f(2, 3, positive=True))),

@@ -171,7 +171,8 @@ class IndexModel(torch.nn.Module):
         acc = acc.scatter_add(1, torch.tensor([[1, 1, 0, 0, 5, 5]] * 4), g)
         z = torch.zeros(4, 6)
         z.index_put_((torch.tensor([-1, 0, 0, 2]),), h, accumulate=True)
-        return acc + z
+        r = h.repeat_interleave(torch.tensor([2, 0, 1, 3, 0, 0]), dim=1)  # (4, 6)
+        return acc + z + r
 
 
 def test_strict_model_runs_no_pytorch_arithmetic():
@@ -205,3 +206,16 @@ def test_strict_refuses_what_it_cannot_order():
         if _GETITEM_REACHES_MODES:  # a boolean mask: not an index_select
             with pytest.raises(samebits.NotReproducibleError, match="__getitem__"):
                 x[torch.tensor([True, False, True])]
+
+
+def test_repeat_interleave_backward_is_the_ordered_index_add():
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    dy = torch.tensor([[2.0 ** 25, 1.0, -(2.0 ** 25), 1.0, 5.0, 7.0]] * 2)
+    with samebits.StrictMode():
+        y = x.repeat_interleave(torch.tensor([4, 2]), dim=1)
+        y2 = torch.repeat_interleave(x, 2)
+    assert torch.equal(y, torch.repeat_interleave(x.detach(), torch.tensor([4, 2]), dim=1))
+    assert torch.equal(y2, torch.repeat_interleave(x.detach(), 2))
+    y.backward(dy)
+    # column 0 receives 2^25, 1, -2^25, 1 in that order: 1, not 0 or 2
+    assert x.grad[:, 0].tolist() == [1.0, 1.0] and x.grad[:, 1].tolist() == [12.0, 12.0]
