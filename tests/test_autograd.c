@@ -91,7 +91,7 @@ static int count_bit_mismatch(const sb_tensor *a, const sb_tensor *b) {
 /* ---- one generic op case: inputs t[0..2], a loss built on the op ---- */
 typedef enum {
     K_LINEAR, K_CONV, K_MAXPOOL, K_AVGPOOL, K_RELU, K_TANH, K_SIGMOID, K_GELU, K_GELU_TANH,
-    K_FLATTEN, K_ADD, K_BN, K_LN, K_DROPOUT, K_CE, K_MSE
+    K_FLATTEN, K_ADD, K_BN, K_LN, K_GN, K_DROPOUT, K_CE, K_MSE
 } kind;
 
 static const char *kind_name[] = {"linear", "conv2d", "max_pool2d", "avg_pool2d", "relu", "tanh",
@@ -110,6 +110,7 @@ typedef struct {
     bool training;
     float eps, p, ls, momentum;
     int ln_ndim, fs, fe;
+    int64_t groups;
     sb_loss_reduction red;
 } ocase;
 
@@ -138,6 +139,7 @@ static sb_status build(ocase *c, sb_graph *g, sb_variable **loss, sb_variable **
         TRY(sb_ag_batch_norm(g, v[0], v[1], v[2], c->rm, c->rv, c->training, c->momentum, c->eps, &y));
         break;
     case K_LN: TRY(sb_ag_layer_norm(g, v[0], c->ln_ndim, v[1], v[2], c->eps, &y)); break;
+    case K_GN: TRY(sb_ag_group_norm(g, v[0], c->groups, v[1], v[2], c->eps, &y)); break;
     case K_DROPOUT: TRY(sb_ag_dropout(g, v[0], c->p, c->training, 11, 3, 100, &y)); break;
     case K_CE: TRY(sb_ag_cross_entropy(g, v[0], c->target, c->red, c->ls, loss)); break;
     case K_MSE: TRY(sb_ag_mse(g, v[0], c->target, c->red, loss)); break;
@@ -202,6 +204,17 @@ static void manual_backward(ocase *c, const sb_tensor *y, sb_tensor *d[3]) {
         CHECK_OK(sb_tensor_new(&rstd, SB_F32, rows, c->t[0]->shape));
         CHECK_OK(sb_layer_norm_forward(c->t[0], c->ln_ndim, c->t[1], c->t[2], c->eps, y2, mean, rstd));
         CHECK_OK(sb_layer_norm_backward(dy, c->t[0], c->ln_ndim, c->t[1], mean, rstd, d[0], d[1], d[2]));
+        sb_tensor_free(y2); sb_tensor_free(mean); sb_tensor_free(rstd);
+        break;
+    }
+    case K_GN: {
+        const int64_t st[2] = {c->t[0]->shape[0], c->groups};
+        sb_tensor *y2 = tlike(y), *mean = NULL, *rstd = NULL;
+        CHECK_OK(sb_tensor_new(&mean, SB_F32, 2, st));
+        CHECK_OK(sb_tensor_new(&rstd, SB_F32, 2, st));
+        CHECK_OK(sb_group_norm_forward(c->t[0], c->groups, c->t[1], c->t[2], c->eps, y2, mean, rstd));
+        CHECK(count_bit_mismatch(y2, y) == 0, "group_norm forward differs from the graph's");
+        CHECK_OK(sb_group_norm_backward(dy, c->t[0], c->groups, c->t[1], mean, rstd, d[0], d[1], d[2]));
         sb_tensor_free(y2); sb_tensor_free(mean); sb_tensor_free(rstd);
         break;
     }
@@ -534,6 +547,19 @@ static void test_batch_norm(void) {
     }
 }
 
+static void test_group_norm(void) {
+    for (int64_t groups = 1; groups <= 4; groups *= 2) {
+        ocase c = {.k = K_GN, .eps = 1e-5f, .groups = groups};
+        c.t[0] = tnew(4, 2, 4, 3, 5); fill_rand(c.t[0], 2.0);
+        c.t[1] = tnew(1, 4, 0, 0, 0); fill_rand(c.t[1], 1.0);
+        c.t[2] = tnew(1, 4, 0, 0, 0); fill_rand(c.t[2], 1.0);
+        c.param[0] = c.param[1] = c.param[2] = true;
+        c.target = target_like(4, c.t[0]->shape);
+        check_case(&c, groups == 4 ? "group_norm (instance norm)" : "group_norm");
+        free_case(&c);
+    }
+}
+
 static void test_layer_norm(void) {
     for (int nd = 1; nd <= 3; nd++) {
         ocase c = {.k = K_LN, .eps = 1e-5f, .ln_ndim = nd};
@@ -836,6 +862,7 @@ int main(int argc, char **argv) {
     test_add();
     test_batch_norm();
     test_layer_norm();
+    test_group_norm();
     test_dropout();
     test_losses();
     test_accumulation();

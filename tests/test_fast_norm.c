@@ -1,5 +1,5 @@
 /* Differential tests of the fast activations, normalisation, reductions and
- * dropout (src/cpu/{activation,norm,reduce,dropout}.c): for every ISA level
+ * dropout (src/cpu/{activation,norm,reduce,dropout}.c; norm: batch, layer and group): for every ISA level
  * x thread count of tests/support/fastpath.h, the public op must give the
  * bits of the reference kernel (src/ref/) on the same data, NaN payloads
  * included (both sides run the same IEEE operations per element).
@@ -357,6 +357,63 @@ static void test_layer_norm(void) {
     }
 }
 
+/* ---- group norm ---------------------------------------------------------------------- */
+
+static void test_group_norm(void) {
+    /* (N, C, S, G): S = 1 (no spatial dims), instance norm (G = C), groups
+     * > 8192 elements, N > 8192 samples in the per-channel parameter sums */
+    const int64_t shapes[][4] = {{2, 6, 1, 3}, {3, 4, 7, 4}, {2, 32, 81, 8}, {1, 4, 5000, 2},
+                                 {9000, 2, 1, 1}, {5, 12, 33, 3}};
+    const int nshapes = sizeof shapes / sizeof shapes[0];
+    for (int sh = 0; sh < nshapes; sh++) {
+        int64_t N = shapes[sh][0], C = shapes[sh][1], S = shapes[sh][2], G = shapes[sh][3];
+        int64_t n = N * C * S, xshape[3] = {N, C, S}, sshape[2] = {N, G}, cshape[1] = {C};
+        float *x = alloc(n), *dy = alloc(n), *y = alloc(n), *yw = alloc(n), *dx = alloc(n),
+              *dxw = alloc(n);
+        float *w = alloc(C), *b = alloc(C), *dw = alloc(C), *db = alloc(C), *dww = alloc(C),
+              *dbw = alloc(C);
+        float *sm = alloc(N * G), *sr = alloc(N * G), *smw = alloc(N * G), *srw = alloc(N * G);
+        for (int64_t i = 0; i < C; i++) {
+            w[i] = sb_test_unif(0.5f, 2.0f);
+            b[i] = sb_test_unif(-1.0f, 1.0f);
+        }
+        sb_tensor tx = view(x, SB_F32, 3, xshape), tdy = view(dy, SB_F32, 3, xshape);
+        sb_tensor ty = view(y, SB_F32, 3, xshape), tdx = view(dx, SB_F32, 3, xshape);
+        sb_tensor tw = view(w, SB_F32, 1, cshape), tb = view(b, SB_F32, 1, cshape);
+        sb_tensor tdw = view(dw, SB_F32, 1, cshape), tdb = view(db, SB_F32, 1, cshape);
+        sb_tensor tsm = view(sm, SB_F32, 2, sshape), tsr = view(sr, SB_F32, 2, sshape);
+        for (int kind = 0; kind < 2; kind++) {
+            fill(x, n, kind);
+            fill(dy, n, 0);
+            bool affine = kind == 0;
+            const float *wp = affine ? w : NULL, *bp = affine ? b : NULL;
+            sb_ref_group_norm_forward(x, wp, bp, 1e-5f, yw, smw, srw, N, C, S, G);
+            sb_ref_group_norm_backward(dy, x, wp, smw, srw, dxw, dww, dbw, N, C, S, G);
+            for (int c = 0; c < sb_test_config_count(); c++) {
+                sb_test_config_apply(c);
+                const char *cfg = sb_test_config_name(c);
+                char what[96];
+                snprintf(what, sizeof what, "group norm %lldx%lldx%lld G=%lld %s", (long long)N,
+                         (long long)C, (long long)S, (long long)G, kind ? "adversarial" : "mixed");
+                CHECK_OK(sb_group_norm_forward(&tx, G, affine ? &tw : NULL, affine ? &tb : NULL,
+                                               1e-5f, &ty, &tsm, &tsr));
+                check_buf(y, yw, n, what, cfg);
+                check_buf(sm, smw, N * G, "group norm save_mean", cfg);
+                check_buf(sr, srw, N * G, "group norm save_rstd", cfg);
+                CHECK_OK(sb_group_norm_backward(&tdy, &tx, G, affine ? &tw : NULL, &tsm, &tsr,
+                                                &tdx, &tdw, &tdb));
+                check_buf(dx, dxw, n, "group norm dx", cfg);
+                check_buf(dw, dww, C, "group norm dgamma", cfg);
+                check_buf(db, dbw, C, "group norm dbeta", cfg);
+            }
+            sb_test_config_reset();
+        }
+        free(x); free(dy); free(y); free(yw); free(dx); free(dxw);
+        free(w); free(b); free(dw); free(db); free(dww); free(dbw);
+        free(sm); free(sr); free(smw); free(srw);
+    }
+}
+
 /* ---- reductions ---------------------------------------------------------------------- */
 
 /* The reference geometry of reducing x over `mask` into out/idx (the
@@ -645,6 +702,7 @@ int main(int argc, char **argv) {
     test_activations();
     test_batch_norm();
     test_layer_norm();
+    test_group_norm();
     test_reductions();
     test_dropout();
     test_errors();

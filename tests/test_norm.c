@@ -1,4 +1,4 @@
-/* Tests for batch norm and layer norm (contract section "Normalisation").
+/* Tests for batch, layer and group norm (contract section "Normalisation").
  *
  * Three kinds of evidence:
  *   1. bitwise equality with an independent restatement of each contract
@@ -980,6 +980,187 @@ static void test_bad_inputs(void) {
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) sb_tensor_free(all[i]);
 }
 
+/* ---- group norm ---- */
+
+/* The contract restated for group norm: rows (n, g) of D = (C/G) * S
+ * contiguous elements with layer norm's statistics and per-channel affine;
+ * parameter gradients gathered per channel over (n, s) and summed with tsum. */
+static void model_gn(const float *x, const float *gm, const float *bt, const float *dy, float eps,
+                     int64_t N, int64_t C, int64_t S, int64_t G, float *y, float *sm, float *sr,
+                     float *dx, float *dg, float *db) {
+    int64_t cg = C / G, D = cg * S;
+    float *t1 = malloc((size_t)(D + N * S) * sizeof(float) + 4);
+    float *t2 = malloc((size_t)(D + N * S) * sizeof(float) + 4);
+    for (int64_t r = 0; r < N * G; r++) {
+        const float *row = x + r * D;
+        float mean = tsum(row, D) / (float)D;
+        for (int64_t i = 0; i < D; i++) t1[i] = (row[i] - mean) * (row[i] - mean);
+        float rstd = 1.0f / sqrtf(tsum(t1, D) / (float)D + eps);
+        sm[r] = mean;
+        sr[r] = rstd;
+        for (int64_t i = 0; i < D; i++) {
+            int64_t c = (r % G) * cg + i / S;
+            float t = (row[i] - mean) * rstd;
+            if (gm) t = t * gm[c];
+            if (bt) t = t + bt[c];
+            y[r * D + i] = t;
+        }
+        for (int64_t i = 0; i < D; i++) {
+            int64_t c = (r % G) * cg + i / S;
+            float xh = (row[i] - mean) * rstd;
+            t1[i] = gm ? dy[r * D + i] * gm[c] : dy[r * D + i];
+            t2[i] = t1[i] * xh;
+        }
+        float a = tsum(t1, D) / (float)D, bq = tsum(t2, D) / (float)D;
+        for (int64_t i = 0; i < D; i++) {
+            float xh = (row[i] - mean) * rstd;
+            dx[r * D + i] = rstd * ((t1[i] - a) - xh * bq);
+        }
+    }
+    for (int64_t c = 0; c < C; c++) {
+        int64_t k = 0;
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t s = 0; s < S; s++) {
+                int64_t r = n * G + c / cg, e = (n * C + c) * S + s;
+                t1[k] = dy[e] * ((x[e] - sm[r]) * sr[r]);
+                t2[k++] = dy[e];
+            }
+        dg[c] = tsum(t1, k);
+        db[c] = tsum(t2, k);
+    }
+    free(t1);
+    free(t2);
+}
+
+typedef struct {
+    const char *label;
+    int ndim;
+    int64_t shape[4];
+    int64_t G;
+    int affine;
+    float offset, spread, eps;
+} gn_case;
+
+static void run_gn_case(const gn_case *k) {
+    int64_t N = k->shape[0], C = k->shape[1], S = 1;
+    for (int i = 2; i < k->ndim; i++) S *= k->shape[i];
+    int64_t n = N * C * S, st[2] = {N, k->G};
+    sb_tensor *x = mk(k->ndim, k->shape), *y = mk(k->ndim, k->shape), *dy = mk(k->ndim, k->shape),
+              *dx = mk(k->ndim, k->shape), *sm = mk(2, st), *sr = mk(2, st), *dg = mkvec(C),
+              *db = mkvec(C), *g = NULL, *b = NULL;
+    fill_rand(x, k->offset, k->spread);
+    fill_rand(dy, 0, 1);
+    if (k->affine == AFF_BOTH || k->affine == AFF_GAMMA) {
+        g = mkvec(C);
+        fill_rand(g, 1, 0.5f);
+    }
+    if (k->affine == AFF_BOTH || k->affine == AFF_BETA) {
+        b = mkvec(C);
+        fill_rand(b, 0, 0.5f);
+    }
+    CHECK_OK(sb_group_norm_forward(x, k->G, g, b, k->eps, y, sm, sr));
+    CHECK_OK(sb_group_norm_backward(dy, x, k->G, g, sm, sr, dx, dg, db));
+    size_t big = (size_t)(n + N * k->G + C) * 4 + 4;
+    float *wy = malloc(big), *wsm = malloc(big), *wsr = malloc(big), *wdx = malloc(big),
+          *wdg = malloc(big), *wdb = malloc(big);
+    model_gn(F(x), F(g), F(b), F(dy), k->eps, N, C, S, k->G, wy, wsm, wsr, wdx, wdg, wdb);
+    check_same(k->label, "y", F(y), wy, n);
+    check_same(k->label, "save_mean", F(sm), wsm, N * k->G);
+    check_same(k->label, "save_rstd", F(sr), wsr, N * k->G);
+    check_same(k->label, "dx", F(dx), wdx, n);
+    check_same(k->label, "dgamma", F(dg), wdg, C);
+    check_same(k->label, "dbeta", F(db), wdb, C);
+
+    /* In place: y = x gives the same bits. */
+    sb_tensor *xi = mk(k->ndim, k->shape);
+    memcpy(F(xi), F(x), (size_t)n * 4);
+    CHECK_OK(sb_group_norm_forward(xi, k->G, g, b, k->eps, xi, NULL, NULL));
+    check_same(k->label, "in-place y", F(xi), F(y), n);
+
+    /* Close to float64: per row mean and variance in double. */
+    double worst = 0;
+    int64_t D = C / k->G * S;
+    for (int64_t r = 0; r < N * k->G; r++) {
+        double m = 0, v = 0, big_x = 0;
+        for (int64_t i = 0; i < D; i++) m += F(x)[r * D + i];
+        m /= (double)D;
+        for (int64_t i = 0; i < D; i++) {
+            double d = F(x)[r * D + i] - m;
+            v += d * d;
+            big_x = fmax(big_x, fabs(F(x)[r * D + i]));
+        }
+        double rs = 1.0 / sqrt(v / (double)D + k->eps);
+        for (int64_t i = 0; i < D; i++) {
+            int64_t c = (r % k->G) * (C / k->G) + i / S;
+            double w = g ? F(g)[c] : 1.0, want = (F(x)[r * D + i] - m) * rs * w + (b ? F(b)[c] : 0);
+            double cancel = 4.0 * big_x * 0x1p-24 * rs * fabs(w);
+            double e = fabs(F(y)[r * D + i] - want) / (4e-6 * (1 + fabs(want)) + cancel);
+            if (e > worst) worst = e;
+        }
+    }
+    CHECK(worst <= 1.0, "%s: y vs float64: worst error %.3g x the tolerance", k->label, worst);
+    free(wy); free(wsm); free(wsr); free(wdx); free(wdg); free(wdb);
+    sb_tensor *all[] = {x, y, dy, dx, sm, sr, dg, db, g, b, xi};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) sb_tensor_free(all[i]);
+}
+
+static void test_gn_configurations(void) {
+    const gn_case cases[] = {
+        {"gn (2,6,4,5) G=2 affine", 4, {2, 6, 4, 5}, 2, AFF_BOTH, 0, 1, 1e-5f},
+        {"gn (3,4,7) G=4 instance norm", 3, {3, 4, 7}, 4, AFF_BOTH, 0.5f, 2, 1e-5f},
+        {"gn (2,6) G=3 no spatial", 2, {2, 6}, 3, AFF_GAMMA, 0, 1, 1e-3f},
+        {"gn (2,8,3,3) G=1 no affine", 4, {2, 8, 3, 3}, 1, AFF_NONE, 0, 3, 1e-5f},
+        {"gn (2,4,50,50) G=2 groups > 8192", 4, {2, 4, 50, 50}, 2, AFF_BOTH, 0, 1, 1e-5f},
+        {"gn (1,2,1,1) D=1 beta only", 4, {1, 2, 1, 1}, 2, AFF_BETA, 0, 1, 1e-5f},
+        {"gn (2,32,9,9) G=8 offset 1e4", 4, {2, 32, 9, 9}, 8, AFF_BOTH, 1e4f, 1, 1e-5f},
+        {"gn (0,4,3) no samples", 3, {0, 4, 3}, 2, AFF_BOTH, 0, 1, 1e-5f},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) run_gn_case(&cases[i]);
+}
+
+/* A group's statistics run over its channels in memory order, so another
+ * grouping (G = C) gives other bits for the same x: the checks can fail. */
+static void test_gn_grouping_matters(void) {
+    int64_t shape[3] = {1, 4, 40}, st1[2] = {1, 1}, st4[2] = {1, 4};
+    sb_tensor *x = mk(3, shape), *y1 = mk(3, shape), *y4 = mk(3, shape), *m1 = mk(2, st1),
+              *r1 = mk(2, st1), *m4 = mk(2, st4), *r4 = mk(2, st4);
+    fill_rand(x, 0, 1);
+    CHECK_OK(sb_group_norm_forward(x, 1, NULL, NULL, 1e-5f, y1, m1, r1));
+    CHECK_OK(sb_group_norm_forward(x, 4, NULL, NULL, 1e-5f, y4, m4, r4));
+    int differ = 0;
+    for (int i = 0; i < 160; i++) differ += sb_test_bits(F(y1)[i]) != sb_test_bits(F(y4)[i]);
+    CHECK(differ > 0, "group norm with 1 and 4 groups must differ");
+    sb_tensor *all[] = {x, y1, y4, m1, r1, m4, r4};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) sb_tensor_free(all[i]);
+}
+
+static void test_gn_bad_inputs(void) {
+    int64_t shape[3] = {2, 6, 3}, st[2] = {2, 2}, st3[2] = {2, 3}, s0[3] = {2, 6, 0};
+    sb_tensor *x = mk(3, shape), *y = mk(3, shape), *g = mkvec(6), *g5 = mkvec(5),
+              *sm = mk(2, st), *sr = mk(2, st), *sm3 = mk(2, st3), *x0 = mk(3, s0),
+              *y0 = mk(3, s0), *dx = mk(3, shape);
+    fill_rand(x, 0, 1);
+    for (int i = 0; i < 36; i++) F(y)[i] = 7.0f;
+    CHECK_ERROR(sb_group_norm_forward(x, 4, g, NULL, 1e-5f, y, NULL, NULL), SB_ERR_ARG,
+                "groups = 4 must be >= 1 and divide");
+    CHECK_ERROR(sb_group_norm_forward(x, 0, g, NULL, 1e-5f, y, NULL, NULL), SB_ERR_ARG,
+                "groups = 0");
+    CHECK_ERROR(sb_group_norm_forward(x, 2, g5, NULL, 1e-5f, y, NULL, NULL), SB_ERR_SHAPE,
+                "gamma must have shape [6]");
+    CHECK_ERROR(sb_group_norm_forward(x, 2, g, NULL, 1e-5f, y, sm3, NULL), SB_ERR_SHAPE,
+                "save_mean must have shape [2, 2]");
+    CHECK_ERROR(sb_group_norm_forward(x, 2, g, NULL, 0.0f, y, NULL, NULL), SB_ERR_ARG, "eps");
+    CHECK_ERROR(sb_group_norm_forward(x0, 2, NULL, NULL, 1e-5f, y0, NULL, NULL), SB_ERR_SHAPE,
+                "0 elements");
+    for (int i = 0; i < 36; i++) CHECK_BITS(F(y)[i], 7.0f, "a failed call writes nothing");
+    CHECK_ERROR(sb_group_norm_backward(y, x, 2, g, NULL, sr, dx, NULL, NULL), SB_ERR_NULL,
+                "save_mean is NULL");
+    CHECK_ERROR(sb_group_norm_backward(y, x, 3, g, sm, sr, dx, NULL, NULL), SB_ERR_SHAPE,
+                "save_mean must have shape [2, 3]");
+    sb_tensor *all[] = {x, y, g, g5, sm, sr, sm3, x0, y0, dx};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) sb_tensor_free(all[i]);
+}
+
 int main(int argc, char **argv) {
     (void)argc;
     SB_TEST_MAIN_NAME(argv[0]);
@@ -991,5 +1172,8 @@ int main(int argc, char **argv) {
     test_ln_configurations();
     test_ln_gradients_and_special();
     test_bad_inputs();
+    test_gn_configurations();
+    test_gn_grouping_matters();
+    test_gn_bad_inputs();
     return sb_test_finish();
 }

@@ -79,6 +79,9 @@ SB_API sb_status sb_ag_batch_norm(sb_graph *g, sb_variable *x, sb_variable *gamm
 SB_API sb_status sb_ag_layer_norm(sb_graph *g, sb_variable *x, int normalized_ndim,
                                   sb_variable *gamma, sb_variable *beta, float eps,
                                   sb_variable **y);
+/* Group norm of x (N, C, spatial...) in `groups` groups (see norm.h). */
+SB_API sb_status sb_ag_group_norm(sb_graph *g, sb_variable *x, int64_t groups, sb_variable *gamma,
+                                  sb_variable *beta, float eps, sb_variable **y);
 /* Dropout draws its mask from Philox (seed, stream) at counter `offset`. */
 SB_API sb_status sb_ag_dropout(sb_graph *g, sb_variable *x, float p, bool training, uint64_t seed,
                         uint64_t stream, uint64_t offset, sb_variable **y);

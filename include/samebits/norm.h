@@ -1,4 +1,4 @@
-/* samebits/norm.h - batch normalisation and layer normalisation.
+/* samebits/norm.h - batch, layer and group normalisation.
  *
  * Forward and backward, with PyTorch's semantics (BatchNorm1d/2d/3d running
  * statistics, LayerNorm over trailing dimensions) and one exact sequence of
@@ -73,6 +73,28 @@ SB_API sb_status sb_layer_norm_backward(const sb_tensor *dy, const sb_tensor *x,
                                  const sb_tensor *gamma, const sb_tensor *save_mean,
                                  const sb_tensor *save_rstd, sb_tensor *dx, sb_tensor *dgamma,
                                  sb_tensor *dbeta);
+
+/* Group norm of x of shape (N, C, spatial...) with 0 or more spatial dims:
+ * the C channels are split into `groups` consecutive groups of C/groups
+ * channels; statistics are per (n, group) over its (C/groups) * S elements,
+ * S = prod(spatial) (InstanceNorm: groups = C).
+ *   groups           >= 1 and divides C; (C/groups) * S >= 1.
+ *   gamma, beta      (C) or NULL (independently): per-channel affine.
+ *   eps              finite and > 0.
+ *   y                same shape as x (may be x itself).
+ *   save_mean,       (N, groups) or NULL: the statistics used, the inputs of
+ *   save_rstd        sb_group_norm_backward. */
+SB_API sb_status sb_group_norm_forward(const sb_tensor *x, int64_t groups, const sb_tensor *gamma,
+                                       const sb_tensor *beta, float eps, sb_tensor *y,
+                                       sb_tensor *save_mean, sb_tensor *save_rstd);
+
+/* Gradients of sb_group_norm_forward given dy (shape of x). save_mean and
+ * save_rstd (N, groups) are required; dx (x's shape), dgamma and dbeta (C)
+ * are each optional. */
+SB_API sb_status sb_group_norm_backward(const sb_tensor *dy, const sb_tensor *x, int64_t groups,
+                                        const sb_tensor *gamma, const sb_tensor *save_mean,
+                                        const sb_tensor *save_rstd, sb_tensor *dx,
+                                        sb_tensor *dgamma, sb_tensor *dbeta);
 
 #ifdef __cplusplus
 }

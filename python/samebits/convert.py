@@ -23,6 +23,9 @@ _CONVERT = {
     torch.nn.BatchNorm1d: snn.BatchNorm1d,
     torch.nn.BatchNorm2d: snn.BatchNorm2d,
     torch.nn.LayerNorm: snn.LayerNorm,
+    torch.nn.GroupNorm: snn.GroupNorm,
+    torch.nn.InstanceNorm1d: snn.InstanceNorm1d,
+    torch.nn.InstanceNorm2d: snn.InstanceNorm2d,
     torch.nn.CrossEntropyLoss: snn.CrossEntropyLoss,
     torch.nn.MSELoss: snn.MSELoss,
     torch.nn.GELU: snn.GELU,
@@ -105,6 +108,10 @@ def _check(m, path):
                 "samebits.from_torch_module: cannot convert torch.nn.Conv2d%s with padding=%r, "
                 "padding_mode=%r; samebits supports int zero padding only"
                 % (where, m.padding, m.padding_mode))
+    if t in (torch.nn.InstanceNorm1d, torch.nn.InstanceNorm2d) and m.track_running_stats:
+        raise UnsupportedModuleError(
+            "samebits.from_torch_module: cannot convert %s%s with track_running_stats=True"
+            % (_type_name(m), where))
     if t is torch.nn.CrossEntropyLoss and m.weight is not None:
         raise UnsupportedModuleError("samebits.from_torch_module: cannot convert "
                                   "torch.nn.CrossEntropyLoss%s with class weights" % where)

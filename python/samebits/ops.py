@@ -36,6 +36,7 @@ __all__ = [
     "adaptive_avg_pool2d_backward",
     "sum", "mean", "sum_backward", "mean_backward",
     "batch_norm", "batch_norm_backward", "layer_norm", "layer_norm_backward",
+    "group_norm", "group_norm_backward",
     "dropout", "dropout_backward",
     "gather", "gather_backward", "scatter_add", "index_select", "index_select_backward",
     "index_add",
@@ -544,6 +545,36 @@ def _layer_norm_backward(dy, x, nd, w, mean, rstd, need_x, need_w, need_b,
     dw = empty(tail) if need_w else None
     db = empty(tail) if need_b else None
     call("sb_layer_norm_backward", ref(wrap(dy)), ref(wrap(x)), nd, ref(_w(w)),
+         ref(wrap(mean)), ref(wrap(rstd)), ref(_w(dx)), ref(_w(dw)), ref(_w(db)))
+    return dx, dw, db
+
+
+def _group_norm(x, groups, w, b, eps, fn="group_norm"):
+    eps = _lib.arg_float(eps, "sb_group_norm_forward", 4, fn, "eps")
+    groups = _lib.arg_int(groups, "sb_group_norm_forward", 1, fn, "num_groups")
+    if x.ndim < 2:
+        raise ValueError("samebits.%s: input must have at least 2 dims (N, C, ...), got shape %s"
+                         % (fn, x.shape))
+    if groups < 1 or x.shape[1] % groups:
+        raise ValueError("samebits.%s: num_groups=%d must be >= 1 and divide the %d channels"
+                         % (fn, groups, x.shape[1]))
+    y, mean, rstd = empty(x.shape), empty((x.shape[0], groups)), empty((x.shape[0], groups))
+    call("sb_group_norm_forward", ref(wrap(x)), groups, ref(_w(w)), ref(_w(b)), eps,
+         ref(wrap(y)), ref(wrap(mean)), ref(wrap(rstd)))
+    return y, mean, rstd
+
+
+def _group_norm_backward(dy, x, groups, w, mean, rstd, need_x, need_w, need_b,
+                         fn="group_norm_backward"):
+    groups = _lib.arg_int(groups, "sb_group_norm_backward", 2, fn, "num_groups")
+    if x.ndim < 2:
+        raise ValueError("samebits.%s: x must have at least 2 dims (N, C, ...), got shape %s"
+                         % (fn, x.shape))
+    c = x.shape[1]
+    dx = empty(x.shape) if need_x else None
+    dw = empty((c,)) if need_w else None
+    db = empty((c,)) if need_b else None
+    call("sb_group_norm_backward", ref(wrap(dy)), ref(wrap(x)), groups, ref(_w(w)),
          ref(wrap(mean)), ref(wrap(rstd)), ref(_w(dx)), ref(_w(dw)), ref(_w(db)))
     return dx, dw, db
 
@@ -1098,6 +1129,23 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
 def layer_norm_backward(dy, x, normalized_ndim, weight, save_mean, save_rstd):
     fn = "layer_norm_backward"
     r = _layer_norm_backward(to_np(dy, fn, "dy"), to_np(x, fn, "x"), normalized_ndim,
+                             _opt(weight, fn, "weight"), to_np(save_mean, fn, "save_mean"),
+                             to_np(save_rstd, fn, "save_rstd"), True, weight is not None,
+                             weight is not None)
+    k = kind_of(dy, x)
+    return tuple(None if v is None else back(v, k) for v in r)
+
+
+def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5):
+    fn = "group_norm"
+    y, _, _ = _group_norm(to_np(x, fn, "x"), num_groups, _opt(weight, fn, "weight"),
+                          _opt(bias, fn, "bias"), eps)
+    return back(y, kind_of(x))
+
+
+def group_norm_backward(dy, x, num_groups, weight, save_mean, save_rstd):
+    fn = "group_norm_backward"
+    r = _group_norm_backward(to_np(dy, fn, "dy"), to_np(x, fn, "x"), num_groups,
                              _opt(weight, fn, "weight"), to_np(save_mean, fn, "save_mean"),
                              to_np(save_rstd, fn, "save_rstd"), True, weight is not None,
                              weight is not None)

@@ -406,6 +406,9 @@ ROUTED = {
     # normalisation and losses
     "batch_norm": (_call(SF.batch_norm), "batch norm (F.batch_norm's signature)"),
     "layer_norm": (_call(SF.layer_norm), "layer norm over trailing dims"),
+    "group_norm": (_call(SF.group_norm), "group norm, per-channel affine"),
+    "instance_norm": (_call(SF.instance_norm), "group norm with one group per channel; no "
+                      "running statistics"),
     "cross_entropy": (_call(SF.cross_entropy), "class-index cross-entropy"),
     "mse_loss": (_call(SF.mse_loss), "mean squared error"),
     "dropout": (_dropout, "identity in eval mode"),
@@ -476,7 +479,7 @@ _DUNDERS = {
 
 # torch.X functions whose argument order differs from torch.nn.functional.X
 # (the ROUTED entry follows F's): looked up under their full name, so missing
-_TORCH_ONLY = ("batch_norm", "layer_norm")
+_TORCH_ONLY = ("batch_norm", "layer_norm", "group_norm", "instance_norm")
 
 
 def _name(func):
@@ -496,7 +499,7 @@ def _name(func):
         shown = "%s.%s" % ("torch.nn.functional" if mod == "torch._C._nn" else mod, n)
     if n == "__rmatmul__":
         return "rmatmul", shown
-    if shown.startswith("torch.") and n in _TORCH_ONLY:
+    if shown == "torch." + n and n in _TORCH_ONLY:
         return shown, shown
     return _DUNDERS.get(n, n), shown
 

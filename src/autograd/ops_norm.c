@@ -1,4 +1,4 @@
-/* Autograd for batch norm and layer norm: the forward saves mean and rstd
+/* Autograd for batch, layer and group norm: the forward saves mean and rstd
  * so the backward rule reuses exactly the forward's statistics. */
 #include "core/fpenv.h"
 #include "autograd/graph_internal.h"
@@ -74,6 +74,45 @@ sb_status sb_ag_layer_norm(sb_graph *g, sb_variable *x, int normalized_ndim, sb_
         node->saved[0] = mean;
         node->saved[1] = rstd;
         node->p.s.i0 = normalized_ndim;
+    }
+    return SB_OK;
+}
+
+static sb_status group_norm_backward(sb_graph *g, sb_node *n) {
+    sb_tensor *d[SB_NODE_MAX_INPUTS];
+    SB_TRY(sb_ag_targets(g, n, d));
+    SB_TRY(sb_group_norm_backward(n->out->grad, n->in[0]->value, n->p.s.i0,
+                                  n->in[1] ? n->in[1]->value : NULL, n->saved[0], n->saved[1],
+                                  d[0], d[1], d[2]));
+    return sb_ag_commit(g, n, d);
+}
+
+sb_status sb_ag_group_norm(sb_graph *g, sb_variable *x, int64_t groups, sb_variable *gamma,
+                           sb_variable *beta, float eps, sb_variable **y) {
+    SB_FPENV_GUARD();
+    const char *fn = "sb_ag_group_norm";
+    if (!y) return sb_fail(SB_ERR_NULL, "%s: y is NULL", fn);
+    *y = NULL;
+    if (!g) return sb_fail(SB_ERR_NULL, "%s: graph is NULL", fn);
+    SB_TRY(sb_ag_check_var(fn, "x", x));
+    if (x->value->ndim < 2) return sb_fail(SB_ERR_SHAPE, "%s: x needs at least 2 dims (N, C, ...)", fn);
+    if (groups < 1 || x->value->shape[1] % groups != 0)
+        return sb_fail(SB_ERR_ARG, "%s: groups = %lld must be >= 1 and divide C = %lld", fn,
+                       (long long)groups, (long long)x->value->shape[1]);
+    sb_variable *in[3] = {x, gamma, beta}, *out;
+    SB_TRY(sb_ag_output(g, x->value->ndim, x->value->shape, in, 3, &out));
+    const int64_t stat[2] = {x->value->shape[0], groups};
+    sb_tensor *mean, *rstd;
+    SB_TRY(sb_ag_new_tensor(g, x->value->device, SB_F32, 2, stat, &mean));
+    SB_TRY(sb_ag_new_tensor(g, x->value->device, SB_F32, 2, stat, &rstd));
+    SB_TRY(sb_group_norm_forward(x->value, groups, gamma ? gamma->value : NULL,
+                                 beta ? beta->value : NULL, eps, out->value, mean, rstd));
+    sb_node *node;
+    SB_TRY(sb_ag_finish(g, "group_norm", group_norm_backward, in, 3, out, y, &node));
+    if (node) {
+        node->saved[0] = mean;
+        node->saved[1] = rstd;
+        node->p.s.i0 = groups;
     }
     return SB_OK;
 }

@@ -166,6 +166,14 @@ typedef struct sb_backend_ops {
                                      const float *w, const float *save_mean,
                                      const float *save_rstd, float *dx, float *dw, float *db,
                                      int64_t R, int64_t D);
+    sb_status (*group_norm_forward)(const sb_backend *be, const float *x, const float *gamma,
+                                    const float *beta, float eps, float *y, float *save_mean,
+                                    float *save_rstd, int64_t N, int64_t C, int64_t S,
+                                    int64_t G);
+    sb_status (*group_norm_backward)(const sb_backend *be, const float *dy, const float *x,
+                                     const float *gamma, const float *save_mean,
+                                     const float *save_rstd, float *dx, float *dgamma,
+                                     float *dbeta, int64_t N, int64_t C, int64_t S, int64_t G);
 
     /* ---- reductions over axes (section 12); strided through the geometry ---- */
     sb_status (*reduce)(const sb_backend *be, sb_ref_reduce_kind kind, const sb_ref_reduce_geom *g,

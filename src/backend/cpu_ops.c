@@ -330,6 +330,26 @@ static sb_status cpu_layer_norm_backward(const sb_backend *be, const float *dy, 
     return SB_OK;
 }
 
+static sb_status cpu_group_norm_forward(const sb_backend *be, const float *x, const float *gamma,
+                                        const float *beta, float eps, float *y, float *save_mean,
+                                        float *save_rstd, int64_t N, int64_t C, int64_t S,
+                                        int64_t G) {
+    (void)be;
+    sb_cpu_group_norm_forward(x, gamma, beta, eps, y, save_mean, save_rstd, N, C, S, G);
+    return SB_OK;
+}
+
+static sb_status cpu_group_norm_backward(const sb_backend *be, const float *dy, const float *x,
+                                         const float *gamma, const float *save_mean,
+                                         const float *save_rstd, float *dx, float *dgamma,
+                                         float *dbeta, int64_t N, int64_t C, int64_t S,
+                                         int64_t G) {
+    (void)be;
+    sb_cpu_group_norm_backward(dy, x, gamma, save_mean, save_rstd, dx, dgamma, dbeta, N, C, S,
+                               G);
+    return SB_OK;
+}
+
 /* ---- reductions ---- */
 
 static sb_status cpu_reduce(const sb_backend *be, sb_ref_reduce_kind kind,
@@ -454,6 +474,8 @@ const sb_backend_ops sb_cpu_backend_ops = {
     .batch_norm_backward = cpu_batch_norm_backward,
     .layer_norm_forward = cpu_layer_norm_forward,
     .layer_norm_backward = cpu_layer_norm_backward,
+    .group_norm_forward = cpu_group_norm_forward,
+    .group_norm_backward = cpu_group_norm_backward,
     .reduce = cpu_reduce,
     .reduce_extreme = cpu_reduce_extreme,
     .reduce_scatter = cpu_reduce_scatter,

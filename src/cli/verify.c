@@ -125,6 +125,9 @@ static const spec specs[] = {
     {"batch_norm", 77, false, "x=8x6x14x14,shift=100,momentum=0.2"},
     {"layer_norm", 78, true, "x=4x10"},
     {"layer_norm", 79, false, "x=3x5x40,normalized=2,shift=-50,eps=0.001"},
+    {"group_norm", 150, true, "x=3x6x4x5,groups=2"},
+    {"group_norm", 151, true, "x=2x4x3,groups=4,eps=0.001"},
+    {"group_norm", 152, false, "x=4x32x9x9,groups=8,shift=-50"},
     {"dropout", 80, true, "x=5x13,p=0.3,offset=17"},
     {"dropout", 81, false, "x=10000,p=0.5,offset=123456789"},
     /* optimizers */

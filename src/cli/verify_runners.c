@@ -674,6 +674,35 @@ static sb_status run_layer_norm(run_ctx *r) {
     return out(r, "backward_b", db);
 }
 
+static sb_status run_group_norm(run_ctx *r) {
+    shp sx;
+    int64_t groups;
+    float eps;
+    SB_TRY(pshape(r, "x", &sx));
+    SB_TRY(pint(r, "groups", 1, &groups));
+    SB_TRY(pflt(r, "eps", 1e-5f, &eps));
+    if (sx.nd < 2) return bad_param(r, "x");
+    shp sc = {1, {sx.d[1]}}, ss = {2, {sx.d[0], groups}};
+    sb_tensor *x, *w, *b, *y, *mean, *rstd, *dy, *dx, *dw, *db;
+    SB_TRY(input(r, &x, &sx, 1));
+    SB_TRY(input(r, &w, &sc, 2));
+    SB_TRY(input(r, &b, &sc, 3));
+    SB_TRY(zeros_like(r, &y, x));
+    SB_TRY(tnew(r, &mean, SB_F32, &ss));
+    SB_TRY(tnew(r, &rstd, SB_F32, &ss));
+    SB_TRY(sb_group_norm_forward(x, groups, w, b, eps, y, mean, rstd));
+    SB_TRY(out(r, "forward", y));
+    SB_TRY(out(r, "save_rstd", rstd));
+    SB_TRY(input(r, &dy, &sx, 4));
+    SB_TRY(zeros_like(r, &dx, x));
+    SB_TRY(zeros_like(r, &dw, w));
+    SB_TRY(zeros_like(r, &db, b));
+    SB_TRY(sb_group_norm_backward(dy, x, groups, w, mean, rstd, dx, dw, db));
+    SB_TRY(out(r, "backward_x", dx));
+    SB_TRY(out(r, "backward_w", dw));
+    return out(r, "backward_b", db);
+}
+
 static sb_status run_dropout(run_ctx *r) {
     shp sx;
     float p;
@@ -1017,7 +1046,7 @@ static const runner runners[] = {
     {"softmax", run_softmax_op},    {"log_softmax", run_log_softmax},
     {"cross_entropy", run_ce},      {"nll_loss", run_nll},
     {"mse", run_mse},               {"batch_norm", run_batch_norm},
-    {"layer_norm", run_layer_norm}, {"dropout", run_dropout},
+    {"layer_norm", run_layer_norm}, {"group_norm", run_group_norm}, {"dropout", run_dropout},
     {"sgd", run_sgd},               {"adam", run_adam},
     {"rng", run_rng},               {"math", run_math},
     {"ssum", run_ssum},             {"train_lenet5", run_train_lenet5},

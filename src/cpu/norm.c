@@ -12,7 +12,10 @@
  * Batch norm runs in two threaded phases: per-channel statistics (threaded
  * over channels), then the per-element map over (n, c) rows, which has
  * N * C independent rows even when C is small. Layer norm is threaded over
- * rows, and its parameter gradients over tiles of columns. */
+ * rows, and its parameter gradients over tiles of columns. Group norm is
+ * layer norm's row walk with rows (n, g) and a per-channel affine (the
+ * reference's p(r, i)); its parameter gradients are per-channel sums over
+ * (n, s), threaded over channels. */
 #include <stdlib.h>
 #include "cpu/sum_internal.h"
 #include "cpu/ops_internal.h"
@@ -34,6 +37,7 @@ typedef enum term_kind {
 /* One group and what its terms need. */
 typedef struct group {
     const float *x, *dy, *w; /* x and dy share the geometry; w is indexed by j */
+    bool w_outer;            /* w is indexed by i instead (group norm's channels) */
     int64_t outer, inner, stride;
     float m, r;
 } group;
@@ -47,7 +51,8 @@ static void terms(term_kind kind, const group *g, int64_t k0, int64_t k, float *
         int64_t len = g->inner - j < k - t ? g->inner - j : k - t;
         const float *xp = g->x + i * g->stride + j;
         const float *dyp = g->dy ? g->dy + i * g->stride + j : NULL;
-        const float *wp = g->w ? g->w + j : NULL;
+        const float *wp = g->w && !g->w_outer ? g->w + j : NULL;
+        const float *wo = g->w && g->w_outer ? g->w + i : NULL;
         float *ap = a + t, *bp = b + t;
         switch (kind) {
         case T_X:
@@ -69,7 +74,7 @@ static void terms(term_kind kind, const group *g, int64_t k0, int64_t k, float *
         case T_G_GX:
             for (int64_t q = 0; q < len; q++) {
                 float xhat = (xp[q] - m) * r;
-                float gg = wp ? dyp[q] * wp[q] : dyp[q];
+                float gg = wp ? dyp[q] * wp[q] : wo ? dyp[q] * wo[0] : dyp[q];
                 ap[q] = gg;
                 bp[q] = gg * xhat;
             }
@@ -113,6 +118,19 @@ static void group_sums(term_kind kind, const group *g, float *sa, float *sb) {
     }
     *sa = sb_sum_result(&acc_a);
     if (two) *sb = sb_sum_result(&acc_b);
+}
+
+/* Streams the group's terms into the running sums acc_a (and acc_b), for
+ * sums that span several groups. */
+static void group_feed(term_kind kind, const group *g, sb_sum_acc *acc_a, sb_sum_acc *acc_b) {
+    float a[CHUNK], b[CHUNK];
+    int64_t n = g->outer * g->inner;
+    for (int64_t k0 = 0; k0 < n; k0 += CHUNK) {
+        int64_t k = n - k0 < CHUNK ? n - k0 : CHUNK;
+        terms(kind, g, k0, k, a, b);
+        sb_cpu_sum_add_n(acc_a, a, k);
+        if (acc_b) sb_cpu_sum_add_n(acc_b, b, k);
+    }
 }
 
 static int64_t grain_for(int64_t items, int64_t work_per_item) {
@@ -265,18 +283,20 @@ void sb_cpu_batch_norm_backward(const float *dy, const float *x, const float *ga
     free(stat);
 }
 
-/* ---- layer norm ---------------------------------------------------------------- */
+/* ---- layer norm and group norm ----------------------------------------------- */
 
+/* Rows of D elements; the affine parameter of element i of row r is
+ * w[(r % G) * (D / S) + i / S] (layer norm: G = S = 1). */
 typedef struct ln_job {
     const float *x, *dy, *w, *b, *mean, *rstd;
     float *y, *save_mean, *save_rstd, *dw, *db;
     float eps;
-    int64_t R, D;
+    int64_t R, D, G, S;
 } ln_job;
 
 static void ln_forward_range(void *vjob, int64_t r0, int64_t r1) {
     const ln_job *j = vjob;
-    int64_t D = j->D;
+    int64_t D = j->D, S = j->S, blocks = D / S;
     float d_f = (float)D;
     for (int64_t r = r0; r < r1; r++) {
         const float *xr = j->x + r * D;
@@ -291,41 +311,66 @@ static void ln_forward_range(void *vjob, int64_t r0, int64_t r1) {
         float rstd = 1.0f / sqrtf(var + j->eps);
         if (j->save_mean) j->save_mean[r] = mean;
         if (j->save_rstd) j->save_rstd[r] = rstd;
-        for (int64_t i = 0; i < D; i++) {
-            float v = (xr[i] - mean) * rstd;
-            if (j->w) v = v * j->w[i];
-            if (j->b) v = v + j->b[i];
-            yr[i] = v;
+        int64_t p0 = (r % j->G) * blocks;
+        for (int64_t cb = 0; cb < blocks; cb++) {
+            const float *xb = xr + cb * S;
+            float *yb = yr + cb * S;
+            for (int64_t q = 0; q < S; q++) {
+                float v = (xb[q] - mean) * rstd;
+                if (j->w) v = v * j->w[p0 + cb];
+                if (j->b) v = v + j->b[p0 + cb];
+                yb[q] = v;
+            }
         }
     }
+}
+
+static void rows_forward(const ln_job *j) {
+    sb_parallel_for(j->R, grain_for(j->R, 3 * j->D), ln_forward_range, (void *)j);
 }
 
 void sb_cpu_layer_norm_forward(const float *x, const float *w, const float *b, float eps,
                                float *y, float *save_mean, float *save_rstd, int64_t R,
                                int64_t D) {
     ln_job j = {.x = x, .w = w, .b = b, .eps = eps, .y = y, .save_mean = save_mean,
-                .save_rstd = save_rstd, .R = R, .D = D};
-    sb_parallel_for(R, grain_for(R, 3 * D), ln_forward_range, &j);
+                .save_rstd = save_rstd, .R = R, .D = D, .G = 1, .S = 1};
+    rows_forward(&j);
+}
+
+void sb_cpu_group_norm_forward(const float *x, const float *gamma, const float *beta, float eps,
+                               float *y, float *save_mean, float *save_rstd, int64_t N,
+                               int64_t C, int64_t S, int64_t G) {
+    ln_job j = {.x = x, .w = gamma, .b = beta, .eps = eps, .y = y, .save_mean = save_mean,
+                .save_rstd = save_rstd, .R = N * G, .D = (C / G) * S, .G = G, .S = S};
+    rows_forward(&j);
 }
 
 static void ln_dx_range(void *vjob, int64_t r0, int64_t r1) {
     const ln_job *j = vjob;
-    int64_t D = j->D;
+    int64_t D = j->D, S = j->S, blocks = D / S;
     float d_f = (float)D;
     for (int64_t r = r0; r < r1; r++) {
         const float *xr = j->x + r * D, *dyr = j->dy + r * D;
         float *dxr = j->y + r * D;
         float m = j->mean[r], rs = j->rstd[r];
-        group g = {.x = xr, .dy = dyr, .w = j->w, .outer = 1, .inner = D, .stride = D,
-                   .m = m, .r = rs};
+        const float *wr = j->w ? j->w + (r % j->G) * blocks : NULL;
+        /* layer norm: w by position (inner); group norm: by channel block (outer) */
+        group g = S == 1 ? (group){.x = xr, .dy = dyr, .w = wr, .outer = 1, .inner = D,
+                                   .stride = D, .m = m, .r = rs}
+                         : (group){.x = xr, .dy = dyr, .w = wr, .w_outer = true,
+                                   .outer = blocks, .inner = S, .stride = S, .m = m, .r = rs};
         float sg, sgx;
         group_sums(T_G_GX, &g, &sg, &sgx);
         float a = sg / d_f;
         float bb = sgx / d_f;
-        for (int64_t i = 0; i < D; i++) {
-            float xhat = (xr[i] - m) * rs;
-            float gg = j->w ? dyr[i] * j->w[i] : dyr[i];
-            dxr[i] = rs * ((gg - a) - xhat * bb);
+        for (int64_t cb = 0; cb < blocks; cb++) {
+            const float *xb = xr + cb * S, *dyb = dyr + cb * S;
+            float *dxb = dxr + cb * S;
+            for (int64_t q = 0; q < S; q++) {
+                float xhat = (xb[q] - m) * rs;
+                float gg = wr ? dyb[q] * wr[cb] : dyb[q];
+                dxb[q] = rs * ((gg - a) - xhat * bb);
+            }
         }
     }
 }
@@ -388,10 +433,39 @@ void sb_cpu_layer_norm_backward(const float *dy, const float *x, const float *w,
                                 const float *mean, const float *rstd, float *dx, float *dw,
                                 float *db, int64_t R, int64_t D) {
     ln_job j = {.x = x, .dy = dy, .w = w, .mean = mean, .rstd = rstd, .y = dx, .dw = dw,
-                .db = db, .R = R, .D = D};
+                .db = db, .R = R, .D = D, .G = 1, .S = 1};
     if (dx) sb_parallel_for(R, grain_for(R, 3 * D), ln_dx_range, &j);
     if (dw || db) {
         int64_t tiles = (D + COLS - 1) / COLS;
         sb_parallel_for(tiles, grain_for(tiles, 2 * COLS * R), ln_param_range, &j);
     }
+}
+
+/* Channels [c0, c1): dgamma[c], dbeta[c] are canonical sums over (n, s), n
+ * slowest, each (n, c) row normalised with the statistics of its group. */
+static void gn_param_range(void *vjob, int64_t c0, int64_t c1) {
+    const ln_job *j = vjob;
+    int64_t G = j->G, S = j->S, cg = j->D / S, C = G * cg, N = j->R / G;
+    for (int64_t c = c0; c < c1; c++) {
+        sb_sum_acc acc_dy, acc_dyx;
+        sb_sum_init(&acc_dy);
+        sb_sum_init(&acc_dyx);
+        for (int64_t n = 0; n < N; n++) {
+            int64_t r = n * G + c / cg;
+            group g = {.x = j->x + (n * C + c) * S, .dy = j->dy + (n * C + c) * S, .outer = 1,
+                       .inner = S, .stride = S, .m = j->mean[r], .r = j->rstd[r]};
+            group_feed(T_DY_DYX, &g, &acc_dy, &acc_dyx);
+        }
+        if (j->dw) j->dw[c] = sb_sum_result(&acc_dyx);
+        if (j->db) j->db[c] = sb_sum_result(&acc_dy);
+    }
+}
+
+void sb_cpu_group_norm_backward(const float *dy, const float *x, const float *gamma,
+                                const float *mean, const float *rstd, float *dx, float *dgamma,
+                                float *dbeta, int64_t N, int64_t C, int64_t S, int64_t G) {
+    ln_job j = {.x = x, .dy = dy, .w = gamma, .mean = mean, .rstd = rstd, .y = dx,
+                .dw = dgamma, .db = dbeta, .R = N * G, .D = (C / G) * S, .G = G, .S = S};
+    if (dx) sb_parallel_for(j.R, grain_for(j.R, 3 * j.D), ln_dx_range, &j);
+    if (dgamma || dbeta) sb_parallel_for(C, grain_for(C, 2 * N * S), gn_param_range, &j);
 }

@@ -1,4 +1,4 @@
-/* Tensor-level batch norm and layer norm: argument validation around the
+/* Tensor-level batch, layer and group norm: argument validation around the
  * device's kernels (on the CPU the fast kernels of src/cpu/norm.c, bit for
  * bit the reference kernels of src/ref/norm.c, threaded; contract section
  * "Normalisation").
@@ -257,4 +257,89 @@ sb_status sb_layer_norm_backward(const sb_tensor *dy, const sb_tensor *x, int no
     SB_TRY(SB_OPS_BACKEND(fn, &be, dy, x, gamma, save_mean, save_rstd, dx, dgamma, dbeta));
     return SB_BACKEND_RUN(fn, be, layer_norm_backward, f32(dy), f32(x), f32(gamma), f32(save_mean),
                           f32(save_rstd), f32(dx), f32(dgamma), f32(dbeta), R, D);
+}
+
+/* ---- group norm ---- */
+
+/* Validates x as (N, C, spatial...) and groups; returns N, C, S. */
+static sb_status gn_input(const char *fn, const sb_tensor *x, int64_t groups, int64_t *N,
+                          int64_t *C, int64_t *S) {
+    SB_TRY(bn_input(fn, "x", x, N, C, S));
+    if (groups < 1 || *C % groups != 0)
+        return sb_fail(SB_ERR_ARG, "%s: groups = %lld must be >= 1 and divide the channel count "
+                       "C = x.shape[1] = %lld", fn, (long long)groups, (long long)*C);
+    if (*C == 0 || *S == 0)
+        return sb_fail(SB_ERR_SHAPE, "%s: each group of x holds 0 elements (C = %lld, spatial "
+                       "size %lld; mean and variance are undefined)", fn, (long long)*C,
+                       (long long)*S);
+    return SB_OK;
+}
+
+sb_status sb_group_norm_forward(const sb_tensor *x, int64_t groups, const sb_tensor *gamma,
+                                const sb_tensor *beta, float eps, sb_tensor *y,
+                                sb_tensor *save_mean, sb_tensor *save_rstd) {
+    SB_FPENV_GUARD();
+    const char *fn = "sb_group_norm_forward";
+    int64_t N = 0, C = 0, S = 0;
+    SB_TRY(gn_input(fn, x, groups, &N, &C, &S));
+    if (!y) return sb_fail(SB_ERR_NULL, "%s: y is NULL", fn);
+    SB_TRY(check_exact(fn, "y", y, x->ndim, x->shape, "the shape of x"));
+    SB_TRY(check_eps(fn, eps));
+    const int64_t vec[1] = {C}, stat[2] = {N, groups};
+    const char *what = "one value per channel, C = x.shape[1]";
+    const char *per_group = "(N, groups)";
+    SB_TRY(check_optional(fn, "gamma", gamma, 1, vec, what));
+    SB_TRY(check_optional(fn, "beta", beta, 1, vec, what));
+    SB_TRY(check_optional(fn, "save_mean", save_mean, 2, stat, per_group));
+    SB_TRY(check_optional(fn, "save_rstd", save_rstd, 2, stat, per_group));
+
+    /* y may be x itself (in place); nothing else may overlap. */
+    SB_TRY(sb_check_disjoint(fn, 3, (const char *const[]){"y", "save_mean", "save_rstd"},
+                             (const sb_tensor *const[]){y, save_mean, save_rstd},
+                             2, (const char *const[]){"gamma", "beta"}, (const sb_tensor *const[]){gamma, beta}));
+    SB_TRY(sb_check_disjoint(fn, 2, (const char *const[]){"save_mean", "save_rstd"},
+                             (const sb_tensor *const[]){save_mean, save_rstd},
+                             1, (const char *const[]){"x"}, (const sb_tensor *const[]){x}));
+    SB_TRY(sb_check_in_place(fn, "y", y, "x", x));
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, x, gamma, beta, y, save_mean, save_rstd));
+    return SB_BACKEND_RUN(fn, be, group_norm_forward, f32(x), f32(gamma), f32(beta), eps, f32(y),
+                          f32(save_mean), f32(save_rstd), N, C, S, groups);
+}
+
+sb_status sb_group_norm_backward(const sb_tensor *dy, const sb_tensor *x, int64_t groups,
+                                 const sb_tensor *gamma, const sb_tensor *save_mean,
+                                 const sb_tensor *save_rstd, sb_tensor *dx, sb_tensor *dgamma,
+                                 sb_tensor *dbeta) {
+    SB_FPENV_GUARD();
+    const char *fn = "sb_group_norm_backward";
+    int64_t N = 0, C = 0, S = 0;
+    SB_TRY(gn_input(fn, x, groups, &N, &C, &S));
+    if (!dy) return sb_fail(SB_ERR_NULL, "%s: dy is NULL", fn);
+    SB_TRY(check_exact(fn, "dy", dy, x->ndim, x->shape, "the shape of x"));
+    SB_TRY(check_optional(fn, "dx", dx, x->ndim, x->shape, "the shape of x"));
+    const int64_t vec[1] = {C}, stat[2] = {N, groups};
+    const char *what = "one value per channel, C = x.shape[1]";
+    const char *per_group = "(N, groups)";
+    SB_TRY(check_optional(fn, "gamma", gamma, 1, vec, what));
+    if (!save_mean)
+        return sb_fail(SB_ERR_NULL, "%s: save_mean is NULL (pass the save_mean written by "
+                       "sb_group_norm_forward)", fn);
+    if (!save_rstd)
+        return sb_fail(SB_ERR_NULL, "%s: save_rstd is NULL (pass the save_rstd written by "
+                       "sb_group_norm_forward)", fn);
+    SB_TRY(check_exact(fn, "save_mean", save_mean, 2, stat, per_group));
+    SB_TRY(check_exact(fn, "save_rstd", save_rstd, 2, stat, per_group));
+    SB_TRY(check_optional(fn, "dgamma", dgamma, 1, vec, what));
+    SB_TRY(check_optional(fn, "dbeta", dbeta, 1, vec, what));
+
+    /* Outputs overlap nothing (dx = dy in place would change the bits). */
+    SB_TRY(sb_check_disjoint(fn, 3, (const char *const[]){"dx", "dgamma", "dbeta"}, (const sb_tensor *const[]){dx, dgamma, dbeta},
+                             5, (const char *const[]){"dy", "x", "gamma", "save_mean", "save_rstd"},
+                             (const sb_tensor *const[]){dy, x, gamma, save_mean, save_rstd}));
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, dy, x, gamma, save_mean, save_rstd, dx, dgamma, dbeta));
+    return SB_BACKEND_RUN(fn, be, group_norm_backward, f32(dy), f32(x), f32(gamma),
+                          f32(save_mean), f32(save_rstd), f32(dx), f32(dgamma), f32(dbeta), N, C,
+                          S, groups);
 }

@@ -457,6 +457,17 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
         sb_tensor *dbeta), \
        norm, NULL, SB_OP_NONE, sb_ref_layer_norm_backward, SB_OP_NONE, \
        "layer_norm") \
+    OP(sb_group_norm_forward, sb_status, \
+       (const sb_tensor *x, int64_t groups, const sb_tensor *gamma, const sb_tensor *beta, \
+        float eps, sb_tensor *y, sb_tensor *save_mean, sb_tensor *save_rstd), \
+       norm, "group_norm", SB_OP_NONE, sb_ref_group_norm_forward, sb_group_norm_backward, \
+       "group_norm") \
+    OP(sb_group_norm_backward, sb_status, \
+       (const sb_tensor *dy, const sb_tensor *x, int64_t groups, const sb_tensor *gamma, \
+        const sb_tensor *save_mean, const sb_tensor *save_rstd, sb_tensor *dx, sb_tensor *dgamma, \
+        sb_tensor *dbeta), \
+       norm, NULL, SB_OP_NONE, sb_ref_group_norm_backward, SB_OP_NONE, \
+       "group_norm") \
     OP(sb_dropout_forward, sb_status, \
        (const sb_tensor *x, float p, bool training, uint64_t seed, uint64_t stream, uint64_t offset, \
         sb_tensor *y, sb_tensor *mask), \

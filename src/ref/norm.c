@@ -122,14 +122,30 @@ void sb_ref_batch_norm_backward(const float *dy, const float *x, const float *ga
     }
 }
 
-/* ---- layer norm ---- */
+/* ---- layer norm and group norm: per-row statistics ---- */
 
-// x, y are (R,D); w, b are (D); save_mean, save_rstd are (R).
-void sb_ref_layer_norm_forward(const float *x, const float *w, const float *b, float eps,
-                               float *y, float *save_mean, float *save_rstd, int64_t R,
-                               int64_t D) {
+/* Both normalise rows: R rows of D contiguous elements, statistics per row.
+ * They differ only in which affine parameter element i of row r uses:
+ *   p(r, i) = (r % G) * (D / S) + i / S
+ * layer norm: G = 1, S = 1 (p = i, one parameter per trailing position);
+ * group norm: rows are (n, g) of x (N,C,S) with D = (C/G) * S, so p is the
+ * channel c = g * (C/G) + i / S.
+ * A parameter gradient dw[p] is one canonical sum over every (r, i) with
+ * p(r, i) = p, r slowest and i fastest: for layer norm the rows in order, for
+ * group norm (n, s) in order, as batch norm's per-channel sums. */
+typedef struct row_geom {
+    int64_t R, D, G, S;
+} row_geom;
+
+static int64_t param_of(const row_geom *q, int64_t r, int64_t i) {
+    return (r % q->G) * (q->D / q->S) + i / q->S;
+}
+
+static void rows_forward(const float *x, const float *w, const float *b, float eps, float *y,
+                         float *save_mean, float *save_rstd, const row_geom *q) {
+    int64_t D = q->D;
     float d_f = (float)D;
-    for (int64_t r = 0; r < R; r++) {
+    for (int64_t r = 0; r < q->R; r++) {
         const float *xr = x + r * D;
         float *yr = y + r * D;
         float mean, sumsq;
@@ -140,20 +156,20 @@ void sb_ref_layer_norm_forward(const float *x, const float *w, const float *b, f
         if (save_rstd) save_rstd[r] = rstd;
         for (int64_t i = 0; i < D; i++) {
             float v = (xr[i] - mean) * rstd;
-            if (w) v = v * w[i];
-            if (b) v = v + b[i];
+            if (w) v = v * w[param_of(q, r, i)];
+            if (b) v = v + b[param_of(q, r, i)];
             yr[i] = v;
         }
     }
 }
 
-// dy, x, dx are (R,D); w, dw, db are (D); mean, rstd are (R).
-void sb_ref_layer_norm_backward(const float *dy, const float *x, const float *w,
-                                const float *mean, const float *rstd, float *dx, float *dw,
-                                float *db, int64_t R, int64_t D) {
+static void rows_backward(const float *dy, const float *x, const float *w, const float *mean,
+                          const float *rstd, float *dx, float *dw, float *db,
+                          const row_geom *q) {
+    int64_t D = q->D;
     float d_f = (float)D;
     if (dx) {
-        for (int64_t r = 0; r < R; r++) {
+        for (int64_t r = 0; r < q->R; r++) {
             const float *xr = x + r * D, *dyr = dy + r * D;
             float *dxr = dx + r * D;
             float m = mean[r], rs = rstd[r];
@@ -163,7 +179,7 @@ void sb_ref_layer_norm_backward(const float *dy, const float *x, const float *w,
             sb_sum_init(&acc_gx);
             for (int64_t i = 0; i < D; i++) {
                 float xhat = (xr[i] - m) * rs;
-                float g = w ? dyr[i] * w[i] : dyr[i];
+                float g = w ? dyr[i] * w[param_of(q, r, i)] : dyr[i];
                 sb_sum_add(&acc_g, g);
                 sb_sum_add(&acc_gx, g * xhat);
             }
@@ -171,27 +187,64 @@ void sb_ref_layer_norm_backward(const float *dy, const float *x, const float *w,
             float bb = sb_sum_result(&acc_gx) / d_f;
             for (int64_t i = 0; i < D; i++) {
                 float xhat = (xr[i] - m) * rs;
-                float g = w ? dyr[i] * w[i] : dyr[i];
+                float g = w ? dyr[i] * w[param_of(q, r, i)] : dyr[i];
                 dxr[i] = rs * ((g - a) - xhat * bb);
             }
         }
     }
-    /* Parameter gradients: one canonical sum over the rows per column. A
-     * column at a time keeps one accumulator live; this is the reference,
-     * not the fast path. */
+    /* Parameter gradients: one canonical sum per parameter over the (r, i)
+     * that use it, r slowest. A parameter at a time keeps one accumulator
+     * pair live; this is the reference, not the fast path. */
     if (dw || db) {
-        for (int64_t i = 0; i < D; i++) {
+        int64_t per_group = q->D / q->S, P = q->G * per_group;
+        for (int64_t p = 0; p < P; p++) {
+            int64_t g = p / per_group, i0 = (p % per_group) * q->S;
             sb_sum_acc acc_w, acc_b;
             sb_sum_init(&acc_w);
             sb_sum_init(&acc_b);
-            for (int64_t r = 0; r < R; r++) {
-                float d = dy[r * D + i];
-                float xhat = (x[r * D + i] - mean[r]) * rstd[r];
-                sb_sum_add(&acc_w, d * xhat);
-                sb_sum_add(&acc_b, d);
-            }
-            if (dw) dw[i] = sb_sum_result(&acc_w);
-            if (db) db[i] = sb_sum_result(&acc_b);
+            for (int64_t r = g; r < q->R; r += q->G)
+                for (int64_t i = i0; i < i0 + q->S; i++) {
+                    float d = dy[r * D + i];
+                    float xhat = (x[r * D + i] - mean[r]) * rstd[r];
+                    sb_sum_add(&acc_w, d * xhat);
+                    sb_sum_add(&acc_b, d);
+                }
+            if (dw) dw[p] = sb_sum_result(&acc_w);
+            if (db) db[p] = sb_sum_result(&acc_b);
         }
     }
+}
+
+// x, y are (R,D); w, b are (D); save_mean, save_rstd are (R).
+void sb_ref_layer_norm_forward(const float *x, const float *w, const float *b, float eps,
+                               float *y, float *save_mean, float *save_rstd, int64_t R,
+                               int64_t D) {
+    row_geom q = {R, D, 1, 1};
+    rows_forward(x, w, b, eps, y, save_mean, save_rstd, &q);
+}
+
+// dy, x, dx are (R,D); w, dw, db are (D); mean, rstd are (R).
+void sb_ref_layer_norm_backward(const float *dy, const float *x, const float *w,
+                                const float *mean, const float *rstd, float *dx, float *dw,
+                                float *db, int64_t R, int64_t D) {
+    row_geom q = {R, D, 1, 1};
+    rows_backward(dy, x, w, mean, rstd, dx, dw, db, &q);
+}
+
+/* ---- group norm ---- */
+
+// x, y are (N,C,S); gamma, beta are (C); save_mean, save_rstd are (N,G).
+void sb_ref_group_norm_forward(const float *x, const float *gamma, const float *beta, float eps,
+                               float *y, float *save_mean, float *save_rstd, int64_t N,
+                               int64_t C, int64_t S, int64_t G) {
+    row_geom q = {N * G, (C / G) * S, G, S};
+    rows_forward(x, gamma, beta, eps, y, save_mean, save_rstd, &q);
+}
+
+// dy, x, dx are (N,C,S); gamma, dgamma, dbeta are (C); mean, rstd are (N,G).
+void sb_ref_group_norm_backward(const float *dy, const float *x, const float *gamma,
+                                const float *mean, const float *rstd, float *dx, float *dgamma,
+                                float *dbeta, int64_t N, int64_t C, int64_t S, int64_t G) {
+    row_geom q = {N * G, (C / G) * S, G, S};
+    rows_backward(dy, x, gamma, mean, rstd, dx, dgamma, dbeta, &q);
 }

@@ -32,4 +32,13 @@ void sb_ref_layer_norm_backward(const float *dy, const float *x, const float *w,
                                 const float *mean, const float *rstd, float *dx, float *dw,
                                 float *db, int64_t R, int64_t D);
 
+/* Group norm: x, y, dy, dx are (N,C,S); gamma, beta, dgamma, dbeta are (C);
+ * save_mean, save_rstd are (N,G), G >= 1 divides C, (C/G) * S >= 1. */
+void sb_ref_group_norm_forward(const float *x, const float *gamma, const float *beta, float eps,
+                               float *y, float *save_mean, float *save_rstd, int64_t N,
+                               int64_t C, int64_t S, int64_t G);
+void sb_ref_group_norm_backward(const float *dy, const float *x, const float *gamma,
+                                const float *mean, const float *rstd, float *dx, float *dgamma,
+                                float *dbeta, int64_t N, int64_t C, int64_t S, int64_t G);
+
 #endif

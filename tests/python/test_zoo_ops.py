@@ -255,3 +255,107 @@ def test_hard_activation_modules_convert_and_run_strict():
     covered = {op for op, _ in report.covered}
     assert {"torch.nn.functional.relu6", "torch.nn.functional.hardtanh",
             "torch.nn.functional.hardswish", "torch.nn.functional.hardsigmoid"} <= covered
+
+
+# ---- group norm and instance norm ----------------------------------------------
+
+GN = [((2, 6, 5, 5), 3), ((3, 4, 7), 4), ((2, 8), 2), ((1, 4, 3, 3), 1), ((2, 32, 4, 4), 8)]
+
+
+@pytest.mark.parametrize("shape,groups", GN)
+def test_group_norm_matches_pytorch(shape, groups):
+    torch.manual_seed(5)
+    c = shape[1]
+    x = (torch.randn(*shape) * 3 + 1).requires_grad_()
+    w, b = torch.randn(c).requires_grad_(), torch.randn(c).requires_grad_()
+    xt, wt, bt = (v.detach().clone().requires_grad_() for v in (x, w, b))
+    dy = torch.randn(*shape)
+    y = SF.group_norm(x, groups, w, b, 1e-5)
+    yt = F.group_norm(xt, groups, wt, bt, 1e-5)
+    y.backward(dy)
+    yt.backward(dy)
+    # float32 statistics in another order: a few ulps of the output's scale
+    for got, want in ((y, yt), (x.grad, xt.grad), (w.grad, wt.grad), (b.grad, bt.grad)):
+        assert torch.allclose(got, want, rtol=1e-5, atol=1e-5)
+    # samebits.ops gives the autograd Function's forward bits
+    assert _bits_equal(ops.group_norm(x.detach(), groups, w.detach(), b.detach()), y.detach())
+    assert not torch.equal(y, SF.group_norm(x, 1 if groups > 1 else c, w, b)), \
+        "the grouping must change the result"
+
+
+def test_group_norm_same_bits_at_every_setting():
+    torch.manual_seed(6)
+    x, w, b = torch.randn(3, 8, 12, 12) * 5, torch.randn(8), torch.randn(8)
+    dy = torch.randn(3, 8, 12, 12)
+
+    def run():
+        xs, ws, bs = (v.clone().requires_grad_() for v in (x, w, b))
+        y = SF.group_norm(xs, 4, ws, bs, 1e-5)
+        y.backward(dy)
+        return [y.detach().numpy(), xs.grad.numpy(), ws.grad.numpy(), bs.grad.numpy()]
+    _same_everywhere(run)
+
+
+def test_instance_norm_is_group_norm_per_channel():
+    torch.manual_seed(7)
+    x, w, b = torch.randn(2, 5, 6, 4), torch.randn(5), torch.randn(5)
+    assert _bits_equal(SF.instance_norm(x, weight=w, bias=b), SF.group_norm(x, 5, w, b))
+    assert torch.allclose(SF.instance_norm(x, weight=w, bias=b),
+                          F.instance_norm(x, weight=w, bias=b), rtol=1e-5, atol=1e-5)
+    with pytest.raises(NotImplementedError, match="running statistics"):
+        SF.instance_norm(x, torch.zeros(5), torch.ones(5))
+
+
+def test_group_norm_arguments_are_checked():
+    x = torch.randn(2, 6, 3)
+    with pytest.raises(ValueError, match="num_groups=4"):
+        SF.group_norm(x, 4)
+    with pytest.raises(ValueError, match="num_groups=0"):
+        ops.group_norm(x, 0)
+    with pytest.raises(TypeError, match="float64"):
+        SF.group_norm(x.double(), 2)
+    with pytest.raises(samebits.SamebitsError, match="gamma must have shape"):
+        SF.group_norm(x, 2, torch.ones(5))
+
+
+class NormBlock(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3)
+        self.gn = torch.nn.GroupNorm(4, 8)
+        self.inorm = torch.nn.InstanceNorm2d(8, affine=True)
+        self.inorm_plain = torch.nn.InstanceNorm2d(8)
+        self.fc = torch.nn.Linear(8, 3)
+
+    def forward(self, x):
+        h = self.inorm(self.gn(self.conv(x)))
+        h = F.group_norm(h, 2) + F.instance_norm(self.inorm_plain(h))
+        return self.fc(F.adaptive_avg_pool2d(h, 1).flatten(1))
+
+
+def test_norm_modules_convert_and_run_strict():
+    torch.manual_seed(8)
+    m = NormBlock()
+    sb = samebits.from_torch_module(NormBlock())
+    sb.load_state_dict(m.state_dict())
+    for name in ("gn", "inorm", "inorm_plain"):
+        assert type(getattr(sb, name)).__module__ == "samebits.nn"
+    x = torch.randn(2, 3, 7, 7, requires_grad=True)
+    out, fwd, bwd = _run_profiled(sb, x, torch.tensor([0, 2]))
+    assert _computing(_aten_ops(fwd), False) == []
+    assert _computing(_aten_ops(bwd), True) == []
+    assert torch.allclose(out, m(x), rtol=1e-4, atol=1e-5)
+    report = samebits.audit(m, x, print_report=False)
+    assert not report.missing
+    covered = {op for op, _ in report.covered}
+    assert {"torch.nn.functional.group_norm", "torch.nn.functional.instance_norm"} <= covered
+    # unbatched input, as PyTorch's InstanceNorm accepts
+    one = samebits.from_torch_module(torch.nn.InstanceNorm1d(3))
+    assert _bits_equal(one(torch.ones(3, 5) * torch.arange(5.0)),
+                       SF.group_norm((torch.ones(3, 5) * torch.arange(5.0))[None], 3)[0])
+
+
+def test_instance_norm_running_stats_refused_at_conversion():
+    with pytest.raises(samebits.UnsupportedModuleError, match="track_running_stats=True"):
+        samebits.from_torch_module(torch.nn.Sequential(
+            torch.nn.InstanceNorm2d(4, track_running_stats=True)))

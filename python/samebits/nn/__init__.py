@@ -19,7 +19,8 @@ import torch
 from . import functional as F
 from .. import random as _random
 
-__all__ = ["Linear", "Conv2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "CrossEntropyLoss",
+__all__ = ["Linear", "Conv2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm",
+           "InstanceNorm1d", "InstanceNorm2d", "CrossEntropyLoss",
            "MSELoss", "GELU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Dropout", "ReLU",
            "MaxPool2d", "AvgPool2d", "AdaptiveMaxPool2d", "AdaptiveAvgPool2d", "Hardtanh", "ReLU6", "Hardsigmoid",
            "Hardswish", "functional"]
@@ -115,6 +116,50 @@ class LayerNorm(torch.nn.LayerNorm):
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+
+class GroupNorm(torch.nn.GroupNorm):
+    """Statistics per (sample, group of C/num_groups channels); per-channel
+    affine weight 1 and bias 0 at construction, as PyTorch."""
+
+    def reset_parameters(self):
+        if self.affine:
+            with torch.no_grad():
+                self.weight.fill_(1.0)
+                self.bias.zero_()
+            _random._next_streams(2)  # every parameter owns a stream, used or not
+
+    def forward(self, input):
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+
+class _InstanceNormMixin:
+    """Group norm with one group per channel. track_running_stats=True is
+    refused (at conversion and here), never ignored."""
+
+    def reset_parameters(self):
+        if self.affine:
+            with torch.no_grad():
+                self.weight.fill_(1.0)
+                self.bias.zero_()
+            _random._next_streams(2)
+
+    # torch's forward checks the rank and adds/removes an unbatched input's
+    # batch dim around this
+    def _apply_instance_norm(self, input):
+        if self.track_running_stats:
+            raise NotImplementedError("samebits.nn.%s: track_running_stats=True is not supported"
+                                      % type(self).__name__)
+        return F.instance_norm(input, None, None, self.weight, self.bias, True, self.momentum,
+                               self.eps)
+
+
+class InstanceNorm1d(_InstanceNormMixin, torch.nn.InstanceNorm1d):
+    """Instance norm over (N, C, L)."""
+
+
+class InstanceNorm2d(_InstanceNormMixin, torch.nn.InstanceNorm2d):
+    """Instance norm over (N, C, H, W)."""
 
 
 class CrossEntropyLoss(torch.nn.CrossEntropyLoss):

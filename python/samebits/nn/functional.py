@@ -22,6 +22,7 @@ from .._convert import to_np, to_np_index
 __all__ = ["linear", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_max_pool2d",
            "adaptive_avg_pool2d", "relu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "tanh", "sigmoid", "gelu",
            "softmax", "log_softmax", "cross_entropy", "mse_loss", "batch_norm", "layer_norm",
+           "group_norm", "instance_norm",
            "dropout", "mm", "div", "sqrt", "exp", "log", "sum", "mean",
            "gather", "index_select", "scatter_add", "index_add"]
 
@@ -429,6 +430,55 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     nd = _ops._normalized_ndim(to_np(input, fn, "input").shape, normalized_shape, fn)
     return _LayerNorm.apply(input, weight, bias, nd,
                             _lib.arg_float(eps, "sb_layer_norm_forward", 4, fn, "eps"))
+
+
+class _GroupNorm(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w, b, groups, eps):
+        fn = "group_norm"
+        y, mean, rstd = _ops._group_norm(to_np(x, fn, "input"), groups, _np(w, fn, "weight"),
+                                         _np(b, fn, "bias"), eps)
+        ctx.save_for_backward(x, w)
+        ctx.stats = (mean, rstd, groups)
+        ctx.has = (w is not None, b is not None)
+        return torch.from_numpy(y)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        x, w = ctx.saved_tensors
+        mean, rstd, groups = ctx.stats
+        nx, nw, nb = ctx.needs_input_grad[:3]
+        fn = "group_norm"
+        dx, dw, db = _ops._group_norm_backward(to_np(dy, fn, "grad"), to_np(x, fn, "input"),
+                                               groups, _np(w, fn, "weight"), mean, rstd, nx,
+                                               nw and ctx.has[0], nb and ctx.has[1])
+        return _t(dx), _t(dw), _t(db), None, None
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Group norm (contract section 12): statistics per (sample, group of
+    C/num_groups channels), per-channel affine."""
+    fn = "nn.functional.group_norm"
+    return _GroupNorm.apply(input, weight, bias,
+                            _lib.arg_int(num_groups, "sb_group_norm_forward", 1, fn, "num_groups"),
+                            _lib.arg_float(eps, "sb_group_norm_forward", 4, fn, "eps"))
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    """Instance norm = group norm with one group per channel. Running
+    statistics are refused (not silently ignored): only use_input_stats=True
+    without running_mean/running_var is supported."""
+    fn = "nn.functional.instance_norm"
+    if running_mean is not None or running_var is not None or not use_input_stats:
+        raise NotImplementedError("samebits.%s: running statistics (running_mean, running_var, "
+                                  "use_input_stats=False) are not supported" % fn)
+    x = to_np(input, fn, "input")
+    if x.ndim < 3:
+        raise ValueError("samebits.%s: input must be (N, C, spatial...), got shape %s"
+                         % (fn, tuple(x.shape)))
+    return group_norm(input, x.shape[1], weight, bias, eps)
 
 
 class _Dropout(torch.autograd.Function):
