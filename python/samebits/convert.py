@@ -43,6 +43,9 @@ _CONVERT = {
     torch.nn.ReLU6: snn.ReLU6,
     torch.nn.Hardsigmoid: snn.Hardsigmoid,
     torch.nn.Hardswish: snn.Hardswish,
+    torch.nn.SiLU: snn.SiLU,
+    torch.nn.LeakyReLU: snn.LeakyReLU,
+    torch.nn.Softplus: snn.Softplus,
 }
 
 # Modules that only move bits (views, copies) or hold others: kept as they are.

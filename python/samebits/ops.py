@@ -27,7 +27,8 @@ __all__ = [
     "neg", "abs", "sqrt", "exp", "log", "square", "reciprocal", "unary_backward",
     "relu", "relu_backward", "tanh", "tanh_backward", "sigmoid", "sigmoid_backward",
     "gelu", "gelu_backward", "hardtanh", "hardtanh_backward", "relu6", "hardsigmoid",
-    "hardsigmoid_backward", "hardswish", "hardswish_backward",
+    "hardsigmoid_backward", "hardswish", "hardswish_backward", "silu", "silu_backward",
+    "leaky_relu", "leaky_relu_backward", "softplus", "softplus_backward",
     "softmax", "softmax_backward", "log_softmax", "log_softmax_backward",
     "cross_entropy", "cross_entropy_backward", "mse_loss", "mse_loss_backward",
     "conv2d", "conv2d_backward", "conv2d_input", "conv2d_weight",
@@ -889,6 +890,53 @@ def hardswish(x):
 def hardswish_backward(x, dy):
     fn = "hardswish_backward"
     return back(_map_backward("sb_hardswish_backward", to_np(x, fn, "x"), to_np(dy, fn, "dy")),
+                kind_of(x, dy))
+
+
+def silu(x):
+    """x / (1 + exp(-x)) (contract section 9)."""
+    return back(_map("sb_silu_forward", to_np(x, "silu", "x")), kind_of(x))
+
+
+def silu_backward(x, dy):
+    fn = "silu_backward"
+    return back(_map_backward("sb_silu_backward", to_np(x, fn, "x"), to_np(dy, fn, "dy")),
+                kind_of(x, dy))
+
+
+def _slope(negative_slope, function, index, fn):
+    return _lib.arg_float(negative_slope, function, index, fn, "negative_slope")
+
+
+def leaky_relu(x, negative_slope=0.01):
+    """x > 0 ? x : x * negative_slope (NaN kept)."""
+    return back(_map("sb_leaky_relu_forward", to_np(x, "leaky_relu", "x"),
+                     _slope(negative_slope, "sb_leaky_relu_forward", 1, "leaky_relu")), kind_of(x))
+
+
+def leaky_relu_backward(x, dy, negative_slope=0.01):
+    fn = "leaky_relu_backward"
+    return back(_map_backward("sb_leaky_relu_backward", to_np(x, fn, "x"), to_np(dy, fn, "dy"),
+                              _slope(negative_slope, "sb_leaky_relu_backward", 2, fn)),
+                kind_of(x, dy))
+
+
+def _softplus_args(beta, threshold, function, index, fn):
+    return (_lib.arg_float(beta, function, index, fn, "beta"),
+            _lib.arg_float(threshold, function, index + 1, fn, "threshold"))
+
+
+def softplus(x, beta=1.0, threshold=20.0):
+    """x * beta > threshold ? x : log1p(exp(x * beta)) / beta."""
+    return back(_map("sb_softplus_forward", to_np(x, "softplus", "x"),
+                     *_softplus_args(beta, threshold, "sb_softplus_forward", 1, "softplus")),
+                kind_of(x))
+
+
+def softplus_backward(x, dy, beta=1.0, threshold=20.0):
+    fn = "softplus_backward"
+    return back(_map_backward("sb_softplus_backward", to_np(x, fn, "x"), to_np(dy, fn, "dy"),
+                              *_softplus_args(beta, threshold, "sb_softplus_backward", 2, fn)),
                 kind_of(x, dy))
 
 

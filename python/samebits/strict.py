@@ -218,6 +218,16 @@ def _hardtanh(args, kwargs):
     return SF.hardtanh(x, lo, hi)
 
 
+def _leaky_relu(args, kwargs):
+    """F.leaky_relu(input, negative_slope=0.01, inplace=False)."""
+    _refuse_kwargs(kwargs, ("input", "negative_slope", "inplace"), "leaky_relu")
+    x = _arg(args, kwargs, 0, "input")
+    slope = _arg(args, kwargs, 1, "negative_slope", 0.01)
+    if _arg(args, kwargs, 2, "inplace", False):
+        return _inplace(x, SF.leaky_relu(x.clone(), slope))
+    return SF.leaky_relu(x, slope)
+
+
 def _adaptive_max_with_indices(args, kwargs):
     """F.adaptive_max_pool2d_with_indices always returns (y, indices)."""
     _refuse_kwargs(kwargs, ("input", "output_size", "return_indices"),
@@ -386,6 +396,11 @@ ROUTED = {
     "hardtanh_": (_in_place(_hardtanh), "in-place hardtanh"),
     "hardsigmoid": (_activation(SF.hardsigmoid), "piecewise-linear sigmoid"),
     "hardswish": (_activation(SF.hardswish), "x * hardsigmoid(x)"),
+    "silu": (_activation(SF.silu), "x / (1 + exp(-x))"),
+    "silu_": (_in_place(_activation(SF.silu)), "in-place silu"),
+    "leaky_relu": (_leaky_relu, "x > 0 ? x : x * negative_slope"),
+    "leaky_relu_": (_in_place(_leaky_relu), "in-place leaky relu"),
+    "softplus": (_call(SF.softplus), "log1p(exp(beta x)) / beta, identity above threshold"),
     "softmax": (_softmax(False), "softmax over one dim"),
     "log_softmax": (_softmax(True), "log-softmax over one dim"),
     # reductions: the canonical sum

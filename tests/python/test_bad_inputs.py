@@ -164,8 +164,14 @@ OPS["hardtanh_backward"] = (lambda: dict(x=_f(2, 3), dy=_f(2, 3), min_val=-0.5, 
                             set())
 for _n in ("relu6", "hardsigmoid", "hardswish"):
     OPS[_n] = (lambda: dict(x=_f(2, 3)), _all("x", ELEMENTWISE_OK))
-for _n in ("hardsigmoid_backward", "hardswish_backward"):
+for _n in ("hardsigmoid_backward", "hardswish_backward", "silu_backward"):
     OPS[_n] = (lambda: dict(x=_f(2, 3), dy=_f(2, 3)), set())
+OPS["silu"] = (lambda: dict(x=_f(2, 3)), _all("x", ELEMENTWISE_OK))
+OPS["leaky_relu"] = (lambda: dict(x=_f(2, 3), negative_slope=0.1), _all("x", ELEMENTWISE_OK))
+OPS["leaky_relu_backward"] = (lambda: dict(x=_f(2, 3), dy=_f(2, 3), negative_slope=0.1), set())
+OPS["softplus"] = (lambda: dict(x=_f(2, 3), beta=2.0, threshold=10.0), _all("x", ELEMENTWISE_OK))
+OPS["softplus_backward"] = (lambda: dict(x=_f(2, 3), dy=_f(2, 3), beta=2.0, threshold=10.0),
+                            set())
 for _n in ("add", "sub", "mul", "div"):
     OPS[_n] = (lambda: dict(a=_f(2, 3), b=_f(2, 3, positive=True)), BROADCAST_OK)
 for _n in ("neg", "abs", "sqrt", "exp", "log", "square", "reciprocal", "relu", "tanh", "sigmoid",
@@ -232,9 +238,13 @@ for _n in ("relu", "tanh", "sigmoid", "gelu", "sqrt", "exp", "log"):
 
 FUNCTIONAL["hardtanh"] = (lambda: dict(input=_t(_f(2, 3)), min_val=-0.5, max_val=0.5,
                                        inplace=False), _all(["input"], ELEMENTWISE_OK))
-for _n in ("relu6", "hardsigmoid", "hardswish"):
+for _n in ("relu6", "hardsigmoid", "hardswish", "silu"):
     FUNCTIONAL[_n] = (lambda: dict(input=_t(_f(2, 3)), inplace=False),
                       _all(["input"], ELEMENTWISE_OK))
+FUNCTIONAL["leaky_relu"] = (lambda: dict(input=_t(_f(2, 3)), negative_slope=0.1, inplace=False),
+                            _all(["input"], ELEMENTWISE_OK))
+FUNCTIONAL["softplus"] = (lambda: dict(input=_t(_f(2, 3)), beta=2.0, threshold=10.0),
+                          _all(["input"], ELEMENTWISE_OK))
 
 MODULES = {"ops": (ops, OPS), "nn.functional": (F, FUNCTIONAL)}
 

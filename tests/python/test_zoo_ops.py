@@ -359,3 +359,87 @@ def test_instance_norm_running_stats_refused_at_conversion():
     with pytest.raises(samebits.UnsupportedModuleError, match="track_running_stats=True"):
         samebits.from_torch_module(torch.nn.Sequential(
             torch.nn.InstanceNorm2d(4, track_running_stats=True)))
+
+
+# ---- SiLU, LeakyReLU, Softplus ---------------------------------------------------
+
+SMOOTH = [("silu", lambda v: SF.silu(v), lambda v: F.silu(v)),
+          ("leaky_relu", lambda v: SF.leaky_relu(v, 0.2), lambda v: F.leaky_relu(v, 0.2)),
+          ("softplus", lambda v: SF.softplus(v, 2.0, 5.0), lambda v: F.softplus(v, 2.0, 5.0))]
+
+
+@pytest.mark.parametrize("name,sb_fn,t_fn", SMOOTH, ids=[h[0] for h in SMOOTH])
+def test_smooth_activations_match_pytorch(name, sb_fn, t_fn):
+    x = _hard_input()[:-4096 + 512]
+    x = x[torch.isfinite(x)].clone().requires_grad_()
+    xt = x.detach().clone().requires_grad_()
+    y, yt = sb_fn(x), t_fn(xt)
+    dy = torch.randn(y.shape)
+    y.backward(dy)
+    yt.backward(dy)
+    if name == "leaky_relu":  # one multiplication: PyTorch's bits exactly
+        assert _bits_equal(y.detach(), yt.detach()) and _bits_equal(x.grad, xt.grad)
+    else:  # PyTorch's exp/log1p are not correctly rounded: a few ulps
+        assert torch.allclose(y, yt, rtol=1e-6, atol=1e-7)
+        assert torch.allclose(x.grad, xt.grad, rtol=1e-5, atol=1e-6)
+
+
+def test_smooth_activations_same_bits_at_every_setting():
+    x, dy = torch.randn(50000) * 8, torch.randn(50000)
+
+    def run():
+        out = []
+        for _, sb_fn, _ in SMOOTH:
+            xs = x.clone().requires_grad_()
+            y = sb_fn(xs)
+            y.backward(dy)
+            out += [y.detach().numpy(), xs.grad.numpy()]
+        return out
+    _same_everywhere(run)
+
+
+def test_silu_and_leaky_relu_inplace_is_honoured():
+    x = torch.randn(64)
+    for sb_fn in (lambda v: SF.silu(v, inplace=True),
+                  lambda v: SF.leaky_relu(v, 0.1, inplace=True)):
+        v = x.clone()
+        out = sb_fn(v)
+        assert out is v and not torch.equal(v, x)
+    assert _bits_equal(SF.silu(x.clone(), inplace=True), ops.silu(x))
+    with pytest.raises(TypeError, match="negative_slope"):
+        SF.leaky_relu(x, "a")
+    with pytest.raises(samebits.SamebitsError, match="beta"):
+        SF.softplus(x, 0.0)
+
+
+class SmoothBlock(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 6, 3)
+        self.silu, self.leaky, self.soft = torch.nn.SiLU(), torch.nn.LeakyReLU(0.1), \
+            torch.nn.Softplus(beta=2.0)
+        self.fc = torch.nn.Linear(6, 3)
+
+    def forward(self, x):
+        h = self.soft(self.leaky(self.silu(self.conv(x))))
+        h = F.silu(h) + F.leaky_relu(h, 0.3) + F.softplus(h)
+        return self.fc(F.adaptive_avg_pool2d(h, 1).flatten(1))
+
+
+def test_smooth_activation_modules_convert_and_run_strict():
+    torch.manual_seed(9)
+    m = SmoothBlock()
+    sb = samebits.from_torch_module(SmoothBlock())
+    sb.load_state_dict(m.state_dict())
+    for name in ("silu", "leaky", "soft"):
+        assert type(getattr(sb, name)).__module__ == "samebits.nn"
+    x = torch.randn(2, 3, 7, 7, requires_grad=True)
+    out, fwd, bwd = _run_profiled(sb, x, torch.tensor([0, 2]))
+    assert _computing(_aten_ops(fwd), False) == []
+    assert _computing(_aten_ops(bwd), True) == []
+    assert torch.allclose(out, m(x), rtol=1e-4, atol=1e-5)
+    report = samebits.audit(m, x, print_report=False)
+    assert not report.missing
+    covered = {op for op, _ in report.covered}
+    assert {"torch.nn.functional.silu", "torch.nn.functional.leaky_relu",
+            "torch.nn.functional.softplus"} <= covered

@@ -23,7 +23,7 @@ __all__ = ["Linear", "Conv2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Group
            "InstanceNorm1d", "InstanceNorm2d", "CrossEntropyLoss",
            "MSELoss", "GELU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Dropout", "ReLU",
            "MaxPool2d", "AvgPool2d", "AdaptiveMaxPool2d", "AdaptiveAvgPool2d", "Hardtanh", "ReLU6", "Hardsigmoid",
-           "Hardswish", "functional"]
+           "Hardswish", "SiLU", "LeakyReLU", "Softplus", "functional"]
 
 class Linear(torch.nn.Linear):
     """y = x W^T + b; every element one fmaf chain over the inputs."""
@@ -241,6 +241,21 @@ class Hardsigmoid(torch.nn.Hardsigmoid):
 class Hardswish(torch.nn.Hardswish):
     def forward(self, input):
         return F.hardswish(input, self.inplace)
+
+
+class SiLU(torch.nn.SiLU):
+    def forward(self, input):
+        return F.silu(input, self.inplace)
+
+
+class LeakyReLU(torch.nn.LeakyReLU):
+    def forward(self, input):
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
+
+
+class Softplus(torch.nn.Softplus):
+    def forward(self, input):
+        return F.softplus(input, self.beta, self.threshold)
 
 
 class AdaptiveMaxPool2d(torch.nn.AdaptiveMaxPool2d):

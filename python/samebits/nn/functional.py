@@ -20,7 +20,7 @@ from .. import ops as _ops
 from .._convert import to_np, to_np_index
 
 __all__ = ["linear", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_max_pool2d",
-           "adaptive_avg_pool2d", "relu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "tanh", "sigmoid", "gelu",
+           "adaptive_avg_pool2d", "relu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "silu", "leaky_relu", "softplus", "tanh", "sigmoid", "gelu",
            "softmax", "log_softmax", "cross_entropy", "mse_loss", "batch_norm", "layer_norm",
            "group_norm", "instance_norm",
            "dropout", "mm", "div", "sqrt", "exp", "log", "sum", "mean",
@@ -211,6 +211,9 @@ _ACT = {
     "hardtanh": ("sb_hardtanh_forward", "sb_hardtanh_backward", False),
     "hardsigmoid": ("sb_hardsigmoid_forward", "sb_hardsigmoid_backward", False),
     "hardswish": ("sb_hardswish_forward", "sb_hardswish_backward", False),
+    "silu": ("sb_silu_forward", "sb_silu_backward", False),
+    "leaky_relu": ("sb_leaky_relu_forward", "sb_leaky_relu_backward", False),
+    "softplus": ("sb_softplus_forward", "sb_softplus_backward", False),
 }
 
 
@@ -251,6 +254,26 @@ def hardsigmoid(input, inplace=False):
 
 def hardswish(input, inplace=False):
     return _maybe_inplace(input, "hardswish", (), inplace, "nn.functional.hardswish")
+
+
+def silu(input, inplace=False):
+    """x / (1 + exp(-x)) (one rounding fewer than x * sigmoid(x))."""
+    return _maybe_inplace(input, "silu", (), inplace, "nn.functional.silu")
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """x > 0 ? x : x * negative_slope; the gradient at 0 is dy * negative_slope."""
+    fn = "nn.functional.leaky_relu"
+    return _maybe_inplace(input, "leaky_relu",
+                          (_ops._slope(negative_slope, "sb_leaky_relu_forward", 1, fn),), inplace,
+                          fn)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """The identity where x * beta > threshold, else log1p(exp(x * beta)) / beta."""
+    fn = "nn.functional.softplus"
+    return _Activation.apply(input, "softplus",
+                             _ops._softplus_args(beta, threshold, "sb_softplus_forward", 1, fn))
 
 
 def tanh(input):
