@@ -23,12 +23,16 @@ from . import _lib
 from ._lib import call
 
 __all__ = ["manual_seed", "initial_seed", "init_module", "fan_in_uniform_", "permutation",
-           "epoch_permutation", "uniform", "normal", "SHUFFLE_STREAM", "DROPOUT_STREAM_BASE"]
+           "epoch_permutation", "uniform", "normal", "bernoulli", "bernoulli_stream",
+           "SHUFFLE_STREAM", "DROPOUT_STREAM_BASE", "BERNOULLI_STREAM_BASE"]
 
 #: SB_STREAM_SHUFFLE of include/samebits/train.h: epoch e shuffles with stream SHUFFLE_STREAM + e.
 SHUFFLE_STREAM = 0x5348554600000000
 #: Streams of Dropout modules made in Python ("DROP" in ASCII, then a counter).
 DROPOUT_STREAM_BASE = 0x44524F5000000000
+#: Streams of Bernoulli draws in strict model code ("BERN", then the FNV-1a
+#: hash of the module path that draws): see bernoulli_stream.
+BERNOULLI_STREAM_BASE = 0x4245524E00000000
 
 _state = {"seed": 0, "param_stream": 0, "dropout_stream": 0}
 
@@ -189,3 +193,32 @@ def normal(shape, seed, stream, mean=0.0, std=1.0, index=0):
     out = np.empty(shape, dtype=np.float32)
     call(c, ctypes.byref(rng), index, mean, std, ctypes.c_void_p(out.ctypes.data), n)
     return out
+
+
+def bernoulli_stream(path):
+    """The Philox stream of the Bernoulli draws made by the module at `path`
+    (its name in the model, '' for the root): BERNOULLI_STREAM_BASE plus the
+    32-bit FNV-1a hash of the path's UTF-8 bytes. Fixed by the model's
+    structure, so it does not depend on call order, threads or batch split."""
+    h = 0x811C9DC5
+    for byte in str(path).encode("utf-8"):
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return BERNOULLI_STREAM_BASE + h
+
+
+def bernoulli(shape, p, seed, stream, offset):
+    """float32 array of `shape`: element i (row-major) is 1.0 with
+    probability p, else 0.0; it is dropout's keep mask (contract section 11)
+    for the drop probability 1 - p: mask_i = (u_i >= (float)(1 - p)) with
+    u_i = uniform(seed, stream, offset + i). Costs nothing from any other
+    stream; the caller advances offset by the element count."""
+    fn = "bernoulli"
+    p = float(p)
+    if not 0.0 <= p <= 1.0:
+        raise ValueError("samebits.%s: p=%r must be in [0, 1]" % (fn, p))
+    from . import ops
+    import numpy as np
+    _, mask = ops._dropout(np.ones(tuple(shape), dtype=np.float32), 1.0 - p, True,
+                           _u64(seed, fn, "seed"), _u64(stream, fn, "stream"),
+                           _u64(offset, fn, "offset"), fn=fn)
+    return mask

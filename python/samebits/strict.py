@@ -31,10 +31,12 @@ torch calls made there do not come back here.
 import collections
 import os
 import sys
+import threading
 
 import torch
 from torch.overrides import TorchFunctionMode
 
+from . import random as _random
 from .nn import functional as SF
 
 __all__ = ["NotReproducibleError", "StrictMode", "audit", "AuditReport", "ROUTED", "PASS_THROUGH"]
@@ -226,6 +228,46 @@ def _leaky_relu(args, kwargs):
     if _arg(args, kwargs, 2, "inplace", False):
         return _inplace(x, SF.leaky_relu(x.clone(), slope))
     return SF.leaky_relu(x, slope)
+
+
+_SITE = threading.local()  # (caller frame, module paths) of the call being routed
+
+
+def _draw_state():
+    """The Bernoulli draw counter of the innermost model module on the
+    stack: (seed, stream, offset) kept on the module itself, made at its
+    first draw from samebits' seed and the module's path."""
+    frame, paths = _SITE.value
+    while frame is not None:
+        m = frame.f_locals.get("self")
+        if id(m) in paths:
+            state = getattr(m, "_samebits_draws", None)
+            if state is None:
+                state = [_random.initial_seed(), _random.bernoulli_stream(paths[id(m)]), 0]
+                m._samebits_draws = state
+            return state
+        frame = frame.f_back
+    raise _Missing("a random draw outside the model's modules has no Philox stream")
+
+
+def _bernoulli(in_place):
+    """t.bernoulli_(p) / t.bernoulli(p) / torch.bernoulli(t, p) with a float
+    p: samebits' Philox draw keyed by the calling module (see _draw_state);
+    probabilities given as a tensor, or a torch Generator, are missing."""
+    def route(args, kwargs):
+        _refuse_kwargs(kwargs, ("input", "p"), "bernoulli")
+        x = _arg(args, kwargs, 0, "input")
+        p = _arg(args, kwargs, 1, "p", None if not in_place else 0.5)
+        if not isinstance(p, (int, float)) or isinstance(p, bool):
+            raise _Missing("bernoulli with per-element probabilities (a tensor p or input)")
+        state = _draw_state()
+        mask = torch.from_numpy(_random.bernoulli(tuple(x.shape), p, *state))
+        state[2] += mask.numel()
+        if in_place:
+            with torch.no_grad():
+                return x.copy_(mask)
+        return mask
+    return route
 
 
 def _adaptive_max_with_indices(args, kwargs):
@@ -438,6 +480,9 @@ ROUTED = {
     "index_put_": (_in_place(_index_put), "in-place index_put, accumulate=True"),
     "repeat_interleave": (_repeat_interleave, "index_select of the repeated positions"),
     "__getitem__": (_getitem, "x[integer tensor] under autograd: index_select over dim 0"),
+    # random draws: Philox, keyed by the calling module (stochastic depth)
+    "bernoulli_": (_bernoulli(True), "Philox draw, float p, keyed by module path"),
+    "bernoulli": (_bernoulli(False), "Philox draw, float p, keyed by module path"),
     # broadcast views whose backward is a reduction
     "expand": (_expand, "view; backward sums with the canonical sum"),
     "expand_as": (_expand_as, "view; backward sums with the canonical sum"),
@@ -601,6 +646,7 @@ class StrictMode(TorchFunctionMode):
             return func(*args, **kwargs)
         why = "samebits has no version of it"
         if key in ROUTED:
+            _SITE.value = (caller, self.paths)
             try:
                 out = ROUTED[key][0](args, kwargs)
                 self._note("covered", shown, caller)

@@ -443,3 +443,86 @@ def test_smooth_activation_modules_convert_and_run_strict():
     covered = {op for op, _ in report.covered}
     assert {"torch.nn.functional.silu", "torch.nn.functional.leaky_relu",
             "torch.nn.functional.softplus"} <= covered
+
+
+# ---- Bernoulli draws and stochastic depth -----------------------------------------
+
+class DepthBlock(torch.nn.Module):
+    """A residual branch dropped per sample (torchvision's StochasticDepth
+    draws with empty(...).bernoulli_(survival), then div_ and a multiply)."""
+
+    def __init__(self, p=0.5):
+        super().__init__()
+        from torchvision.ops import StochasticDepth
+        self.conv = torch.nn.Conv2d(3, 3, 3, padding=1)
+        self.sd = StochasticDepth(p, "row")
+        self.fc = torch.nn.Linear(3, 2)
+
+    def forward(self, x):
+        h = x + self.sd(self.conv(x))
+        return self.fc(F.adaptive_avg_pool2d(h, 1).flatten(1))
+
+
+def _sb_depth(p=0.5):
+    samebits.manual_seed(11)
+    torch.manual_seed(11)
+    return samebits.from_torch_module(DepthBlock(p)).train()
+
+
+def test_stochastic_depth_runs_strict_with_philox_draws():
+    pytest.importorskip("torchvision")
+    sb = _sb_depth()
+    x = torch.randn(6, 3, 5, 5, requires_grad=True)
+    out, fwd, bwd = _run_profiled(sb, x, torch.tensor([0, 1, 0, 1, 0, 1]))
+    assert _computing(_aten_ops(fwd), False) == []
+    assert _computing(_aten_ops(bwd), True) == []
+    # the draw is dropout's keep mask of the module's own stream, offset 0
+    seed, stream, offset = sb.sd._samebits_draws
+    assert (seed, stream, offset) == (11, samebits.random.bernoulli_stream("sd"), 6)
+    keep = samebits.random.bernoulli((6, 1, 1, 1), 0.5, 11, stream, 0).reshape(6)
+    with torch.no_grad():
+        branch = sb.conv(x)
+    h = x.detach() + branch * torch.from_numpy(keep).reshape(6, 1, 1, 1) / 0.5
+    want = sb.fc(F.adaptive_avg_pool2d(h, 1).flatten(1))
+    assert 0 < keep.sum() < 6
+    assert torch.allclose(out, want, rtol=1e-5, atol=1e-6)
+    report = samebits.audit(DepthBlock().train(), x, print_report=False)
+    assert not report.missing
+    assert ("Tensor.bernoulli_", "sd") in report.covered
+
+
+def test_stochastic_depth_draws_do_not_depend_on_batch_split_or_threads():
+    pytest.importorskip("torchvision")
+    x = torch.randn(8, 3, 4, 4)
+
+    def run():
+        whole = _sb_depth()(x)
+        halves = _sb_depth()
+        split = torch.cat([halves(x[:4]), halves(x[4:])])
+        assert _bits_equal(whole, split)
+        return [whole.detach().numpy()]
+    _same_everywhere(run)
+
+
+def test_stochastic_depth_eval_is_identity_and_draw_rate():
+    pytest.importorskip("torchvision")
+    sb = _sb_depth().eval()
+    x = torch.randn(4, 3, 5, 5)
+    with torch.no_grad():
+        want = sb.fc(SF.adaptive_avg_pool2d(x + sb.conv(x), 1).flatten(1))
+    assert _bits_equal(sb(x), want)
+    assert getattr(sb.sd, "_samebits_draws", None) is None
+    m = samebits.random.bernoulli((200000,), 0.8, 3, samebits.random.bernoulli_stream("a"), 0)
+    assert abs(float(m.mean()) - 0.8) < 0.005
+    assert set(np.unique(m).tolist()) == {0.0, 1.0}
+
+
+class ProbBernoulli(torch.nn.Module):
+    def forward(self, x):
+        return x * torch.bernoulli(torch.sigmoid(x))
+
+
+def test_bernoulli_with_tensor_probabilities_is_missing():
+    sb = samebits.from_torch_module(ProbBernoulli())
+    with pytest.raises(samebits.NotReproducibleError, match="bernoulli"):
+        sb(torch.randn(3, 4))
