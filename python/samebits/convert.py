@@ -140,6 +140,16 @@ def _check(m, path):
                             % (_type_name(m), where, name, p.dtype))
 
 
+def _own_forward(m):
+    """True for a subclass of a supported torch.nn class that defines its
+    own forward below it (a subclass inheriting PyTorch's forward is not)."""
+    t = type(m)
+    base = next((b for b in t.__mro__ if b in _CONVERT), None)
+    if base is None or t.__module__ == "torch" or t.__module__.startswith("torch."):
+        return False
+    return any("forward" in vars(k) for k in t.__mro__[:t.__mro__.index(base)])
+
+
 def _convert(m, path):
     t = type(m)
     _refuse_kind(m, path)
@@ -156,6 +166,11 @@ def _convert(m, path):
     if isinstance(m, _SAMEBITS) or t in _EXACT or t in _CONTAINERS or \
             isinstance(m, torch.fx.GraphModule):
         pass
+    elif _own_forward(m):
+        # a user subclass of a supported module with its own forward (e.g.
+        # torchvision's LayerNorm2d: permute, F.layer_norm, permute) is
+        # custom code: kept, its forward runs under strict mode
+        _check(m, path)
     elif t.__module__ == "torch" or t.__module__.startswith("torch.") or \
             isinstance(m, tuple(_CONVERT)):
         # a module of PyTorch's own (torch.nn, torch.ao quantized and fused
