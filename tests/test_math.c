@@ -1,6 +1,7 @@
-/* Math: sb_expf, sb_expm1f, sb_logf, sb_log1pf, sb_tanhf, sb_erff must be the
- * correctly rounded (RN-even) binary32 result for every input.  The full proof
- * is tools/verify_math.c (all 2^32 inputs); this test samples quickly:
+/* Math: sb_expf, sb_expm1f, sb_logf, sb_log1pf, sb_tanhf, sb_erff, sb_exp2f,
+ * sb_log2f, sb_sinf, sb_cosf must be the correctly rounded (RN-even) binary32 result for every
+ * input.  The full proof is tools/verify_math.c (all 2^32 inputs); this test
+ * samples quickly:
  *  - special values with the exact bits the contract fixes (signed zeros,
  *    infinities, the NaN conventions, exact points);
  *  - every exponent of both signs, with edge and pseudo-random mantissas,
@@ -27,6 +28,8 @@ static const fn_info fns[] = {
     {"expf", sb_expf, exp, mpfr_exp},     {"expm1f", sb_expm1f, expm1, mpfr_expm1},
     {"logf", sb_logf, log, mpfr_log},     {"log1pf", sb_log1pf, log1p, mpfr_log1p},
     {"tanhf", sb_tanhf, tanh, mpfr_tanh}, {"erff", sb_erff, erf, mpfr_erf},
+    {"exp2f", sb_exp2f, exp2, mpfr_exp2}, {"log2f", sb_log2f, log2, mpfr_log2},
+    {"sinf", sb_sinf, sin, mpfr_sin},     {"cosf", sb_cosf, cos, mpfr_cos},
 };
 #define NFNS (int)(sizeof fns / sizeof fns[0])
 
@@ -129,6 +132,50 @@ static void test_specials(void) {
     expect(sb_erff, "erff", 0x00000004u, 0x00000005u); /* 4.514 * 2^-149 */
     expect(sb_erff, "erff", 0x80000004u, 0x80000005u);
 
+    expect(sb_exp2f, "exp2f", PZERO, ONE);
+    expect(sb_exp2f, "exp2f", NZERO, ONE);
+    expect(sb_exp2f, "exp2f", PINF, PINF);
+    expect(sb_exp2f, "exp2f", NINF, PZERO);
+    expect(sb_exp2f, "exp2f", 0x43000000u, PINF);       /* 2^128 overflows */
+    expect(sb_exp2f, "exp2f", 0x7f7fffffu, PINF);
+    expect(sb_exp2f, "exp2f", 0xc3160000u, PZERO);      /* 2^-150: a tie, to even 0 */
+    expect(sb_exp2f, "exp2f", 0xc315ffffu, 0x00000001u); /* just above the tie */
+    expect(sb_exp2f, "exp2f", 0xc3160001u, PZERO);
+    expect(sb_exp2f, "exp2f", 0xff7fffffu, PZERO);
+    expect(sb_exp2f, "exp2f", 0x00000001u, ONE);
+    expect(sb_exp2f, "exp2f", 0x80000001u, ONE);
+
+    expect(sb_log2f, "log2f", ONE, PZERO); /* log2(1) = +0 */
+    expect(sb_log2f, "log2f", PZERO, NINF);
+    expect(sb_log2f, "log2f", NZERO, NINF);
+    expect(sb_log2f, "log2f", PINF, PINF);
+    expect(sb_log2f, "log2f", NINF, QNAN);
+    expect(sb_log2f, "log2f", MONE, QNAN);
+    expect(sb_log2f, "log2f", 0x80000001u, QNAN);
+    expect(sb_log2f, "log2f", 0x7f7fffffu, 0x43000000u); /* log2(FLT_MAX) rounds to 128 */
+
+    /* Exact cases: 2^n for every integer n >= -149 that does not overflow,
+     * and log2 of every power of two (normal and subnormal). */
+    for (int n = -149; n <= 127; n++) {
+        uint32_t p2 = n >= -126 ? (uint32_t)(n + 127) << 23 : 1u << (n + 149);
+        float nf = (float)n;
+        expect(sb_exp2f, "exp2f", sb_test_bits(nf), p2);
+        expect(sb_log2f, "log2f", p2, sb_test_bits(nf));
+    }
+
+    expect(sb_sinf, "sinf", PZERO, PZERO);
+    expect(sb_sinf, "sinf", NZERO, NZERO);
+    expect(sb_sinf, "sinf", PINF, QNAN);
+    expect(sb_sinf, "sinf", NINF, QNAN);
+    expect(sb_sinf, "sinf", 0x00000001u, 0x00000001u); /* sin x ~ x */
+    expect(sb_sinf, "sinf", 0x80000001u, 0x80000001u);
+    expect(sb_cosf, "cosf", PZERO, ONE);
+    expect(sb_cosf, "cosf", NZERO, ONE);
+    expect(sb_cosf, "cosf", PINF, QNAN);
+    expect(sb_cosf, "cosf", NINF, QNAN);
+    expect(sb_cosf, "cosf", 0x00000001u, ONE);
+    expect(sb_cosf, "cosf", 0x80000001u, ONE);
+
     /* The same specials against MPFR, as a cross-check of the table above. */
     static const uint32_t pts[] = {PZERO, NZERO, PINF, NINF, ONE, MONE, 0x00000001u,
                                    0x80000001u, 0x007fffffu, 0x807fffffu, 0x00800000u,
@@ -163,6 +210,24 @@ static void test_thresholds(void) {
     window(5, 0.5f);          /* erf: piece boundaries */
     window(5, 0.75f);
     window(5, 3.75f);
+    window(6, 128.0f);        /* exp2 overflow */
+    window(6, -150.0f);       /* exp2 underflow to 0 (a tie at -150) */
+    window(6, -126.0f);       /* exp2 enters the subnormal range */
+    window(6, -0x1p-7f);      /* exp2 reduction switches k */
+    window(7, 0.5f);          /* log2 result crosses -1 */
+    window(7, 2.0f);
+    window(7, 0x1p-126f);     /* log2 of the smallest normals and largest subnormals */
+    for (int f = 8; f <= 9; f++) {
+        window(f, 0.785398185f);  /* sin/cos: first reduced input (pi/4) */
+        window(f, 1.57079637f);   /* near pi/2, pi, 3pi/2: q changes */
+        window(f, 3.14159274f);
+        window(f, 4.71238899f);
+        window(f, 0x1p57f);       /* the first 2/pi word drops out of the reduction */
+        window(f, 0x1p89f);
+        window(f, 0x1p121f);
+        window(f, -0x1.fffffep127f);
+        window(f, 0x1p-12f);      /* cos leaves 1 */
+    }
     for (int f = 0; f < NFNS; f++) {
         window(f, 1.0f);
         window(f, -1.0f + 0x1p-20f);
@@ -210,6 +275,12 @@ static const uint32_t hard[NFNS][12] = {
                  0x3cd41b91u, 0xbcd41b91u, 0xc0c5e8cau, 0x40c5e8cau, 0x3d7c3055u, 0xbd7c3055u},
     /* erff */ {0x3940ead6u, 0xb940ead6u, 0x39c0057du, 0xb9c0057du, 0x36aea466u, 0xb6aea466u,
                 0x358e9d2du, 0xb58e9d2du, 0x122a320cu, 0x12aa320cu, 0x132a320cu, 0x13aa320cu},
+    /* exp2f */ {0x3b429d37u, 0xb52d1f9au, 0xbcf3a937u, 0xc3160000u, 0xb8d3d026u, 0xbaec2b40u,
+                 0x3a07857cu, 0xbe1f29deu, 0x3c02a9adu, 0x36879cf7u, 0xb466d4cbu, 0x33b8aa3bu},
+    /* log2f */ {0x3ea07ab9u, 0x002452a4u, 0x7f114a90u, 0x0048a548u, 0x7e914a90u, 0x00914a90u,
+                 0x7e114a90u, 0x01114a90u, 0x7d914a90u, 0x01914a90u, 0x7d114a90u, 0x02114a90u},
+    /*SINF_HARD*/
+    /*COSF_HARD*/
 };
 
 static void test_hard(void) {

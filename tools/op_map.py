@@ -95,7 +95,9 @@ def fast(o):
     if n == "sb_ssum":
         return "`src/cpu/sum.c` (+ `sum_*.c`)"
     if f == "math":
-        return "`src/cpu/vmath.c` (batch forms)"
+        # only the functions src/cpu/vmath.c has a batch form of (SB_VMATH_ENTRY)
+        has_batch = "SB_VMATH_ENTRY(%s)" % n[len("sb_"):] in read("src/cpu/vmath.c")
+        return "`src/cpu/vmath.c` (batch forms)" if has_batch else "—"
     return "—"
 
 # ---- autograd wrappers: sb_ag_* functions that call the op ----

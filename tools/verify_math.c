@@ -2,9 +2,10 @@
  * functions are correctly rounded: every one of the 2^32 inputs of each
  * function is compared bit for bit with MPFR's correctly rounded result.
  *
- *   verify_math [--shard I/N] [--threads T] [expf expm1f logf log1pf tanhf erff]
+ *   verify_math [--shard I/N] [--threads T] [expf expm1f logf log1pf tanhf erff
+ *                                             exp2f log2f sinf cosf]
  *
- * No function names means all six.  --shard I/N checks the I-th of N
+ * No function names means all of them.  --shard I/N checks the I-th of N
  * interleaved slices of the input space (0 <= I < N), so the proof can be
  * split across machines; the union of all shards is the full proof.
  *
@@ -49,6 +50,8 @@ static const fn_info fns[] = {
     {"expf", sb_expf, exp, mpfr_exp},       {"expm1f", sb_expm1f, expm1, mpfr_expm1},
     {"logf", sb_logf, log, mpfr_log},       {"log1pf", sb_log1pf, log1p, mpfr_log1p},
     {"tanhf", sb_tanhf, tanh, mpfr_tanh},   {"erff", sb_erff, erf, mpfr_erf},
+    {"exp2f", sb_exp2f, exp2, mpfr_exp2},   {"log2f", sb_log2f, log2, mpfr_log2},
+    {"sinf", sb_sinf, sin, mpfr_sin},       {"cosf", sb_cosf, cos, mpfr_cos},
 };
 #define NFNS (int)(sizeof fns / sizeof fns[0])
 

@@ -9,9 +9,10 @@
  *
  * NaN bits are fixed too, so results are bitwise identical on every device:
  * a NaN input is returned with its quiet bit (0x00400000) set and sign and
- * payload kept; an invalid operation (log of x < 0, log1p of x < -1)
- * returns 0x7fc00000. Signed zeros follow C99 Annex F: expm1, log1p, tanh
- * and erf return -0 for -0; log(+-0) = -inf; exp(-inf) = +0.
+ * payload kept; an invalid operation (log or log2 of x < 0, log1p of x < -1,
+ * sin or cos of +-inf) returns 0x7fc00000. Signed zeros follow C99 Annex F: expm1, log1p, tanh
+ * erf and sin return -0 for -0; log(+-0) = log2(+-0) = -inf; exp(-inf) =
+ * exp2(-inf) = +0.
  * Full contract: docs/CONTRACT.md.
  */
 #ifndef SAMEBITS_MATH_H
@@ -29,6 +30,10 @@ SB_API float sb_logf(float x);   /* natural log; log(-x) = NaN, log(+-0) = -inf 
 SB_API float sb_log1pf(float x); /* log(1 + x) */
 SB_API float sb_tanhf(float x);  /* hyperbolic tangent */
 SB_API float sb_erff(float x);   /* error function (exact GELU) */
+SB_API float sb_exp2f(float x);  /* 2^x */
+SB_API float sb_log2f(float x);  /* base-2 log; log2(-x) = NaN, log2(+-0) = -inf */
+SB_API float sb_sinf(float x);   /* sine (exact reduction for every |x|) */
+SB_API float sb_cosf(float x);   /* cosine */
 
 #ifdef __cplusplus
 }

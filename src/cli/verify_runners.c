@@ -785,15 +785,18 @@ static sb_status run_rng(run_ctx *r) {
     return out(r, "permutation", perm);
 }
 
-/* ---- the six correctly rounded functions ---- */
-static const char *const math_names[] = {"expf", "expm1f", "logf", "log1pf", "tanhf", "erff"};
-static float (*const math_fns[])(float) = {sb_expf, sb_expm1f, sb_logf, sb_log1pf, sb_tanhf, sb_erff};
+/* ---- the correctly rounded functions ---- */
+static const char *const math_names[] = {"expf", "expm1f", "logf",  "log1pf", "tanhf",
+                                         "erff", "exp2f",  "log2f", "sinf",   "cosf"};
+static float (*const math_fns[])(float) = {sb_expf, sb_expm1f, sb_logf,  sb_log1pf, sb_tanhf,
+                                           sb_erff, sb_exp2f,  sb_log2f, sb_sinf,   sb_cosf};
+#define N_MATH (int)(sizeof math_names / sizeof math_names[0])
 
 /* Inputs closest to a rounding boundary (found by the exhaustive run of
  * tests/test_math.c) and the edges where results overflow, become
  * subnormal, saturate or vanish; each edge is taken with its 4 neighbours
  * on both sides. */
-static const uint32_t math_hard[6][12] = {
+static const uint32_t math_hard[N_MATH][12] = {
     {0xc16912cdu, 0xbbf0edf1u, 0xb3000000u, 0xbae0e25cu, 0x377eff81u, 0x40315b33u, 0x4001b249u,
      0x39c6be5bu, 0x38e69cc1u, 0x3d1a274eu, 0x383a3ef1u, 0xbc2a461au},
     {0x3dc252ddu, 0x34ca62c1u, 0x3a254e7au, 0xb675cbfcu, 0x33b504f3u, 0xbb7b3b6cu, 0x36322b1bu,
@@ -806,6 +809,12 @@ static const uint32_t math_hard[6][12] = {
      0xbcd41b91u, 0xc0c5e8cau, 0x40c5e8cau, 0x3d7c3055u, 0xbd7c3055u},
     {0x3940ead6u, 0xb940ead6u, 0x39c0057du, 0xb9c0057du, 0x36aea466u, 0xb6aea466u, 0x358e9d2du,
      0xb58e9d2du, 0x122a320cu, 0x12aa320cu, 0x132a320cu, 0x13aa320cu},
+    {0x3b429d37u, 0xb52d1f9au, 0xbcf3a937u, 0xc3160000u, 0xb8d3d026u, 0xbaec2b40u, 0x3a07857cu,
+     0xbe1f29deu, 0x3c02a9adu, 0x36879cf7u, 0xb466d4cbu, 0x33b8aa3bu},
+    {0x3ea07ab9u, 0x002452a4u, 0x7f114a90u, 0x0048a548u, 0x7e914a90u, 0x00914a90u, 0x7e114a90u,
+     0x01114a90u, 0x7d914a90u, 0x01914a90u, 0x7d114a90u, 0x02114a90u},
+    /*SINF_HARD*/
+    /*COSF_HARD*/
 };
 static const uint32_t math_edges[] = {
     0x00000000u, 0x00000001u, 0x007fffffu, 0x00800000u, 0x7f7fffffu, 0x3f800000u, 0x33000000u,
@@ -822,7 +831,7 @@ static const uint32_t math_edges[] = {
 static sb_status run_math(run_ctx *r) {
     int f = 0;
     int64_t n, hard;
-    SB_TRY(pick(r, "fn", math_names, 6, &f));
+    SB_TRY(pick(r, "fn", math_names, N_MATH, &f));
     SB_TRY(pint(r, "n", 0, &n));
     SB_TRY(pint(r, "hard", 0, &hard));
     if (n < 0 || n > MAX_ELEMS) return bad_param(r, "n");

@@ -69,8 +69,11 @@
 #define SB_EXPF_OVERFLOW 89.0f     /* x > this: expf, expm1f = +inf */
 #define SB_EXPF_UNDERFLOW (-104.0f) /* x < this: expf = +0 (e^x < 2^-150) */
 #define SB_EXPM1F_SATURATE (-18.0f) /* x < this: expm1f = -1 (e^x < 2^-25) */
+#define SB_EXP2F_OVERFLOW 128.0f    /* x >= this: exp2f = +inf */
+#define SB_EXP2F_UNDERFLOW (-150.0f) /* x < this: exp2f = +0 (2^x < 2^-150) */
 #define SB_TANHF_SATURATE 10.0f    /* |x| >= this: tanhf = +-1 */
 #define SB_ERFF_SATURATE 4.0f      /* |x| >= this: erff = +-1 */
+#define SB_TRIG_PIO4_BITS 0x3f490fdbu /* |x| bits >= this: |x| > pi/4, sinf/cosf reduce */
 /* erf's fast path: a < SB_ERF_SMALL, the odd series a*P0(a^2); else piece
  * i = (int)((a - SB_ERF_SMALL) * SB_ERF_PIECE_SCALE), i < SB_ERF_PIECES,
  * a polynomial in t = a - (SB_ERF_PIECE_MID0 + SB_ERF_PIECE_WIDTH * i). */
@@ -236,17 +239,15 @@ typedef struct {
     double tail; /* so that e^a = s * (t + tail) * (1 + err) */
 } sb_exp_fast_parts;
 
-/* Fast kernel for a with at most 24 significant bits (a float, or 2*float).
- * Then a - k*L1 is exact (Sterbenz for k != 0) and k*L1, k*L2 are exact, so
- * |r - r_true| < 2^-100; the degree-6 Taylor polynomial of e^r - 1 errs by
- * < |r|^7/5040 < 2^-64 relatively; its evaluation and t*p + tlo add < 2^-52
- * relative to e^r - 1 and to e^a. */
-SB_MATH_FN sb_exp_fast_parts sb_exp_fast(double a) {
-    double kd = sb_exp_k(a);
+/* The second half of the fast kernel, shared with 2^a (src/math/exp2f.c):
+ * the parts of 2^(kd/64) * e^r for an integer kd and |r| <= ln2/128 (+ tiny).
+ * The degree-6 Taylor polynomial of e^r - 1 errs by < |r|^7/5040 < 2^-64
+ * relatively; its evaluation and t*p + tlo add < 2^-52 relative to e^r - 1
+ * and to the result. */
+SB_MATH_FN sb_exp_fast_parts sb_exp_fast_kr(double kd, double r) {
     int k = (int)kd;
     int j = k & 63;
     int e = (k - j) / 64;
-    double r = (a - kd * SB_EXP_L1) - kd * SB_EXP_L2;
     double p = 1.0 / 720;
     p = p * r + sb_exp_coef[5][0];
     p = p * r + sb_exp_coef[4][0];
@@ -260,27 +261,42 @@ SB_MATH_FN sb_exp_fast_parts sb_exp_fast(double a) {
     return f;
 }
 
+/* Fast kernel for a with at most 24 significant bits (a float, or 2*float).
+ * Then a - k*L1 is exact (Sterbenz for k != 0) and k*L1, k*L2 are exact, so
+ * |r - r_true| < 2^-100. */
+SB_MATH_FN sb_exp_fast_parts sb_exp_fast(double a) {
+    double kd = sb_exp_k(a);
+    return sb_exp_fast_kr(kd, (a - kd * SB_EXP_L1) - kd * SB_EXP_L2);
+}
+
 typedef struct {
     int e;   /* e^a = 2^e * t * (1 + q) */
     sb_dd t; /* 2^(j/64) */
     sb_dd q; /* e^r - 1 */
 } sb_exp_dd_parts;
 
-/* Accurate kernel for any double a (|a| < 177): the reduction is done in
- * double-double (|r error| < 2^-120), e^r - 1 by its degree-13 Taylor
- * polynomial (truncation < |r|^14/14! < 2^-140) in double-double. */
-SB_MATH_FN sb_exp_dd_parts sb_exp_dd(double a) {
-    double kd = sb_exp_k(a);
+/* The second half of the accurate kernel, shared with 2^a: the parts of
+ * 2^(kd/64) * e^r for an integer kd and a double-double |r| <= ln2/128
+ * (+ tiny); e^r - 1 by its degree-13 Taylor polynomial (truncation
+ * < |r|^14/14! < 2^-140) in double-double. */
+SB_MATH_FN sb_exp_dd_parts sb_exp_dd_kr(double kd, sb_dd r) {
     int k = (int)kd;
     int j = k & 63;
-    sb_dd r = sb_two_sum(a, -(kd * SB_EXP_L1));
-    r = sb_dd_add_d(r, -(kd * SB_EXP_L2));
-    r = sb_dd_add_d(r, -(kd * SB_EXP_L3));
     sb_exp_dd_parts p;
     p.e = (k - j) / 64;
     p.t = sb_dd_make(sb_exp_tab[j][0], sb_exp_tab[j][1]);
     p.q = sb_dd_poly(sb_exp_coef, 13, r);
     return p;
+}
+
+/* Accurate kernel for any double a (|a| < 177): the reduction is done in
+ * double-double (|r error| < 2^-120). */
+SB_MATH_FN sb_exp_dd_parts sb_exp_dd(double a) {
+    double kd = sb_exp_k(a);
+    sb_dd r = sb_two_sum(a, -(kd * SB_EXP_L1));
+    r = sb_dd_add_d(r, -(kd * SB_EXP_L2));
+    r = sb_dd_add_d(r, -(kd * SB_EXP_L3));
+    return sb_exp_dd_kr(kd, r);
 }
 
 /* e^a - 1 in double-double from the accurate kernel; no cancellation is
@@ -359,6 +375,131 @@ SB_MATH_FN sb_dd sb_log_dd(double a_hi, double a_lo) {
     sb_dd v = sb_dd_add(el, sb_dd_make(t[1], t[2]));
     v = sb_dd_add(v, l);
     return sb_dd_add_d(v, a_lo / a_hi);
+}
+
+/* ---- sin/cos kernel -------------------------------------------------------
+ * |x| = (q + f) * pi/2 with an integer q and |f| <= 1/2, so sin and cos of
+ * x are +-sin or +-cos of r = f*pi/2, |r| <= pi/4, chosen by q mod 4. */
+
+typedef struct {
+    int q;    /* quadrant, 0..3 */
+    sb_dd r;  /* the reduced argument, |r| <= pi/4 (+ tiny) */
+} sb_trig_parts;
+
+/* Exact reduction (Payne-Hanek) of a finite binary32 magnitude ax >= pi/4
+ * given by its bits.  ax = M * 2^E with an integer M < 2^24 and
+ * E <= 104, and ax * 2/pi = sum_k M w_k 2^(E - 32(k+1)) with the 32-bit
+ * words w_k of 2/pi (math_tables.h).  Words with E - 32(k+1) >= 2 add
+ * multiples of 4, which do not change the quadrant: they are skipped, and
+ * the next six words (k0..k0+5) are multiplied by M exactly in 32-bit limbs
+ * (each partial product M w < 2^56 fits a uint64).  The product has at
+ * least 159 bits below the binary point; the words left out add less than
+ * 2^-167.  Rounding to the nearest integer gives q and a fraction f with
+ * |f| <= 1/2, kept to 160 bits and summed into a double-double (relative
+ * error < 2^-104 while |f| > 2^-50; the exhaustive run finds every float's
+ * |f| far above that), then r = f * pi/2 in double-double. */
+SB_MATH_FN sb_trig_parts sb_trig_reduce(uint32_t ix) {
+    uint32_t m = (ix & 0x007fffffu) | 0x00800000u;
+    int e = (int)(ix >> 23) - 150;                  /* -24 <= e <= 104 */
+    int k0 = e >= 34 ? (e - 34) / 32 + 1 : 0;       /* words below add 4Z */
+    int sh = e - 32 * k0 - 32;                      /* -56 <= sh <= 1 */
+    uint32_t z[8];                                  /* product, 32-bit limbs */
+    uint64_t carry = 0;
+    for (int i = 5; i >= 0; i--) {
+        uint64_t p = (uint64_t)m * sb_two_over_pi[k0 + i] + carry;
+        z[5 - i] = (uint32_t)p;
+        carry = p >> 32;
+    }
+    z[6] = (uint32_t)carry;
+    z[7] = 0;
+    /* value = z * 2^-fb; shift left so the binary point falls on a limb
+     * boundary (fb becomes a multiple of 32). */
+    int fb = 160 - sh;                              /* 159 .. 216 */
+    int sa = (32 - fb % 32) % 32;
+    if (sa != 0) {
+        for (int i = 7; i > 0; i--) z[i] = (z[i] << sa) | (z[i - 1] >> (32 - sa));
+        z[0] <<= sa;
+    }
+    int u = (fb + sa) / 32;                         /* unit limb, 5..7 */
+    sb_trig_parts t;
+    t.q = (int)(z[u] & 3u);
+    /* the five limbs below the point: f = sum g_i 2^(-32 i), g_1 first */
+    uint32_t g[5];
+    for (int i = 0; i < 5; i++) g[i] = z[u - 1 - i];
+    int neg = (g[0] >> 31) != 0;                    /* f >= 1/2: round q up */
+    if (neg) {
+        t.q = (t.q + 1) & 3;
+        uint64_t b = 1;                             /* g = 2^160 - g */
+        for (int i = 4; i >= 0; i--) {
+            uint64_t v = (uint64_t)(uint32_t)~g[i] + b;
+            g[i] = (uint32_t)v;
+            b = v >> 32;
+        }
+    }
+    sb_dd f = sb_two_sum((double)g[3] * 0x1p-128, (double)g[4] * 0x1p-160);
+    f = sb_dd_add_d(f, (double)g[2] * 0x1p-96);
+    f = sb_dd_add_d(f, (double)g[1] * 0x1p-64);
+    f = sb_dd_add_d(f, (double)g[0] * 0x1p-32);
+    if (neg) f = sb_dd_make(-f.hi, -f.lo);
+    t.r = sb_dd_mul(f, sb_dd_make(SB_PIO2_HI, SB_PIO2_LO));
+    return t;
+}
+
+/* The quadrant and reduced argument of a finite binary32 magnitude ax (its
+ * bits ix): below pi/4 it is ax itself, exactly. */
+SB_MATH_FN sb_trig_parts sb_trig_parts_of(uint32_t ix) {
+    if (ix >= SB_TRIG_PIO4_BITS) return sb_trig_reduce(ix);
+    sb_trig_parts t;
+    t.q = 0;
+    t.r = sb_dd_make((double)sb_m_u2f(ix), 0.0);
+    return t;
+}
+
+/* sin(r) for |r| <= pi/4 + tiny: r + r^3 S(r^2) with the Taylor terms up to
+ * r^17 (truncation < r^19/19! < 2^-62.9 sin r); binary64 Horner with
+ * |r^3 S| <= |r|/6 stays below 2^-52 relative. */
+SB_MATH_FN double sb_sin_fast(double r) {
+    double z = r * r;
+    double p = sb_sin_coef[8][0];
+    for (int i = 7; i >= 1; i--) p = p * z + sb_sin_coef[i][0];
+    return r + (r * z) * p;
+}
+
+/* cos(r) for |r| <= pi/4 + tiny: 1 + z C(z), z = r^2, Taylor terms up to
+ * r^18 (truncation < r^20/20! < 2^-67); |z C| <= 0.31 against cos r >=
+ * 0.707, so Horner and the last sum stay below 2^-51.5 relative. */
+SB_MATH_FN double sb_cos_fast(double r) {
+    double z = r * r;
+    double p = sb_cos_coef[9][0];
+    for (int i = 8; i >= 1; i--) p = p * z + sb_cos_coef[i][0];
+    return 1.0 + z * p;
+}
+
+/* sin(r) and cos(r) in double-double: Taylor terms up to r^29 and r^30
+ * (truncation < 2^-112 relative), Horner in double-double. */
+SB_MATH_FN sb_dd sb_sin_dd(sb_dd r) {
+    sb_dd z = sb_dd_mul(r, r);
+    return sb_dd_add(r, sb_dd_mul(r, sb_dd_poly(sb_sin_coef, 14, z)));
+}
+
+SB_MATH_FN sb_dd sb_cos_dd(sb_dd r) {
+    sb_dd z = sb_dd_mul(r, r);
+    return sb_dd_add_d(sb_dd_poly(sb_cos_coef, 15, z), 1.0);
+}
+
+/* sin(a) (want_cos = 0) or cos(a) (want_cos = 1) of |x| = a, from its
+ * reduction: quadrant q turns it into +-sin r or +-cos r. */
+SB_MATH_FN float sb_sincos_eval(uint32_t ix, int want_cos) {
+    sb_trig_parts t = sb_trig_parts_of(ix);
+    int q = (t.q + want_cos) & 3;                   /* cos a = sin(a + pi/2) */
+    int use_cos = q & 1, negate = q >> 1;
+    double y = use_cos ? sb_cos_fast(t.r.hi) : sb_sin_fast(t.r.hi);
+    float res;
+    if (!sb_round_check(y, SB_FAST_EPS, &res)) {
+        sb_dd v = use_cos ? sb_cos_dd(t.r) : sb_sin_dd(t.r);
+        res = sb_dd_to_float(v);
+    }
+    return negate ? -res : res;
 }
 
 #endif

@@ -278,5 +278,54 @@ SB_MATH_TABLE static const double sb_erf_p[14][12] = {
     {0x1.fffff618c3da6p-1, 0x1.296a70f414056p-19, -0x1.0d88765d31c40p-17, 0x1.394b1fa670b7fp-16, -0x1.05760ad2036e9p-15, 0x1.4c1fe48ae502ap-15, -0x1.4b981fe883cd7p-15, 0x1.085c0eee934ecp-15, -0x1.510a840f07070p-16, 0x1.51667115f1e2fp-17, -0x1.f29b2a0cae15cp-19, 0x1.ac810845afcbcp-21},
     {0x1.fffffe92ced93p-1, 0x1.6ce1aa3fd7bdep-22, -0x1.617a9cedde0a9p-20, 0x1.b95fa39b39e30p-19, -0x1.8e1fc4118b714p-18, 0x1.137172181077fp-17, -0x1.2eb292a7b5c82p-17, 0x1.0d8c35bad4b31p-17, -0x1.888385a064df7p-18, 0x1.d25c64d8df19cp-19, -0x1.bd6ae1950c0bep-20, 0x1.3fe6871d5d01cp-21},
 };
+/* 1/ln2 as double-double (log2(x) = log(x) / ln2). */
+#define SB_INVLN2_HI 0x1.71547652b82fep+0
+#define SB_INVLN2_LO 0x1.777d0ffda0d24p-56
+/* 2/pi = sum_k sb_two_over_pi[k] * 2^(-32(k+1)): its first 320 bits, enough
+ * for the exact reduction of every float (src/math/math_internal.h). */
+SB_MATH_TABLE static const uint32_t sb_two_over_pi[10] = {
+    0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u, 0xdb629599u,
+    0x3c439041u, 0xfe5163abu, 0xdebbc561u, 0xb7246e3au, 0x424dd2e0u,
+};
+#define SB_PIO2_HI 0x1.921fb54442d18p+0
+#define SB_PIO2_LO 0x1.1a62633145c07p-54
+/* (-1)^i/(2i+1)!, i = 0..14 (sin r = r + r * sum_{i>=1} c_i r^2i), as
+ * double-double. */
+SB_MATH_TABLE static const double sb_sin_coef[15][2] = {
+    {0x1.0000000000000p+0, 0x0.0p+0},
+    {-0x1.5555555555555p-3, -0x1.5555555555555p-57},
+    {0x1.1111111111111p-7, 0x1.1111111111111p-63},
+    {-0x1.a01a01a01a01ap-13, -0x1.a01a01a01a01ap-73},
+    {0x1.71de3a556c734p-19, -0x1.c154f8ddc6c00p-73},
+    {-0x1.ae64567f544e4p-26, 0x1.c062e06d1f209p-80},
+    {0x1.6124613a86d09p-33, 0x1.f28e0cc748ebep-87},
+    {-0x1.ae7f3e733b81fp-41, -0x1.1d8656b0ee8cbp-97},
+    {0x1.952c77030ad4ap-49, 0x1.ac981465ddc6cp-103},
+    {-0x1.2f49b46814157p-57, -0x1.2650f61dbdcb4p-112},
+    {0x1.71b8ef6dcf572p-66, -0x1.d043ae40c4647p-120},
+    {-0x1.761b41316381ap-75, 0x1.3423c7d91404fp-130},
+    {0x1.3f3ccdd165fa9p-84, -0x1.58ddadf344487p-139},
+    {-0x1.d1ab1c2dccea3p-94, -0x1.054d0c78aea14p-149},
+    {0x1.259f98b4358adp-103, 0x1.eaf8c39dd9bc5p-157},
+};
+/* (-1)^i/(2i)!, i = 0..15 (cos r = 1 + sum_{i>=1} c_i r^2i), as double-double. */
+SB_MATH_TABLE static const double sb_cos_coef[16][2] = {
+    {0x1.0000000000000p+0, 0x0.0p+0},
+    {-0x1.0000000000000p-1, 0x0.0p+0},
+    {0x1.5555555555555p-5, 0x1.5555555555555p-59},
+    {-0x1.6c16c16c16c17p-10, 0x1.f49f49f49f49fp-65},
+    {0x1.a01a01a01a01ap-16, 0x1.a01a01a01a01ap-76},
+    {-0x1.27e4fb7789f5cp-22, -0x1.cbbc05b4fa99ap-76},
+    {0x1.1eed8eff8d898p-29, -0x1.2aec959e14c06p-83},
+    {-0x1.93974a8c07c9dp-37, -0x1.05d6f8a2efd1fp-92},
+    {0x1.ae7f3e733b81fp-45, 0x1.1d8656b0ee8cbp-101},
+    {-0x1.6827863b97d97p-53, -0x1.eec01221a8b0bp-107},
+    {0x1.e542ba4020225p-62, 0x1.ea72b4afe3c2fp-120},
+    {-0x1.0ce396db7f853p-70, 0x1.aebcdbd20331cp-124},
+    {0x1.f2cf01972f578p-80, -0x1.9ada5fcc1ab14p-135},
+    {-0x1.88e85fc6a4e5ap-89, 0x1.71c37ebd16540p-143},
+    {0x1.0a18a2635085dp-98, 0x1.b9e2e28e1aa54p-153},
+    {-0x1.3932c5047d60ep-108, -0x1.832b7b530a627p-162},
+};
 
 #endif

@@ -558,6 +558,22 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
        (float x), \
        math, NULL, SB_OP_NONE, sb_erff, SB_OP_NONE, \
        "math") \
+    OP(sb_exp2f, float, \
+       (float x), \
+       math, NULL, SB_OP_NONE, sb_exp2f, SB_OP_NONE, \
+       "math") \
+    OP(sb_log2f, float, \
+       (float x), \
+       math, NULL, SB_OP_NONE, sb_log2f, SB_OP_NONE, \
+       "math") \
+    OP(sb_sinf, float, \
+       (float x), \
+       math, NULL, SB_OP_NONE, sb_sinf, SB_OP_NONE, \
+       "math") \
+    OP(sb_cosf, float, \
+       (float x), \
+       math, NULL, SB_OP_NONE, sb_cosf, SB_OP_NONE, \
+       "math") \
     OP(sb_philox4x32_10, void, \
        (const uint32_t counter[4], const uint32_t key[2], uint32_t out[4]), \
        random, NULL, SB_OP_NONE, sb_philox4x32_10, SB_OP_NONE, \
