@@ -4,7 +4,8 @@
  * binary32 value (ties to even), for every one of the 2^32 inputs, with IEEE
  * special cases (NaN in -> NaN out; overflow -> inf; exact zeros keep their
  * sign where the function is odd). Proven exhaustively against MPFR by
- * `make verify-math` (docs/MATH-VERIFICATION.md). The same source compiles
+ * `make verify-math` (docs/MATH-VERIFICATION.md; the run of sinf and cosf
+ * is still to be recorded there). The same source compiles
  * for the GPU. One function per file in src/math/.
  *
  * NaN bits are fixed too, so results are bitwise identical on every device:
