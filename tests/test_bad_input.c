@@ -86,6 +86,7 @@ typedef struct op_case {
 
 static const sb_conv2d_params conv_p = {1, 1, 1, 1, 1, 1, 1};
 static const sb_pool2d_params pool_p = {2, 2, 2, 2, 0, 0, false, false, 0, 0, 0};
+static const sb_pad2d_params pad_p = {1, 2, 2, 1, SB_PAD_REFLECT, 0.0f};
 static const int dim1[1] = {1};
 
 CALL(add, sb_add(t[0], t[1], t[2]))
@@ -145,6 +146,8 @@ CALL(amaxpool_b, sb_adaptive_max_pool2d_backward(t[0], t[1], t[2]))
 CALL(aavgpool_f, sb_adaptive_avg_pool2d_forward(t[0], t[1]))
 CALL(aavgpool_b, sb_adaptive_avg_pool2d_backward(t[0], t[1]))
 CALL(avgpool_b, sb_avg_pool2d_backward(t[0], &pool_p, t[1]))
+CALL(pad_f, sb_pad2d_forward(t[0], &pad_p, t[1]))
+CALL(pad_b, sb_pad2d_backward(t[0], &pad_p, t[1]))
 CALL(sum, sb_sum(t[0], dim1, 1, false, t[1]))
 CALL(mean, sb_mean(t[0], dim1, 1, false, t[1]))
 CALL(var, sb_var(t[0], dim1, 1, 1, false, t[1]))
@@ -283,6 +286,10 @@ static const op_case ops[] = {
      {{"x", F, S4(2, 3, 5, 4), IN}, {"y", F, S4(2, 3, 3, 3), OUT}}},
     {"sb_adaptive_avg_pool2d_backward", c_aavgpool_b, NULL,
      {{"dy", F, S4(2, 3, 3, 3), IN}, {"dx", F, S4(2, 3, 5, 4), OUT}}},
+    {"sb_pad2d_forward", c_pad_f, NULL,
+     {{"x", F, S4(2, 3, 4, 5), IN}, {"y", F, S4(2, 3, 7, 8), OUT}}},
+    {"sb_pad2d_backward", c_pad_b, NULL,
+     {{"dy", F, S4(2, 3, 7, 8), IN}, {"dx", F, S4(2, 3, 4, 5), OUT}}},
     {"sb_sum", c_sum, NULL, {{"x", F, S2(2, 3), IN}, {"out", F, S1(2), OUT}}},
     {"sb_mean", c_mean, NULL, {{"x", F, S2(2, 3), IN}, {"out", F, S1(2), OUT}}},
     {"sb_var", c_var, NULL, {{"x", F, S2(2, 3), IN}, {"out", F, S1(2), OUT}}},

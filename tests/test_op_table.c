@@ -28,6 +28,9 @@
         F(sb_pool2d_params, ceil_mode) F(sb_pool2d_params, count_include_pad)             \
         F(sb_pool2d_params, dilation_h) F(sb_pool2d_params, dilation_w)                   \
         F(sb_pool2d_params, divisor_override)                                             \
+    S(sb_pad2d_params) F(sb_pad2d_params, left) F(sb_pad2d_params, right)                 \
+        F(sb_pad2d_params, top) F(sb_pad2d_params, bottom) F(sb_pad2d_params, mode)       \
+        F(sb_pad2d_params, value)                                                         \
     S(sb_sgd_config) F(sb_sgd_config, lr) F(sb_sgd_config, momentum)                      \
         F(sb_sgd_config, dampening) F(sb_sgd_config, weight_decay)                        \
         F(sb_sgd_config, nesterov) F(sb_sgd_config, maximize)                             \
@@ -47,7 +50,8 @@
 /* The public constants the bindings restate. */
 #define SB_MIRRORED_CONSTANTS(C)                                                           \
     C(SB_MAX_DIMS) C(SB_F32) C(SB_I32) C(SB_I64) C(SB_DEVICE_CPU) C(SB_DEVICE_CUDA)      \
-    C(SB_DEVICE_OPENCL)
+    C(SB_DEVICE_OPENCL) C(SB_PAD_CONSTANT) C(SB_PAD_REFLECT) C(SB_PAD_REPLICATE)           \
+    C(SB_PAD_CIRCULAR)
 
 static const char *or_dash(const char *s) { return s ? s : "-"; }
 

@@ -1,4 +1,5 @@
-/* samebits/conv.h - 2-D convolution and 2-D max / average pooling.
+/* samebits/conv.h - 2-D convolution, 2-D max / average pooling and 2-D
+ * padding.
  *
  * Images are NCHW, filters OIHW. Each convolution output element is one
  * GEMM-family chain (contract section "GEMM family": acc starts at +0.0f,
@@ -122,6 +123,39 @@ SB_API sb_status sb_avg_pool2d_forward(const sb_tensor *x, const sb_pool2d_param
  * in lexicographic order, of dy[n][c][r][s] / divisor(r, s); +0.0f if none. */
 SB_API sb_status sb_avg_pool2d_backward(const sb_tensor *dy, const sb_pool2d_params *params,
                                  sb_tensor *dx);
+
+/* ---- 2-D padding ------------------------------------------------------------
+ * y (N, C, H + top + bottom, W + left + right) from x (N, C, H, W), each
+ * output a bit copy of one input element or, in constant mode, `value`
+ * (contract section "Padding"). Per axis an output position o maps to the
+ * input position i = o - before, brought into range by the mode:
+ *   SB_PAD_CONSTANT  none when i is out of range (y takes `value`);
+ *   SB_PAD_REFLECT   -i below 0, 2*(size-1) - i past the end (the edge is
+ *                    not repeated); pad < size;
+ *   SB_PAD_REPLICATE the nearest edge; size >= 1;
+ *   SB_PAD_CIRCULAR  i modulo size; pad <= size.
+ * Pads are >= 0 (no cropping). The backward gathers: dx[h][w] is the
+ * canonical sum, over the outputs (r, s) that copy x[h][w] in lexicographic
+ * order, of dy[r][s] (one term, unchanged, in constant mode). */
+typedef enum sb_pad_mode {
+    SB_PAD_CONSTANT = 0,
+    SB_PAD_REFLECT = 1,
+    SB_PAD_REPLICATE = 2,
+    SB_PAD_CIRCULAR = 3
+} sb_pad_mode;
+
+typedef struct sb_pad2d_params {
+    int64_t left, right, top, bottom;
+    sb_pad_mode mode;
+    float value; /* constant mode only */
+} sb_pad2d_params;
+
+/* x (N, C, H, W), y (N, C, H + top + bottom, W + left + right). */
+SB_API sb_status sb_pad2d_forward(const sb_tensor *x, const sb_pad2d_params *params, sb_tensor *y);
+
+/* dx (N, C, H, W) from dy (N, C, H + top + bottom, W + left + right). */
+SB_API sb_status sb_pad2d_backward(const sb_tensor *dy, const sb_pad2d_params *params,
+                                   sb_tensor *dx);
 
 /* ---- adaptive 2-D pooling -------------------------------------------------
  * The output size is y's (OH, OW), any values >= 0 (OH > H allowed): window

@@ -201,6 +201,15 @@ class Pool2dParams(CheckedStructure):
         (n, ctypes.c_int64) for n in ("dilation_h", "dilation_w", "divisor_override")]
 
 
+# sb_pad_mode (include/samebits/conv.h)
+SB_PAD_CONSTANT, SB_PAD_REFLECT, SB_PAD_REPLICATE, SB_PAD_CIRCULAR = 0, 1, 2, 3
+
+
+class Pad2dParams(CheckedStructure):
+    _fields_ = [(n, ctypes.c_int64) for n in ("left", "right", "top", "bottom")] + [
+        ("mode", ctypes.c_int), ("value", ctypes.c_float)]
+
+
 class SgdConfig(CheckedStructure):
     _fields_ = [("lr", ctypes.c_double), ("momentum", ctypes.c_double),
                 ("dampening", ctypes.c_double), ("weight_decay", ctypes.c_double),
@@ -298,6 +307,8 @@ _SIGS = {
     "sb_max_pool2d_backward": (_i, [_T, _T, ctypes.POINTER(Pool2dParams), _T]),
     "sb_avg_pool2d_forward": (_i, [_T, ctypes.POINTER(Pool2dParams), _T]),
     "sb_avg_pool2d_backward": (_i, [_T, ctypes.POINTER(Pool2dParams), _T]),
+    "sb_pad2d_forward": (_i, [_T, ctypes.POINTER(Pad2dParams), _T]),
+    "sb_pad2d_backward": (_i, [_T, ctypes.POINTER(Pad2dParams), _T]),
     "sb_adaptive_max_pool2d_forward": (_i, [_T, _T, _T]),
     "sb_adaptive_max_pool2d_backward": (_i, [_T, _T, _T]),
     "sb_adaptive_avg_pool2d_forward": (_i, [_T, _T]),

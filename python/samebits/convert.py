@@ -47,6 +47,7 @@ _CONVERT = {
     torch.nn.LeakyReLU: snn.LeakyReLU,
     torch.nn.Softplus: snn.Softplus,
 }
+_CONVERT.update({m.__mro__[1]: m for m in snn.PADDING})
 
 # Modules that only move bits (views, copies) or hold others: kept as they are.
 _EXACT = (torch.nn.Flatten, torch.nn.Unflatten, torch.nn.Identity)
@@ -105,12 +106,6 @@ def _check(m, path):
     """Refuses settings a samebits module cannot honour, before any forward."""
     where = " (at '%s')" % path if path else ""
     t = type(m)
-    if t is torch.nn.Conv2d:
-        if m.padding_mode != "zeros" or isinstance(m.padding, str):
-            raise UnsupportedModuleError(
-                "samebits.from_torch_module: cannot convert torch.nn.Conv2d%s with padding=%r, "
-                "padding_mode=%r; samebits supports int zero padding only"
-                % (where, m.padding, m.padding_mode))
     if t in (torch.nn.InstanceNorm1d, torch.nn.InstanceNorm2d) and m.track_running_stats:
         raise UnsupportedModuleError(
             "samebits.from_torch_module: cannot convert %s%s with track_running_stats=True"

@@ -34,7 +34,7 @@ __all__ = [
     "conv2d", "conv2d_backward", "conv2d_input", "conv2d_weight",
     "max_pool2d", "max_pool2d_backward", "avg_pool2d", "avg_pool2d_backward",
     "adaptive_max_pool2d", "adaptive_max_pool2d_backward", "adaptive_avg_pool2d",
-    "adaptive_avg_pool2d_backward",
+    "adaptive_avg_pool2d_backward", "pad2d", "pad2d_backward",
     "sum", "mean", "sum_backward", "mean_backward",
     "batch_norm", "batch_norm_backward", "layer_norm", "layer_norm_backward",
     "group_norm", "group_norm_backward",
@@ -1121,6 +1121,62 @@ def adaptive_avg_pool2d(x, output_size):
 def adaptive_avg_pool2d_backward(dy, input_shape):
     fn = "adaptive_avg_pool2d_backward"
     return back(_adaptive_avg_pool2d_backward(to_np(dy, fn, "dy"), input_shape), kind_of(dy))
+
+
+_PAD_MODES = {"constant": _lib.SB_PAD_CONSTANT, "reflect": _lib.SB_PAD_REFLECT,
+              "replicate": _lib.SB_PAD_REPLICATE, "circular": _lib.SB_PAD_CIRCULAR}
+
+
+def _pad_params(pad, mode, value, fn):
+    """pad = (left, right, top, bottom), each >= 0; value is used by
+    constant mode only."""
+    if mode not in _PAD_MODES:
+        raise ValueError("samebits.%s: mode must be one of %s, got %r"
+                         % (fn, ", ".join(_PAD_MODES), mode))
+    if not isinstance(pad, (tuple, list)) or len(pad) != 4:
+        raise ValueError("samebits.%s: pad must be (left, right, top, bottom), got %r" % (fn, pad))
+    P = _lib.Pad2dParams
+    sides = [_lib.field_int(v, P, f, fn, "pad") for v, f in zip(pad, ("left", "right", "top",
+                                                                       "bottom"))]
+    if min(sides) < 0:
+        raise NotImplementedError("samebits.%s: negative padding (cropping) %r is not supported"
+                                  % (fn, tuple(pad)))
+    if max(sides) > 2 ** 31 - 1:
+        raise ValueError("samebits.%s: pad %r: each side must be at most 2147483647"
+                         % (fn, tuple(pad)))
+    v = 0.0 if value is None or mode != "constant" else \
+        _lib.checked_float(value, ctypes.c_float, "samebits.%s: value" % fn)
+    return P(*sides, _PAD_MODES[mode], v)
+
+
+def _pad2d(x, p):
+    if x.ndim != 4:
+        raise _lib.SamebitsError("samebits.pad2d: x must be (N,C,H,W), got %s" % (x.shape,))
+    y = empty(_shape((x.shape[0], x.shape[1], x.shape[2] + p.top + p.bottom,
+                      x.shape[3] + p.left + p.right), "pad2d", "the padded shape", 4))
+    call("sb_pad2d_forward", ref(wrap(x)), ctypes.byref(p), ref(wrap(y)))
+    return y
+
+
+def _pad2d_backward(dy, x_shape, p):
+    x_shape = _shape(x_shape, "pad2d_backward", "input_shape", 4)
+    dx = empty(x_shape)
+    call("sb_pad2d_backward", ref(wrap(dy)), ctypes.byref(p), ref(wrap(dx)))
+    return dx
+
+
+def pad2d(x, pad, mode="constant", value=0.0):
+    """x (N, C, H, W) padded by pad = (left, right, top, bottom): every output
+    a bit copy of an input element (reflect, replicate, circular) or value
+    (constant)."""
+    return back(_pad2d(to_np(x, "pad2d", "x"), _pad_params(pad, mode, value, "pad2d")), kind_of(x))
+
+
+def pad2d_backward(dy, input_shape, pad, mode="constant"):
+    """dx: each input the canonical sum of the gradients of its copies, in
+    (row, column) order of the padded output."""
+    p = _pad_params(pad, mode, None, "pad2d_backward")
+    return back(_pad2d_backward(to_np(dy, "pad2d_backward", "dy"), input_shape, p), kind_of(dy))
 
 
 def sum(x, dim=None, keepdim=False):  # noqa: A001 (mirrors torch.sum)

@@ -453,7 +453,9 @@ ROUTED = {
     "mm": (_matmul, "2-D matrix product"),
     "bmm": (_matmul, "batched 3-D matrix product"),
     "linear": (_call(SF.linear), "x @ W^T + b"),
-    "conv2d": (_call(SF.conv2d), "2-D convolution, int zero padding"),
+    "conv2d": (_call(SF.conv2d), "2-D convolution, int, 'valid' or 'same' zero padding"),
+    "pad": (_call(SF.pad), "padding of the last 1 or 2 dims: constant, reflect, replicate, "
+                           "circular"),
     "max_pool2d": (_call(SF.max_pool2d), "max pooling, with dilation"),
     "avg_pool2d": (_call(SF.avg_pool2d), "average pooling, with divisor_override"),
     "adaptive_max_pool2d": (_call(SF.adaptive_max_pool2d), "adaptive max pooling"),

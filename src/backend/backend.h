@@ -32,6 +32,7 @@
 #include "samebits.h"
 #include "ref/ref_index.h"
 #include "ref/ref_linalg.h"
+#include "ref/ref_pad.h"
 #include "ref/ref_pointwise.h"
 
 #ifdef __cplusplus
@@ -105,6 +106,11 @@ typedef struct sb_backend_ops {
                                              const float *x, float *y);
     sb_status (*adaptive_avg_pool2d_backward)(const sb_backend *be, const sb_pool2d_geom *g,
                                               const float *dy, float *dx);
+    /* 2-D padding (section 8, "Padding"). */
+    sb_status (*pad2d_forward)(const sb_backend *be, const sb_pad2d_geom *g, const float *x,
+                               float *y);
+    sb_status (*pad2d_backward)(const sb_backend *be, const sb_pad2d_geom *g, const float *dy,
+                                float *dx);
 
     /* ---- pointwise (section 9); views of out's shape ---- */
     /* in[0] = x (or y for tanh/sigmoid backward), in[1] = dy when backward. */

@@ -11,6 +11,7 @@
 #include "cpu/conv_internal.h"
 #include "cpu/cpu.h"
 #include "cpu/ops_internal.h"
+#include "cpu/pad_internal.h"
 #include "ref/ref_loss.h"
 
 static int64_t at_least_1(int64_t v) { return v > 1 ? v : 1; }
@@ -442,6 +443,20 @@ static sb_status cpu_adam(const sb_backend *be, const sb_adam_factors *f, bool f
     return SB_OK;
 }
 
+static sb_status cpu_pad2d_forward(const sb_backend *be, const sb_pad2d_geom *g, const float *x,
+                                   float *y) {
+    (void)be;
+    sb_cpu_pad2d_forward(g, x, y);
+    return SB_OK;
+}
+
+static sb_status cpu_pad2d_backward(const sb_backend *be, const sb_pad2d_geom *g,
+                                    const float *dy, float *dx) {
+    (void)be;
+    sb_cpu_pad2d_backward(g, dy, dx);
+    return SB_OK;
+}
+
 const sb_backend_ops sb_cpu_backend_ops = {
     .sgemm = cpu_sgemm,
     .linear_forward = cpu_linear_forward,
@@ -457,6 +472,8 @@ const sb_backend_ops sb_cpu_backend_ops = {
     .adaptive_max_pool2d_backward = cpu_max_pool2d_backward,
     .adaptive_avg_pool2d_forward = cpu_avg_pool2d_forward,
     .adaptive_avg_pool2d_backward = cpu_avg_pool2d_backward,
+    .pad2d_forward = cpu_pad2d_forward,
+    .pad2d_backward = cpu_pad2d_backward,
     .activation = cpu_activation,
     .unary = cpu_unary,
     .unary_backward = cpu_unary_backward,

@@ -64,6 +64,12 @@ static const spec specs[] = {
     {"adaptive_max_pool2d", 121, false, "x=2x4x10x9,out=4x3"},
     {"adaptive_avg_pool2d", 122, true, "x=2x3x7x5,out=3x4,adv=8"},
     {"adaptive_avg_pool2d", 123, false, "x=2x4x14x14,out=5x1"},
+    {"max_pool2d", 128, true, "x=2x3x11x9,kernel=3x2,stride=1x2,pad=1x1,dilation=2x3,ceil=1,adv=8"},
+    {"avg_pool2d", 129, true, "x=2x3x9x8,kernel=3x3,stride=2x2,pad=1x1,ceil=1,divisor=-7,adv=8"},
+    {"pad2d", 130, true, "x=2x3x5x7,lr=3x2,tb=1x4,mode=reflect,adv=8"},
+    {"pad2d", 131, true, "x=2x3x5x4,lr=4x4,tb=3x2,mode=replicate,adv=8"},
+    {"pad2d", 132, true, "x=1x2x4x6,lr=6x5,tb=4x4,mode=circular,adv=8"},
+    {"pad2d", 133, false, "x=3x4x9x9,lr=1x2,tb=2x1,mode=constant,value=-0.5"},
     /* elementwise */
     {"binary", 28, true, "op=add,a=3x4x5,b=4x1,adv=6"},
     {"binary", 29, true, "op=sub,a=3x4x5,b=5,adv=6"},

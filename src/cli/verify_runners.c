@@ -371,6 +371,37 @@ static sb_status run_adaptive_pool(run_ctx *r, bool is_max) {
 static sb_status run_adaptive_max_pool2d(run_ctx *r) { return run_adaptive_pool(r, true); }
 static sb_status run_adaptive_avg_pool2d(run_ctx *r) { return run_adaptive_pool(r, false); }
 
+static sb_status pick(run_ctx *r, const char *key, const char *const *names, int n, int *out_i);
+
+/* 2-D padding: x, lr=LEFTxRIGHT, tb=TOPxBOTTOM, mode, value (constant). */
+static const char *const pad_names[] = {"constant", "reflect", "replicate", "circular"};
+static sb_status run_pad2d(run_ctx *r) {
+    shp sx;
+    sb_pad2d_params p;
+    int mode;
+    SB_TRY(pshape(r, "x", &sx));
+    SB_TRY(pair(r, "lr", 0, &p.left, &p.right));
+    SB_TRY(pair(r, "tb", 0, &p.top, &p.bottom));
+    SB_TRY(pick(r, "mode", pad_names, 4, &mode));
+    SB_TRY(pflt(r, "value", 0.0f, &p.value));
+    p.mode = (sb_pad_mode)mode;
+    if (sx.nd != 4) return bad_param(r, "x");
+    shp sy = {4, {sx.d[0], sx.d[1], 0, 0}};
+    if (!sb_checked_add(sx.d[2], p.top, &sy.d[2]) || !sb_checked_add(sy.d[2], p.bottom, &sy.d[2]))
+        return bad_param(r, "tb");
+    if (!sb_checked_add(sx.d[3], p.left, &sy.d[3]) || !sb_checked_add(sy.d[3], p.right, &sy.d[3]))
+        return bad_param(r, "lr");
+    sb_tensor *x, *y, *dy, *dx;
+    SB_TRY(input(r, &x, &sx, 1));
+    SB_TRY(tnew(r, &y, SB_F32, &sy));
+    SB_TRY(input(r, &dy, &sy, 2));
+    SB_TRY(zeros_like(r, &dx, x));
+    SB_TRY(sb_pad2d_forward(x, &p, y));
+    SB_TRY(out(r, "forward", y));
+    SB_TRY(sb_pad2d_backward(dy, &p, dx));
+    return out(r, "backward", dx);
+}
+
 static const char *const binary_names[] = {"add", "sub", "mul", "div", "maximum", "minimum"};
 static const char *const unary_names[] = {"neg", "abs", "sqrt", "exp", "log", "square", "reciprocal"};
 
@@ -1049,7 +1080,7 @@ static const runner runners[] = {
     {"linear", run_linear},         {"conv2d", run_conv2d},
     {"max_pool2d", run_max_pool2d}, {"avg_pool2d", run_avg_pool2d},
     {"adaptive_max_pool2d", run_adaptive_max_pool2d},
-    {"adaptive_avg_pool2d", run_adaptive_avg_pool2d},
+    {"adaptive_avg_pool2d", run_adaptive_avg_pool2d}, {"pad2d", run_pad2d},
     {"binary", run_binary},         {"unary", run_unary},
     {"activation", run_activation}, {"reduce", run_reduce},
     {"softmax", run_softmax_op},    {"log_softmax", run_log_softmax},

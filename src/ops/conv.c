@@ -368,6 +368,74 @@ sb_status sb_avg_pool2d_backward(const sb_tensor *dy, const sb_pool2d_params *pa
     return SB_BACKEND_RUN(fn, be, avg_pool2d_backward, &g, dy->data, dx->data);
 }
 
+/* ---- padding ---- */
+
+/* One axis of a padding: pads and the size they need for the mode. */
+static sb_status pad_axis(const char *fn, const char *axis, const char *before_name,
+                          const char *after_name, sb_pad_mode mode, int64_t size, int64_t before,
+                          int64_t after, int64_t *out) {
+    SB_TRY(check_param(fn, before_name, before, 0));
+    SB_TRY(check_param(fn, after_name, after, 0));
+    int64_t most = before > after ? before : after;
+    if (mode != SB_PAD_CONSTANT && size < 1)
+        return sb_fail(SB_ERR_SHAPE, "%s: input %s is %lld; reflect, replicate and circular "
+                       "padding need >= 1", fn, axis, (long long)size);
+    if (mode == SB_PAD_REFLECT && most >= size)
+        return sb_fail(SB_ERR_ARG, "%s: reflect padding (%lld, %lld) must be less than the input "
+                       "%s %lld", fn, (long long)before, (long long)after, axis, (long long)size);
+    if (mode == SB_PAD_CIRCULAR && most > size)
+        return sb_fail(SB_ERR_ARG, "%s: circular padding (%lld, %lld) must be at most the input "
+                       "%s %lld", fn, (long long)before, (long long)after, axis, (long long)size);
+    /* size <= the tensor's extent and pads <= PARAM_MAX: no overflow */
+    *out = size + before + after;
+    return SB_OK;
+}
+
+/* x-side tensor `xname` (N, C, H, W) and padded `yname`: validates both and
+ * the geometry linking them. */
+static sb_status plan_pad(const char *fn, const sb_pad2d_params *params, const char *xname,
+                          const sb_tensor *x, const char *yname, const sb_tensor *y,
+                          sb_pad2d_geom *g) {
+    if (!params) return sb_fail(SB_ERR_NULL, "%s: params is NULL", fn);
+    const sb_pad2d_params *p = params;
+    if ((int)p->mode < SB_PAD_CONSTANT || (int)p->mode > SB_PAD_CIRCULAR)
+        return sb_fail(SB_ERR_ARG, "%s: params->mode = %d is not an sb_pad_mode", fn, (int)p->mode);
+    SB_TRY(check4(fn, xname, x, SB_F32, NULL));
+    *g = (sb_pad2d_geom){.planes = x->shape[0] * x->shape[1], .h = x->shape[2], .w = x->shape[3],
+                         .top = p->top, .left = p->left, .mode = p->mode,
+                         .value = p->mode == SB_PAD_CONSTANT ? p->value : 0.0f};
+    SB_TRY(pad_axis(fn, "height", "params->top", "params->bottom", p->mode, g->h, p->top,
+                    p->bottom, &g->oh));
+    SB_TRY(pad_axis(fn, "width", "params->left", "params->right", p->mode, g->w, p->left, p->right,
+                    &g->ow));
+    int64_t yshape[4] = {x->shape[0], x->shape[1], g->oh, g->ow};
+    int64_t numel;
+    if (!sb_checked_mul(g->planes, g->oh, &numel) || !sb_checked_mul(numel, g->ow, &numel))
+        return sb_fail(SB_ERR_SHAPE, "%s: the padded %s is too large", fn, yname);
+    SB_TRY(check4(fn, yname, y, SB_F32, yshape));
+    return sb_check_no_alias(fn, yname, y, xname, x);
+}
+
+sb_status sb_pad2d_forward(const sb_tensor *x, const sb_pad2d_params *params, sb_tensor *y) {
+    SB_FPENV_GUARD();
+    const char *fn = "sb_pad2d_forward";
+    sb_pad2d_geom g;
+    SB_TRY(plan_pad(fn, params, "x", x, "y", y, &g));
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, x, y));
+    return SB_BACKEND_RUN(fn, be, pad2d_forward, &g, x->data, y->data);
+}
+
+sb_status sb_pad2d_backward(const sb_tensor *dy, const sb_pad2d_params *params, sb_tensor *dx) {
+    SB_FPENV_GUARD();
+    const char *fn = "sb_pad2d_backward";
+    sb_pad2d_geom g;
+    SB_TRY(plan_pad(fn, params, "dx", dx, "dy", dy, &g));
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, dy, dx));
+    return SB_BACKEND_RUN(fn, be, pad2d_backward, &g, dy->data, dx->data);
+}
+
 /* ---- adaptive pooling ---- */
 
 /* x-side tensor `xname` (N, C, H, W) and output-side `yname` (N, C, OH, OW),

@@ -12,6 +12,7 @@
 #include "ref/ref_loss.h"
 #include "ref/ref_norm.h"
 #include "ref/ref_optim.h"
+#include "ref/ref_pad.h"
 #include "ref/ref_pointwise.h"
 
 /* Every function again, spelled from the table. If a header changes a

@@ -23,7 +23,9 @@ __all__ = ["Linear", "Conv2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Group
            "InstanceNorm1d", "InstanceNorm2d", "CrossEntropyLoss",
            "MSELoss", "GELU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Dropout", "ReLU",
            "MaxPool2d", "AvgPool2d", "AdaptiveMaxPool2d", "AdaptiveAvgPool2d", "Hardtanh", "ReLU6", "Hardsigmoid",
-           "Hardswish", "SiLU", "LeakyReLU", "Softplus", "functional"]
+           "Hardswish", "SiLU", "LeakyReLU", "Softplus", "ConstantPad1d", "ConstantPad2d",
+           "ZeroPad2d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
+           "ReplicationPad2d", "functional"]
 
 class Linear(torch.nn.Linear):
     """y = x W^T + b; every element one fmaf chain over the inputs."""
@@ -38,7 +40,9 @@ class Linear(torch.nn.Linear):
 
 
 class Conv2d(torch.nn.Conv2d):
-    """Zero-padded 2-D convolution (padding_mode 'zeros', int padding)."""
+    """2-D convolution: int, 'valid' or 'same' padding; padding_mode 'zeros'
+    inside the convolution, or 'reflect' / 'replicate' / 'circular' as a pad()
+    then an unpadded convolution (PyTorch's own structure)."""
 
     def reset_parameters(self):
         kh, kw = self.kernel_size
@@ -47,18 +51,14 @@ class Conv2d(torch.nn.Conv2d):
                                 _random.initial_seed(), first)
 
     def forward(self, input):
-        _check_conv(self)
+        if self.padding_mode != "zeros":
+            # (left, right, top, bottom), 'same' resolved by torch.nn.Conv2d
+            input = F.pad(input, tuple(self._reversed_padding_repeated_twice),
+                          mode=self.padding_mode)
+            return F.conv2d(input, self.weight, self.bias, self.stride, 0, self.dilation,
+                            self.groups)
         return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
                         self.groups)
-
-
-def _check_conv(m):
-    if m.padding_mode != "zeros":
-        raise NotImplementedError("samebits.nn.Conv2d: padding_mode=%r is not supported (only "
-                                  "'zeros')" % m.padding_mode)
-    if isinstance(m.padding, str):
-        raise NotImplementedError("samebits.nn.Conv2d: padding=%r is not supported; give the "
-                                  "padding as ints" % m.padding)
 
 
 class _BatchNormMixin:
@@ -256,6 +256,38 @@ class LeakyReLU(torch.nn.LeakyReLU):
 class Softplus(torch.nn.Softplus):
     def forward(self, input):
         return F.softplus(input, self.beta, self.threshold)
+
+
+def _pad_module(base, mode):
+    """The samebits version of a torch.nn padding module (its `padding`
+    attribute is F.pad's tuple; constant ones carry `value`)."""
+
+    class Pad(base):
+        def forward(self, input):
+            return F.pad(input, tuple(self.padding), mode,
+                         getattr(self, "value", None) if mode == "constant" else None)
+
+    Pad.__name__ = Pad.__qualname__ = base.__name__
+    Pad.__module__ = __name__
+    Pad.__doc__ = "%s: every output a bit copy; the backward sums an input's copies " \
+                  "with the canonical sum in output order." % base.__name__
+    return Pad
+
+
+ConstantPad1d = _pad_module(torch.nn.ConstantPad1d, "constant")
+ConstantPad2d = _pad_module(torch.nn.ConstantPad2d, "constant")
+ZeroPad2d = _pad_module(torch.nn.ZeroPad2d, "constant")
+ReflectionPad1d = _pad_module(torch.nn.ReflectionPad1d, "reflect")
+ReflectionPad2d = _pad_module(torch.nn.ReflectionPad2d, "reflect")
+ReplicationPad1d = _pad_module(torch.nn.ReplicationPad1d, "replicate")
+ReplicationPad2d = _pad_module(torch.nn.ReplicationPad2d, "replicate")
+PADDING = [ConstantPad1d, ConstantPad2d, ZeroPad2d, ReflectionPad1d, ReflectionPad2d,
+           ReplicationPad1d, ReplicationPad2d]
+if hasattr(torch.nn, "CircularPad2d"):  # torch >= 2.1
+    CircularPad1d = _pad_module(torch.nn.CircularPad1d, "circular")
+    CircularPad2d = _pad_module(torch.nn.CircularPad2d, "circular")
+    PADDING += [CircularPad1d, CircularPad2d]
+    __all__ += ["CircularPad1d", "CircularPad2d"]
 
 
 class AdaptiveMaxPool2d(torch.nn.AdaptiveMaxPool2d):

@@ -19,7 +19,7 @@ from .. import _lib
 from .. import ops as _ops
 from .._convert import to_np, to_np_index
 
-__all__ = ["linear", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_max_pool2d",
+__all__ = ["linear", "conv2d", "pad", "max_pool2d", "avg_pool2d", "adaptive_max_pool2d",
            "adaptive_avg_pool2d", "relu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "silu", "leaky_relu", "softplus", "tanh", "sigmoid", "gelu",
            "softmax", "log_softmax", "cross_entropy", "mse_loss", "batch_norm", "layer_norm",
            "group_norm", "instance_norm",
@@ -79,11 +79,86 @@ class _Conv2d(torch.autograd.Function):
         return _t(dx), _t(dw), _t(db), None, None, None, None
 
 
+def _same_padding(weight, stride, dilation, fn):
+    """padding='same' as PyTorch resolves it: per axis the total
+    dilation*(k-1), its floor half before and the rest after. Returns the
+    symmetric part (for the convolution) and the extra (right, bottom) zeros
+    an odd total leaves, which an explicit zero pad adds first."""
+    sh, sw = (stride, stride) if isinstance(stride, int) else tuple(stride)
+    if (sh, sw) != (1, 1):
+        raise ValueError("samebits.nn.functional.%s: padding='same' needs stride 1, got %r"
+                         % (fn, stride))
+    dh, dw = (dilation, dilation) if isinstance(dilation, int) else tuple(dilation)
+    th, tw = dh * (weight.shape[2] - 1), dw * (weight.shape[3] - 1)
+    return (th // 2, tw // 2), (tw % 2, th % 2)
+
+
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """padding may be ints, 'valid' (0) or 'same' (stride 1): an even total
+    pads symmetrically inside the convolution, an odd one adds its extra
+    zero column/row on the right/bottom with pad() first, as PyTorch does;
+    zero taps are +0 terms of the chain either way (contract, conv2d)."""
     if isinstance(padding, str):
-        raise NotImplementedError("samebits.nn.functional.conv2d: string padding (%r) is not "
-                                  "supported; pass the padding as ints" % padding)
+        if padding == "valid":
+            padding = 0
+        elif padding == "same":
+            padding, (extra_w, extra_h) = _same_padding(weight, stride, dilation, "conv2d")
+            if extra_w or extra_h:
+                input = pad(input, (0, extra_w, 0, extra_h))
+        else:
+            raise ValueError("samebits.nn.functional.conv2d: padding must be ints, 'valid' or "
+                             "'same', got %r" % (padding,))
     return _Conv2d.apply(input, weight, bias, stride, padding, dilation, groups)
+
+
+def pad(input, pad, mode="constant", value=None):
+    """torch.nn.functional.pad over the last one (len(pad) == 2) or two
+    (len(pad) == 4) dims, pads >= 0: every output a bit copy of an input
+    element or `value` (constant mode); the backward sums the gradients of an
+    input's copies with the canonical sum in output order (contract,
+    Padding), where PyTorch's reflect/replicate backward adds them in an
+    order that depends on the device."""
+    fn = "pad"
+    if not isinstance(pad, (tuple, list)) or len(pad) not in (2, 4):
+        raise NotImplementedError("samebits.nn.functional.pad: pad %r must pad the last one or "
+                                  "two dims (2 or 4 values)" % (pad,))
+    if mode != "constant" and value not in (None, 0, 0.0):
+        raise ValueError('samebits.nn.functional.pad: padding mode "%s" doesn\'t take in value '
+                         "argument" % mode)
+    two = len(pad) == 4
+    if not isinstance(input, torch.Tensor):
+        raise TypeError("samebits.nn.functional.pad: input must be a torch.Tensor, got %s"
+                        % type(input).__name__)
+    if input.dim() < (2 if two else 1):
+        raise ValueError("samebits.nn.functional.pad: input of %d dims cannot be padded over its "
+                         "last %d" % (input.dim(), 2 if two else 1))
+    sides = tuple(pad) if two else tuple(pad) + (0, 0)
+    p = _ops._pad_params(sides, mode, value, fn)
+    h = input.shape[-2] if two else 1
+    planes = 1
+    for d in input.shape[:-2 if two else -1]:
+        planes *= d
+    return _PadFn.apply(input, p, (planes, 1, h, input.shape[-1]), two)
+
+
+class _PadFn(torch.autograd.Function):
+    """x viewed as (planes, 1, H, W) (H = 1 when one dim is padded)."""
+
+    @staticmethod
+    def forward(ctx, x, p, shape4, two):
+        xn = to_np(x, "pad", "input")
+        ctx.p, ctx.shape, ctx.shape4 = p, tuple(x.shape), shape4
+        y = _ops._pad2d(xn.reshape(shape4), p)
+        lead = tuple(x.shape[:-2] if two else x.shape[:-1])
+        return _t(y.reshape(lead + (y.shape[2:] if two else (y.shape[3],))))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        oh = ctx.shape4[2] + ctx.p.top + ctx.p.bottom
+        ow = ctx.shape4[3] + ctx.p.left + ctx.p.right
+        dyn = to_np(dy, "pad", "grad").reshape(ctx.shape4[:2] + (oh, ow))
+        return _t(_ops._pad2d_backward(dyn, ctx.shape4, ctx.p).reshape(ctx.shape)), None, None, None
 
 
 class _MaxPool2d(torch.autograd.Function):
