@@ -166,18 +166,29 @@ static void test_conv_cases(void) {
         {"padding > kernel", 2, 1, 3, 3, 2, 2, 2, P(1, 1, 3, 3, 1, 1, 1), true},
         {"1-wide", 3, 2, 1, 9, 2, 1, 3, P(1, 1, 0, 1, 1, 1, 1), true},
     };
-    /* Few pixels per sample (under 128 positions): samples side by side in
-     * one product, several chunks of them (13 samples of 100 positions: 5,
-     * 5, 3), chunks over threads, and the weight gradient's chains
+    /* Few pixels per sample (under 64 positions): samples side by side in
+     * one product, several chunks of them (23 samples of 49 positions: 10,
+     * 10, 3), chunks over threads, and the weight gradient's chains
      * continued from one chunk to the next; the deep-stage shapes of a
      * ResNet in miniature (1x1 spatial under a padded 3x3, a 1x1 stride-2
      * downsample); strides, dilation and groups in a batched product. */
     conv_case few_pixels[] = {
-        {"few pixels 3 chunks", 13, 3, 10, 10, 5, 3, 3, P(1, 1, 1, 1, 1, 1, 1), true},
+        {"few pixels 3 chunks", 23, 3, 7, 7, 5, 3, 3, P(1, 1, 1, 1, 1, 1, 1), true},
         {"few pixels 1x1 spatial", 9, 64, 1, 1, 48, 3, 3, P(1, 1, 1, 1, 1, 1, 1), true},
         {"few pixels 1x1 stride 2", 10, 16, 4, 4, 24, 1, 1, P(2, 2, 0, 0, 1, 1, 1), false},
         {"few pixels stride dilation groups", 25, 6, 9, 8, 4, 3, 2, P(2, 1, 1, 2, 2, 1, 2), true},
         {"few pixels stride 3", 6, 5, 11, 7, 7, 2, 3, P(3, 2, 1, 0, 1, 2, 1), true},
+    };
+    /* The input gradient at stride > 1 runs one product per phase (ih mod
+     * sh, iw mod sw) over the taps that read it: a 7x7 stride-2 stem, a
+     * stride-2 3x3 with dilation, a stride 3x2 1x3 kernel whose taps miss
+     * whole phases (their inputs are empty chains), per sample (over 64
+     * input positions) and batched (6x5 inputs). */
+    conv_case phases[] = {
+        {"phases 7x7 stride 2", 3, 3, 16, 15, 4, 7, 7, P(2, 2, 3, 3, 1, 1, 1), true},
+        {"phases 3x3 stride 2 dilation 2", 4, 5, 13, 12, 6, 3, 3, P(2, 2, 2, 1, 2, 2, 1), false},
+        {"phases stride 3x2 empty phases", 3, 2, 12, 11, 3, 1, 3, P(3, 2, 0, 1, 1, 3, 1), true},
+        {"phases batched stride 2 groups", 9, 4, 6, 5, 6, 3, 3, P(2, 2, 1, 1, 1, 1, 2), true},
     };
     /* Backward weight splits samples into chunks of 8 MB of columns; this
      * one needs three, so its chains continue across chunks. */
@@ -191,6 +202,8 @@ static void test_conv_cases(void) {
         for (int m = VAL_RAND; m <= VAL_TINY; m++) run_conv(&small[i], (val_mode)m);
     for (size_t i = 0; i < sizeof few_pixels / sizeof few_pixels[0]; i++)
         for (int m = VAL_RAND; m <= VAL_TINY; m++) run_conv(&few_pixels[i], (val_mode)m);
+    for (size_t i = 0; i < sizeof phases / sizeof phases[0]; i++)
+        for (int m = VAL_RAND; m <= VAL_TINY; m++) run_conv(&phases[i], (val_mode)m);
     run_conv(&chunked, VAL_RAND);
 }
 

@@ -147,7 +147,7 @@ static bool degenerate(const sb_conv2d_geom *g) {
  * of the product is still the chain over k of that one position, and the
  * weight gradient's k runs over (n, r, s) in the contract's order, so the
  * bits are those of the per-sample products. */
-#define FEW_PIXELS 128         /* positions per sample below which samples are batched */
+#define FEW_PIXELS 64          /* positions per sample below which samples are batched */
 #define BATCH_COLS 512         /* positions one batched product aims at */
 #define BATCH_FLOATS (1 << 21) /* cap on a chunk's column matrix: 8 MB */
 
@@ -397,24 +397,6 @@ static float dx_chain(const sb_conv2d_geom *g, const float *dy, const float *w, 
     return acc;
 }
 
-/* dst[s*stride - off] = row[s] for every s in [0, count) that lands in
- * [0, size), +0.0f elsewhere: a dy row spread over the input positions its
- * outputs read through one tap (off = pad - tap*dilation). */
-static void scatter_row(const float *row, int64_t count, int64_t off, int64_t stride, int64_t size,
-                        float *dst) {
-    memset(dst, 0, (size_t)size * sizeof *dst);
-    int64_t lo = off > 0 ? (off + stride - 1) / stride : 0;
-    if (size + off - 1 < 0) return;
-    int64_t hi = (size + off - 1) / stride + 1;
-    if (hi > count) hi = count;
-    for (int64_t s = lo; s < hi; s++) dst[s * stride - off] = row[s];
-}
-
-/* The zero-stuffed columns of one sample and group: row (o, i, j), column
- * (ih, iw) holds the dy element that tap (i, j) of output channel o reads
- * from (ih, iw), or +0.0f where that tap reads nothing there. Row p starts
- * at col + p*ld (dy_columns); its whole-block copies at stride 1 need
- * ld = h*w and the padded planes `pad`, other calls pass pad = NULL. */
 /* The zero-margined copy of one dy plane used at stride 1: rows
  * -mt .. hp-mt-1 and columns -ml .. wp-ml-1 of dy, zero outside it, wide
  * enough for every tap's row and for whole 8-float blocks past w. */
@@ -439,63 +421,6 @@ static void dy_pad_fill(const sb_conv2d_geom *g, const float *dyg, int64_t ocg, 
                    (size_t)g->ow * sizeof *pad);
 }
 
-/* Scratch floats dy_columns needs: the columns, 8 floats of slack, and at
- * stride 1 the padded dy planes of one group. */
-static int64_t dy_columns_floats(const sb_conv2d_geom *g, int64_t ocg, int64_t kdim) {
-    int64_t n = kdim * g->h * g->w + 8;
-    if (g->stride_h == 1 && g->stride_w == 1) {
-        int64_t mt, ml, hp, wp;
-        dy_pad_layout(g, &mt, &ml, &hp, &wp);
-        n += ocg * hp * wp;
-    }
-    return n;
-}
-
-static void dy_columns(const sb_conv2d_geom *g, const float *dyg, int64_t ocg, float *col,
-                       int64_t ld, float *pad) {
-    if (g->stride_h == 1 && g->stride_w == 1 && pad && ld == g->h * g->w) {
-        /* Tap (i, j) reads (ih, iw) from dy[ih + ph - i*dh][iw + pw - j*dw]
-         * whenever that is inside dy. With dy copied into zero margins
-         * (pad, see dy_pad_layout) every row of col is a plain copy of whole
-         * 8-float blocks; the overshoot past w lands in the next row, which
-         * is written after it (the buffer has 8 floats of slack). */
-        int64_t mt, ml, hp, wp, w8 = (g->w + 7) / 8 * 8;
-        dy_pad_layout(g, &mt, &ml, &hp, &wp);
-        dy_pad_fill(g, dyg, ocg, pad);
-        for (int64_t o = 0; o < ocg; o++)
-            for (int64_t i = 0; i < g->kh; i++)
-                for (int64_t j = 0; j < g->kw; j++) {
-                    const float *src = pad + o * hp * wp +
-                                       (mt + g->pad_h - i * g->dilation_h) * wp + ml + g->pad_w -
-                                       j * g->dilation_w;
-                    float *dst = col + ((o * g->kh + i) * g->kw + j) * ld;
-                    for (int64_t ih = 0; ih < g->h; ih++, dst += g->w, src += wp)
-                        for (int64_t t = 0; t < w8; t += 8) memcpy(dst + t, src + t, 8 * sizeof *dst);
-                }
-        return;
-    }
-    for (int64_t o = 0; o < ocg; o++)
-        for (int64_t i = 0; i < g->kh; i++)
-            for (int64_t j = 0; j < g->kw; j++) {
-                float *dst = col + ((o * g->kh + i) * g->kw + j) * ld;
-                for (int64_t ih = 0; ih < g->h; ih++, dst += g->w) {
-                    int64_t r = reader(ih, i, g->stride_h, g->pad_h, g->dilation_h, g->oh);
-                    if (r < 0) {
-                        memset(dst, 0, (size_t)g->w * sizeof *dst);
-                        continue;
-                    }
-                    const float *row = dyg + (o * g->oh + r) * g->ow;
-                    if (g->stride_w == 1) {
-                        /* s = iw + pad - j*dilation */
-                        gather_row(row, g->ow, g->pad_w - j * g->dilation_w, 1, g->w, dst);
-                    } else {
-                        scatter_row(row, g->ow, g->pad_w - j * g->dilation_w, g->stride_w, g->w,
-                                    dst);
-                    }
-                }
-            }
-}
-
 typedef struct {
     const sb_conv2d_geom *g;
     const float *dy, *w, *wt; /* wt: per group, W as [c][(o, i, j)] */
@@ -505,40 +430,110 @@ typedef struct {
     int64_t nb;          /* samples per product (batch_chunk) */
 } bwd_in_ctx;
 
-/* Samples [n0, n1) side by side (few pixels, batch_chunk): per group, col
- * (kdim, (n, ih, iw)) holds their zero-stuffed columns, out = Wt . col is
- * (icg, (n, ih, iw)), copied to dx with the zero fix-up (see the top). */
-static bool bwd_in_batch_chunk(const bwd_in_ctx *t, int64_t n0, int64_t n1) {
+/* The taps of one kernel axis that read the inputs of phase a (inputs a,
+ * a + stride, a + 2*stride, ...): tap i reads input a + stride*u from
+ * output u + off exactly when a + pad - i*dilation = off*stride for an
+ * integer off. Listed ascending; returns their count. */
+static int phase_taps(int64_t a, int64_t k, int64_t stride, int64_t pad, int64_t dilation,
+                      int64_t *tap, int64_t *off) {
+    int count = 0;
+    for (int64_t i = 0; i < k; i++) {
+        int64_t d = a + pad - i * dilation;
+        int64_t q = d >= 0 ? d / stride : -((-d + stride - 1) / stride); /* floor */
+        if (q * stride == d) tap[count] = i, off[count++] = q;
+    }
+    return count;
+}
+
+/* Inputs fall into stride_h x stride_w phases (ih mod sh, iw mod sw), and
+ * all inputs of a phase are read by the same taps, each at a fixed output
+ * offset (phase_taps). So per phase the input gradient is a product over
+ * those taps only: k = (o, i, j) with i and j the phase's taps ascending,
+ * the contract's order without the taps that never read these inputs
+ * (a stride-blind zero-stuffed product spends 3/4 of its terms on them at
+ * stride 2). A tap whose output falls outside dy still reads a stuffed
+ * +0.0f: the argument at the top holds, and zeros are recomputed. Samples
+ * [n0, n1) sit side by side as the columns (n, u, v) of input
+ * (a + sh*u, b + sw*v). */
+static bool bwd_in_phase_chunk(const bwd_in_ctx *t, int64_t n0, int64_t n1) {
     const sb_conv2d_geom *g = t->g;
-    int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups;
-    int64_t kdim = ocg * g->kh * g->kw, ohw = g->oh * g->ow, hw = g->h * g->w;
-    int64_t cols = (n1 - n0) * hw;
-    float *col = sb_scratch(SB_SCRATCH_CONV, (size_t)(kdim * cols) * sizeof *col);
-    float *out = sb_scratch(SB_SCRATCH_OPS, (size_t)(icg * cols) * sizeof *out);
+    int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups, kk = g->kh * g->kw;
+    int64_t ohw = g->oh * g->ow, sh = g->stride_h, sw = g->stride_w, nb = n1 - n0;
+    int64_t ti[DX_TAPS_MAX], ri[DX_TAPS_MAX], tj[DX_TAPS_MAX], sj[DX_TAPS_MAX];
+    /* The largest phase product sizes the buffers. */
+    int64_t col_max = 0, out_max = 0;
+    for (int64_t a = 0; a < sh && a < g->h; a++)
+        for (int64_t b = 0; b < sw && b < g->w; b++) {
+            int64_t ni = phase_taps(a, g->kh, sh, g->pad_h, g->dilation_h, ti, ri);
+            int64_t nj = phase_taps(b, g->kw, sw, g->pad_w, g->dilation_w, tj, sj);
+            int64_t cols = nb * ((g->h - a + sh - 1) / sh) * ((g->w - b + sw - 1) / sw);
+            if (ocg * ni * nj * cols > col_max) col_max = ocg * ni * nj * cols;
+            if (icg * cols > out_max) out_max = icg * cols;
+        }
+    float *col = sb_scratch(SB_SCRATCH_CONV, (size_t)(col_max + icg * ocg * kk) * sizeof *col);
+    float *out = sb_scratch(SB_SCRATCH_OPS, (size_t)out_max * sizeof *out);
     if (!col || !out) return false;
-    for (int64_t grp = 0; grp < g->groups; grp++) {
-        for (int64_t n = n0; n < n1; n++)
-            dy_columns(g, t->dy + (n * g->c_out + grp * ocg) * ohw, ocg, col + (n - n0) * hw, cols,
-                       NULL);
-        sb_cpu_sgemm('N', 'N', icg, cols, kdim, t->wt + grp * icg * kdim, kdim, col, cols, out,
-                     cols, false);
-        for (int64_t c = 0; c < icg; c++)
-            for (int64_t n = n0; n < n1; n++) {
-                const float *src = out + c * cols + (n - n0) * hw;
-                float *dst = t->dx + (n * g->c_in + grp * icg + c) * hw;
-                for (int64_t q = 0; q < hw; q++)
-                    dst[q] = src[q] == 0.0f
-                                 ? dx_chain(g, t->dy, t->w, n, grp * icg + c, q / g->w, q % g->w)
-                                 : src[q];
+    float *wph = col + col_max; /* the phase's weights, [c][(o, i, j)] */
+    for (int64_t a = 0; a < sh && a < g->h; a++) {
+        int ni = phase_taps(a, g->kh, sh, g->pad_h, g->dilation_h, ti, ri);
+        int64_t hu = (g->h - a + sh - 1) / sh;
+        for (int64_t b = 0; b < sw && b < g->w; b++) {
+            int nj = phase_taps(b, g->kw, sw, g->pad_w, g->dilation_w, tj, sj);
+            int64_t wv = (g->w - b + sw - 1) / sw, per = hu * wv, cols = nb * per;
+            int64_t kph = ocg * ni * nj;
+            for (int64_t grp = 0; grp < g->groups; grp++) {
+                if (kph > 0) {
+                    for (int64_t c = 0; c < icg; c++)
+                        for (int64_t o = 0; o < ocg; o++)
+                            for (int ia = 0; ia < ni; ia++)
+                                for (int jb = 0; jb < nj; jb++)
+                                    wph[((c * ocg + o) * ni + ia) * nj + jb] =
+                                        t->wt[((grp * icg + c) * ocg + o) * kk + ti[ia] * g->kw +
+                                              tj[jb]];
+                    /* col[(o, i, j)][(n, u, v)] = dy[n][o][u + ri][v + sj], +0 outside dy */
+                    for (int64_t o = 0; o < ocg; o++)
+                        for (int ia = 0; ia < ni; ia++)
+                            for (int jb = 0; jb < nj; jb++) {
+                                float *dst = col + ((o * ni + ia) * nj + jb) * cols;
+                                for (int64_t n = n0; n < n1; n++) {
+                                    const float *dyo = t->dy + (n * g->c_out + grp * ocg + o) * ohw;
+                                    for (int64_t u = 0; u < hu; u++, dst += wv) {
+                                        int64_t r = u + ri[ia];
+                                        if (r < 0 || r >= g->oh)
+                                            memset(dst, 0, (size_t)wv * sizeof *dst);
+                                        else
+                                            gather_row(dyo + r * g->ow, g->ow, sj[jb], 1, wv, dst);
+                                    }
+                                }
+                            }
+                    sb_cpu_sgemm('N', 'N', icg, cols, kph, wph, kph, col, cols, out, cols, false);
+                }
+                for (int64_t c = 0; c < icg; c++)
+                    for (int64_t n = n0; n < n1; n++) {
+                        int64_t ch = grp * icg + c;
+                        float *dxc = t->dx + (n * g->c_in + ch) * g->h * g->w;
+                        const float *src = out + c * cols + (n - n0) * per;
+                        for (int64_t u = 0; u < hu; u++)
+                            for (int64_t v = 0; v < wv; v++) {
+                                int64_t ih = a + sh * u, iw = b + sw * v;
+                                /* No tap reads the phase: empty chains, +0. Else
+                                 * only a zero can differ from the contract. */
+                                float val = kph > 0 ? src[u * wv + v] : 0.0f;
+                                dxc[ih * g->w + iw] =
+                                    kph > 0 && val == 0.0f ? dx_chain(g, t->dy, t->w, n, ch, ih, iw)
+                                                           : val;
+                            }
+                    }
             }
+        }
     }
     return true;
 }
 
 /* The zero-stuffed product without its column matrix: at stride 1 the
  * column of (ih, iw) for tap (o, i, j) is the padded dy plane read at
- * boff[(o, i, j)] + ih*wp + iw (dy_columns' copies come from exactly
- * there), so sb_cpu_sgemm_offset computes the same chains from the planes
+ * boff[(o, i, j)] + ih*wp + iw (the one phase's columns of stride 1 come
+ * from exactly there), so sb_cpu_sgemm_offset computes the same chains from the planes
  * themselves. The zero fix-up is applied while copying out. */
 static void bwd_in_implicit_one(const bwd_in_ctx *t, int64_t n, int64_t grp) {
     const sb_conv2d_geom *g = t->g;
@@ -577,43 +572,19 @@ static void bwd_in_ref_range(void *vctx, int64_t n0, int64_t n1) {
                                  t->dx + n0 * g->c_in * g->h * g->w);
 }
 
-static void bwd_in_batch_range(void *vctx, int64_t c0, int64_t c1) {
+/* Chunks of nb samples (nb = 1 unless batch_chunk batches them). */
+static void bwd_in_phase_range(void *vctx, int64_t c0, int64_t c1) {
     const bwd_in_ctx *t = vctx;
     for (int64_t c = c0; c < c1; c++) {
         int64_t n0 = c * t->nb, n1 = n0 + t->nb < t->g->n ? n0 + t->nb : t->g->n;
-        if (!bwd_in_batch_chunk(t, n0, n1)) bwd_in_ref_range(vctx, n0, n1);
+        if (!bwd_in_phase_chunk(t, n0, n1)) bwd_in_ref_range(vctx, n0, n1);
     }
 }
 
-static void bwd_in_range(void *vctx, int64_t n0, int64_t n1) {
+static void bwd_in_implicit_range(void *vctx, int64_t n0, int64_t n1) {
     const bwd_in_ctx *t = vctx;
-    const sb_conv2d_geom *g = t->g;
-    if (t->boff) {
-        for (int64_t n = n0; n < n1; n++)
-            for (int64_t grp = 0; grp < g->groups; grp++) bwd_in_implicit_one(t, n, grp);
-        return;
-    }
-    int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups;
-    int64_t kdim = ocg * g->kh * g->kw, ohw = g->oh * g->ow, hw = g->h * g->w;
-    float *col = sb_scratch(SB_SCRATCH_CONV, (size_t)dy_columns_floats(g, ocg, kdim) * sizeof *col);
-    float *pad = g->stride_h == 1 && g->stride_w == 1 ? col + kdim * hw + 8 : NULL;
-    if (!col) {
-        bwd_in_ref_range(vctx, n0, n1);
-        return;
-    }
     for (int64_t n = n0; n < n1; n++)
-        for (int64_t grp = 0; grp < g->groups; grp++) {
-            dy_columns(g, t->dy + (n * g->c_out + grp * ocg) * ohw, ocg, col, hw, pad);
-            float *dxg = t->dx + (n * g->c_in + grp * icg) * hw;
-            sb_cpu_sgemm('N', 'N', icg, hw, kdim, t->wt + grp * icg * kdim, kdim, col, hw, dxg, hw,
-                         false);
-            /* Only a zero can differ from the contract (see the top). */
-            for (int64_t c = 0; c < icg; c++)
-                for (int64_t q = 0; q < hw; q++)
-                    if (dxg[c * hw + q] == 0.0f)
-                        dxg[c * hw + q] =
-                            dx_chain(g, t->dy, t->w, n, grp * icg + c, q / g->w, q % g->w);
-        }
+        for (int64_t grp = 0; grp < t->g->groups; grp++) bwd_in_implicit_one(t, n, grp);
 }
 
 void sb_cpu_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, const float *weight,
@@ -654,23 +625,21 @@ void sb_cpu_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, cons
                 memcpy(wt + ((grp * icg + c) * ocg + o) * kk,
                        weight + ((grp * ocg + o) * icg + c) * kk, (size_t)kk * sizeof *wt);
     t.wt = wt;
-    if (t.nb > 1) {
-        over_samples((g->n + t.nb - 1) / t.nb, bwd_in_batch_range, &t);
+    if (!implicit) {
+        over_samples((g->n + t.nb - 1) / t.nb, bwd_in_phase_range, &t);
         return;
     }
-    if (implicit) {
-        int64_t mt, ml, hp, wp, *boff = (int64_t *)(void *)(wt + wt_floats);
-        dy_pad_layout(g, &mt, &ml, &hp, &wp);
-        for (int64_t o = 0; o < ocg; o++)
-            for (int64_t i = 0; i < g->kh; i++)
-                for (int64_t j = 0; j < g->kw; j++)
-                    boff[(o * g->kh + i) * g->kw + j] = o * hp * wp +
-                                                        (mt + g->pad_h - i * g->dilation_h) * wp +
-                                                        ml + g->pad_w - j * g->dilation_w;
-        t.boff = boff;
-        t.nq = (g->h - 1) * wp + g->w;
-    }
-    over_samples(g->n, bwd_in_range, &t);
+    int64_t mt, ml, hp, wp, *boff = (int64_t *)(void *)(wt + wt_floats);
+    dy_pad_layout(g, &mt, &ml, &hp, &wp);
+    for (int64_t o = 0; o < ocg; o++)
+        for (int64_t i = 0; i < g->kh; i++)
+            for (int64_t j = 0; j < g->kw; j++)
+                boff[(o * g->kh + i) * g->kw + j] = o * hp * wp +
+                                                    (mt + g->pad_h - i * g->dilation_h) * wp +
+                                                    ml + g->pad_w - j * g->dilation_w;
+    t.boff = boff;
+    t.nq = (g->h - 1) * wp + g->w;
+    over_samples(g->n, bwd_in_implicit_range, &t);
 }
 
 /* ---- backward weight ---- */
