@@ -342,6 +342,7 @@ _SIGS = {
     "sb_mean": (_i, [_T, _ip, _i, _b, _T]),
     "sb_sum_backward": (_i, [_T, _ip, _i, _b, _T]),
     "sb_mean_backward": (_i, [_T, _ip, _i, _b, _T]),
+    "sb_max": (_i, [_T, _ip, _i, _b, _T, _T]),
     "sb_gather": (_i, [_T, _i, _T, _T]),
     "sb_gather_backward": (_i, [_T, _i, _T, _T]),
     "sb_scatter_add": (_i, [_i, _T, _T, _T]),

@@ -46,6 +46,8 @@ _CONVERT = {
     torch.nn.SiLU: snn.SiLU,
     torch.nn.LeakyReLU: snn.LeakyReLU,
     torch.nn.Softplus: snn.Softplus,
+    torch.nn.Embedding: snn.Embedding,
+    torch.nn.EmbeddingBag: snn.EmbeddingBag,
 }
 _CONVERT.update({m.__mro__[1]: m for m in snn.PADDING})
 
@@ -122,6 +124,15 @@ def _check(m, path):
     if t in (torch.nn.Softmax, torch.nn.LogSoftmax) and m.dim is None:
         raise UnsupportedModuleError("samebits.from_torch_module: cannot convert %s%s with dim=None; "
                                   "give the dimension explicitly" % (_type_name(m), where))
+    if t in (torch.nn.Embedding, torch.nn.EmbeddingBag):
+        if m.sparse:
+            raise UnsupportedModuleError("samebits.from_torch_module: cannot convert %s%s with "
+                                         "sparse=True (samebits gradients are dense)"
+                                         % (_type_name(m), where))
+        if m.max_norm is not None and m.norm_type not in (1, 2):
+            raise UnsupportedModuleError("samebits.from_torch_module: cannot convert %s%s with "
+                                         "max_norm and norm_type=%r (only 1 and 2)"
+                                         % (_type_name(m), where, m.norm_type))
     for name, p in list(m.named_parameters(recurse=False)) + list(m.named_buffers(recurse=False)):
         if p is None:
             continue

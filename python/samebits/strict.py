@@ -481,6 +481,8 @@ ROUTED = {
     "index_put": (_index_put, "accumulate=True with one index tensor: index_add over dim 0"),
     "index_put_": (_in_place(_index_put), "in-place index_put, accumulate=True"),
     "repeat_interleave": (_repeat_interleave, "index_select of the repeated positions"),
+    "embedding": (_call(SF.embedding), "weight rows; gradient added in ascending position"),
+    "embedding_bag": (_call(SF.embedding_bag), "bags reduced in ascending position"),
     "__getitem__": (_getitem, "x[integer tensor] under autograd: index_select over dim 0"),
     # random draws: Philox, keyed by the calling module (stochastic depth)
     "bernoulli_": (_bernoulli(True), "Philox draw, float p, keyed by module path"),
@@ -541,7 +543,7 @@ _DUNDERS = {
 
 # torch.X functions whose argument order differs from torch.nn.functional.X
 # (the ROUTED entry follows F's): looked up under their full name, so missing
-_TORCH_ONLY = ("batch_norm", "layer_norm", "group_norm", "instance_norm")
+_TORCH_ONLY = ("batch_norm", "layer_norm", "group_norm", "instance_norm", "embedding", "embedding_bag")
 
 
 def _name(func):

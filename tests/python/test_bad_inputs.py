@@ -237,6 +237,15 @@ FUNCTIONAL = {
                                  src=_t(_f(2, 4))), {"input:mismatch", "index:zero", "src:mismatch"}),
     "index_add": (lambda: dict(input=_t(_f(2, 3)), dim=1, index=_t(_i(4)), source=_t(_f(2, 4)),
                                alpha=0.5), {"input:mismatch"}),
+    # a 2-D input is one bag per row, so rank_down (1-D without offsets) is refused
+    "embedding": (lambda: dict(input=_t(_i(2, 4)), weight=_t(_f(3, 2)), padding_idx=1,
+                               max_norm=None), {"input:rank_up", "input:rank_down", "input:zero",
+                                               "input:mismatch", "weight:mismatch",
+                                               "padding_idx:none"}),
+    "embedding_bag": (lambda: dict(input=_t(_i(5)), weight=_t(_f(3, 2)), offsets=_t(_i(2, high=1)),
+                                   mode="sum", per_sample_weights=_t(_f(5))),
+                      {"weight:mismatch", "per_sample_weights:none", "offsets:zero",
+                       "offsets:mismatch", "offsets:rank_down"}),
 }
 for _n in ("relu", "tanh", "sigmoid", "gelu", "sqrt", "exp", "log"):
     FUNCTIONAL[_n] = (lambda: dict(input=_t(_f(2, 3, positive=True))),

@@ -25,7 +25,7 @@ __all__ = ["Linear", "Conv2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Group
            "MaxPool2d", "AvgPool2d", "AdaptiveMaxPool2d", "AdaptiveAvgPool2d", "Hardtanh", "ReLU6", "Hardsigmoid",
            "Hardswish", "SiLU", "LeakyReLU", "Softplus", "ConstantPad1d", "ConstantPad2d",
            "ZeroPad2d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
-           "ReplicationPad2d", "functional"]
+           "ReplicationPad2d", "Embedding", "EmbeddingBag", "functional"]
 
 class Linear(torch.nn.Linear):
     """y = x W^T + b; every element one fmaf chain over the inputs."""
@@ -320,3 +320,38 @@ class Dropout(torch.nn.Dropout):
 
     def extra_repr(self):
         return "p=%s, seed=%d, stream=%#x, offset=%d" % (self.p, self.seed, self.stream, self.offset)
+
+
+def _normal_rows_(module):
+    """PyTorch's Embedding init, N(0, 1), from a Philox stream of the
+    samebits seed, then the padding row zeroed."""
+    stream = _random._next_streams(1)
+    with torch.no_grad():
+        module.weight.copy_(torch.from_numpy(_random.normal(tuple(module.weight.shape),
+                                                            _random.initial_seed(), stream)))
+    module._fill_padding_idx_with_zero()
+
+
+class Embedding(torch.nn.Embedding):
+    """weight[input] (bits copied); the weight gradient adds dy's rows in
+    ascending position (contract section 18)."""
+
+    def reset_parameters(self):
+        _normal_rows_(self)
+
+    def forward(self, input):
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
+
+
+class EmbeddingBag(torch.nn.EmbeddingBag):
+    """Bags of rows reduced in ascending position: sum (one add at a time),
+    mean (that sum / count), max (sb_max's order)."""
+
+    def reset_parameters(self):
+        _normal_rows_(self)
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
+                               self.scale_grad_by_freq, self.mode, self.sparse, per_sample_weights,
+                               self.include_last_offset, getattr(self, "padding_idx", None))

@@ -12,6 +12,10 @@ order). Sequential models, where every activation has one consumer, are
 exact; parameters get .grad written by the first backward (use
 zero_grad(set_to_none=True), the samebits optimizers' default).
 """
+import ctypes
+import operator
+
+import numpy as np
 import torch
 from torch.autograd.function import once_differentiable
 
@@ -24,7 +28,7 @@ __all__ = ["linear", "conv2d", "pad", "max_pool2d", "avg_pool2d", "adaptive_max_
            "softmax", "log_softmax", "cross_entropy", "mse_loss", "batch_norm", "layer_norm",
            "group_norm", "instance_norm",
            "dropout", "mm", "div", "sqrt", "exp", "log", "sum", "mean",
-           "gather", "index_select", "scatter_add", "index_add"]
+           "gather", "index_select", "scatter_add", "index_add", "embedding", "embedding_bag"]
 
 
 def _t(a):
@@ -804,7 +808,7 @@ class _IndexAdd(torch.autograd.Function):
         if _needs(ctx, 3):
             d = _ops._index_select(to_np(dy, "index_add", "grad"), dim, ix)
             if alpha == 0:  # sb_binary_scalar refuses a zero factor: one IEEE product
-                d = _ops.np.multiply(d, _ops.np.float32(0.0))
+                d = np.multiply(d, np.float32(0.0))
             elif alpha != 1:
                 d = _ops._binary_scalar("mul", d, alpha)
             dsrc = torch.from_numpy(d)
@@ -813,3 +817,227 @@ class _IndexAdd(torch.autograd.Function):
 
 def index_add(input, dim, index, source, alpha=1):
     return _IndexAdd.apply(input, dim, index, source, alpha)
+
+
+# ---- embeddings (contract section 18) ---------------------------------------
+# Integer bookkeeping (which positions, which bag, counts) is numpy on int64
+# arrays, exact; every float operation is a samebits C op.
+
+def _padding_index(padding_idx, num, fn):
+    if padding_idx is None:
+        return None
+    try:
+        p = operator.index(padding_idx)
+    except TypeError:
+        raise TypeError("samebits.nn.functional.%s: padding_idx=%r is not an integer"
+                        % (fn, padding_idx)) from None
+    if not -num <= p < num:
+        raise ValueError("samebits.nn.functional.%s: padding_idx=%d is outside [-%d, %d)"
+                         % (fn, p, num, num))
+    return p % num
+
+
+def _renorm_(weight, flat, max_norm, norm_type, fn):
+    """Each row of weight named in flat whose norm exceeds max_norm is
+    scaled in place by max_norm / (norm + 1e-7f): norm_type 2 is
+    sqrtf(canonical sum of w*w), 1 the canonical sum of |w|; one rounding
+    for the sum of norm and 1e-7f, one for the division, one per product."""
+    if norm_type not in (1, 2):
+        raise NotImplementedError("samebits.nn.functional.%s: max_norm with norm_type=%r is not "
+                                  "supported (only 1 and 2)" % (fn, norm_type))
+    max_norm = float(np.float32(_lib.arg_float(max_norm, "sb_binary_scalar", 2, fn,
+                                                    "max_norm")))
+    if not weight.is_contiguous():
+        raise ValueError("samebits.nn.functional.%s: max_norm renormalises weight in place, "
+                         "which must then be contiguous" % fn)
+    rows_at = np.unique(flat)
+    if rows_at.size == 0:
+        return
+    if rows_at[0] < 0 or rows_at[-1] >= weight.shape[0]:
+        bad = rows_at[0] if rows_at[0] < 0 else rows_at[-1]
+        raise _lib.SamebitsError("samebits.nn.functional.%s: index %d is outside [0, %d)"
+                                 % (fn, bad, weight.shape[0]))
+    with torch.no_grad():
+        w = weight.detach().numpy()
+        rows = np.ascontiguousarray(w[rows_at])
+        norm = _ops._reduce("sb_sum", _ops._unary("square" if norm_type == 2 else "abs", rows),
+                            1, False)
+        if norm_type == 2:
+            norm = _ops._unary("sqrt", norm)
+        over = norm > np.float32(max_norm)
+        if over.any():
+            denom = _ops._binary_scalar("add", np.ascontiguousarray(norm[over]), 1e-7)
+            scale = _ops._binary("div", np.full(denom.shape, max_norm, dtype=np.float32), denom)
+            w[rows_at[over]] = _ops._binary("mul", np.ascontiguousarray(rows[over]),
+                                            np.ascontiguousarray(scale[:, None]))
+
+
+class _Embedding(torch.autograd.Function):
+    """Rows of weight at a 1-D int64 index; the weight gradient is the
+    ordered index_add of dy's rows (positions at padding_idx left out; with
+    scale_grad_by_freq each row first divided by its index's count)."""
+    @staticmethod
+    def forward(ctx, weight, flat, padding_idx, scale_grad_by_freq):
+        w = to_np(weight, "embedding", "weight")
+        ctx.args = (flat, tuple(w.shape), padding_idx, scale_grad_by_freq)
+        return torch.from_numpy(_ops._index_select(w, 0, flat, "embedding"))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        flat, shape, pad, freq = ctx.args
+        d = to_np(dy, "embedding", "grad")
+        if pad is not None:
+            keep = flat != pad
+            flat, d = flat[keep], np.ascontiguousarray(d[keep])
+        if freq and flat.size:
+            counts = np.bincount(flat, minlength=shape[0])[flat].astype(np.float32)
+            d = _ops._binary("div", d, np.ascontiguousarray(counts[:, None]))
+        return _t(_ops._index_select_backward(d, 0, flat, shape, "embedding")), None, None, None
+
+
+def _embedding_check(weight, sparse, fn):
+    if sparse:
+        raise NotImplementedError("samebits.nn.functional.%s: sparse=True is not supported "
+                                  "(the gradient is a dense tensor)" % fn)
+    if not isinstance(weight, torch.Tensor) or weight.dim() != 2:
+        raise ValueError("samebits.nn.functional.%s: weight must be a 2-D tensor (num_embeddings, "
+                         "embedding_dim)" % fn)
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """F.embedding: y = weight[input] (bits copied), shape input.shape + (D,)."""
+    _embedding_check(weight, sparse, "embedding")
+    pad = _padding_index(padding_idx, weight.shape[0], "embedding")
+    ix = _index(input, "embedding")
+    flat = ix.reshape(-1)
+    if max_norm is not None:
+        _renorm_(weight, flat, max_norm, norm_type, "embedding")
+    rows = _Embedding.apply(weight, flat, pad, bool(scale_grad_by_freq))
+    return rows.reshape(tuple(ix.shape) + (weight.shape[1],))
+
+
+class _BagMax(torch.autograd.Function):
+    """Per bag and column, the maximum of the bag's rows in sb_max's order
+    (NaN above all, the first NaN and the first of equal values win, -0 <
+    +0); an empty bag gives +0. The backward routes dy to the winning row:
+    each (row, column) wins for at most one bag, so nothing accumulates."""
+    @staticmethod
+    def forward(ctx, rows, bag, nbags):
+        r = to_np(rows, "embedding_bag", "rows")
+        K, D = r.shape
+        counts = np.bincount(bag, minlength=nbags) if bag.size else np.zeros(nbags, np.int64)
+        L = int(counts.max()) if nbags and counts.size else 0
+        if nbags == 0 or L == 0:
+            ctx.args = (None, K, D)
+            return torch.zeros(nbags, D)
+        # positions padded with row K, a row of -inf that never wins a
+        # non-empty bag (ties keep the first)
+        start = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        slot = np.arange(K) - start[bag]
+        where = np.full((nbags, L), K, dtype=np.int64)
+        where[bag, slot] = np.arange(K)
+        padded = np.concatenate([r, np.full((1, D), -np.inf, dtype=np.float32)])[where]
+        y = np.empty((nbags, D), dtype=np.float32)
+        arg = np.empty((nbags, D), dtype=np.int64)
+        dims = (ctypes.c_int * 1)(1)
+        _lib.call("sb_max", _lib.ref(_lib.wrap(padded)), dims, 1, False, _lib.ref(_lib.wrap(y)),
+                  _lib.ref(_lib.wrap(arg)))
+        empty = counts == 0
+        y[empty] = 0.0
+        won = np.take_along_axis(where, arg, axis=1)   # (nbags, D): the winning position
+        ctx.args = (np.where(empty[:, None], -1, won), K, D)
+        return torch.from_numpy(y)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        won, K, D = ctx.args
+        d = np.zeros((K, D), dtype=np.float32)
+        if won is not None:
+            g = to_np(dy, "embedding_bag", "grad")
+            b, c = np.nonzero(won >= 0)
+            d[won[b, c], c] = g[b, c]
+        return torch.from_numpy(d), None, None
+
+
+def _bags(ix, offsets, include_last_offset, fn):
+    """(flat positions' indices, bag of each position, number of bags) for
+    a 2-D input (one bag per row) or a 1-D input cut at offsets."""
+    if ix.ndim == 2:
+        if offsets is not None:
+            raise ValueError("samebits.nn.functional.%s: offsets must be None for a 2-D input" % fn)
+        B, L = ix.shape
+        return ix.reshape(-1), np.repeat(np.arange(B, dtype=np.int64), L), B
+    if ix.ndim != 1:
+        raise ValueError("samebits.nn.functional.%s: input must be 1-D or 2-D, got %d dimensions"
+                         % (fn, ix.ndim))
+    if offsets is None:
+        raise ValueError("samebits.nn.functional.%s: offsets is required for a 1-D input" % fn)
+    off = _index(offsets, fn)
+    if off.ndim != 1:
+        raise ValueError("samebits.nn.functional.%s: offsets must be 1-D" % fn)
+    n = ix.shape[0]
+    if include_last_offset:
+        if off.size < 1:
+            raise ValueError("samebits.nn.functional.%s: include_last_offset needs at least one "
+                             "offset" % fn)
+        starts, ends = off[:-1], off[1:]
+    else:
+        starts, ends = off, np.append(off[1:], n).astype(np.int64)
+    B = starts.size
+    if B and (starts[0] != 0 or (np.diff(off) < 0).any() or ends[-1] > n):
+        raise ValueError("samebits.nn.functional.%s: offsets must start at 0, never decrease and "
+                         "end at most at len(input) = %d, got %s" % (fn, n, off.tolist()))
+    lengths = ends - starts
+    used = int(ends[-1]) if B else 0
+    return ix[:used], np.repeat(np.arange(B, dtype=np.int64), lengths), B
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
+                  scale_grad_by_freq=False, mode="mean", sparse=False, per_sample_weights=None,
+                  include_last_offset=False, padding_idx=None):
+    """F.embedding_bag. Each bag's rows (positions at padding_idx left out)
+    are reduced in ascending position: 'sum' adds them into +0 one at a
+    time (index_add; per_sample_weights multiply each row first, one
+    rounding), 'mean' divides that sum by the bag's row count (empty bags:
+    0 / 1 = 0), 'max' takes sb_max's maximum per column (empty bags: 0)."""
+    fn = "embedding_bag"
+    _embedding_check(weight, sparse, fn)
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("samebits.nn.functional.embedding_bag: mode=%r is not one of 'sum', "
+                         "'mean', 'max'" % (mode,))
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError("samebits.nn.functional.embedding_bag: per_sample_weights "
+                                  "needs mode='sum' (as in PyTorch)")
+    if scale_grad_by_freq and mode == "max":
+        raise NotImplementedError("samebits.nn.functional.embedding_bag: scale_grad_by_freq "
+                                  "with mode='max' is not supported (as in PyTorch)")
+    num, dim = weight.shape
+    pad = _padding_index(padding_idx, num, fn)
+    ix = _index(input, fn)
+    flat, bag, B = _bags(ix, offsets, include_last_offset, fn)
+    psw = None
+    if per_sample_weights is not None:
+        if tuple(per_sample_weights.shape) != tuple(ix.shape):
+            raise ValueError("samebits.nn.functional.embedding_bag: per_sample_weights has shape "
+                             "%s, input %s" % (tuple(per_sample_weights.shape), tuple(ix.shape)))
+        psw = per_sample_weights.reshape(-1)[:flat.size]
+    if pad is not None:
+        keep = flat != pad
+        flat, bag = flat[keep], bag[keep]
+        if psw is not None:
+            psw = psw[torch.from_numpy(np.nonzero(keep)[0])]
+    if max_norm is not None:
+        _renorm_(weight, flat, max_norm, norm_type, fn)
+    rows = _Embedding.apply(weight, flat, None, bool(scale_grad_by_freq))     # (K, D)
+    if mode == "max":
+        return _BagMax.apply(rows, bag, B)
+    if psw is not None:
+        rows = _Binary.apply(rows, psw.reshape(-1, 1), "mul")
+    y = index_add(torch.zeros(B, dim), 0, torch.from_numpy(bag), rows)
+    if mode == "mean":
+        count = np.maximum(np.bincount(bag, minlength=B), 1).astype(np.float32)
+        y = _Binary.apply(y, torch.from_numpy(count.reshape(B, 1)), "div")
+    return y
