@@ -968,6 +968,12 @@ static void bad_modules_and_graphs(void) {
     BAD_VIA(sb_ag_cross_entropy, "sb_cross_entropy_forward", sb_ag_cross_entropy(g, vx, &hb64, SB_LOSS_MEAN, 0.0f, &y), SB_ERR_SHAPE, "ndim 100");
     BAD_VIA(sb_ag_mse, "sb_mse_forward", sb_ag_mse(g, vx, x4, SB_LOSS_MEAN, &y), SB_ERR_SHAPE, "");
     BAD_VIA(sb_ag_mse, "sb_mse_forward", sb_ag_mse(g, vx, &hb, SB_LOSS_MEAN, &y), SB_ERR_SHAPE, "ndim 100");
+    sb_tensor *ix = make(SB_I64, 1, 2, 0); /* {0, 0} */
+    BAD(sb_ag_index_select, sb_ag_index_select(g, vx, 2, ix, &y), SB_ERR_ARG, "dim = 2");
+    BAD(sb_ag_index_select, sb_ag_index_select(g, vx, 0, &hb64, &y), SB_ERR_SHAPE, "ndim 100");
+    BAD(sb_ag_index_select, sb_ag_index_select(g, vx, 0, x, &y), SB_ERR_DTYPE, "index");
+    BAD(sb_ag_gather, sb_ag_gather(g, &bad_var, 0, ix, &y), SB_ERR_SHAPE, "ndim 100");
+    BAD_VIA(sb_ag_gather, "sb_gather", sb_ag_gather(g, vx, 0, ix, &y), SB_ERR_SHAPE, "index has 1");
     BAD(sb_graph_backward, sb_graph_backward(g, vx), SB_ERR_SHAPE, "");
     BAD(sb_graph_backward, sb_graph_backward(NULL, vx), SB_ERR_NULL, "graph");
     ANSWERS(sb_graph_num_nodes, sb_graph_num_nodes(NULL) == 0);
@@ -980,6 +986,7 @@ static void bad_modules_and_graphs(void) {
     sb_tensor_free(x4);
     sb_tensor_free(w);
     sb_tensor_free(tg);
+    sb_tensor_free(ix);
 }
 
 /* Update rules on raw buffers, optimizers, loaders, checkpoints. */

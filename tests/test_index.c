@@ -384,6 +384,50 @@ static void test_refusals(void) {
     sb_tensor_free(idx); sb_tensor_free(src); sb_tensor_free(out); sb_tensor_free(i1); sb_tensor_free(s2);
 }
 
+/* ---- autograd: the embedding lookup and gather ---- */
+
+/* The graph's weight gradient equals the tensor-level ops called by hand:
+ * y = index_select / gather, dy = mse backward, dw = the op's backward. */
+static void test_autograd(void) {
+    int64_t wsh[2] = {5, 3}, n = 7, gsh[2] = {5, 4};
+    sb_tensor *w = tnew(SB_F32, 2, wsh), *gw = tnew(SB_F32, 2, wsh), *tok = tnew(SB_I64, 1, &n);
+    sb_tensor *gi = tnew(SB_I64, 2, gsh);
+    static const int64_t toks[7] = {4, 1, 4, 4, 0, 1, 4};
+    memcpy(I(tok), toks, sizeof toks);
+    sb_test_seed(9);
+    fill_values(w, 0);
+    fill_index(gi, 3);
+    for (int op = 0; op < 2; op++) {
+        int64_t ysh[2] = {op ? 5 : 7, op ? 4 : 3};
+        sb_tensor *t = tnew(SB_F32, 2, ysh), *y = tnew(SB_F32, 2, ysh), *dy = tnew(SB_F32, 2, ysh);
+        sb_tensor *want = tnew(SB_F32, 2, wsh), *one = tnew(SB_F32, 0, NULL);
+        fill_values(t, 0);
+        F(one)[0] = 1.0f;
+        sb_graph *g = NULL;
+        CHECK_OK(sb_graph_new(&g));
+        sb_variable *vw = NULL, *vy = NULL, *loss = NULL;
+        CHECK_OK(sb_graph_param(g, w, gw, &vw));
+        if (op == 0) {
+            CHECK_OK(sb_ag_index_select(g, vw, -2, tok, &vy));
+            CHECK_OK(sb_index_select(w, 0, tok, y));
+        } else {
+            CHECK_OK(sb_ag_gather(g, vw, 1, gi, &vy));
+            CHECK_OK(sb_gather(w, 1, gi, y));
+        }
+        CHECK_OK(sb_ag_mse(g, vy, t, SB_LOSS_SUM, &loss));
+        CHECK_OK(sb_graph_backward(g, loss));
+        CHECK_OK(sb_mse_backward(y, t, SB_LOSS_SUM, one, dy, NULL));
+        if (op == 0) CHECK_OK(sb_index_select_backward(dy, 0, tok, want));
+        else CHECK_OK(sb_gather_backward(dy, 1, gi, want));
+        int64_t at;
+        if (vy) CHECK(same_bits(F(vy->value), F(y), ysh[0] * ysh[1], &at), "autograd %d forward: element %" PRId64, op, at);
+        CHECK(same_bits(F(gw), F(want), 15, &at), "autograd %d weight gradient: element %" PRId64, op, at);
+        sb_graph_free(g);
+        sb_tensor_free(t); sb_tensor_free(y); sb_tensor_free(dy); sb_tensor_free(want); sb_tensor_free(one);
+    }
+    sb_tensor_free(w); sb_tensor_free(gw); sb_tensor_free(tok); sb_tensor_free(gi);
+}
+
 int main(int argc, char **argv) {
     (void)argc;
     SB_TEST_MAIN_NAME(argv[0]);
@@ -394,5 +438,6 @@ int main(int argc, char **argv) {
     test_strided_and_mirror();
     test_empty_and_scalar();
     test_refusals();
+    test_autograd();
     return sb_test_finish();
 }

@@ -90,6 +90,13 @@ SB_API sb_status sb_ag_cross_entropy(sb_graph *g, sb_variable *logits, const sb_
                               sb_loss_reduction reduction, float label_smoothing, sb_variable **loss);
 SB_API sb_status sb_ag_mse(sb_graph *g, sb_variable *x, const sb_tensor *target, sb_loss_reduction reduction,
                     sb_variable **loss);
+/* index.h: x's slices at index along dim (an embedding lookup is dim 0 of
+ * the weight), and gather. index is int64 and must stay valid until the
+ * backward ran; its gradient is the ordered scatter-add (contract 18). */
+SB_API sb_status sb_ag_index_select(sb_graph *g, sb_variable *x, int dim, const sb_tensor *index,
+                                    sb_variable **y);
+SB_API sb_status sb_ag_gather(sb_graph *g, sb_variable *x, int dim, const sb_tensor *index,
+                              sb_variable **y);
 
 #ifdef __cplusplus
 }

@@ -373,7 +373,7 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
        "reduce") \
     OP(sb_gather, sb_status, \
        (const sb_tensor *x, int dim, const sb_tensor *index, sb_tensor *out), \
-       index, NULL, SB_OP_NONE, sb_ref_index_gather, sb_gather_backward, \
+       index, "gather", SB_OP_NONE, sb_ref_index_gather, sb_gather_backward, \
        "exempt: copies bits (no arithmetic); its backward's adds are tested in test_index") \
     OP(sb_gather_backward, sb_status, \
        (const sb_tensor *dy, int dim, const sb_tensor *index, sb_tensor *dx), \
@@ -385,7 +385,7 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
        "exempt: no verify vectors yet; test_index checks the order bit for bit") \
     OP(sb_index_select, sb_status, \
        (const sb_tensor *x, int dim, const sb_tensor *index, sb_tensor *out), \
-       index, NULL, SB_OP_NONE, sb_ref_index_gather, sb_index_select_backward, \
+       index, "index_select", SB_OP_NONE, sb_ref_index_gather, sb_index_select_backward, \
        "exempt: copies bits (no arithmetic); its backward's adds are tested in test_index") \
     OP(sb_index_select_backward, sb_status, \
        (const sb_tensor *dy, int dim, const sb_tensor *index, sb_tensor *dx), \
