@@ -115,6 +115,25 @@ def evaluate(model, images, labels):
     return logits, correct
 
 
+def train_and_report(model, args, tr_x, tr_y, te_x, te_y):
+    """The CLI's run on a converted model: Adam, the initial hash, the
+    training batches, the trained hash, the test accuracy and the logits'
+    hash (the four lines of `samebits train`)."""
+    opt = samebits.optim.Adam(model.parameters(), lr=args.lr)
+    samebits.print_hash("Hash of the initial model", model)
+
+    batches = (len(tr_x) + args.batch_size - 1) // args.batch_size
+    if args.limit_batches and args.limit_batches < batches:
+        batches = args.limit_batches
+    train(model, opt, tr_x, tr_y, args, batches, samebits.nn.functional.cross_entropy)
+    samebits.print_hash("Hash of the trained model", model)
+
+    logits, correct = evaluate(model, te_x, te_y)
+    print("Test accuracy of the model on the %d test images: %.4f"
+          % (len(te_x), correct / len(te_x)))
+    samebits.print_hash("Hash of the logits", logits)
+
+
 def thread_check(args, images, labels):
     """Trains 3 batches at 1 and at 2 threads (samebits' and PyTorch's) and
     compares the outputs and gradients of one more batch and the parameters;
@@ -158,19 +177,7 @@ def main(argv=None):
 
     model = samebits.init_module(lenet5(), args.seed)   # sb_module_init(model, seed)
     model = samebits.from_torch_module(model)           # the two-line usage
-    opt = samebits.optim.Adam(model.parameters(), lr=args.lr)
-    samebits.print_hash("Hash of the initial model", model)
-
-    batches = (len(tr_x) + args.batch_size - 1) // args.batch_size
-    if args.limit_batches and args.limit_batches < batches:
-        batches = args.limit_batches
-    train(model, opt, tr_x, tr_y, args, batches, samebits.nn.functional.cross_entropy)
-    samebits.print_hash("Hash of the trained model", model)
-
-    logits, correct = evaluate(model, te_x, te_y)
-    print("Test accuracy of the model on the %d test images: %.4f"
-          % (len(te_x), correct / len(te_x)))
-    samebits.print_hash("Hash of the logits", logits)
+    train_and_report(model, args, tr_x, tr_y, te_x, te_y)
 
     if args.thread_check:
         # on stderr, so that stdout is exactly the CLI's four lines

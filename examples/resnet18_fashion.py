@@ -24,7 +24,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import samebits  # noqa: E402
-from lenet_training import evaluate, make_parser, positive_int, train  # noqa: E402
+from lenet_training import make_parser, positive_int, train_and_report  # noqa: E402
 
 
 def resnet18_grey(num_classes=10):
@@ -64,19 +64,7 @@ def main(argv=None):
     samebits.manual_seed(args.seed)
     model = samebits.init_module(resnet18_grey(), args.seed)
     model = samebits.from_torch_module(model, strict=True)
-    opt = samebits.optim.Adam(model.parameters(), lr=args.lr)
-    samebits.print_hash("Hash of the initial model", model)
-
-    batches = (len(tr_x) + args.batch_size - 1) // args.batch_size
-    if args.limit_batches and args.limit_batches < batches:
-        batches = args.limit_batches
-    train(model, opt, tr_x, tr_y, args, batches, samebits.nn.functional.cross_entropy)
-    samebits.print_hash("Hash of the trained model", model)
-
-    logits, correct = evaluate(model, te_x, te_y)
-    print("Test accuracy of the model on the %d test images: %.4f"
-          % (len(te_x), correct / len(te_x)))
-    samebits.print_hash("Hash of the logits", logits)
+    train_and_report(model, args, tr_x, tr_y, te_x, te_y)
     return 0
 
 

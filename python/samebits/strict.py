@@ -499,7 +499,7 @@ _INDEX = "basic indexing/slicing: same bits, backward copies into zeros"
 _JOIN = "joins or splits: same bits, backward splits or joins (copies)"
 _COPY = "exact copy or dtype-preserving conversion"
 _QUERY = "reads metadata or values, computes nothing"
-_ALLOC = "allocation of constants (zeros, ones, empty)"
+_ALLOC = "allocation of constants or filling with one (zeros, ones, empty, fill_)"
 _GRAD = "autograd bookkeeping (detach, requires_grad)"
 PASS_THROUGH = {}
 for _names, _reason in (
@@ -512,10 +512,11 @@ for _names, _reason in (
         (("size", "dim", "ndimension", "numel", "nelement", "stride", "is_contiguous",
           "is_floating_point", "data_ptr", "element_size", "get_device", "__len__",
           "__get__", "__format__", "__repr__", "__bool__", "__iter__", "__hash__",
-          "item", "tolist", "numpy", "storage_offset", "has_names",
+          "item", "tolist", "numpy", "storage_offset", "has_names", "__int__", "__index__",
+          "__float__",
           "__reversed__", "__contains__"), _QUERY),
         (("zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like", "new_zeros",
-          "new_ones", "new_empty", "tensor", "as_tensor", "from_numpy"), _ALLOC),
+          "new_ones", "new_empty", "tensor", "as_tensor", "from_numpy", "fill_", "zero_"), _ALLOC),
         (("detach", "detach_", "requires_grad_", "retain_grad", "__set__"), _GRAD)):
     for _n in _names:
         PASS_THROUGH[_n] = _reason

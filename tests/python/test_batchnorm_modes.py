@@ -111,3 +111,31 @@ def test_relu_inplace_is_honoured():
     assert y is x and bool((x >= 0).all())
     with pytest.raises(RuntimeError):  # PyTorch's rule for leaves, kept
         SF.relu(torch.randn(3, requires_grad=True), inplace=True)
+
+
+class _Block(torch.nn.Module):
+    """Batch norm called from a model's own forward (as torchvision's
+    ResNet calls self.bn1): strict mode is active around the module."""
+
+    def __init__(self, **bn):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+        self.bn = torch.nn.BatchNorm2d(4, **bn)
+
+    def forward(self, x):
+        return self.bn(self.conv(x)) + 1.0
+
+
+@pytest.mark.parametrize("bn", [dict(), dict(momentum=None), dict(track_running_stats=False)],
+                         ids=["momentum", "cumulative", "no-running-stats"])
+def test_batch_norm_inside_model_code_runs_strict(bn):
+    torch.manual_seed(0)
+    ref = _Block(**bn)
+    samebits.manual_seed(0)
+    conv = samebits.from_torch_module(_Block(**bn), strict=True)
+    conv.load_state_dict(ref.state_dict())
+    x = torch.randn(4, 3, 8, 8)
+    for _ in range(2):
+        assert torch.allclose(conv(x), ref(x), rtol=1e-4, atol=1e-4)
+    for a, b in zip(conv.buffers(), ref.buffers()):
+        assert torch.allclose(a.float(), b.float(), rtol=1e-5, atol=1e-6)
