@@ -40,7 +40,7 @@ FULL = [("resnet18", 64), ("vgg11_bn", 64), ("mobilenet_v2", 64), ("squeezenet1_
         ("mnasnet1_0", 64), ("regnet_y_400mf", 64), ("googlenet", 64)]
 # `make test` also runs the profiler check (one strict forward and backward,
 # a few seconds) on these, whose full test is in FULL (the others' profiler
-# checks run in make test-zoo: check_python's pytest has a 600 s limit)
+# checks run in make test-zoo, to keep make test short)
 QUICK_PROFILE = [("efficientnet_b0", 32)]
 FULL_RUN = os.environ.get("SB_TEST_ZOO") == "full"
 MODELS = FULL if FULL_RUN else QUICK
