@@ -88,6 +88,20 @@ def _run_profiled(model, x, target):
     return out, fwd, bwd
 
 
+def _strict_run_like_pytorch(sb, m, x):
+    """sb (m converted) on x with a cross-entropy backward (targets 0 and 2):
+    no PyTorch computing kernel in the forward or the backward, the output
+    close to m's, and samebits.audit(m, x) finds nothing missing. Returns the
+    output and the audit report."""
+    out, fwd, bwd = _run_profiled(sb, x, torch.tensor([0, 2]))
+    assert _computing(_aten_ops(fwd), False) == []
+    assert _computing(_aten_ops(bwd), True) == []
+    assert torch.allclose(out, m(x), rtol=1e-4, atol=1e-5)
+    report = samebits.audit(m, x, print_report=False)
+    assert not report.missing
+    return out, report
+
+
 def _computing(ops_seen, backward):
     bad = []
     for name, parent in ops_seen:

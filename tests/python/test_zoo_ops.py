@@ -14,7 +14,7 @@ import torch.nn.functional as F
 import samebits
 from samebits import ops, utils
 from samebits.nn import functional as SF
-from test_strict import _aten_ops, _computing, _run_profiled
+from test_strict import _aten_ops, _computing, _run_profiled, _strict_run_like_pytorch
 
 SHAPES = [((2, 3, 7, 5), (3, 4)), ((2, 4, 10, 9), (4, 3)), ((1, 3, 5, 5), (7, 9)),
           ((2, 2, 8, 8), (2, 2)), ((3, 2, 13, 11), (5, 1)), ((2, 3, 6, 6), (None, 4)),
@@ -134,12 +134,7 @@ def test_adaptive_modules_convert_and_run_strict():
     assert type(sb.avg).__name__ == "AdaptiveAvgPool2d" and type(sb.avg).__module__ == "samebits.nn"
     assert type(sb.max).__module__ == "samebits.nn"
     x = torch.randn(2, 3, 9, 7, requires_grad=True)
-    out, fwd, bwd = _run_profiled(sb, x, torch.tensor([0, 2]))
-    assert _computing(_aten_ops(fwd), False) == []
-    assert _computing(_aten_ops(bwd), True) == []
-    assert torch.allclose(out, m(x), rtol=1e-4, atol=1e-5)
-    report = samebits.audit(m, x, print_report=False)
-    assert not report.missing
+    out, report = _strict_run_like_pytorch(sb, m, x)
     assert ("torch.nn.functional.adaptive_avg_pool2d", "<root>") in report.covered
 
 
@@ -246,12 +241,7 @@ def test_hard_activation_modules_convert_and_run_strict():
     for name in ("r6", "hs", "hsig", "ht"):
         assert type(getattr(sb, name)).__module__ == "samebits.nn"
     x = torch.randn(2, 3, 7, 7, requires_grad=True)
-    out, fwd, bwd = _run_profiled(sb, x, torch.tensor([0, 2]))
-    assert _computing(_aten_ops(fwd), False) == []
-    assert _computing(_aten_ops(bwd), True) == []
-    assert torch.allclose(out, m(x), rtol=1e-4, atol=1e-5)
-    report = samebits.audit(m, x, print_report=False)
-    assert not report.missing
+    out, report = _strict_run_like_pytorch(sb, m, x)
     covered = {op for op, _ in report.covered}
     assert {"torch.nn.functional.relu6", "torch.nn.functional.hardtanh",
             "torch.nn.functional.hardswish", "torch.nn.functional.hardsigmoid"} <= covered
@@ -341,12 +331,7 @@ def test_norm_modules_convert_and_run_strict():
     for name in ("gn", "inorm", "inorm_plain"):
         assert type(getattr(sb, name)).__module__ == "samebits.nn"
     x = torch.randn(2, 3, 7, 7, requires_grad=True)
-    out, fwd, bwd = _run_profiled(sb, x, torch.tensor([0, 2]))
-    assert _computing(_aten_ops(fwd), False) == []
-    assert _computing(_aten_ops(bwd), True) == []
-    assert torch.allclose(out, m(x), rtol=1e-4, atol=1e-5)
-    report = samebits.audit(m, x, print_report=False)
-    assert not report.missing
+    out, report = _strict_run_like_pytorch(sb, m, x)
     covered = {op for op, _ in report.covered}
     assert {"torch.nn.functional.group_norm", "torch.nn.functional.instance_norm"} <= covered
     # unbatched input, as PyTorch's InstanceNorm accepts
@@ -434,12 +419,7 @@ def test_smooth_activation_modules_convert_and_run_strict():
     for name in ("silu", "leaky", "soft"):
         assert type(getattr(sb, name)).__module__ == "samebits.nn"
     x = torch.randn(2, 3, 7, 7, requires_grad=True)
-    out, fwd, bwd = _run_profiled(sb, x, torch.tensor([0, 2]))
-    assert _computing(_aten_ops(fwd), False) == []
-    assert _computing(_aten_ops(bwd), True) == []
-    assert torch.allclose(out, m(x), rtol=1e-4, atol=1e-5)
-    report = samebits.audit(m, x, print_report=False)
-    assert not report.missing
+    out, report = _strict_run_like_pytorch(sb, m, x)
     covered = {op for op, _ in report.covered}
     assert {"torch.nn.functional.silu", "torch.nn.functional.leaky_relu",
             "torch.nn.functional.softplus"} <= covered

@@ -15,7 +15,7 @@ import torch.nn.functional as F
 import samebits
 from samebits import ops
 from samebits.nn import functional as SF
-from test_strict import _aten_ops, _computing, _run_profiled
+from test_strict import _strict_run_like_pytorch
 from test_zoo_ops import _same_everywhere
 
 # (x shape, (left, right, top, bottom), mode)
@@ -173,11 +173,6 @@ def test_padding_modules_convert_and_run_strict():
     for name in ("refl", "repl", "zero", "const", "line", "conv"):
         assert type(getattr(sb, name)).__module__ == "samebits.nn", name
     x = torch.randn(2, 2, 6, 6, requires_grad=True)
-    out, fwd, bwd = _run_profiled(sb, x, torch.tensor([0, 2]))
-    assert _computing(_aten_ops(fwd), False) == []
-    assert _computing(_aten_ops(bwd), True) == []
-    assert torch.allclose(out, m(x), rtol=1e-4, atol=1e-5)
-    report = samebits.audit(m, x, print_report=False)
-    assert not report.missing
+    out, report = _strict_run_like_pytorch(sb, m, x)
     assert ("torch.nn.functional.pad", "<root>") in report.covered
     assert x.grad is not None and torch.isfinite(x.grad).all()

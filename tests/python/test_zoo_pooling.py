@@ -14,7 +14,7 @@ import torch.nn.functional as F
 import samebits
 from samebits import ops
 from samebits.nn import functional as SF
-from test_strict import _aten_ops, _computing, _run_profiled
+from test_strict import _strict_run_like_pytorch
 from test_zoo_ops import _same_everywhere
 
 # (x shape, kernel, stride, padding, dilation, ceil_mode)
@@ -124,12 +124,7 @@ def test_pooling_option_modules_convert_and_run_strict():
     sb = samebits.from_torch_module(m, strict=True)
     assert type(sb.dmax).__module__ == "samebits.nn" and type(sb.oavg).__module__ == "samebits.nn"
     x = torch.randn(2, 2, 7, 7, requires_grad=True)
-    out, fwd, bwd = _run_profiled(sb, x, torch.tensor([0, 2]))
-    assert _computing(_aten_ops(fwd), False) == []
-    assert _computing(_aten_ops(bwd), True) == []
-    assert torch.allclose(out, m(x), rtol=1e-4, atol=1e-5)
-    report = samebits.audit(m, x, print_report=False)
-    assert not report.missing
+    out, report = _strict_run_like_pytorch(sb, m, x)
     assert ("torch.nn.functional.avg_pool2d", "<root>") in report.covered
     assert ("torch.nn.functional.max_pool2d", "<root>") in report.covered
     # the gradients reach the input and the parameters, and are finite
