@@ -66,7 +66,8 @@ LIB_SRC  := $(filter-out $(CLI_SRC) src/mpi/%,$(LIB_SRC))
 # functions) is embedded as strings in a generated file; the CUDA sources
 # include the same files.
 GPU_KERNELS := src/gpu/kernels/dialect.h $(sort $(wildcard src/gpu/kernels/*.cl)) \
-               src/math/math_internal.h $(sort $(wildcard src/math/*.c)) src/rng/philox.c
+               src/math/math_internal.h $(sort $(wildcard src/math/*.c)) src/rng/philox.c \
+               src/ref/pad_geometry.h
 ifneq ($(SB_OPENCL),1)
   LIB_SRC := $(filter-out src/opencl/%,$(LIB_SRC))
 endif

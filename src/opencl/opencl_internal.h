@@ -88,10 +88,10 @@ typedef struct sb_ocl_arg {
 
 /* A program: dialect.h and the family's files, in this order. */
 typedef enum sb_ocl_family {
-    SB_OCL_POINTWISE = 0, /* pointwise.cl */
+    SB_OCL_POINTWISE = 0, /* pointwise.cl + index.cl */
     SB_OCL_SUM,           /* sum_acc.cl + sum.cl */
     SB_OCL_GEMM,          /* gemm.cl */
-    SB_OCL_CONV,          /* sum_acc.cl + conv.cl */
+    SB_OCL_CONV,          /* sum_acc.cl + conv.cl + src/ref/pad_geometry.h + pad.cl */
     SB_OCL_MATH,          /* math_prelude.cl, src/math, pointwise.cl, sum_acc.cl,
                              math.cl, softmax.cl */
     SB_OCL_RNG,           /* math_prelude.cl, src/rng/philox.c, dropout.cl */
@@ -134,6 +134,9 @@ extern const char sb_gpu_src_softmax_cl[];
 extern const char sb_gpu_src_philox_c[];
 extern const char sb_gpu_src_dropout_cl[];
 extern const char sb_gpu_src_norm_cl[];
+extern const char sb_gpu_src_pad_geometry_h[];
+extern const char sb_gpu_src_pad_cl[];
+extern const char sb_gpu_src_index_cl[];
 
 /* Test hook: y[i] = f(x[i]) on the device for f = 0 expf, 1 logf, 2 expm1f,
  * 3 log1pf, 4 tanhf, 5 erff (x, y: n floats of opencl device memory). */

@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include "core/internal.h"
 #include "opencl/opencl_internal.h"
+#include "ref/ref_index.h"
 #include "ref/ref_loss.h"
+#include "ref/ref_pad.h"
 
 /* ---- operands ---- */
 
@@ -73,6 +75,9 @@ static const ocl_kernel
     K_UNARY_GRAD = {SB_OCL_POINTWISE, "sb_pw_unary_grad", 11, 2, GRID_STRIDE},
     K_ACTIVATION = {SB_OCL_POINTWISE, "sb_pw_activation", 12, 5, GRID_STRIDE},
     K_SPREAD = {SB_OCL_POINTWISE, "sb_pw_spread", 8, 3, GRID_STRIDE},
+    /* index.cl: strided through the index geometry */
+    K_INDEX_GATHER = {SB_OCL_POINTWISE, "sb_index_gather", 8, 0, GRID_STRIDE},
+    K_INDEX_SCATTER_ADD = {SB_OCL_POINTWISE, "sb_index_scatter_add", 10, 0, GRID_STRIDE},
     /* pointwise.cl: dense operands */
     K_MSE_TERMS = {SB_OCL_POINTWISE, "sb_loss_mse_terms", 7, -1, GRID_STRIDE},
     K_MSE_GRAD = {SB_OCL_POINTWISE, "sb_loss_mse_grad", 14, -1, GRID_STRIDE},
@@ -92,9 +97,9 @@ static const ocl_kernel
     /* norm.cl: one work-item per channel, row or column */
     K_BN_FORWARD = {SB_OCL_NORM, "sb_bn_forward", 25, -1, GRID_STRIDE},
     K_BN_BACKWARD = {SB_OCL_NORM, "sb_bn_backward", 22, -1, GRID_STRIDE},
-    K_LN_FORWARD = {SB_OCL_NORM, "sb_ln_forward", 17, -1, GRID_STRIDE},
-    K_LN_BACKWARD_DX = {SB_OCL_NORM, "sb_ln_backward_dx", 16, -1, GRID_STRIDE},
-    K_LN_BACKWARD_PARAMS = {SB_OCL_NORM, "sb_ln_backward_params", 15, -1, GRID_STRIDE},
+    K_ROWS_FORWARD = {SB_OCL_NORM, "sb_rows_forward", 19, -1, GRID_STRIDE},
+    K_ROWS_BACKWARD_DX = {SB_OCL_NORM, "sb_rows_backward_dx", 18, -1, GRID_STRIDE},
+    K_ROWS_BACKWARD_PARAMS = {SB_OCL_NORM, "sb_rows_backward_params", 17, -1, GRID_STRIDE},
     /* sum.cl, gemm.cl, conv.cl */
     K_SUM = {SB_OCL_SUM, "sb_sum_reduce", 10, 5, GRID_LANES32},
     K_REDUCE_EXTREME = {SB_OCL_SUM, "sb_reduce_extreme", 12, 3, GRID_STRIDE},
@@ -104,7 +109,9 @@ static const ocl_kernel
     K_MAX_POOL_FORWARD = {SB_OCL_CONV, "sb_max_pool_forward", 8, 0, GRID_STRIDE},
     K_MAX_POOL_BACKWARD = {SB_OCL_CONV, "sb_max_pool_backward", 7, 0, GRID_STRIDE},
     K_AVG_POOL_FORWARD = {SB_OCL_CONV, "sb_avg_pool_forward", 5, 0, GRID_STRIDE},
-    K_AVG_POOL_BACKWARD = {SB_OCL_CONV, "sb_avg_pool_backward", 5, 0, GRID_STRIDE};
+    K_AVG_POOL_BACKWARD = {SB_OCL_CONV, "sb_avg_pool_backward", 5, 0, GRID_STRIDE},
+    K_PAD2D_FORWARD = {SB_OCL_CONV, "sb_pad2d_forward", 6, 0, GRID_STRIDE},
+    K_PAD2D_BACKWARD = {SB_OCL_CONV, "sb_pad2d_backward", 5, 0, GRID_STRIDE};
 
 /* Enqueues kernel k built with `options` (NULL: none) over x (by y by z)
  * units of work. geom, when not NULL, is copied into a read-only buffer
@@ -928,6 +935,120 @@ static sb_status ocl_avg_pool2d_backward(const sb_backend *be, const sb_pool2d_g
     return launch(fn, &K_AVG_POOL_BACKWARD, v, sizeof v, ARGS(args), nx);
 }
 
+/* ---- index family (index.cl) ---- */
+
+#define INDEX_DIMS 8 /* index.cl's SB_INDEX_DIMS */
+_Static_assert(INDEX_DIMS == SB_MAX_DIMS, "index.cl's geometry holds SB_MAX_DIMS dims");
+
+/* index.cl's geometry: ndim, dim, shape, dense, index and table strides. */
+static void index_geom(const sb_ref_index_geom *g, cl_long v[2 + 4 * INDEX_DIMS]) {
+    memset(v, 0, sizeof(cl_long) * (2 + 4 * INDEX_DIMS));
+    v[0] = g->ndim;
+    v[1] = g->dim;
+    for (int k = 0; k < g->ndim; k++) {
+        v[2 + k] = g->shape[k];
+        v[2 + INDEX_DIMS + k] = g->dense_stride[k];
+        v[2 + 2 * INDEX_DIMS + k] = g->index_stride[k];
+        v[2 + 3 * INDEX_DIMS + k] = g->table_stride[k];
+    }
+}
+
+/* The elements a side reaches over the iteration shape with `strides`
+ * (strides >= 0); with skip_dim, without the axis along dim. The table's
+ * extent along dim is not in the geometry: src/ops checked every index value
+ * against it, so the table's device range is checked up to its first slice
+ * along dim. */
+static int64_t index_reach(const sb_ref_index_geom *g, const int64_t *strides, bool skip_dim) {
+    int64_t last = 0;
+    for (int k = 0; k < g->ndim; k++) {
+        if (g->shape[k] == 0) return 0;
+        if (!(skip_dim && k == g->dim)) last += (g->shape[k] - 1) * strides[k];
+    }
+    return last + 1;
+}
+
+static sb_status index_operands(const char *fn, const sb_ref_index_geom *g, const float *table,
+                                const int64_t *index, const float *dense, sb_ocl_ptr *pt,
+                                sb_ocl_ptr *pi, sb_ocl_ptr *pd) {
+    SB_TRY(dense_ptr(fn, "table", table, index_reach(g, g->table_stride, true), sizeof(float),
+                     pt));
+    SB_TRY(dense_ptr(fn, "index", index, index_reach(g, g->index_stride, false), sizeof(int64_t),
+                     pi));
+    return dense_ptr(fn, "dense", dense, index_reach(g, g->dense_stride, false), sizeof(float), pd);
+}
+
+static sb_status ocl_index_gather(const sb_backend *be, const sb_ref_index_geom *g,
+                                  const float *table, const int64_t *index, float *dense) {
+    (void)be;
+    const char *fn = "sb_index_gather";
+    int64_t n = 1;
+    for (int k = 0; k < g->ndim; k++) n *= g->shape[k];
+    if (n == 0) return SB_OK;
+    sb_ocl_ptr pt, pi, pd;
+    SB_TRY(index_operands(fn, g, table, index, dense, &pt, &pi, &pd));
+    cl_long v[2 + 4 * INDEX_DIMS], nn = n;
+    index_geom(g, v);
+    sb_ocl_arg args[] = {GEOM_ARG, SB_OCL_ARG(nn), OPERAND(pt), OPERAND(pi), OPERAND(pd)};
+    return launch(fn, &K_INDEX_GATHER, v, sizeof v, ARGS(args), n);
+}
+
+static sb_status ocl_index_scatter_add(const sb_backend *be, const sb_ref_index_geom *g,
+                                       const float *dense, const int64_t *index, bool scale,
+                                       float alpha, float *table) {
+    (void)be;
+    const char *fn = "sb_index_scatter_add";
+    int64_t fibers = 1;
+    for (int k = 0; k < g->ndim; k++) fibers *= g->shape[k];
+    if (fibers == 0) return SB_OK;
+    fibers /= g->shape[g->dim];
+    sb_ocl_ptr pt, pi, pd;
+    SB_TRY(index_operands(fn, g, table, index, dense, &pt, &pi, &pd));
+    cl_long v[2 + 4 * INDEX_DIMS], nf = fibers;
+    index_geom(g, v);
+    cl_int sc = scale;
+    sb_ocl_arg args[] = {GEOM_ARG,    SB_OCL_ARG(nf), SB_OCL_ARG(sc), SB_OCL_ARG(alpha),
+                         OPERAND(pd), OPERAND(pi),    OPERAND(pt)};
+    return launch(fn, &K_INDEX_SCATTER_ADD, v, sizeof v, ARGS(args), fibers);
+}
+
+/* ---- 2-D padding (pad.cl) ---- */
+
+#define PAD_GEOM 8 /* pad.cl's SB_PAD_GEOM */
+
+static void pad_geom(const sb_pad2d_geom *g, cl_long v[PAD_GEOM]) {
+    cl_long t[PAD_GEOM] = {g->planes, g->h, g->w, g->oh, g->ow, g->top, g->left, (cl_long)g->mode};
+    memcpy(v, t, sizeof t);
+}
+
+static sb_status ocl_pad2d_forward(const sb_backend *be, const sb_pad2d_geom *g, const float *x,
+                                   float *y) {
+    (void)be;
+    const char *fn = "sb_pad2d_forward";
+    int64_t nx = g->planes * g->h * g->w, ny = g->planes * g->oh * g->ow;
+    sb_ocl_ptr px, py;
+    SB_TRY(dense_ptr(fn, "x", x, nx, sizeof(float), &px));
+    SB_TRY(dense_ptr(fn, "y", y, ny, sizeof(float), &py));
+    cl_long v[PAD_GEOM];
+    pad_geom(g, v);
+    float value = g->value;
+    sb_ocl_arg args[] = {GEOM_ARG, SB_OCL_ARG(value), OPERAND(px), OPERAND(py)};
+    return launch(fn, &K_PAD2D_FORWARD, v, sizeof v, ARGS(args), ny);
+}
+
+static sb_status ocl_pad2d_backward(const sb_backend *be, const sb_pad2d_geom *g, const float *dy,
+                                    float *dx) {
+    (void)be;
+    const char *fn = "sb_pad2d_backward";
+    int64_t nx = g->planes * g->h * g->w, ny = g->planes * g->oh * g->ow;
+    sb_ocl_ptr pdy, pdx;
+    SB_TRY(dense_ptr(fn, "dy", dy, ny, sizeof(float), &pdy));
+    SB_TRY(dense_ptr(fn, "dx", dx, nx, sizeof(float), &pdx));
+    cl_long v[PAD_GEOM];
+    pad_geom(g, v);
+    sb_ocl_arg args[] = {GEOM_ARG, OPERAND(pdy), OPERAND(pdx)};
+    return launch(fn, &K_PAD2D_BACKWARD, v, sizeof v, ARGS(args), nx);
+}
+
 /* ---- dropout (dropout.cl: Philox on the device, the CPU's keys and counters) ---- */
 
 static sb_status ocl_dropout_forward(const sb_backend *be, const float *x, int64_t n, float p,
@@ -965,7 +1086,7 @@ static sb_status ocl_dropout_backward(const sb_backend *be, const float *dy, con
     return launch(fn, &K_DROPOUT_BACKWARD, NULL, 0, ARGS(args), n);
 }
 
-/* ---- batch norm and layer norm (norm.cl) ---- */
+/* ---- batch norm, layer norm and group norm (norm.cl) ---- */
 
 /* norm.cl's `have` bits. */
 enum {
@@ -1040,57 +1161,101 @@ static sb_status ocl_batch_norm_backward(const sb_backend *be, const float *dy, 
     return launch(fn, &K_BN_BACKWARD, NULL, 0, ARGS(args), C);
 }
 
+/* Layer norm and group norm: R rows of D elements, statistics per row,
+ * element i of row r scaled by parameter (r % G) * (D / S) + i / S (norm.cl;
+ * layer norm is G = S = 1). P parameters. */
+typedef struct rows_geom {
+    int64_t R, D, G, S, P;
+} rows_geom;
+
+static sb_status rows_forward(const char *fn, const rows_geom *q, const float *x, const float *w,
+                              const float *b, float eps, float *y, float *save_mean,
+                              float *save_rstd) {
+    cl_int have = 0;
+    sb_ocl_ptr px, py, pw, pb, psm, psr;
+    SB_TRY(dense_ptr(fn, "x", x, q->R * q->D, sizeof(float), &px));
+    SB_TRY(dense_ptr(fn, "y", y, q->R * q->D, sizeof(float), &py));
+    SB_TRY(optional_ptr(fn, "weight", w, q->P, NORM_GAMMA, &have, &pw));
+    SB_TRY(optional_ptr(fn, "bias", b, q->P, NORM_BETA, &have, &pb));
+    SB_TRY(optional_ptr(fn, "save_mean", save_mean, q->R, NORM_SAVE_MEAN, &have, &psm));
+    SB_TRY(optional_ptr(fn, "save_rstd", save_rstd, q->R, NORM_SAVE_RSTD, &have, &psr));
+    float d_f = (float)q->D;
+    cl_long rr = q->R, dd = q->D, gg = q->G, ss = q->S;
+    sb_ocl_arg args[] = {SB_OCL_ARG(rr),   SB_OCL_ARG(dd), SB_OCL_ARG(gg),  SB_OCL_ARG(ss),
+                         SB_OCL_ARG(have), SB_OCL_ARG(eps), SB_OCL_ARG(d_f), OPERAND(px),
+                         OPERAND(pw),      OPERAND(pb),    OPERAND(py),     OPERAND(psm),
+                         OPERAND(psr)};
+    return launch(fn, &K_ROWS_FORWARD, NULL, 0, ARGS(args), q->R);
+}
+
+/* dx first, then the parameter gradients, as the reference. */
+static sb_status rows_backward(const char *fn, const rows_geom *q, const float *dy,
+                               const float *x, const float *w, const float *save_mean,
+                               const float *save_rstd, float *dx, float *dw, float *db) {
+    cl_int have = 0;
+    sb_ocl_ptr pdy, px, pw, pm, pr, pdx, pdw, pdb;
+    SB_TRY(dense_ptr(fn, "dy", dy, q->R * q->D, sizeof(float), &pdy));
+    SB_TRY(dense_ptr(fn, "x", x, q->R * q->D, sizeof(float), &px));
+    SB_TRY(dense_ptr(fn, "save_mean", save_mean, q->R, sizeof(float), &pm));
+    SB_TRY(dense_ptr(fn, "save_rstd", save_rstd, q->R, sizeof(float), &pr));
+    SB_TRY(optional_ptr(fn, "weight", w, q->P, NORM_GAMMA, &have, &pw));
+    SB_TRY(optional_ptr(fn, "dx", dx, q->R * q->D, NORM_DX, &have, &pdx));
+    SB_TRY(optional_ptr(fn, "dweight", dw, q->P, NORM_DGAMMA, &have, &pdw));
+    SB_TRY(optional_ptr(fn, "dbias", db, q->P, NORM_DBETA, &have, &pdb));
+    float d_f = (float)q->D;
+    cl_long rr = q->R, dd = q->D, gg = q->G, ss = q->S;
+    if (dx) {
+        sb_ocl_arg args[] = {SB_OCL_ARG(rr), SB_OCL_ARG(dd), SB_OCL_ARG(gg),   SB_OCL_ARG(ss),
+                             SB_OCL_ARG(have), SB_OCL_ARG(d_f), OPERAND(pdy),  OPERAND(px),
+                             OPERAND(pw),    OPERAND(pm),    OPERAND(pr),      OPERAND(pdx)};
+        SB_TRY(launch(fn, &K_ROWS_BACKWARD_DX, NULL, 0, ARGS(args), q->R));
+    }
+    if (!dw && !db) return SB_OK;
+    sb_ocl_arg args[] = {SB_OCL_ARG(rr), SB_OCL_ARG(dd), SB_OCL_ARG(gg), SB_OCL_ARG(ss),
+                         SB_OCL_ARG(have), OPERAND(pdy), OPERAND(px),    OPERAND(pm),
+                         OPERAND(pr),    OPERAND(pdw),   OPERAND(pdb)};
+    return launch(fn, &K_ROWS_BACKWARD_PARAMS, NULL, 0, ARGS(args), q->P);
+}
+
+// x, y are (R,D); w, b are (D); save_mean, save_rstd are (R)
 static sb_status ocl_layer_norm_forward(const sb_backend *be, const float *x, const float *w,
                                         const float *b, float eps, float *y, float *save_mean,
                                         float *save_rstd, int64_t R, int64_t D) {
     (void)be;
-    const char *fn = "sb_layer_norm_forward";
-    cl_int have = 0;
-    sb_ocl_ptr px, py, pw, pb, psm, psr;
-    SB_TRY(dense_ptr(fn, "x", x, R * D, sizeof(float), &px));
-    SB_TRY(dense_ptr(fn, "y", y, R * D, sizeof(float), &py));
-    SB_TRY(optional_ptr(fn, "weight", w, D, NORM_GAMMA, &have, &pw));
-    SB_TRY(optional_ptr(fn, "bias", b, D, NORM_BETA, &have, &pb));
-    SB_TRY(optional_ptr(fn, "save_mean", save_mean, R, NORM_SAVE_MEAN, &have, &psm));
-    SB_TRY(optional_ptr(fn, "save_rstd", save_rstd, R, NORM_SAVE_RSTD, &have, &psr));
-    float d_f = (float)D;
-    cl_long rr = R, dd = D;
-    sb_ocl_arg args[] = {SB_OCL_ARG(rr), SB_OCL_ARG(dd), SB_OCL_ARG(have), SB_OCL_ARG(eps),
-                         SB_OCL_ARG(d_f), OPERAND(px),   OPERAND(pw),      OPERAND(pb),
-                         OPERAND(py),     OPERAND(psm),  OPERAND(psr)};
-    return launch(fn, &K_LN_FORWARD, NULL, 0, ARGS(args), R);
+    rows_geom q = {R, D, 1, 1, D};
+    return rows_forward("sb_layer_norm_forward", &q, x, w, b, eps, y, save_mean, save_rstd);
 }
 
-/* dx first, then the parameter gradients, as the reference. */
 static sb_status ocl_layer_norm_backward(const sb_backend *be, const float *dy, const float *x,
                                          const float *w, const float *save_mean,
                                          const float *save_rstd, float *dx, float *dw, float *db,
                                          int64_t R, int64_t D) {
     (void)be;
-    const char *fn = "sb_layer_norm_backward";
-    cl_int have = 0;
-    sb_ocl_ptr pdy, px, pw, pm, pr, pdx, pdw, pdb;
-    SB_TRY(dense_ptr(fn, "dy", dy, R * D, sizeof(float), &pdy));
-    SB_TRY(dense_ptr(fn, "x", x, R * D, sizeof(float), &px));
-    SB_TRY(dense_ptr(fn, "save_mean", save_mean, R, sizeof(float), &pm));
-    SB_TRY(dense_ptr(fn, "save_rstd", save_rstd, R, sizeof(float), &pr));
-    SB_TRY(optional_ptr(fn, "weight", w, D, NORM_GAMMA, &have, &pw));
-    SB_TRY(optional_ptr(fn, "dx", dx, R * D, NORM_DX, &have, &pdx));
-    SB_TRY(optional_ptr(fn, "dweight", dw, D, NORM_DGAMMA, &have, &pdw));
-    SB_TRY(optional_ptr(fn, "dbias", db, D, NORM_DBETA, &have, &pdb));
-    float d_f = (float)D;
-    cl_long rr = R, dd = D;
-    if (dx) {
-        sb_ocl_arg args[] = {SB_OCL_ARG(rr), SB_OCL_ARG(dd), SB_OCL_ARG(have), SB_OCL_ARG(d_f),
-                             OPERAND(pdy),   OPERAND(px),    OPERAND(pw),      OPERAND(pm),
-                             OPERAND(pr),    OPERAND(pdx)};
-        SB_TRY(launch(fn, &K_LN_BACKWARD_DX, NULL, 0, ARGS(args), R));
-    }
-    if (!dw && !db) return SB_OK;
-    sb_ocl_arg args[] = {SB_OCL_ARG(rr), SB_OCL_ARG(dd), SB_OCL_ARG(have), OPERAND(pdy),
-                         OPERAND(px),    OPERAND(pm),    OPERAND(pr),      OPERAND(pdw),
-                         OPERAND(pdb)};
-    return launch(fn, &K_LN_BACKWARD_PARAMS, NULL, 0, ARGS(args), D);
+    rows_geom q = {R, D, 1, 1, D};
+    return rows_backward("sb_layer_norm_backward", &q, dy, x, w, save_mean, save_rstd, dx, dw,
+                         db);
+}
+
+// x, y are (N,C,S); gamma, beta are (C); save_mean, save_rstd are (N,G)
+static sb_status ocl_group_norm_forward(const sb_backend *be, const float *x, const float *gamma,
+                                        const float *beta, float eps, float *y, float *save_mean,
+                                        float *save_rstd, int64_t N, int64_t C, int64_t S,
+                                        int64_t G) {
+    (void)be;
+    rows_geom q = {N * G, (C / G) * S, G, S, C};
+    return rows_forward("sb_group_norm_forward", &q, x, gamma, beta, eps, y, save_mean,
+                        save_rstd);
+}
+
+static sb_status ocl_group_norm_backward(const sb_backend *be, const float *dy, const float *x,
+                                         const float *gamma, const float *save_mean,
+                                         const float *save_rstd, float *dx, float *dgamma,
+                                         float *dbeta, int64_t N, int64_t C, int64_t S,
+                                         int64_t G) {
+    (void)be;
+    rows_geom q = {N * G, (C / G) * S, G, S, C};
+    return rows_backward("sb_group_norm_backward", &q, dy, x, gamma, save_mean, save_rstd, dx,
+                         dgamma, dbeta);
 }
 
 /* ---- optimizers ---- */
@@ -1155,6 +1320,8 @@ const sb_backend_ops sb_ocl_ops = {
     .adaptive_max_pool2d_backward = ocl_max_pool2d_backward,
     .adaptive_avg_pool2d_forward = ocl_avg_pool2d_forward,
     .adaptive_avg_pool2d_backward = ocl_avg_pool2d_backward,
+    .pad2d_forward = ocl_pad2d_forward,
+    .pad2d_backward = ocl_pad2d_backward,
     .activation = ocl_activation,
     .unary = ocl_unary,
     .unary_backward = ocl_unary_backward,
@@ -1172,10 +1339,14 @@ const sb_backend_ops sb_ocl_ops = {
     .batch_norm_backward = ocl_batch_norm_backward,
     .layer_norm_forward = ocl_layer_norm_forward,
     .layer_norm_backward = ocl_layer_norm_backward,
+    .group_norm_forward = ocl_group_norm_forward,
+    .group_norm_backward = ocl_group_norm_backward,
     .reduce = ocl_reduce,
     .reduce_extreme = ocl_reduce_extreme,
     .reduce_scatter = ocl_reduce_scatter,
     .spread = ocl_spread,
+    .index_gather = ocl_index_gather,
+    .index_scatter_add = ocl_index_scatter_add,
     .dropout_forward = ocl_dropout_forward,
     .dropout_backward = ocl_dropout_backward,
     .sgd = ocl_sgd,

@@ -251,9 +251,10 @@ cl_command_queue sb_ocl_queue(void) { return ocl.queue; }
 static int family_sources(sb_ocl_family f, const char **texts, const char **name) {
     switch (f) {
     case SB_OCL_POINTWISE:
-        *name = "pointwise.cl";
+        *name = "pointwise.cl + index.cl";
         texts[0] = sb_gpu_src_pointwise_cl;
-        return 1;
+        texts[1] = sb_gpu_src_index_cl;
+        return 2;
     case SB_OCL_SUM:
         *name = "sum_acc.cl + sum.cl";
         texts[0] = sb_gpu_src_sum_acc_cl;
@@ -264,10 +265,12 @@ static int family_sources(sb_ocl_family f, const char **texts, const char **name
         texts[0] = sb_gpu_src_gemm_cl;
         return 1;
     case SB_OCL_CONV:
-        *name = "sum_acc.cl + conv.cl";
+        *name = "sum_acc.cl + conv.cl + src/ref/pad_geometry.h + pad.cl";
         texts[0] = sb_gpu_src_sum_acc_cl;
         texts[1] = sb_gpu_src_conv_cl;
-        return 2;
+        texts[2] = sb_gpu_src_pad_geometry_h;
+        texts[3] = sb_gpu_src_pad_cl;
+        return 4;
     case SB_OCL_MATH: {
         *name = "math_prelude.cl + src/math + pointwise.cl + sum_acc.cl + math.cl + softmax.cl";
         const char *t[] = {sb_gpu_src_math_prelude_cl, sb_gpu_src_math_internal_h,

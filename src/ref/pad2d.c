@@ -9,39 +9,6 @@
 #include "core/canonical_sum.h"
 #include "ref/ref_pad.h"
 
-/* Per axis the copies of input i are: the direct one at i + before, plus
- *   reflect:   before - i (1 <= i <= before) and before + 2*(size-1) - i
- *              (when that lies in the trailing pads);
- *   replicate: the leading pads for i = 0, the trailing ones for i = size-1
- *              (joined with the direct copy into one range);
- *   circular:  i + before - size and i + before + size when in range. */
-int sb_pad_copies(sb_pad_mode mode, int64_t i, int64_t size, int64_t before, int64_t out,
-                  int64_t lo[3], int64_t hi[3]) {
-    int n = 0;
-    int64_t direct = i + before;
-    if (mode == SB_PAD_REPLICATE) {
-        lo[0] = i == 0 ? 0 : direct;
-        hi[0] = i == size - 1 ? out : direct + 1;
-        return 1;
-    }
-    int64_t cand[3] = {-1, direct, -1};
-    if (mode == SB_PAD_REFLECT) {
-        if (i >= 1 && i <= before) cand[0] = before - i;
-        int64_t far = before + 2 * (size - 1) - i;
-        if (far >= before + size && far < out) cand[2] = far;
-    } else if (mode == SB_PAD_CIRCULAR) {
-        if (direct - size >= 0) cand[0] = direct - size;
-        if (direct + size < out) cand[2] = direct + size;
-    }
-    for (int k = 0; k < 3; k++)
-        if (cand[k] >= 0) {
-            lo[n] = cand[k];
-            hi[n] = cand[k] + 1;
-            n++;
-        }
-    return n;
-}
-
 void sb_ref_pad2d_forward(const sb_pad2d_geom *g, const float *x, float *y) {
     for (int64_t p = 0; p < g->planes; p++) {
         const float *xp = x + p * g->h * g->w;

@@ -1,8 +1,8 @@
-/* src/gpu/kernels/norm.cl - batch norm and layer norm, forward and
+/* src/gpu/kernels/norm.cl - batch norm, layer norm and group norm, forward and
  * backward (contract section 10, src/ref/norm.c), in the portable dialect.
  *
- * One work-item per group (a batch-norm channel, a layer-norm row, or for
- * layer norm's parameter gradients a column) runs the reference's loops:
+ * One work-item per group (a batch-norm channel, a layer-norm or group-norm row, or for
+ * their parameter gradients a parameter) runs the reference's loops:
  * every statistic streams its elements in the contract's index order
  * through sb_acc (sum_acc.cl, included before this file), so each sum has
  * the canonical sum's bits, and every other step is the reference's IEEE
@@ -123,11 +123,21 @@ SB_KERNEL sb_bn_backward(SB_LONG N, SB_LONG C, SB_LONG S, int have, int training
     }
 }
 
-// x, y are (R,D); w, b are (D); save_mean, save_rstd are (R); d_f = (float)D
-SB_KERNEL sb_ln_forward(SB_LONG R, SB_LONG D, int have, float eps, float d_f,
-                        SB_GLOBAL const float *x, SB_LONG x0, SB_GLOBAL const float *w, SB_LONG w0,
-                        SB_GLOBAL const float *b, SB_LONG b0, SB_GLOBAL float *y, SB_LONG y0,
-                        SB_GLOBAL float *smean, SB_LONG sm0, SB_GLOBAL float *srstd, SB_LONG sr0) {
+/* Layer norm and group norm normalise rows: R rows of D contiguous
+ * elements with statistics per row (src/ref/norm.c's row_geom). Element i
+ * of row r uses affine parameter p(r, i) = (r % G) * (D / S) + i / S:
+ * layer norm is G = S = 1 (p = i), group norm has rows (n, g) of x (N,C,S)
+ * with D = (C/G) * S, so p is the channel. */
+SB_INLINE SB_LONG sb_row_param(SB_LONG r, SB_LONG i, SB_LONG D, SB_LONG G, SB_LONG S) {
+    return (r % G) * (D / S) + i / S;
+}
+
+// y (R,D) of one row per work-item
+SB_KERNEL sb_rows_forward(SB_LONG R, SB_LONG D, SB_LONG G, SB_LONG S, int have, float eps,
+                          float d_f, SB_GLOBAL const float *x, SB_LONG x0,
+                          SB_GLOBAL const float *w, SB_LONG w0, SB_GLOBAL const float *b,
+                          SB_LONG b0, SB_GLOBAL float *y, SB_LONG y0, SB_GLOBAL float *smean,
+                          SB_LONG sm0, SB_GLOBAL float *srstd, SB_LONG sr0) {
     SB_FOR_EACH(r, R) {
         float mean, sumsq;
         sb_norm_stats(x + x0 + r * D, 1, D, D, d_f, &mean, &sumsq);
@@ -137,19 +147,20 @@ SB_KERNEL sb_ln_forward(SB_LONG R, SB_LONG D, int have, float eps, float d_f,
         if (have & SB_NORM_SAVE_RSTD) srstd[sr0 + r] = rstd;
         for (SB_LONG i = 0; i < D; i++) {
             float v = (x[x0 + r * D + i] - mean) * rstd;
-            if (have & SB_NORM_GAMMA) v = v * w[w0 + i];
-            if (have & SB_NORM_BETA) v = v + b[b0 + i];
+            if (have & SB_NORM_GAMMA) v = v * w[w0 + sb_row_param(r, i, D, G, S)];
+            if (have & SB_NORM_BETA) v = v + b[b0 + sb_row_param(r, i, D, G, S)];
             y[y0 + r * D + i] = v;
         }
     }
 }
 
 // dx (R,D) of one row per work-item; g = dy * w is the gradient of xhat
-SB_KERNEL sb_ln_backward_dx(SB_LONG R, SB_LONG D, int have, float d_f, SB_GLOBAL const float *dy,
-                            SB_LONG dy0, SB_GLOBAL const float *x, SB_LONG x0,
-                            SB_GLOBAL const float *w, SB_LONG w0, SB_GLOBAL const float *mean,
-                            SB_LONG m0, SB_GLOBAL const float *rstd, SB_LONG r0,
-                            SB_GLOBAL float *dx, SB_LONG dx0) {
+SB_KERNEL sb_rows_backward_dx(SB_LONG R, SB_LONG D, SB_LONG G, SB_LONG S, int have, float d_f,
+                              SB_GLOBAL const float *dy, SB_LONG dy0, SB_GLOBAL const float *x,
+                              SB_LONG x0, SB_GLOBAL const float *w, SB_LONG w0,
+                              SB_GLOBAL const float *mean, SB_LONG m0,
+                              SB_GLOBAL const float *rstd, SB_LONG r0, SB_GLOBAL float *dx,
+                              SB_LONG dx0) {
     SB_FOR_EACH(r, R) {
         const float m = mean[m0 + r], rs = rstd[r0 + r];
         sb_acc acc_g, acc_gx;
@@ -157,7 +168,8 @@ SB_KERNEL sb_ln_backward_dx(SB_LONG R, SB_LONG D, int have, float d_f, SB_GLOBAL
         sb_acc_init(&acc_gx);
         for (SB_LONG i = 0; i < D; i++) {
             float xhat = (x[x0 + r * D + i] - m) * rs;
-            float g = (have & SB_NORM_GAMMA) ? dy[dy0 + r * D + i] * w[w0 + i] : dy[dy0 + r * D + i];
+            float d = dy[dy0 + r * D + i];
+            float g = (have & SB_NORM_GAMMA) ? d * w[w0 + sb_row_param(r, i, D, G, S)] : d;
             sb_acc_add(&acc_g, g);
             sb_acc_add(&acc_gx, g * xhat);
         }
@@ -165,29 +177,35 @@ SB_KERNEL sb_ln_backward_dx(SB_LONG R, SB_LONG D, int have, float d_f, SB_GLOBAL
         const float bb = sb_acc_result(&acc_gx) / d_f;
         for (SB_LONG i = 0; i < D; i++) {
             float xhat = (x[x0 + r * D + i] - m) * rs;
-            float g = (have & SB_NORM_GAMMA) ? dy[dy0 + r * D + i] * w[w0 + i] : dy[dy0 + r * D + i];
+            float d = dy[dy0 + r * D + i];
+            float g = (have & SB_NORM_GAMMA) ? d * w[w0 + sb_row_param(r, i, D, G, S)] : d;
             dx[dx0 + r * D + i] = rs * ((g - a) - xhat * bb);
         }
     }
 }
 
-// dw, db (D): one canonical sum over the rows per column
-SB_KERNEL sb_ln_backward_params(SB_LONG R, SB_LONG D, int have, SB_GLOBAL const float *dy,
-                                SB_LONG dy0, SB_GLOBAL const float *x, SB_LONG x0,
-                                SB_GLOBAL const float *mean, SB_LONG m0,
-                                SB_GLOBAL const float *rstd, SB_LONG r0, SB_GLOBAL float *dw,
-                                SB_LONG dw0, SB_GLOBAL float *db, SB_LONG db0) {
-    SB_FOR_EACH(i, D) {
+// dw, db (G * D/S): one canonical sum per parameter over the (r, i) that
+// use it, r slowest (layer norm: the rows of one column)
+SB_KERNEL sb_rows_backward_params(SB_LONG R, SB_LONG D, SB_LONG G, SB_LONG S, int have,
+                                  SB_GLOBAL const float *dy, SB_LONG dy0,
+                                  SB_GLOBAL const float *x, SB_LONG x0,
+                                  SB_GLOBAL const float *mean, SB_LONG m0,
+                                  SB_GLOBAL const float *rstd, SB_LONG r0, SB_GLOBAL float *dw,
+                                  SB_LONG dw0, SB_GLOBAL float *db, SB_LONG db0) {
+    const SB_LONG per_group = D / S;
+    SB_FOR_EACH(p, G * per_group) {
+        const SB_LONG g = p / per_group, i0 = (p % per_group) * S;
         sb_acc acc_w, acc_b;
         sb_acc_init(&acc_w);
         sb_acc_init(&acc_b);
-        for (SB_LONG r = 0; r < R; r++) {
-            float d = dy[dy0 + r * D + i];
-            float xhat = (x[x0 + r * D + i] - mean[m0 + r]) * rstd[r0 + r];
-            sb_acc_add(&acc_w, d * xhat);
-            sb_acc_add(&acc_b, d);
-        }
-        if (have & SB_NORM_DGAMMA) dw[dw0 + i] = sb_acc_result(&acc_w);
-        if (have & SB_NORM_DBETA) db[db0 + i] = sb_acc_result(&acc_b);
+        for (SB_LONG r = g; r < R; r += G)
+            for (SB_LONG i = i0; i < i0 + S; i++) {
+                float d = dy[dy0 + r * D + i];
+                float xhat = (x[x0 + r * D + i] - mean[m0 + r]) * rstd[r0 + r];
+                sb_acc_add(&acc_w, d * xhat);
+                sb_acc_add(&acc_b, d);
+            }
+        if (have & SB_NORM_DGAMMA) dw[dw0 + p] = sb_acc_result(&acc_w);
+        if (have & SB_NORM_DBETA) db[db0 + p] = sb_acc_result(&acc_b);
     }
 }
