@@ -856,6 +856,47 @@ static void test_conv_pool(void) {
         for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
     }
 
+    /* max pooling with dilation (taps that step over inputs, windows that
+     * overlap, ceil mode), average pooling with divisor_override */
+    const sb_pool2d_params dilated[] = {
+        {.kernel_h = 3, .kernel_w = 2, .stride_h = 1, .stride_w = 2, .pad_h = 1, .pad_w = 1,
+         .dilation_h = 2, .dilation_w = 3},
+        {.kernel_h = 2, .kernel_w = 3, .stride_h = 2, .stride_w = 1, .pad_h = 1, .pad_w = 0,
+         .ceil_mode = true, .dilation_h = 3, .dilation_w = 2},
+    };
+    const sb_pool2d_params divided[] = {
+        {.kernel_h = 3, .kernel_w = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1,
+         .ceil_mode = true, .count_include_pad = true, .divisor_override = 5},
+        {.kernel_h = 2, .kernel_w = 3, .stride_h = 1, .stride_w = 2, .divisor_override = -3},
+    };
+    for (int pi = 0; pi < 4; pi++) {
+        const sb_pool2d_params *pp = pi < 2 ? &dilated[pi] : &divided[pi - 2];
+        int64_t oh, ow;
+        CHECK_OK(sb_pool2d_output_size(sx[2], sx[3], pp, &oh, &ow));
+        int64_t sp[4] = {sx[0], sx[1], oh, ow};
+        pair x = pair_rand(4, sx, 2.0f, true), y = pair_zeros(SB_F32, 4, sp),
+             idx = pair_zeros(SB_I64, 4, sp), dy = pair_rand(4, sp, 2.0f, true),
+             dx = pair_zeros(SB_F32, 4, sx);
+        if (pi < 2) {
+            CHECK_OK(sb_max_pool2d_forward(x.c, pp, y.c, idx.c));
+            CHECK_OK(sb_max_pool2d_forward(x.d, pp, y.d, idx.d));
+            check_same(&y, "sb_max_pool2d_forward with dilation");
+            check_same(&idx, "sb_max_pool2d_forward with dilation, indices");
+            CHECK_OK(sb_max_pool2d_backward(dy.c, idx.c, pp, dx.c));
+            CHECK_OK(sb_max_pool2d_backward(dy.d, idx.d, pp, dx.d));
+            check_same(&dx, "sb_max_pool2d_backward with dilation");
+        } else {
+            CHECK_OK(sb_avg_pool2d_forward(x.c, pp, y.c));
+            CHECK_OK(sb_avg_pool2d_forward(x.d, pp, y.d));
+            check_same(&y, "sb_avg_pool2d_forward with divisor_override");
+            CHECK_OK(sb_avg_pool2d_backward(dy.c, pp, dx.c));
+            CHECK_OK(sb_avg_pool2d_backward(dy.d, pp, dx.d));
+            check_same(&dx, "sb_avg_pool2d_backward with divisor_override");
+        }
+        pair all[] = {x, y, idx, dy, dx};
+        for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
+    }
+
     /* adaptive pooling: windows of different sizes (7 -> 3, 8 -> 5) and the
      * evenly dividing case (8 -> 4) */
     const int64_t outs[][2] = {{3, 5}, {4, 4}, {1, 1}};

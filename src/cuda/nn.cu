@@ -18,6 +18,7 @@ extern "C" {
 #include "gpu/kernels/dialect.h"
 #include "gpu/kernels/pointwise.cl"
 #include "gpu/kernels/sum_acc.cl"
+#include "ref/pool_geometry.h" /* conv.cl's windows */
 #include "gpu/kernels/conv.cl"
 /* softmax.cl calls src/math's functions by their C names; on CUDA they are
  * device_math.cuh's sb_dev_* copies of the same source. */
@@ -300,15 +301,12 @@ static sb_status pool_entry(const char *fn, sb_cuda_context *ctx, const sb_pool2
     *dg = NULL;
     SB_TRY(sb_cuda_enter(fn, ctx));
     if (!g) return sb_fail(SB_ERR_NULL, "%s: geometry is NULL", fn);
-    /* conv.cl's windows are contiguous and divide by counted positions. */
-    if (g->dil_h > 1 || g->dil_w > 1 || g->divisor != 0)
-        return sb_fail(SB_ERR_UNSUPPORTED,
-                       "%s: pooling dilation and divisor_override have no CUDA kernel yet", fn);
     if (total == 0) return SB_OK;
-    const SB_LONG v[SB_POOL_GEOM] = {g->planes, g->h,        g->w,        g->oh,
-                                    g->ow,     g->kh,       g->kw,       g->stride_h,
-                                    g->stride_w, g->pad_h,  g->pad_w,    g->count_include_pad,
-                                    g->adaptive};
+    const SB_LONG v[SB_POOL_GEOM] = {g->planes,   g->h,        g->w,        g->oh,
+                                    g->ow,       g->kh,       g->kw,       g->stride_h,
+                                    g->stride_w, g->pad_h,    g->pad_w,    g->count_include_pad,
+                                    g->adaptive, g->dil_h > 1 ? g->dil_h : 1,
+                                    g->dil_w > 1 ? g->dil_w : 1, g->divisor};
     return sb_cuda_upload_geom(ctx, v, SB_POOL_GEOM, dg);
 }
 

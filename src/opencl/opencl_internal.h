@@ -91,7 +91,8 @@ typedef enum sb_ocl_family {
     SB_OCL_POINTWISE = 0, /* pointwise.cl + index.cl */
     SB_OCL_SUM,           /* sum_acc.cl + sum.cl */
     SB_OCL_GEMM,          /* gemm.cl */
-    SB_OCL_CONV,          /* sum_acc.cl + conv.cl + src/ref/pad_geometry.h + pad.cl */
+    SB_OCL_CONV,          /* sum_acc.cl, src/ref/pool_geometry.h, conv.cl,
+                             src/ref/pad_geometry.h, pad.cl */
     SB_OCL_MATH,          /* math_prelude.cl, src/math, pointwise.cl, sum_acc.cl,
                              math.cl, softmax.cl */
     SB_OCL_RNG,           /* math_prelude.cl, src/rng/philox.c, dropout.cl */
@@ -134,6 +135,7 @@ extern const char sb_gpu_src_softmax_cl[];
 extern const char sb_gpu_src_philox_c[];
 extern const char sb_gpu_src_dropout_cl[];
 extern const char sb_gpu_src_norm_cl[];
+extern const char sb_gpu_src_pool_geometry_h[];
 extern const char sb_gpu_src_pad_geometry_h[];
 extern const char sb_gpu_src_pad_cl[];
 extern const char sb_gpu_src_index_cl[];

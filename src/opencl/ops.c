@@ -861,19 +861,15 @@ static sb_status ocl_conv2d_backward(const sb_backend *be, const sb_conv2d_geom 
     return SB_OK;
 }
 
-enum { POOL_GEOM = 13 };
+enum { POOL_GEOM = 16 }; /* conv.cl's SB_POOL_GEOM */
 
-/* conv.cl's pool geometry; `adaptive` windows are PyTorch's adaptive ones.
- * conv.cl's windows are contiguous and divide by counted positions. */
-static sb_status pool_geom(const char *fn, const sb_pool2d_geom *g, cl_long v[POOL_GEOM]) {
-    if (g->dil_h > 1 || g->dil_w > 1 || g->divisor != 0)
-        return sb_fail(SB_ERR_UNSUPPORTED,
-                       "%s: pooling dilation and divisor_override have no OpenCL kernel yet", fn);
-    cl_long t[POOL_GEOM] = {g->planes, g->h,        g->w,          g->oh,     g->ow,
-                            g->kh,     g->kw,       g->stride_h,   g->stride_w, g->pad_h,
-                            g->pad_w,  g->count_include_pad, g->adaptive};
+static void pool_geom(const sb_pool2d_geom *g, cl_long v[POOL_GEOM]) {
+    cl_long t[POOL_GEOM] = {g->planes,   g->h,        g->w,        g->oh,
+                            g->ow,       g->kh,       g->kw,       g->stride_h,
+                            g->stride_w, g->pad_h,    g->pad_w,    g->count_include_pad,
+                            g->adaptive, g->dil_h > 1 ? g->dil_h : 1,
+                            g->dil_w > 1 ? g->dil_w : 1, g->divisor};
     memcpy(v, t, sizeof t);
-    return SB_OK;
 }
 
 static sb_status ocl_max_pool2d_forward(const sb_backend *be, const sb_pool2d_geom *g,
@@ -886,7 +882,7 @@ static sb_status ocl_max_pool2d_forward(const sb_backend *be, const sb_pool2d_ge
     SB_TRY(dense_ptr(fn, "y", y, ny, sizeof(float), &py));
     if (indices) SB_TRY(dense_ptr(fn, "indices", indices, ny, sizeof(int64_t), &pi));
     cl_long v[POOL_GEOM];
-    SB_TRY(pool_geom(fn, g, v));
+    pool_geom(g, v);
     cl_int has = indices != NULL;
     sb_ocl_arg args[] = {GEOM_ARG, OPERAND(px), OPERAND(py), OPERAND(pi), SB_OCL_ARG(has)};
     return launch(fn, &K_MAX_POOL_FORWARD, v, sizeof v, ARGS(args), ny);
@@ -902,7 +898,7 @@ static sb_status ocl_max_pool2d_backward(const sb_backend *be, const sb_pool2d_g
     SB_TRY(dense_ptr(fn, "indices", indices, ny, sizeof(int64_t), &pi));
     SB_TRY(dense_ptr(fn, "dx", dx, nx, sizeof(float), &pdx));
     cl_long v[POOL_GEOM];
-    SB_TRY(pool_geom(fn, g, v));
+    pool_geom(g, v);
     sb_ocl_arg args[] = {GEOM_ARG, OPERAND(pdy), OPERAND(pi), OPERAND(pdx)};
     return launch(fn, &K_MAX_POOL_BACKWARD, v, sizeof v, ARGS(args), nx);
 }
@@ -916,7 +912,7 @@ static sb_status ocl_avg_pool2d_forward(const sb_backend *be, const sb_pool2d_ge
     SB_TRY(dense_ptr(fn, "x", x, g->planes * g->h * g->w, sizeof(float), &px));
     SB_TRY(dense_ptr(fn, "y", y, ny, sizeof(float), &py));
     cl_long v[POOL_GEOM];
-    SB_TRY(pool_geom(fn, g, v));
+    pool_geom(g, v);
     sb_ocl_arg args[] = {GEOM_ARG, OPERAND(px), OPERAND(py)};
     return launch(fn, &K_AVG_POOL_FORWARD, v, sizeof v, ARGS(args), ny);
 }
@@ -930,7 +926,7 @@ static sb_status ocl_avg_pool2d_backward(const sb_backend *be, const sb_pool2d_g
     SB_TRY(dense_ptr(fn, "dy", dy, ny, sizeof(float), &pdy));
     SB_TRY(dense_ptr(fn, "dx", dx, nx, sizeof(float), &pdx));
     cl_long v[POOL_GEOM];
-    SB_TRY(pool_geom(fn, g, v));
+    pool_geom(g, v);
     sb_ocl_arg args[] = {GEOM_ARG, OPERAND(pdy), OPERAND(pdx)};
     return launch(fn, &K_AVG_POOL_BACKWARD, v, sizeof v, ARGS(args), nx);
 }

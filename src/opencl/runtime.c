@@ -265,12 +265,13 @@ static int family_sources(sb_ocl_family f, const char **texts, const char **name
         texts[0] = sb_gpu_src_gemm_cl;
         return 1;
     case SB_OCL_CONV:
-        *name = "sum_acc.cl + conv.cl + src/ref/pad_geometry.h + pad.cl";
+        *name = "sum_acc.cl + src/ref/pool_geometry.h + conv.cl + src/ref/pad_geometry.h + pad.cl";
         texts[0] = sb_gpu_src_sum_acc_cl;
-        texts[1] = sb_gpu_src_conv_cl;
-        texts[2] = sb_gpu_src_pad_geometry_h;
-        texts[3] = sb_gpu_src_pad_cl;
-        return 4;
+        texts[1] = sb_gpu_src_pool_geometry_h;
+        texts[2] = sb_gpu_src_conv_cl;
+        texts[3] = sb_gpu_src_pad_geometry_h;
+        texts[4] = sb_gpu_src_pad_cl;
+        return 5;
     case SB_OCL_MATH: {
         *name = "math_prelude.cl + src/math + pointwise.cl + sum_acc.cl + math.cl + softmax.cl";
         const char *t[] = {sb_gpu_src_math_prelude_cl, sb_gpu_src_math_internal_h,

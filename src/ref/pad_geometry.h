@@ -9,7 +9,10 @@
 #define SAMEBITS_PAD_GEOMETRY_H
 
 #ifdef __OPENCL_VERSION__
+#ifndef SB_OPENCL_INT64_T
+#define SB_OPENCL_INT64_T
 typedef long int64_t;
+#endif
 /* sb_pad_mode's values (include/samebits/conv.h). */
 #define SB_PAD_CONSTANT 0
 #define SB_PAD_REFLECT 1

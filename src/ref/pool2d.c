@@ -14,12 +14,6 @@
 #include "core/canonical_sum.h"
 #include "ref/ref_linalg.h"
 
-/* The in-bounds part [*lo, *hi) of a window starting at `start`. */
-static void clip(int64_t start, int64_t k, int64_t size, int64_t *lo, int64_t *hi) {
-    *lo = start < 0 ? 0 : start;
-    *hi = start + k < size ? start + k : size;
-}
-
 void sb_ref_max_pool2d_forward(const sb_pool2d_geom *g, const float *x, float *y, int64_t *indices) {
     sb_pool_axis rows = sb_pool_rows(g), cols = sb_pool_cols(g);
     int64_t dh = sb_pool_step(&rows), dw = sb_pool_step(&cols);
@@ -71,21 +65,8 @@ void sb_ref_max_pool2d_backward(const sb_pool2d_geom *g, const float *dy, const 
 }
 
 float sb_ref_avg_pool2d_divisor(const sb_pool2d_geom *g, int64_t r, int64_t s) {
-    if (g->divisor) return (float)g->divisor; /* |divisor| <= 2^24: exact */
-    int64_t h0, h1, w0, w1;
-    if (g->count_include_pad && !g->adaptive) {
-        /* Positions inside the padded input; in ceil mode the last window
-         * may hang past the right padding, and those positions do not count.
-         * Average pooling has no dilation (src/ops/conv.c refuses it). */
-        int64_t sh = r * g->stride_h, sw = s * g->stride_w; /* padded coordinates */
-        clip(sh, g->kh, g->h + 2 * g->pad_h, &h0, &h1);
-        clip(sw, g->kw, g->w + 2 * g->pad_w, &w0, &w1);
-    } else {
-        sb_pool_axis rows = sb_pool_rows(g), cols = sb_pool_cols(g);
-        sb_pool_window(&rows, r, &h0, &h1);
-        sb_pool_window(&cols, s, &w0, &w1);
-    }
-    return (float)((h1 - h0) * (w1 - w0));
+    sb_pool_axis rows = sb_pool_rows(g), cols = sb_pool_cols(g);
+    return sb_pool_divisor(&rows, &cols, g->count_include_pad, g->divisor, r, s);
 }
 
 void sb_ref_avg_pool2d_forward(const sb_pool2d_geom *g, const float *x, float *y) {

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "samebits/tensor.h"
+#include "ref/pool_geometry.h"
 
 /* ---- the one GEMM-family chain ------------------------------------------
  * Every output element of the GEMM family is
@@ -81,12 +82,6 @@ typedef struct sb_pool2d_geom {
     int64_t divisor;      /* avg only; 0: count positions */
 } sb_pool2d_geom;
 
-/* One axis of a window. */
-typedef struct sb_pool_axis {
-    int64_t in, out, k, stride, pad, dil;
-    bool adaptive;
-} sb_pool_axis;
-
 static inline sb_pool_axis sb_pool_rows(const sb_pool2d_geom *g) {
     return (sb_pool_axis){g->h, g->oh, g->kh, g->stride_h, g->pad_h, g->dil_h > 1 ? g->dil_h : 1,
                           g->adaptive};
@@ -94,53 +89,6 @@ static inline sb_pool_axis sb_pool_rows(const sb_pool2d_geom *g) {
 static inline sb_pool_axis sb_pool_cols(const sb_pool2d_geom *g) {
     return (sb_pool_axis){g->w, g->ow, g->kw, g->stride_w, g->pad_w, g->dil_w > 1 ? g->dil_w : 1,
                           g->adaptive};
-}
-
-/* The in-bounds taps of output position `r` of one axis: lo, lo + dil, ...
- * below hi (dil 1 for adaptive windows); lo >= hi when there are none. */
-static inline void sb_pool_window(const sb_pool_axis *a, int64_t r, int64_t *lo, int64_t *hi) {
-    if (a->adaptive) {
-        *lo = r * a->in / a->out;
-        *hi = ((r + 1) * a->in + a->out - 1) / a->out;
-        return;
-    }
-    int64_t start = r * a->stride - a->pad;
-    /* first tap at or after 0, last tap before in */
-    int64_t first = start < 0 ? (-start + a->dil - 1) / a->dil : 0;
-    int64_t last = start >= a->in ? -1 : (a->in - 1 - start) / a->dil;
-    if (last > a->k - 1) last = a->k - 1;
-    *lo = start + first * a->dil;
-    *hi = first <= last ? start + last * a->dil + 1 : *lo;
-}
-
-/* The step between the taps of one axis. */
-static inline int64_t sb_pool_step(const sb_pool_axis *a) { return a->adaptive ? 1 : a->dil; }
-
-/* The output positions [*lo, *hi) of one axis whose window spans contain
- * input position `pos` (the inverse of sb_pool_window); with dilation a
- * window in that range holds pos only when sb_pool_holds says so. */
-static inline void sb_pool_windows_of(const sb_pool_axis *a, int64_t pos, int64_t *lo,
-                                      int64_t *hi) {
-    int64_t first, last;
-    if (a->adaptive) {
-        /* floor(r*in/out) <= pos  <=>  r <= ((pos+1)*out - 1) / in, and
-         * ceil((r+1)*in/out) > pos  <=>  r >= floor(pos*out/in). */
-        first = pos * a->out / a->in;
-        last = a->out > 0 ? ((pos + 1) * a->out - 1) / a->in : -1;
-    } else {
-        /* r*stride - pad <= pos  and  pos <= r*stride - pad + dil*(k-1) */
-        int64_t least = pos + a->pad - a->dil * (a->k - 1); /* smallest r*stride */
-        first = least <= 0 ? 0 : (least + a->stride - 1) / a->stride;
-        last = (pos + a->pad) / a->stride;
-    }
-    *lo = first;
-    *hi = last + 1 < a->out ? last + 1 : a->out;
-}
-
-/* Whether window r of one axis has a tap at input position pos, given that
- * pos lies within its span (sb_pool_windows_of). */
-static inline bool sb_pool_holds(const sb_pool_axis *a, int64_t r, int64_t pos) {
-    return a->adaptive || a->dil == 1 || (pos - (r * a->stride - a->pad)) % a->dil == 0;
 }
 
 /* indices may be NULL; each index is ih*w + iw within its plane. */

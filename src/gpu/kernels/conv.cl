@@ -1,6 +1,7 @@
 /* src/gpu/kernels/conv.cl - conv2d's input gradient and 2-D pooling,
  * forward and backward (contract sections 7 and 8), in the portable
- * dialect; the program text includes sum_acc.cl before this file. conv2d's
+ * dialect; the program text includes sum_acc.cl and src/ref/pool_geometry.h before
+ * this file. conv2d's
  * forward and weight gradient are GEMM chains (gemm.cl, SB_GEMM_MODE 1, 2).
  *
  * One work-item per output element (grid-stride); each computes the
@@ -12,10 +13,12 @@
  * stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups.
  * Pool geometry (SB_POOL_GEOM longs): planes, h, w, oh, ow, kh, kw,
  * stride_h, stride_w, pad_h, pad_w, count_include_pad, adaptive (windows
- * of different sizes, src/ref/ref_linalg.h). */
+ * of different sizes), dil_h, dil_w, divisor (divisor_override, 0: none);
+ * the windows are src/ref/pool_geometry.h's, which the program embeds
+ * before this file. */
 
 #define SB_CONV_GEOM 16
-#define SB_POOL_GEOM 13
+#define SB_POOL_GEOM 16
 
 /* The output index o with o*stride - pad + tap*dilation == pos, or -1. */
 SB_INLINE SB_LONG sb_conv_reader(SB_LONG pos, SB_LONG tap, SB_LONG stride, SB_LONG pad, SB_LONG dil,
@@ -51,61 +54,16 @@ SB_KERNEL sb_conv_backward_input(SB_GLOBAL const SB_LONG *g, SB_GLOBAL const flo
     }
 }
 
-/* The in-bounds part [lo, hi) of a window starting at `start`. */
-SB_INLINE void sb_pool_clip(SB_LONG start, SB_LONG k, SB_LONG size, SB_LONG *lo, SB_LONG *hi) {
-    *lo = start < 0 ? 0 : start;
-    *hi = start + k < size ? start + k : size;
+/* Pool geometry g (SB_POOL_GEOM longs): planes, h, w, oh, ow, kh, kw,
+ * stride_h, stride_w, pad_h, pad_w, count_include_pad, adaptive, dil_h,
+ * dil_w, divisor; its axes as src/ref/pool_geometry.h's windows. */
+SB_INLINE sb_pool_axis sb_pool_rows_of(SB_GLOBAL const SB_LONG *g) {
+    sb_pool_axis a = {g[1], g[3], g[5], g[7], g[9], g[13], g[12] != 0};
+    return a;
 }
-
-/* The in-bounds part [lo, hi) of output position r's window along one
- * axis (`in` inputs, `out` outputs): kernel/stride/pad, or with `adaptive`
- * floor(r*in/out) .. ceil((r+1)*in/out) - 1 (src/ref/ref_linalg.h). */
-SB_INLINE void sb_pool_span(SB_LONG adaptive, SB_LONG r, SB_LONG in, SB_LONG out, SB_LONG k,
-                              SB_LONG stride, SB_LONG pad, SB_LONG *lo, SB_LONG *hi) {
-    if (adaptive) {
-        *lo = r * in / out;
-        *hi = ((r + 1) * in + out - 1) / out;
-        return;
-    }
-    sb_pool_clip(r * stride - pad, k, in, lo, hi);
-}
-
-/* The output positions [lo, hi) whose windows contain input position pos. */
-SB_INLINE void sb_pool_spans_of(SB_LONG adaptive, SB_LONG pos, SB_LONG in, SB_LONG out, SB_LONG k,
-                                  SB_LONG stride, SB_LONG pad, SB_LONG *lo, SB_LONG *hi) {
-    SB_LONG first, last;
-    if (adaptive) {
-        first = pos * out / in;
-        last = out > 0 ? ((pos + 1) * out - 1) / in : -1;
-    } else {
-        SB_LONG least = pos + pad - k + 1;
-        first = least <= 0 ? 0 : (least + stride - 1) / stride;
-        last = (pos + pad) / stride;
-    }
-    *lo = first;
-    *hi = last + 1 < out ? last + 1 : out;
-}
-
-/* g: planes, h, w, oh, ow, kh, kw, stride_h, stride_w, pad_h, pad_w,
- * count_include_pad, adaptive */
-#define SB_POOL_ROWS(g, r, lo, hi) sb_pool_span(g[12], r, g[1], g[3], g[5], g[7], g[9], lo, hi)
-#define SB_POOL_COLS(g, s, lo, hi) sb_pool_span(g[12], s, g[2], g[4], g[6], g[8], g[10], lo, hi)
-#define SB_POOL_ROWS_OF(g, ih, lo, hi) \
-    sb_pool_spans_of(g[12], ih, g[1], g[3], g[5], g[7], g[9], lo, hi)
-#define SB_POOL_COLS_OF(g, iw, lo, hi) \
-    sb_pool_spans_of(g[12], iw, g[2], g[4], g[6], g[8], g[10], lo, hi)
-
-SB_INLINE float sb_pool_divisor(SB_GLOBAL const SB_LONG *g, SB_LONG r, SB_LONG s) {
-    SB_LONG h0, h1, w0, w1;
-    if (g[11] && !g[12]) { /* positions inside the padded input */
-        SB_LONG sh = r * g[7] - g[9], sw = s * g[8] - g[10];
-        sb_pool_clip(sh + g[9], g[5], g[1] + 2 * g[9], &h0, &h1);
-        sb_pool_clip(sw + g[10], g[6], g[2] + 2 * g[10], &w0, &w1);
-    } else {
-        SB_POOL_ROWS(g, r, &h0, &h1);
-        SB_POOL_COLS(g, s, &w0, &w1);
-    }
-    return (float)((h1 - h0) * (w1 - w0));
+SB_INLINE sb_pool_axis sb_pool_cols_of(SB_GLOBAL const SB_LONG *g) {
+    sb_pool_axis a = {g[2], g[4], g[6], g[8], g[10], g[14], g[12] != 0};
+    return a;
 }
 
 // y, indices (planes, oh, ow): the first NaN, else the first strict maximum
@@ -115,13 +73,14 @@ SB_KERNEL sb_max_pool_forward(SB_GLOBAL const SB_LONG *g, SB_GLOBAL const float 
     const SB_LONG H = g[1], W = g[2], OH = g[3], OW = g[4], total = g[0] * OH * OW;
     SB_FOR_EACH(q, total) {
         SB_LONG s = q % OW, r = (q / OW) % OH, p = q / (OW * OH);
-        SB_LONG h0, h1, w0, w1;
-        SB_POOL_ROWS(g, r, &h0, &h1);
-        SB_POOL_COLS(g, s, &w0, &w1);
+        sb_pool_axis rows = sb_pool_rows_of(g), cols = sb_pool_cols_of(g);
+        int64_t h0, h1, w0, w1, dh = sb_pool_step(&rows), dw = sb_pool_step(&cols);
+        sb_pool_window(&rows, r, &h0, &h1);
+        sb_pool_window(&cols, s, &w0, &w1);
         SB_GLOBAL const float *xp = x + x0 + p * H * W;
         SB_LONG best = h0 * W + w0;
-        for (SB_LONG ih = h0; ih < h1; ih++)
-            for (SB_LONG iw = w0; iw < w1; iw++) {
+        for (SB_LONG ih = h0; ih < h1; ih += dh)
+            for (SB_LONG iw = w0; iw < w1; iw += dw) {
                 float v = xp[ih * W + iw], b = xp[best];
                 if (!SB_ISNAN(b) && (SB_ISNAN(v) || v > b)) best = ih * W + iw;
             }
@@ -138,9 +97,10 @@ SB_KERNEL sb_max_pool_backward(SB_GLOBAL const SB_LONG *g, SB_GLOBAL const float
     const SB_LONG H = g[1], W = g[2], OH = g[3], OW = g[4], total = g[0] * H * W;
     SB_FOR_EACH(e, total) {
         SB_LONG me = e % (H * W), p = e / (H * W);
-        SB_LONG r0, r1, s0, s1;
-        SB_POOL_ROWS_OF(g, me / W, &r0, &r1);
-        SB_POOL_COLS_OF(g, me % W, &s0, &s1);
+        sb_pool_axis rows = sb_pool_rows_of(g), cols = sb_pool_cols_of(g);
+        int64_t r0, r1, s0, s1;
+        sb_pool_windows_of(&rows, me / W, &r0, &r1);
+        sb_pool_windows_of(&cols, me % W, &s0, &s1);
         sb_acc acc;
         sb_acc_init(&acc);
         for (SB_LONG r = r0; r < r1; r++)
@@ -155,14 +115,15 @@ SB_KERNEL sb_avg_pool_forward(SB_GLOBAL const SB_LONG *g, SB_GLOBAL const float 
     const SB_LONG H = g[1], W = g[2], OH = g[3], OW = g[4], total = g[0] * OH * OW;
     SB_FOR_EACH(q, total) {
         SB_LONG s = q % OW, r = (q / OW) % OH, p = q / (OW * OH);
-        SB_LONG h0, h1, w0, w1;
-        SB_POOL_ROWS(g, r, &h0, &h1);
-        SB_POOL_COLS(g, s, &w0, &w1);
+        sb_pool_axis rows = sb_pool_rows_of(g), cols = sb_pool_cols_of(g);
+        int64_t h0, h1, w0, w1;
+        sb_pool_window(&rows, r, &h0, &h1);
+        sb_pool_window(&cols, s, &w0, &w1);
         sb_acc acc;
         sb_acc_init(&acc);
         for (SB_LONG ih = h0; ih < h1; ih++)
             for (SB_LONG iw = w0; iw < w1; iw++) sb_acc_add(&acc, x[x0 + p * H * W + ih * W + iw]);
-        y[y0 + q] = sb_acc_result(&acc) / sb_pool_divisor(g, r, s);
+        y[y0 + q] = sb_acc_result(&acc) / sb_pool_divisor(&rows, &cols, g[11] != 0, g[15], r, s);
     }
 }
 
@@ -171,14 +132,16 @@ SB_KERNEL sb_avg_pool_backward(SB_GLOBAL const SB_LONG *g, SB_GLOBAL const float
     const SB_LONG H = g[1], W = g[2], OH = g[3], OW = g[4], total = g[0] * H * W;
     SB_FOR_EACH(e, total) {
         SB_LONG me = e % (H * W), p = e / (H * W);
-        SB_LONG r0, r1, s0, s1;
-        SB_POOL_ROWS_OF(g, me / W, &r0, &r1);
-        SB_POOL_COLS_OF(g, me % W, &s0, &s1);
+        sb_pool_axis rows = sb_pool_rows_of(g), cols = sb_pool_cols_of(g);
+        int64_t r0, r1, s0, s1;
+        sb_pool_windows_of(&rows, me / W, &r0, &r1);
+        sb_pool_windows_of(&cols, me % W, &s0, &s1);
         sb_acc acc;
         sb_acc_init(&acc);
         for (SB_LONG r = r0; r < r1; r++)
             for (SB_LONG s = s0; s < s1; s++)
-                sb_acc_add(&acc, dy[dy0 + (p * OH + r) * OW + s] / sb_pool_divisor(g, r, s));
+                sb_acc_add(&acc, dy[dy0 + (p * OH + r) * OW + s] /
+                                     sb_pool_divisor(&rows, &cols, g[11] != 0, g[15], r, s));
         dx[dx0 + e] = sb_acc_result(&acc);
     }
 }
