@@ -279,8 +279,10 @@ static const uint32_t hard[NFNS][12] = {
                  0x3a07857cu, 0xbe1f29deu, 0x3c02a9adu, 0x36879cf7u, 0xb466d4cbu, 0x33b8aa3bu},
     /* log2f */ {0x3ea07ab9u, 0x002452a4u, 0x7f114a90u, 0x0048a548u, 0x7e914a90u, 0x00914a90u,
                  0x7e114a90u, 0x01114a90u, 0x7d914a90u, 0x01914a90u, 0x7d114a90u, 0x02114a90u},
-    /* sinf, cosf: no rows yet (all zero): their hard cases come from the
-     * exhaustive run, not yet recorded (docs/MATH-VERIFICATION.md). */
+    /* sinf */ {0x73243f06u, 0xc6199998u, 0xf3243f06u, 0x46199998u, 0x67a9242bu, 0xe7a9242bu,
+                0x55cafb2au, 0xd5cafb2au, 0x4371ade3u, 0xc371ade3u, 0x5f208d82u, 0xdf208d82u},
+    /* cosf */ {0x7a4b1a27u, 0xd9443c0au, 0xe115cb11u, 0xfa4b1a27u, 0x59443c0au, 0x5f18b878u,
+                0x6115cb11u, 0xdf18b878u, 0xb9800000u, 0x39800000u, 0xbc107fe6u, 0x3c107fe6u},
 };
 
 static void test_hard(void) {

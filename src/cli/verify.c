@@ -176,6 +176,8 @@ static const spec specs[] = {
     {"math", 98, true, "fn=cosf,n=2000"},
     {"math", 103, false, "fn=sinf,n=200000"},
     {"math", 104, false, "fn=cosf,n=200000"},
+    {"powf", 153, true, "n=2000"},
+    {"powf", 154, false, "n=200000"},
     /* the canonical sum over more than 8192 elements */
     {"ssum", 107, true, "n=9000,inc=1,adv=300,scale=1000"},
     {"ssum", 108, false, "n=100000,inc=3"},

@@ -142,6 +142,8 @@ const char sb_verify_vectors_text[] =
     "math 98 quick fn=cosf,n=2000 scalar=4a3aca07e359ff5d046402701db6cdbd512d08ac2ef3b116e0a022d5b60a0063\n"
     "math 103 full fn=sinf,n=200000 scalar=3751429467e743312112e44f9bed7630d58e02c1c802fbc9899dae841f877aa0\n"
     "math 104 full fn=cosf,n=200000 scalar=2798fd4ef39e1ea4ddb6cb15537c05a053d8e13d4cb29e0056f62ea95b116617\n"
+    "powf 153 quick n=2000 scalar=8ff93d8aaf95629599c372897713854237994362532dab92ee579c9a1d6b7726\n"
+    "powf 154 full n=200000 scalar=9c6c551013e2d231fac5477888ff0f44dcfb685a79b620da5fd827f70796fed8\n"
     "ssum 107 quick n=9000,inc=1,adv=300,scale=1000 forward=ef1eaf26cea96eb18f8fa3137abdf23f52852a855c22ae6f169d21a379dcd739\n"
     "ssum 108 full n=100000,inc=3 forward=d4aa62a68e3c14d197ceb0c6795ad496951e31d7ad2b7aa8665b9c9827972121\n"
     "ssum 109 quick n=8193,inc=2,shift=1e6 forward=9b0d8ed74dd0bd7c2721b104ed56604b6a012dc4c0218ada9445beb890548ce1\n"

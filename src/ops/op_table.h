@@ -582,6 +582,10 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
        (float x), \
        math, NULL, SB_OP_NONE, sb_cosf, SB_OP_NONE, \
        "math") \
+    OP(sb_powf, float, \
+       (float x, float y), \
+       math, NULL, SB_OP_NONE, sb_powf, SB_OP_NONE, \
+       "powf") \
     OP(sb_philox4x32_10, void, \
        (const uint32_t counter[4], const uint32_t key[2], uint32_t out[4]), \
        random, NULL, SB_OP_NONE, sb_philox4x32_10, SB_OP_NONE, \
