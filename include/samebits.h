@@ -23,6 +23,7 @@
 #include "samebits/loss.h"
 #include "samebits/norm.h"
 #include "samebits/dropout.h"
+#include "samebits/attention.h"
 #include "samebits/optim.h"
 #include "samebits/io.h"
 #include "samebits/autograd.h"

@@ -18,6 +18,7 @@
  * `test_bad_input --list` prints every function the suite exercised;
  * tests/check_bad_input_coverage.sh compares that with the functions declared
  * in include/samebits/ (every *.h) and the exemptions in tests/bad_input_exempt.txt. */
+#include <math.h>
 #include <stdarg.h>
 #include <unistd.h>
 #include "harness.h"
@@ -183,6 +184,10 @@ CALL(gn_f, sb_group_norm_forward(t[0], 2, t[1], t[2], 1e-5f, t[3], t[4], t[5]))
 CALL(gn_b, sb_group_norm_backward(t[0], t[1], 2, t[2], t[3], t[4], t[5], t[6], t[7]))
 CALL(dropout_f, sb_dropout_forward(t[0], 0.5f, true, 1, 2, 0, t[1], t[2]))
 CALL(dropout_b, sb_dropout_backward(t[0], t[1], 0.5f, true, t[2]))
+CALL(sdpa_f, sb_sdpa_forward(t[0], t[1], t[2], t[3], SB_SDPA_CAUSAL_TOP_LEFT, 0.5f, 0.25f, 1, 2, 0,
+                             t[4], t[5]))
+CALL(sdpa_b, sb_sdpa_backward(t[0], t[1], t[2], t[3], t[4], SB_SDPA_CAUSAL_TOP_LEFT, 0.5f, 0.25f, 1, 2,
+                              0, t[5], t[6], t[7], t[8]))
 CALL(copy, sb_tensor_copy(t[1], t[0]))
 CALL(sgd_t, sb_sgd_step_tensor(&(sb_sgd_config){.lr = 0.1, .momentum = 0.9}, 2, t[0], t[1], t[2]))
 CALL(adam_t, sb_adam_step_tensor(&(sb_adam_config){.lr = 0.1, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8,
@@ -362,6 +367,15 @@ static const op_case ops[] = {
      {{"x", F, S2(2, 3), IN}, {"y", F, S2(2, 3), OUT}, {"mask", F, S2(2, 3), OUT | OPT}}},
     {"sb_dropout_backward", c_dropout_b, init_dropout_mask,
      {{"dy", F, S2(2, 3), IN}, {"mask", F, S2(2, 3), IN}, {"dx", F, S2(2, 3), OUT}}},
+    {"sb_sdpa_forward", c_sdpa_f, NULL,
+     {{"q", F, S3(2, 3, 2), IN}, {"k", F, S3(2, 4, 2), IN}, {"v", F, S3(2, 4, 3), IN},
+      {"mask", F, S2(3, 4), IN | OPT | FREE_RANK}, {"out", F, S3(2, 3, 3), OUT},
+      {"probs", F, S3(2, 3, 4), OUT | OPT}}},
+    {"sb_sdpa_backward", c_sdpa_b, NULL,
+     {{"dout", F, S3(2, 3, 3), IN}, {"q", F, S3(2, 3, 2), IN}, {"k", F, S3(2, 4, 2), IN},
+      {"v", F, S3(2, 4, 3), IN}, {"mask", F, S2(3, 4), IN | OPT | FREE_RANK},
+      {"probs", F, S3(2, 3, 4), IN}, {"dq", F, S3(2, 3, 2), OUT | OPT},
+      {"dk", F, S3(2, 4, 2), OUT | OPT}, {"dv", F, S3(2, 4, 3), OUT | OPT}}},
     {"sb_tensor_copy", c_copy, NULL, {{"src", F, S2(2, 3), IN}, {"dst", F, S2(2, 3), OUT}}},
     {"sb_sgd_step_tensor", c_sgd_t, NULL,
      {{"param", F, S2(2, 3), INOUT}, {"grad", F, S2(2, 3), IN}, {"momentum_buf", F, S2(2, 3), INOUT | OPT}}},
@@ -726,6 +740,11 @@ static void bad_tensor_api(void) {
 static void bad_sizes_and_kernels(void) {
     int64_t oh = -7, ow = -7;
     sb_conv2d_params cp = {1, 1, 1, 1, 1, 1, 1};
+    float sdpa_scale = 5.0f;
+    BAD(sb_sdpa_default_scale, sb_sdpa_default_scale(0, &sdpa_scale), SB_ERR_ARG, "e = 0");
+    BAD(sb_sdpa_default_scale, sb_sdpa_default_scale(-3, &sdpa_scale), SB_ERR_ARG, "e = -3");
+    BAD(sb_sdpa_default_scale, sb_sdpa_default_scale(4, NULL), SB_ERR_NULL, "scale");
+    CHECK(sdpa_scale == 5.0f, "sb_sdpa_default_scale: a refused call wrote the scale");
     BAD(sb_conv2d_output_size, sb_conv2d_output_size(INT64_MAX, 4, 3, 3, &cp, &oh, &ow), SB_ERR_ARG, "height");
     BAD(sb_conv2d_output_size, sb_conv2d_output_size(-1, 4, 3, 3, &cp, &oh, &ow), SB_ERR_ARG, "negative");
     BAD(sb_conv2d_output_size, sb_conv2d_output_size(4, 4, INT64_MAX, 3, &cp, &oh, &ow), SB_ERR_ARG, "kernel_h");
@@ -951,6 +970,13 @@ static void bad_modules_and_graphs(void) {
     BAD(sb_ag_adaptive_max_pool2d, sb_ag_adaptive_max_pool2d(g, vx, 1, 1, &y), SB_ERR_SHAPE, "");
     BAD(sb_ag_adaptive_avg_pool2d, sb_ag_adaptive_avg_pool2d(g, &bad_var, 1, 1, &y), SB_ERR_SHAPE,
         "ndim 100");
+    BAD(sb_ag_sdpa, sb_ag_sdpa(g, &bad_var, vx, vx, NULL, 0, 1.0f, 0.0f, 0, 0, 0, &y), SB_ERR_SHAPE,
+        "ndim 100");
+    BAD(sb_ag_sdpa, sb_ag_sdpa(NULL, vx, vx, vx, NULL, 0, 1.0f, 0.0f, 0, 0, 0, &y), SB_ERR_NULL, "graph");
+    BAD_VIA(sb_ag_sdpa, "sb_sdpa_forward",
+            sb_ag_sdpa(g, vx, vx4, vx, NULL, 0, 1.0f, 0.0f, 0, 0, 0, &y), SB_ERR_SHAPE, "");
+    BAD_VIA(sb_ag_sdpa, "sb_sdpa_forward",
+            sb_ag_sdpa(g, vx, vx, vx, NULL, 0, NAN, 0.0f, 0, 0, 0, &y), SB_ERR_ARG, "scale");
     BAD(sb_ag_relu, sb_ag_relu(g, &bad_var, &y), SB_ERR_SHAPE, "ndim 100");
     BAD(sb_ag_relu, sb_ag_relu(NULL, vx, &y), SB_ERR_NULL, "");
     BAD(sb_ag_tanh, sb_ag_tanh(g, NULL, &y), SB_ERR_NULL, "");

@@ -49,6 +49,8 @@ def section(o):
         return "§10 Reductions over axes"
     if f == "index":
         return "§18 Index, scatter and embedding"
+    if f == "attention":
+        return "§19 Attention"
     if f in ("loss", "dropout"):
         return "§11 Softmax, losses and dropout"
     if f == "norm":
@@ -84,6 +86,10 @@ def fast(o):
         return "`src/cpu/reduce.c`, `src/cpu/sum.c`"
     if f == "index":
         return "`src/cpu/index.c`"
+    if n == "sb_sdpa_default_scale":
+        return "—"
+    if f == "attention":
+        return "`src/cpu/attention.c`, `src/cpu/gemm.c`, `src/cpu/vmath.c`, `src/cpu/sum.c`"
     if n.startswith("sb_mse"):
         return "— (the reference runs)"
     if f == "loss":

@@ -25,6 +25,7 @@
 #include "samebits/tensor.h"
 #include "samebits/conv.h"
 #include "samebits/loss.h"
+#include "samebits/attention.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -97,6 +98,14 @@ SB_API sb_status sb_ag_index_select(sb_graph *g, sb_variable *x, int dim, const 
                                     sb_variable **y);
 SB_API sb_status sb_ag_gather(sb_graph *g, sb_variable *x, int dim, const sb_tensor *index,
                               sb_variable **y);
+/* attention.h: scaled dot-product attention of q (..., Lq, E), k (..., Lk,
+ * E), v (..., Lk, Ev) into y (..., Lq, Ev). mask (float32 added, int32
+ * boolean, or NULL) is held by reference until the backward ran and gets no
+ * gradient; dropout_p = 0 in evaluation. */
+SB_API sb_status sb_ag_sdpa(sb_graph *g, sb_variable *q, sb_variable *k, sb_variable *v,
+                            const sb_tensor *mask, sb_sdpa_causal causal, float scale,
+                            float dropout_p, uint64_t seed, uint64_t stream, uint64_t offset,
+                            sb_variable **y);
 
 #ifdef __cplusplus
 }

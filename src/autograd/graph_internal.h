@@ -28,6 +28,7 @@ struct sb_node {
         sb_conv2d_params conv;
         sb_pool2d_params pool;
         struct { float f0, f1; int64_t i0, i1; bool b0; } s;
+        struct { float scale, dropout_p; int causal; uint64_t seed, stream, offset; } sdpa;
     } p;
 };
 

@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "samebits.h"
+#include "ref/ref_attention.h"
 #include "ref/ref_index.h"
 #include "ref/ref_linalg.h"
 #include "ref/ref_pad.h"
@@ -203,6 +204,15 @@ typedef struct sb_backend_ops {
     sb_status (*index_scatter_add)(const sb_backend *be, const sb_ref_index_geom *g,
                                    const float *dense, const int64_t *index, bool scale,
                                    float alpha, float *table);
+
+    /* ---- attention (section 19); dense buffers as sb_ref_sdpa_forward /
+     * sb_ref_sdpa_backward take them ---- */
+    sb_status (*sdpa_forward)(const sb_backend *be, const sb_ref_sdpa_geom *g, const float *q,
+                              const float *k, const float *v, const void *mask, float *out,
+                              float *probs);
+    sb_status (*sdpa_backward)(const sb_backend *be, const sb_ref_sdpa_geom *g, const float *dout,
+                               const float *q, const float *k, const float *v, const void *mask,
+                               const float *probs, float *dq, float *dk, float *dv);
 
     /* ---- dropout (section 13), dense n elements; mask may be NULL ---- */
     sb_status (*dropout_forward)(const sb_backend *be, const float *x, int64_t n, float p,

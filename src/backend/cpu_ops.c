@@ -408,6 +408,23 @@ static sb_status cpu_index_scatter_add(const sb_backend *be, const sb_ref_index_
     return SB_OK;
 }
 
+/* ---- attention ---- */
+
+static sb_status cpu_sdpa_forward(const sb_backend *be, const sb_ref_sdpa_geom *g, const float *q,
+                                  const float *k, const float *v, const void *mask, float *out,
+                                  float *probs) {
+    (void)be;
+    return sb_cpu_sdpa_forward(g, q, k, v, mask, out, probs);
+}
+
+static sb_status cpu_sdpa_backward(const sb_backend *be, const sb_ref_sdpa_geom *g,
+                                   const float *dout, const float *q, const float *k,
+                                   const float *v, const void *mask, const float *probs,
+                                   float *dq, float *dk, float *dv) {
+    (void)be;
+    return sb_cpu_sdpa_backward(g, dout, q, k, v, mask, probs, dq, dk, dv);
+}
+
 /* ---- dropout ---- */
 
 static sb_status cpu_dropout_forward(const sb_backend *be, const float *x, int64_t n, float p,
@@ -499,6 +516,8 @@ const sb_backend_ops sb_cpu_backend_ops = {
     .spread = cpu_spread,
     .index_gather = cpu_index_gather,
     .index_scatter_add = cpu_index_scatter_add,
+    .sdpa_forward = cpu_sdpa_forward,
+    .sdpa_backward = cpu_sdpa_backward,
     .dropout_forward = cpu_dropout_forward,
     .dropout_backward = cpu_dropout_backward,
     .sgd = cpu_sgd,

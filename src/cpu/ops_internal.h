@@ -18,6 +18,7 @@
 #include "samebits/loss.h"
 #include "samebits/optim.h"
 #include "cpu/cpu.h"
+#include "ref/ref_attention.h"
 #include "ref/ref_index.h"
 #include "ref/ref_pointwise.h"
 
@@ -187,6 +188,16 @@ void sb_cpu_reduce_extreme(bool is_max, const sb_ref_reduce_geom *g, const float
                            int64_t *idx);
 void sb_cpu_reduce_scatter(const sb_ref_reduce_geom *g, const float *dy, const int64_t *idx,
                            float *dx);
+
+/* ---- attention.c (sb_ref_sdpa_* of src/ref/ref_attention.h) ------------------
+ * The products on the fast GEMM, the softmax rows with the batch exp and
+ * the fast canonical sum, rows (keys for dk, dv) over threads. SB_ERR_NOMEM
+ * when the (lq, lk) buffers of one batch entry cannot be allocated. */
+sb_status sb_cpu_sdpa_forward(const sb_ref_sdpa_geom *g, const float *q, const float *k,
+                              const float *v, const void *mask, float *out, float *probs);
+sb_status sb_cpu_sdpa_backward(const sb_ref_sdpa_geom *g, const float *dout, const float *q,
+                               const float *k, const float *v, const void *mask,
+                               const float *probs, float *dq, float *dk, float *dv);
 
 /* ---- index.c (sb_ref_index_* of src/ref/ref_index.h) ---------------------------
  * Threaded over columns (the positions with the coordinate along dim

@@ -485,6 +485,23 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
        (const sb_tensor *dy, const sb_tensor *mask, float p, bool training, sb_tensor *dx), \
        dropout, NULL, SB_OP_NONE, sb_ref_dropout_backward, SB_OP_NONE, \
        "dropout") \
+    OP(sb_sdpa_default_scale, sb_status, \
+       (int64_t e, float *scale), \
+       attention, NULL, SB_OP_NONE, SB_OP_NONE, SB_OP_NONE, \
+       "exempt: two binary64 operations; test_attention checks it is correctly rounded") \
+    OP(sb_sdpa_forward, sb_status, \
+       (const sb_tensor *q, const sb_tensor *k, const sb_tensor *v, const sb_tensor *mask, \
+        sb_sdpa_causal causal, float scale, float dropout_p, uint64_t seed, uint64_t stream, \
+        uint64_t offset, sb_tensor *out, sb_tensor *probs), \
+       attention, "sdpa", SB_OP_NONE, sb_ref_sdpa_forward, sb_sdpa_backward, \
+       "exempt: no verify vectors yet; test_attention checks the reference bit for bit") \
+    OP(sb_sdpa_backward, sb_status, \
+       (const sb_tensor *dout, const sb_tensor *q, const sb_tensor *k, const sb_tensor *v, \
+        const sb_tensor *mask, sb_sdpa_causal causal, float scale, float dropout_p, \
+        uint64_t seed, uint64_t stream, uint64_t offset, const sb_tensor *probs, sb_tensor *dq, \
+        sb_tensor *dk, sb_tensor *dv), \
+       attention, NULL, SB_OP_NONE, sb_ref_sdpa_backward, SB_OP_NONE, \
+       "exempt: no verify vectors yet; test_attention checks the reference bit for bit") \
     OP(sb_sgd_default_config, sb_sgd_config, \
        (double lr), \
        optim, NULL, SB_OP_NONE, SB_OP_NONE, SB_OP_NONE, \

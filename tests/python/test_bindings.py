@@ -33,7 +33,7 @@ from conftest import REPO
 from samebits import _lib
 
 INCLUDE = os.path.join(REPO, "include", "samebits")
-OP_HEADERS = ("linalg", "conv", "elementwise", "reduce", "index", "loss", "norm", "dropout", "optim",
+OP_HEADERS = ("linalg", "conv", "elementwise", "reduce", "index", "loss", "norm", "dropout", "attention", "optim",
               "kernels", "math", "random")
 
 # The C struct each ctypes.Structure of _lib.py mirrors.

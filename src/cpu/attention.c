@@ -1,0 +1,225 @@
+/* Fast scaled dot-product attention (contract "Attention", reference
+ * src/ref/attention.c), forward and backward, one batch entry at a time.
+ *
+ * The products run on the fast GEMM (sb_cpu_sgemm): a score, dP and every
+ * gradient is a chain from +0.0f in the order the contract states (scores
+ * over e, dP over c, dq over j, dk and dv over i), which is exactly what
+ * the GEMM computes for one output. Excluded keys (causal, boolean mask)
+ * take part in no chain; when a batch entry has none (no causal rule
+ * cutting any row, no boolean mask), the GEMM runs the probability-side
+ * products too, otherwise those run as per-row (per-key) fmaf loops that
+ * skip the excluded terms. The softmax of a row runs with the batch exp
+ * (bit for bit sb_expf) and the fast canonical sum. Rows (and, for dk and
+ * dv, keys) are split over threads; each output has one owner, so the bits
+ * are the reference's at every thread count and ISA level. */
+#include <math.h>
+#include <stdlib.h>
+#include "core/internal.h"
+#include "cpu/ops_internal.h"
+#include "cpu/sum_internal.h"
+#include "cpu/vmath.h"
+#include "ref/ref_attention.h"
+#include "ref/ref_loss.h"
+
+enum { MIN_WORK = 8192 /* multiply-adds per thread range, at least */ };
+
+typedef struct job {
+    const sb_ref_sdpa_geom *g;
+    int64_t b;
+    const float *q, *k, *v, *dout; /* this batch entry's */
+    const void *mask;
+    float *s;      /* (lq, lk): scores, then d = p * drop (forward); dP, then g (backward) */
+    float *d;      /* (lq, lk): backward only, d = p * drop */
+    float *t;      /* (lq, lk): backward only, the terms of dot */
+    const float *p_in; /* backward: probs of this entry */
+    float *probs;  /* forward: NULL or this entry's probs */
+    float *out, *dq, *dk, *dv;
+    bool dense;    /* no excluded key anywhere in this entry */
+} job;
+
+static int64_t mask_row(const job *jb, int64_t i) {
+    return jb->g->mask_kind == SB_REF_SDPA_MASK_NONE ? 0 : sb_ref_sdpa_mask_row(jb->g, jb->b, i);
+}
+
+/* ---- forward ---- */
+
+static void forward_rows(void *ctx, int64_t begin, int64_t end) {
+    const job *jb = ctx;
+    const sb_ref_sdpa_geom *g = jb->g;
+    int64_t lk = g->lk;
+    for (int64_t i = begin; i < end; i++) {
+        float *s = jb->s + i * lk;
+        int64_t mrow = mask_row(jb, i), cend = sb_ref_sdpa_causal_end(g, i);
+        for (int64_t j = 0; j < lk; j++) {
+            if (sb_ref_sdpa_excluded(g, jb->mask, mrow, cend, j)) {
+                s[j] = -INFINITY;
+                continue;
+            }
+            float x = s[j] * g->scale;
+            if (g->mask_kind == SB_REF_SDPA_MASK_ADD)
+                x = x + ((const float *)jb->mask)[mrow + j * g->mask_stride_j];
+            s[j] = x;
+        }
+        /* The maximum scans in order (first NaN wins); its sign of zero
+         * does not matter, x - m of equal values being +0. */
+        float m = lk > 0 ? s[0] : -INFINITY;
+        for (int64_t j = 1; j < lk; j++)
+            if (sb_isnanf(s[j]) || s[j] > m) m = sb_isnanf(m) ? m : s[j];
+        if (m == -INFINITY) {
+            for (int64_t j = 0; j < lk; j++) s[j] = 0.0f;
+        } else {
+            for (int64_t j = 0; j < lk; j++) s[j] = s[j] - m;
+            sb_cpu_expf_n(s, s, lk);
+            float sum = sb_cpu_sum_canonical(s, lk, 1);
+            for (int64_t j = 0; j < lk; j++) s[j] = s[j] / sum;
+        }
+        if (jb->probs)
+            for (int64_t j = 0; j < lk; j++) jb->probs[i * lk + j] = s[j];
+        if (g->dropout_p > 0.0f)
+            for (int64_t j = 0; j < lk; j++) s[j] = s[j] * sb_ref_sdpa_drop(g, jb->b, i, j);
+        if (jb->dense) continue;
+        float *o = jb->out + i * g->ev;
+        for (int64_t c = 0; c < g->ev; c++) o[c] = 0.0f;
+        for (int64_t j = 0; j < lk; j++) {
+            if (sb_ref_sdpa_excluded(g, jb->mask, mrow, cend, j)) continue;
+            const float *vj = jb->v + j * g->ev;
+            for (int64_t c = 0; c < g->ev; c++) o[c] = fmaf(s[j], vj[c], o[c]);
+        }
+    }
+}
+
+/* No key of this entry is excluded: no causal rule cuts a row (the first
+ * row has the fewest keys) and no boolean mask. */
+static bool is_dense(const sb_ref_sdpa_geom *g) {
+    return g->mask_kind != SB_REF_SDPA_MASK_BOOL && (g->lq == 0 || sb_ref_sdpa_causal_end(g, 0) == g->lk);
+}
+
+static int64_t row_grain(const sb_ref_sdpa_geom *g, int64_t work_per_row) {
+    return sb_parallel_grain(g->lq, MIN_WORK / (work_per_row + 1) + 1);
+}
+
+sb_status sb_cpu_sdpa_forward(const sb_ref_sdpa_geom *g, const float *q, const float *k,
+                              const float *v, const void *mask, float *out, float *probs) {
+    int64_t lq = g->lq, lk = g->lk;
+    if (lq == 0) return SB_OK;
+    float *s = malloc((size_t)(lq * lk > 0 ? lq * lk : 1) * sizeof *s);
+    if (!s) return sb_fail(SB_ERR_NOMEM, "sb_sdpa_forward: no memory for %lld scores", (long long)(lq * lk));
+    bool dense = is_dense(g);
+    for (int64_t b = 0; b < g->batch; b++) {
+        job jb = {.g = g, .b = b, .q = q + b * lq * g->e, .k = k + b * lk * g->e,
+                  .v = v + b * lk * g->ev, .mask = mask, .s = s,
+                  .probs = probs ? probs + b * lq * lk : NULL, .out = out + b * lq * g->ev,
+                  .dense = dense};
+        /* s = Q K^T: chains over e ascending */
+        sb_cpu_sgemm('N', 'T', lq, lk, g->e, jb.q, g->e > 0 ? g->e : 1, jb.k, g->e > 0 ? g->e : 1,
+                     s, lk > 0 ? lk : 1, false);
+        sb_parallel_for(lq, row_grain(g, lk * (dense ? 1 : g->ev)), forward_rows, &jb);
+        /* out = D V: chains over j ascending */
+        if (dense)
+            sb_cpu_sgemm('N', 'N', lq, g->ev, lk, s, lk > 0 ? lk : 1, jb.v, g->ev > 0 ? g->ev : 1,
+                         jb.out, g->ev > 0 ? g->ev : 1, false);
+    }
+    free(s);
+    return SB_OK;
+}
+
+/* ---- backward ---- */
+
+/* Per row: dP (in s) becomes g = dS * scale; d = p * drop; the terms of dot. */
+static void backward_rows(void *ctx, int64_t begin, int64_t end) {
+    const job *jb = ctx;
+    const sb_ref_sdpa_geom *g = jb->g;
+    int64_t lk = g->lk;
+    for (int64_t i = begin; i < end; i++) {
+        float *dp = jb->s + i * lk, *d = jb->d + i * lk, *t = jb->t + i * lk;
+        const float *p = jb->p_in + i * lk;
+        int64_t mrow = mask_row(jb, i), cend = sb_ref_sdpa_causal_end(g, i);
+        for (int64_t j = 0; j < lk; j++) {
+            bool ex = sb_ref_sdpa_excluded(g, jb->mask, mrow, cend, j);
+            float drop = g->dropout_p > 0.0f && !ex ? sb_ref_sdpa_drop(g, jb->b, i, j) : 1.0f;
+            float x = ex ? 0.0f : (g->dropout_p > 0.0f ? dp[j] * drop : dp[j]);
+            dp[j] = x;
+            t[j] = x * p[j];
+            d[j] = ex ? 0.0f : (g->dropout_p > 0.0f ? p[j] * drop : p[j]);
+        }
+        float dot = sb_cpu_sum_canonical(t, lk, 1);
+        for (int64_t j = 0; j < lk; j++)
+            dp[j] = sb_ref_sdpa_excluded(g, jb->mask, mrow, cend, j)
+                        ? 0.0f
+                        : (p[j] * (dp[j] - dot)) * g->scale;
+        if (jb->dense || !jb->dq) continue;
+        float *dqi = jb->dq + i * g->e;
+        for (int64_t e = 0; e < g->e; e++) dqi[e] = 0.0f;
+        for (int64_t j = 0; j < lk; j++) {
+            if (sb_ref_sdpa_excluded(g, jb->mask, mrow, cend, j)) continue;
+            const float *kj = jb->k + j * g->e;
+            for (int64_t e = 0; e < g->e; e++) dqi[e] = fmaf(dp[j], kj[e], dqi[e]);
+        }
+    }
+}
+
+/* Per key j (not dense): dk_j and dv_j, chains over i ascending. */
+static void backward_keys(void *ctx, int64_t begin, int64_t end) {
+    const job *jb = ctx;
+    const sb_ref_sdpa_geom *g = jb->g;
+    int64_t lk = g->lk;
+    for (int64_t j = begin; j < end; j++) {
+        float *dkj = jb->dk ? jb->dk + j * g->e : NULL, *dvj = jb->dv ? jb->dv + j * g->ev : NULL;
+        if (dkj)
+            for (int64_t e = 0; e < g->e; e++) dkj[e] = 0.0f;
+        if (dvj)
+            for (int64_t c = 0; c < g->ev; c++) dvj[c] = 0.0f;
+        for (int64_t i = 0; i < g->lq; i++) {
+            if (sb_ref_sdpa_excluded(g, jb->mask, mask_row(jb, i), sb_ref_sdpa_causal_end(g, i), j))
+                continue;
+            float gs = jb->s[i * lk + j], d = jb->d[i * lk + j];
+            if (dkj) {
+                const float *qi = jb->q + i * g->e;
+                for (int64_t e = 0; e < g->e; e++) dkj[e] = fmaf(gs, qi[e], dkj[e]);
+            }
+            if (dvj) {
+                const float *doi = jb->dout + i * g->ev;
+                for (int64_t c = 0; c < g->ev; c++) dvj[c] = fmaf(d, doi[c], dvj[c]);
+            }
+        }
+    }
+}
+
+static int64_t ld(int64_t n) { return n > 0 ? n : 1; }
+
+sb_status sb_cpu_sdpa_backward(const sb_ref_sdpa_geom *g, const float *dout, const float *q,
+                               const float *k, const float *v, const void *mask,
+                               const float *probs, float *dq, float *dk, float *dv) {
+    int64_t lq = g->lq, lk = g->lk, E = g->e, Ev = g->ev;
+    int64_t n = lq * lk;
+    if (n == 0) { /* no term anywhere: every gradient is an empty chain */
+        for (int64_t t = 0; dq && t < g->batch * lq * E; t++) dq[t] = 0.0f;
+        for (int64_t t = 0; dk && t < g->batch * lk * E; t++) dk[t] = 0.0f;
+        for (int64_t t = 0; dv && t < g->batch * lk * Ev; t++) dv[t] = 0.0f;
+        return SB_OK;
+    }
+    float *buf = malloc((size_t)(3 * n) * sizeof *buf);
+    if (!buf) return sb_fail(SB_ERR_NOMEM, "sb_sdpa_backward: no memory for %lld scores", (long long)n);
+    bool dense = is_dense(g);
+    for (int64_t b = 0; b < g->batch; b++) {
+        job jb = {.g = g, .b = b, .q = q + b * lq * E, .k = k + b * lk * E, .v = v + b * lk * Ev,
+                  .dout = dout + b * lq * Ev, .mask = mask, .s = buf, .d = buf + n, .t = buf + 2 * n,
+                  .p_in = probs + b * n, .dq = dq ? dq + b * lq * E : NULL,
+                  .dk = dk ? dk + b * lk * E : NULL, .dv = dv ? dv + b * lk * Ev : NULL,
+                  .dense = dense};
+        /* dP = dO V^T: chains over c ascending */
+        sb_cpu_sgemm('N', 'T', lq, lk, Ev, jb.dout, ld(Ev), jb.v, ld(Ev), jb.s, lk, false);
+        sb_parallel_for(lq, row_grain(g, lk * (dense ? 1 : E)), backward_rows, &jb);
+        if (dense) {
+            /* dq = G K (over j), dk = G^T Q (over i), dv = D^T dO (over i) */
+            if (jb.dq) sb_cpu_sgemm('N', 'N', lq, E, lk, jb.s, lk, jb.k, ld(E), jb.dq, ld(E), false);
+            if (jb.dk) sb_cpu_sgemm('T', 'N', lk, E, lq, jb.s, lk, jb.q, ld(E), jb.dk, ld(E), false);
+            if (jb.dv) sb_cpu_sgemm('T', 'N', lk, Ev, lq, jb.d, lk, jb.dout, ld(Ev), jb.dv, ld(Ev), false);
+        } else if (jb.dk || jb.dv) {
+            sb_parallel_for(lk, sb_parallel_grain(lk, MIN_WORK / (lq * (E + Ev) + 1) + 1),
+                            backward_keys, &jb);
+        }
+    }
+    free(buf);
+    return SB_OK;
+}
