@@ -176,6 +176,10 @@ CALL(nll_f, sb_nll_loss_forward(t[0], t[1], SB_LOSS_NONE, -100, t[2]))
 CALL(nll_b, sb_nll_loss_backward(t[0], t[1], SB_LOSS_NONE, -100, t[2], t[3]))
 CALL(mse_f, sb_mse_forward(t[0], t[1], SB_LOSS_SUM, t[2]))
 CALL(mse_b, sb_mse_backward(t[0], t[1], SB_LOSS_SUM, t[2], t[3], t[4]))
+static const sb_elementwise_loss bcel_p = {SB_LOSS_BCE_WITH_LOGITS, 0.0f, false};
+CALL(eloss_f, sb_elementwise_loss_forward(&bcel_p, t[0], t[1], t[2], t[3], SB_LOSS_MEAN, t[4]))
+CALL(eloss_b, sb_elementwise_loss_backward(&bcel_p, t[0], t[1], t[2], t[3], SB_LOSS_MEAN, t[4], t[5],
+                                           NULL))
 CALL(bn_f, sb_batch_norm_forward(t[0], t[1], t[2], t[3], t[4], true, 0.1f, 1e-5f, t[5], t[6], t[7]))
 CALL(bn_b, sb_batch_norm_backward(t[0], t[1], t[2], t[3], t[4], true, t[5], t[6], t[7]))
 CALL(ln_f, sb_layer_norm_forward(t[0], 1, t[1], t[2], 1e-5f, t[3], t[4], t[5]))
@@ -340,6 +344,12 @@ static const op_case ops[] = {
     {"sb_mse_backward", c_mse_b, NULL,
      {{"x", F, S2(2, 3), IN}, {"target", F, S2(2, 3), IN}, {"dloss", F, S0, IN},
       {"dx", F, S2(2, 3), OUT | OPT}, {"dtarget", F, S2(2, 3), OUT | OPT}}},
+    {"sb_elementwise_loss_forward", c_eloss_f, NULL,
+     {{"x", F, S2(2, 3), IN}, {"target", F, S2(2, 3), IN}, {"weight", F, S2(2, 3), IN | OPT},
+      {"pos_weight", F, S2(2, 3), IN | OPT}, {"loss", F, S0, OUT}}},
+    {"sb_elementwise_loss_backward", c_eloss_b, NULL,
+     {{"x", F, S2(2, 3), IN}, {"target", F, S2(2, 3), IN}, {"weight", F, S2(2, 3), IN | OPT},
+      {"pos_weight", F, S2(2, 3), IN | OPT}, {"dloss", F, S0, IN}, {"dx", F, S2(2, 3), OUT}}},
     {"sb_batch_norm_forward", c_bn_f, init_positive,
      {{"x", F, S3(2, 3, 4), IN}, {"gamma", F, S1(3), IN | OPT}, {"beta", F, S1(3), IN | OPT},
       {"running_mean", F, S1(3), INOUT | OPT}, {"running_var", F, S1(3), INOUT | OPT},

@@ -31,6 +31,8 @@
     S(sb_pad2d_params) F(sb_pad2d_params, left) F(sb_pad2d_params, right)                 \
         F(sb_pad2d_params, top) F(sb_pad2d_params, bottom) F(sb_pad2d_params, mode)       \
         F(sb_pad2d_params, value)                                                         \
+    S(sb_elementwise_loss) F(sb_elementwise_loss, kind) F(sb_elementwise_loss, beta)         \
+        F(sb_elementwise_loss, log_target)                                                \
     S(sb_sgd_config) F(sb_sgd_config, lr) F(sb_sgd_config, momentum)                      \
         F(sb_sgd_config, dampening) F(sb_sgd_config, weight_decay)                        \
         F(sb_sgd_config, nesterov) F(sb_sgd_config, maximize)                             \

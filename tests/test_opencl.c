@@ -1131,6 +1131,12 @@ static void test_mse(void) {
             CHECK_OK(sb_mse_backward(x.d, t.d, (sb_loss_reduction)red, g->d, dx.d, NULL));
             check_same(&dx, "sb_mse_backward without dtarget");
         }
+        /* the other elementwise losses have no kernel yet: refused by name */
+        sb_elementwise_loss l1 = {SB_LOSS_L1, 0.0f, false}, mse = {SB_LOSS_MSE, 0.0f, false};
+        CHECK_ERROR(sb_elementwise_loss_forward(&l1, x.d, t.d, NULL, NULL, SB_LOSS_SUM, one.d),
+                    SB_ERR_UNSUPPORTED, "no kernel for the l1 loss");
+        CHECK_ERROR(sb_elementwise_loss_forward(&mse, x.d, t.d, t.d, NULL, SB_LOSS_SUM, one.d),
+                    SB_ERR_UNSUPPORTED, "mse loss with a weight");
         pair all[] = {x, t, per, dx, dt, one, dl, dl0};
         for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
     }

@@ -7,6 +7,7 @@
  */
 #ifndef SAMEBITS_LOSS_H
 #define SAMEBITS_LOSS_H
+#include <stdbool.h>
 #include <stdint.h>
 #include "samebits/export.h"
 #include "samebits/tensor.h"
@@ -75,6 +76,46 @@ SB_API sb_status sb_mse_forward(const sb_tensor *x, const sb_tensor *target, sb_
  * dtarget_i = -dx_i when dtarget is not NULL. */
 SB_API sb_status sb_mse_backward(const sb_tensor *x, const sb_tensor *target, sb_loss_reduction reduction,
                           const sb_tensor *dloss, sb_tensor *dx, sb_tensor *dtarget);
+
+/* ---- elementwise losses ------------------------------------------------
+ * One term per element of x against target (same shape, any rank, numel >=
+ * 1; exact sequences in docs/CONTRACT.md section 11, "Elementwise losses"),
+ * times weight_i when a weight is given; NONE: loss has x's shape; SUM:
+ * the canonical sum of the terms in row-major order (0-d); MEAN: that sum
+ * / (float)numel. weight (any kind) and pos_weight (BCE_WITH_LOGITS only),
+ * when not NULL, have x's shape (any strides: a broadcast view with zero
+ * strides is fine). */
+typedef enum sb_elementwise_loss_kind {
+    SB_LOSS_MSE = 0,         /* (x - t)^2 (as sb_mse_forward) */
+    SB_LOSS_L1,              /* |x - t| */
+    SB_LOSS_SMOOTH_L1,       /* beta >= 0 (0: L1) */
+    SB_LOSS_HUBER,           /* delta = beta > 0 */
+    SB_LOSS_BCE,             /* x: probabilities in [0, 1] (SB_ERR_RANGE otherwise) */
+    SB_LOSS_BCE_WITH_LOGITS, /* x: logits; pos_weight optional */
+    SB_LOSS_KL_DIV           /* x: log-probabilities; t: probabilities or, with
+                                log_target, log-probabilities */
+} sb_elementwise_loss_kind;
+
+typedef struct sb_elementwise_loss {
+    sb_elementwise_loss_kind kind;
+    float beta;      /* SMOOTH_L1's beta, HUBER's delta; finite */
+    bool log_target; /* KL_DIV */
+} sb_elementwise_loss;
+
+SB_API sb_status sb_elementwise_loss_forward(const sb_elementwise_loss *params, const sb_tensor *x,
+                                             const sb_tensor *target, const sb_tensor *weight,
+                                             const sb_tensor *pos_weight,
+                                             sb_loss_reduction reduction, sb_tensor *loss);
+/* dx_i = the kind's derivative times g_i (times weight_i), g_i = dloss_i
+ * (NONE), dloss (SUM) or dloss / (float)numel (MEAN); MSE keeps
+ * sb_mse_backward's order. dtarget (may be NULL) = -dx for MSE, L1,
+ * SMOOTH_L1 and HUBER; the other kinds have no target gradient
+ * (SB_ERR_UNSUPPORTED when dtarget is given). */
+SB_API sb_status sb_elementwise_loss_backward(const sb_elementwise_loss *params, const sb_tensor *x,
+                                              const sb_tensor *target, const sb_tensor *weight,
+                                              const sb_tensor *pos_weight,
+                                              sb_loss_reduction reduction, const sb_tensor *dloss,
+                                              sb_tensor *dx, sb_tensor *dtarget);
 
 #ifdef __cplusplus
 }

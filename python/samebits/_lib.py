@@ -210,6 +210,15 @@ class Pad2dParams(CheckedStructure):
         ("mode", ctypes.c_int), ("value", ctypes.c_float)]
 
 
+# sb_elementwise_loss_kind (include/samebits/loss.h)
+(SB_LOSS_MSE, SB_LOSS_L1, SB_LOSS_SMOOTH_L1, SB_LOSS_HUBER, SB_LOSS_BCE, SB_LOSS_BCE_WITH_LOGITS,
+ SB_LOSS_KL_DIV) = range(7)
+
+
+class ElementwiseLoss(CheckedStructure):
+    _fields_ = [("kind", ctypes.c_int), ("beta", ctypes.c_float), ("log_target", ctypes.c_bool)]
+
+
 class SgdConfig(CheckedStructure):
     _fields_ = [("lr", ctypes.c_double), ("momentum", ctypes.c_double),
                 ("dampening", ctypes.c_double), ("weight_decay", ctypes.c_double),
@@ -357,6 +366,9 @@ _SIGS = {
     "sb_cross_entropy_backward": (_i, [_T, _T, _i, _f, _i64, _T, _T]),
     "sb_mse_forward": (_i, [_T, _T, _i, _T]),
     "sb_mse_backward": (_i, [_T, _T, _i, _T, _T, _T]),
+    "sb_elementwise_loss_forward": (_i, [ctypes.POINTER(ElementwiseLoss), _T, _T, _T, _T, _i, _T]),
+    "sb_elementwise_loss_backward": (_i, [ctypes.POINTER(ElementwiseLoss), _T, _T, _T, _T, _i, _T,
+                                          _T, _T]),
     "sb_batch_norm_forward": (_i, [_T, _T, _T, _T, _T, _b, _f, _f, _T, _T, _T]),
     "sb_batch_norm_backward": (_i, [_T, _T, _T, _T, _T, _b, _T, _T, _T]),
     "sb_layer_norm_forward": (_i, [_T, _i, _T, _T, _f, _T, _T, _T]),

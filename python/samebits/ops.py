@@ -489,6 +489,29 @@ def _mse_backward(x, y, red, dloss, need_x, need_y):
     return (dx if need_x else None), dy
 
 
+def _loss_params(kind, beta=0.0, log_target=False, fn="loss", beta_name="beta"):
+    beta = _lib.checked_float(beta, _lib.ElementwiseLoss.field_type("beta"),
+                              "samebits.%s: %s" % (fn, beta_name))
+    return _lib.ElementwiseLoss(kind, beta, bool(log_target))
+
+
+def _elementwise_loss(params, x, y, w, pw, red):
+    """The elementwise loss `params` of x against y; w and pw (weight and
+    pos_weight) are None or arrays of x's shape."""
+    loss = empty(x.shape if red == 0 else ())
+    call("sb_elementwise_loss_forward", ctypes.byref(params), ref(wrap(x)), ref(wrap(y)),
+         ref(_w(w)), ref(_w(pw)), red, ref(wrap(loss)))
+    return loss
+
+
+def _elementwise_loss_backward(params, x, y, w, pw, red, dloss, need_y):
+    dx = empty(x.shape)
+    dy = empty(y.shape) if need_y else None
+    call("sb_elementwise_loss_backward", ctypes.byref(params), ref(wrap(x)), ref(wrap(y)),
+         ref(_w(w)), ref(_w(pw)), red, ref(wrap(dloss)), ref(wrap(dx)), ref(_w(dy)))
+    return dx, dy
+
+
 def _batch_norm(x, gamma, beta, rmean, rvar, training, momentum, eps, fn="batch_norm"):
     c = "sb_batch_norm_forward"
     training = _flag(training, fn, "training")

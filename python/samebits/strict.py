@@ -470,6 +470,13 @@ ROUTED = {
                       "running statistics"),
     "cross_entropy": (_call(SF.cross_entropy), "class-index cross-entropy"),
     "mse_loss": (_call(SF.mse_loss), "mean squared error"),
+    "l1_loss": (_call(SF.l1_loss), "mean absolute error"),
+    "smooth_l1_loss": (_call(SF.smooth_l1_loss), "smooth L1 (beta)"),
+    "huber_loss": (_call(SF.huber_loss), "Huber (delta)"),
+    "binary_cross_entropy": (_call(SF.binary_cross_entropy), "BCE of probabilities"),
+    "binary_cross_entropy_with_logits": (_call(SF.binary_cross_entropy_with_logits),
+                                         "BCE of logits (log-sigmoid form)"),
+    "kl_div": (_call(SF.kl_div), "KL divergence"),
     "dropout": (_dropout, "identity in eval mode"),
     # the index family: accumulation in ascending source position
     "gather": (_gather, "bits copied; backward scatter-adds in ascending position"),

@@ -148,12 +148,16 @@ typedef struct sb_backend_ops {
                                      const int64_t *targets, int64_t N, int64_t C,
                                      sb_loss_reduction reduction, float eps,
                                      int64_t ignore_index, const float *dloss, float *da);
-    sb_status (*mse_forward)(const sb_backend *be, const float *x, const float *y, int64_t n,
-                             sb_loss_reduction reduction, float *loss);
-    /* dy may be NULL. */
-    sb_status (*mse_backward)(const sb_backend *be, const float *x, const float *y, int64_t n,
-                              sb_loss_reduction reduction, const float *dloss, float *dx,
-                              float *dy);
+    /* The elementwise losses (MSE is one kind); w, pw and dy may be NULL. */
+    sb_status (*elementwise_loss_forward)(const sb_backend *be, const sb_elementwise_loss *p,
+                                          const float *x, const float *y, const float *w,
+                                          const float *pw, int64_t n,
+                                          sb_loss_reduction reduction, float *loss);
+    sb_status (*elementwise_loss_backward)(const sb_backend *be, const sb_elementwise_loss *p,
+                                           const float *x, const float *y, const float *w,
+                                           const float *pw, int64_t n,
+                                           sb_loss_reduction reduction, const float *dloss,
+                                           float *dx, float *dy);
 
     /* ---- normalisation (section 10), dense; optional tensors may be NULL ---- */
     sb_status (*batch_norm_forward)(const sb_backend *be, const float *x, const float *gamma,

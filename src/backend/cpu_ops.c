@@ -275,18 +275,22 @@ static sb_status cpu_class_loss_backward(const sb_backend *be, bool logits, cons
     return SB_OK;
 }
 
-static sb_status cpu_mse_forward(const sb_backend *be, const float *x, const float *y, int64_t n,
-                                 sb_loss_reduction reduction, float *loss) {
+static sb_status cpu_elementwise_loss_forward(const sb_backend *be, const sb_elementwise_loss *p,
+                                              const float *x, const float *y, const float *w,
+                                              const float *pw, int64_t n,
+                                              sb_loss_reduction reduction, float *loss) {
     (void)be;
-    sb_ref_mse_forward(x, y, n, reduction, loss);
+    sb_ref_elementwise_loss_forward(p, x, y, w, pw, n, reduction, loss);
     return SB_OK;
 }
 
-static sb_status cpu_mse_backward(const sb_backend *be, const float *x, const float *y, int64_t n,
-                                  sb_loss_reduction reduction, const float *dloss, float *dx,
-                                  float *dy) {
+static sb_status cpu_elementwise_loss_backward(const sb_backend *be, const sb_elementwise_loss *p,
+                                               const float *x, const float *y, const float *w,
+                                               const float *pw, int64_t n,
+                                               sb_loss_reduction reduction, const float *dloss,
+                                               float *dx, float *dy) {
     (void)be;
-    sb_ref_mse_backward(x, y, n, reduction, dloss, dx, dy);
+    sb_ref_elementwise_loss_backward(p, x, y, w, pw, n, reduction, dloss, dx, dy);
     return SB_OK;
 }
 
@@ -502,8 +506,8 @@ const sb_backend_ops sb_cpu_backend_ops = {
     .softmax_backward = cpu_softmax_backward,
     .class_loss_forward = cpu_class_loss_forward,
     .class_loss_backward = cpu_class_loss_backward,
-    .mse_forward = cpu_mse_forward,
-    .mse_backward = cpu_mse_backward,
+    .elementwise_loss_forward = cpu_elementwise_loss_forward,
+    .elementwise_loss_backward = cpu_elementwise_loss_backward,
     .batch_norm_forward = cpu_batch_norm_forward,
     .batch_norm_backward = cpu_batch_norm_backward,
     .layer_norm_forward = cpu_layer_norm_forward,

@@ -640,6 +640,43 @@ static sb_status run_mse(run_ctx *r) {
     return out(r, "backward_y", dy);
 }
 
+/* The elementwise losses by kind, with a weight and pos_weight when asked;
+ * BCE's x is mapped into [0, 1) (v^2 / (1 + v^2)), as it requires. */
+static const char *const loss_kinds[] = {"mse", "l1", "smooth_l1", "huber",
+                                         "bce", "bce_with_logits", "kl_div"};
+
+static sb_status run_elementwise_loss(run_ctx *r) {
+    shp sx, sl;
+    int64_t red, ignore, use_w, use_pw, log_target;
+    int kind = 0;
+    float beta;
+    SB_TRY(loss_setup(r, &sx, &red, &ignore, &sl));
+    SB_TRY(pick(r, "kind", loss_kinds, (int)(sizeof loss_kinds / sizeof *loss_kinds), &kind));
+    SB_TRY(pflt(r, "beta", 1.0f, &beta));
+    SB_TRY(pint(r, "w", 0, &use_w));
+    SB_TRY(pint(r, "pw", 0, &use_pw));
+    SB_TRY(pint(r, "log_target", 0, &log_target));
+    sb_elementwise_loss p = {(sb_elementwise_loss_kind)kind, beta, log_target != 0};
+    sb_tensor *x, *y, *w = NULL, *pw = NULL, *loss, *dloss, *dx, *dy = NULL;
+    SB_TRY(input(r, &x, &sx, 1));
+    SB_TRY(input(r, &y, &sx, 2));
+    if (use_w) SB_TRY(input(r, &w, &sx, 4));
+    if (use_pw) SB_TRY(input(r, &pw, &sx, 5));
+    if (p.kind == SB_LOSS_BCE) {
+        float *v = x->data;
+        for (int64_t i = 0; i < sb_tensor_numel(x); i++) v[i] = v[i] * v[i] / (1.0f + v[i] * v[i]);
+    }
+    SB_TRY(tnew(r, &loss, SB_F32, &sl));
+    SB_TRY(input(r, &dloss, &sl, 3));
+    SB_TRY(zeros_like(r, &dx, x));
+    if (p.kind < SB_LOSS_BCE) SB_TRY(zeros_like(r, &dy, x));
+    SB_TRY(sb_elementwise_loss_forward(&p, x, y, w, pw, (sb_loss_reduction)red, loss));
+    SB_TRY(sb_elementwise_loss_backward(&p, x, y, w, pw, (sb_loss_reduction)red, dloss, dx, dy));
+    SB_TRY(out(r, "forward", loss));
+    SB_TRY(out(r, "backward_x", dx));
+    return dy ? out(r, "backward_y", dy) : SB_OK;
+}
+
 static sb_status run_batch_norm(run_ctx *r) {
     shp sx;
     int64_t training;
@@ -1130,6 +1167,7 @@ static const runner runners[] = {
     {"softmax", run_softmax_op},    {"log_softmax", run_log_softmax},
     {"cross_entropy", run_ce},      {"nll_loss", run_nll},
     {"mse", run_mse},               {"batch_norm", run_batch_norm},
+    {"elementwise_loss", run_elementwise_loss},
     {"layer_norm", run_layer_norm}, {"group_norm", run_group_norm}, {"dropout", run_dropout},
     {"sgd", run_sgd},               {"adam", run_adam},
     {"rng", run_rng},               {"math", run_math},

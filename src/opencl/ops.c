@@ -546,11 +546,26 @@ static sb_status ocl_spread(const sb_backend *be, const sb_tensor *dy, bool divi
     return launch(fn, &K_SPREAD, g.v, sizeof g.v, ARGS(args), n);
 }
 
-/* ---- mean squared error ---- */
+/* ---- elementwise losses: mean squared error ---- */
 
-static sb_status ocl_mse_forward(const sb_backend *be, const float *x, const float *y, int64_t n,
-                                 sb_loss_reduction reduction, float *loss) {
-    const char *fn = "sb_mse_forward";
+/* pointwise.cl has MSE's terms and gradient; the other kinds need the
+ * correctly rounded functions of the math program and have no kernel yet. */
+static sb_status elementwise_loss_kernel(const char *fn, const sb_elementwise_loss *p,
+                                         const float *w, const float *pw) {
+    static const char *const names[] = {"mse", "l1", "smooth_l1", "huber", "bce",
+                                        "bce_with_logits", "kl_div"};
+    if (p->kind != SB_LOSS_MSE || w || pw)
+        return sb_fail(SB_ERR_UNSUPPORTED, "%s: the opencl device has no kernel for the %s loss%s "
+                       "yet", fn, names[p->kind], p->kind == SB_LOSS_MSE ? " with a weight" : "");
+    return SB_OK;
+}
+
+static sb_status ocl_elementwise_loss_forward(const sb_backend *be, const sb_elementwise_loss *p,
+                                              const float *x, const float *y, const float *w,
+                                              const float *pw, int64_t n,
+                                              sb_loss_reduction reduction, float *loss) {
+    const char *fn = "sb_elementwise_loss_forward";
+    SB_TRY(elementwise_loss_kernel(fn, p, w, pw));
     sb_ocl_ptr px, py, pl;
     SB_TRY(dense_ptr(fn, "x", x, n, sizeof(float), &px));
     SB_TRY(dense_ptr(fn, "target", y, n, sizeof(float), &py));
@@ -574,11 +589,14 @@ static sb_status ocl_mse_forward(const sb_backend *be, const float *x, const flo
     return st;
 }
 
-static sb_status ocl_mse_backward(const sb_backend *be, const float *x, const float *y, int64_t n,
-                                  sb_loss_reduction reduction, const float *dloss, float *dx,
-                                  float *dy) {
+static sb_status ocl_elementwise_loss_backward(const sb_backend *be, const sb_elementwise_loss *p,
+                                               const float *x, const float *y, const float *w,
+                                               const float *pw, int64_t n,
+                                               sb_loss_reduction reduction, const float *dloss,
+                                               float *dx, float *dy) {
     (void)be;
-    const char *fn = "sb_mse_backward";
+    const char *fn = "sb_elementwise_loss_backward";
+    SB_TRY(elementwise_loss_kernel(fn, p, w, pw));
     if (n == 0) return SB_OK;
     sb_ocl_ptr px, py, pl, pdx, pdy = {NULL, 0};
     SB_TRY(dense_ptr(fn, "x", x, n, sizeof(float), &px));
@@ -1329,8 +1347,8 @@ const sb_backend_ops sb_ocl_ops = {
     .softmax_backward = ocl_softmax_backward,
     .class_loss_forward = ocl_class_loss_forward,
     .class_loss_backward = ocl_class_loss_backward,
-    .mse_forward = ocl_mse_forward,
-    .mse_backward = ocl_mse_backward,
+    .elementwise_loss_forward = ocl_elementwise_loss_forward,
+    .elementwise_loss_backward = ocl_elementwise_loss_backward,
     .batch_norm_forward = ocl_batch_norm_forward,
     .batch_norm_backward = ocl_batch_norm_backward,
     .layer_norm_forward = ocl_layer_norm_forward,

@@ -334,10 +334,40 @@ sb_status sb_nll_loss_backward(const sb_tensor *logp, const sb_tensor *targets,
                           ignore_index, dloss, dlogp);
 }
 
-/* ---- MSE ---- */
+/* ---- elementwise losses (MSE is one kind) ---- */
 
-static sb_status check_mse_inputs(const char *fn, const sb_tensor *x, const sb_tensor *target,
-                                  sb_loss_reduction reduction) {
+static const char *loss_kind_name(sb_elementwise_loss_kind kind) {
+    static const char *const names[] = {"MSE", "L1", "SMOOTH_L1", "HUBER", "BCE",
+                                        "BCE_WITH_LOGITS", "KL_DIV"};
+    return names[kind];
+}
+
+/* An optional per-element tensor (weight, pos_weight) of x's shape. */
+static sb_status check_elementwise_side(const char *fn, const char *name, const sb_tensor *t,
+                                        const sb_tensor *x, bool allowed,
+                                        const sb_elementwise_loss *p) {
+    if (!t) return SB_OK;
+    if (!allowed)
+        return sb_fail(SB_ERR_ARG, "%s: the %s loss takes no %s (pass NULL)", fn,
+                       loss_kind_name(p->kind), name);
+    SB_TRY(sb_check_tensor(fn, name, t, SB_F32, -1));
+    return sb_check_same_shape(fn, name, t, "x", x);
+}
+
+static sb_status check_elementwise_inputs(const char *fn, const sb_elementwise_loss *p,
+                                          const sb_tensor *x, const sb_tensor *target,
+                                          const sb_tensor *weight, const sb_tensor *pos_weight,
+                                          sb_loss_reduction reduction) {
+    if (!p) return sb_fail(SB_ERR_NULL, "%s: params is NULL", fn);
+    if ((int)p->kind < SB_LOSS_MSE || (int)p->kind > SB_LOSS_KL_DIV)
+        return sb_fail(SB_ERR_ARG, "%s: params->kind = %d is not an sb_elementwise_loss_kind", fn,
+                       (int)p->kind);
+    if (p->kind == SB_LOSS_SMOOTH_L1 && !(p->beta >= 0.0f && p->beta < INFINITY))
+        return sb_fail(SB_ERR_ARG, "%s: params->beta = %g must be finite and >= 0 for SMOOTH_L1",
+                       fn, (double)p->beta);
+    if (p->kind == SB_LOSS_HUBER && !(p->beta > 0.0f && p->beta < INFINITY))
+        return sb_fail(SB_ERR_ARG, "%s: params->beta (delta) = %g must be finite and > 0 for HUBER",
+                       fn, (double)p->beta);
     SB_TRY(check_reduction(fn, reduction));
     SB_TRY(sb_check_tensor(fn, "x", x, SB_F32, -1));
     SB_TRY(sb_check_tensor(fn, "target", target, SB_F32, -1));
@@ -347,57 +377,149 @@ static sb_status check_mse_inputs(const char *fn, const sb_tensor *x, const sb_t
         return sb_fail(SB_ERR_SHAPE, "%s: x has shape %s with no elements", fn,
                        sb_shape_str(x, s, sizeof s));
     }
+    SB_TRY(check_elementwise_side(fn, "weight", weight, x, true, p));
+    return check_elementwise_side(fn, "pos_weight", pos_weight, x,
+                                  p->kind == SB_LOSS_BCE_WITH_LOGITS, p);
+}
+
+/* BCE's x must be probabilities (PyTorch refuses others too); x is
+ * contiguous host memory here. */
+static sb_status check_probabilities(const char *fn, const sb_elementwise_loss *p,
+                                     const float *x, int64_t n) {
+    if (p->kind != SB_LOSS_BCE) return SB_OK;
+    for (int64_t i = 0; i < n; i++)
+        if (!(x[i] >= 0.0f && x[i] <= 1.0f))
+            return sb_fail(SB_ERR_RANGE, "%s: x[%lld] = %g: BCE needs every element of x in "
+                           "[0, 1]", fn, (long long)i, (double)x[i]);
     return SB_OK;
 }
 
-sb_status sb_mse_forward(const sb_tensor *x, const sb_tensor *target, sb_loss_reduction reduction,
-                         sb_tensor *loss) {
-    SB_FPENV_GUARD();
-    const char *fn = "sb_mse_forward";
-    SB_TRY(check_mse_inputs(fn, x, target, reduction));
-    SB_TRY(check_loss_shape(fn, "loss", loss, reduction, x));
-    const sb_backend *be;
-    SB_TRY(SB_OPS_BACKEND(fn, &be, x, target, loss));
-    buffers b;
-    sb_status st = buffers_get(&b, x, target, NULL, loss);
-    if (st == SB_OK)
-        st = SB_BACKEND_RUN(fn, be, mse_forward, b.in[0], b.in[1], sb_tensor_numel(x), reduction,
-                            b.out);
-    return buffers_done(&b, loss, st);
+/* Up to four inputs as contiguous buffers (x, target, weight, pos_weight). */
+typedef struct loss_inputs {
+    sb_tensor *copies[4];
+    const float *in[4];
+} loss_inputs;
+
+static sb_status loss_inputs_get(loss_inputs *b, const sb_tensor *const ins[4]) {
+    memset(b, 0, sizeof *b);
+    for (int i = 0; i < 4; i++)
+        if (ins[i]) SB_TRY(sb_loss_input(ins[i], &b->copies[i], &b->in[i]));
+    return SB_OK;
 }
 
-sb_status sb_mse_backward(const sb_tensor *x, const sb_tensor *target, sb_loss_reduction reduction,
-                          const sb_tensor *dloss, sb_tensor *dx, sb_tensor *dtarget) {
-    SB_FPENV_GUARD();
-    const char *fn = "sb_mse_backward";
-    SB_TRY(check_mse_inputs(fn, x, target, reduction));
+static void loss_inputs_free(loss_inputs *b) {
+    for (int i = 0; i < 4; i++) sb_tensor_free(b->copies[i]);
+}
+
+static sb_status elementwise_forward(const char *fn, const sb_elementwise_loss *params,
+                                     const sb_tensor *x, const sb_tensor *target,
+                                     const sb_tensor *weight, const sb_tensor *pos_weight,
+                                     sb_loss_reduction reduction, sb_tensor *loss) {
+    SB_TRY(check_elementwise_inputs(fn, params, x, target, weight, pos_weight, reduction));
+    SB_TRY(check_loss_shape(fn, "loss", loss, reduction, x));
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, x, target, weight, pos_weight, loss));
+    int64_t n = sb_tensor_numel(x);
+    loss_inputs b;
+    sb_tensor *scratch = NULL;
+    float *out = NULL;
+    sb_status st = loss_inputs_get(&b, (const sb_tensor *const[]){x, target, weight, pos_weight});
+    if (st == SB_OK && x->device == SB_DEVICE_CPU) st = check_probabilities(fn, params, b.in[0], n);
+    if (st == SB_OK) st = sb_loss_output(loss, &scratch, &out);
+    if (st == SB_OK)
+        st = SB_BACKEND_RUN(fn, be, elementwise_loss_forward, params, b.in[0], b.in[1], b.in[2],
+                            b.in[3], n, reduction, out);
+    loss_inputs_free(&b);
+    if (st != SB_OK) {
+        sb_tensor_free(scratch);
+        return st;
+    }
+    return sb_loss_output_done(loss, scratch);
+}
+
+static sb_status elementwise_backward(const char *fn, const sb_elementwise_loss *params,
+                                      const sb_tensor *x, const sb_tensor *target,
+                                      const sb_tensor *weight, const sb_tensor *pos_weight,
+                                      sb_loss_reduction reduction, const sb_tensor *dloss,
+                                      sb_tensor *dx, sb_tensor *dtarget) {
+    SB_TRY(check_elementwise_inputs(fn, params, x, target, weight, pos_weight, reduction));
     SB_TRY(check_loss_shape(fn, "dloss", dloss, reduction, x));
     SB_TRY(sb_check_tensor(fn, "dx", dx, SB_F32, -1));
     SB_TRY(sb_check_same_shape(fn, "dx", dx, "x", x));
     if (dtarget) {
+        if (params->kind >= SB_LOSS_BCE)
+            return sb_fail(SB_ERR_UNSUPPORTED, "%s: the %s loss has no target gradient (pass "
+                           "dtarget = NULL)", fn, loss_kind_name(params->kind));
         SB_TRY(sb_check_tensor(fn, "dtarget", dtarget, SB_F32, -1));
         SB_TRY(sb_check_same_shape(fn, "dtarget", dtarget, "x", x));
     }
     const sb_backend *be;
-    SB_TRY(SB_OPS_BACKEND(fn, &be, x, target, dloss, dx, dtarget));
-    SB_TRY(sb_check_disjoint(fn, 2, (const char *const[]){"dx", "dtarget"}, (const sb_tensor *const[]){dx, dtarget},
-                             1, (const char *const[]){"dloss"}, (const sb_tensor *const[]){dloss}));
-    SB_TRY(sb_check_in_place(fn, "dx", dx, "x", x));
-    SB_TRY(sb_check_in_place(fn, "dx", dx, "target", target));
-    SB_TRY(sb_check_in_place(fn, "dtarget", dtarget, "x", x));
-    SB_TRY(sb_check_in_place(fn, "dtarget", dtarget, "target", target));
-    buffers b;
-    sb_status st = buffers_get(&b, x, target, dloss, dx);
-    sb_tensor *dt_scratch = NULL;
-    float *dt_data = NULL;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, x, target, weight, pos_weight, dloss, dx, dtarget));
+    SB_TRY(sb_check_disjoint(fn, 2, (const char *const[]){"dx", "dtarget"},
+                             (const sb_tensor *const[]){dx, dtarget}, 1,
+                             (const char *const[]){"dloss"}, (const sb_tensor *const[]){dloss}));
+    const char *const ins[] = {"x", "target", "weight", "pos_weight"};
+    const sb_tensor *const in_t[] = {x, target, weight, pos_weight};
+    for (int i = 0; i < 4; i++) {
+        SB_TRY(sb_check_in_place(fn, "dx", dx, ins[i], in_t[i]));
+        SB_TRY(sb_check_in_place(fn, "dtarget", dtarget, ins[i], in_t[i]));
+    }
+    int64_t n = sb_tensor_numel(x);
+    loss_inputs b;
+    sb_tensor *dl_copy = NULL, *dx_scratch = NULL, *dt_scratch = NULL;
+    const float *dl = NULL;
+    float *dx_data = NULL, *dt_data = NULL;
+    sb_status st = loss_inputs_get(&b, in_t);
+    if (st == SB_OK && x->device == SB_DEVICE_CPU) st = check_probabilities(fn, params, b.in[0], n);
+    if (st == SB_OK) st = sb_loss_input(dloss, &dl_copy, &dl);
+    if (st == SB_OK) st = sb_loss_output(dx, &dx_scratch, &dx_data);
     if (st == SB_OK && dtarget) st = sb_loss_output(dtarget, &dt_scratch, &dt_data);
     if (st == SB_OK)
-        st = SB_BACKEND_RUN(fn, be, mse_backward, b.in[0], b.in[1], sb_tensor_numel(x), reduction,
-                            b.in[2], b.out, dt_data);
-    st = buffers_done(&b, dx, st);
+        st = SB_BACKEND_RUN(fn, be, elementwise_loss_backward, params, b.in[0], b.in[1], b.in[2],
+                            b.in[3], n, reduction, dl, dx_data, dt_data);
+    loss_inputs_free(&b);
+    sb_tensor_free(dl_copy);
+    if (st == SB_OK) st = sb_loss_output_done(dx, dx_scratch);
+    else sb_tensor_free(dx_scratch);
     if (dtarget) {
         if (st == SB_OK) st = sb_loss_output_done(dtarget, dt_scratch);
         else sb_tensor_free(dt_scratch);
     }
     return st;
+}
+
+sb_status sb_elementwise_loss_forward(const sb_elementwise_loss *params, const sb_tensor *x,
+                                      const sb_tensor *target, const sb_tensor *weight,
+                                      const sb_tensor *pos_weight, sb_loss_reduction reduction,
+                                      sb_tensor *loss) {
+    SB_FPENV_GUARD();
+    return elementwise_forward("sb_elementwise_loss_forward", params, x, target, weight,
+                               pos_weight, reduction, loss);
+}
+
+sb_status sb_elementwise_loss_backward(const sb_elementwise_loss *params, const sb_tensor *x,
+                                       const sb_tensor *target, const sb_tensor *weight,
+                                       const sb_tensor *pos_weight, sb_loss_reduction reduction,
+                                       const sb_tensor *dloss, sb_tensor *dx, sb_tensor *dtarget) {
+    SB_FPENV_GUARD();
+    return elementwise_backward("sb_elementwise_loss_backward", params, x, target, weight,
+                                pos_weight, reduction, dloss, dx, dtarget);
+}
+
+/* ---- MSE: the elementwise loss of kind SB_LOSS_MSE ---- */
+
+static const sb_elementwise_loss mse_params = {SB_LOSS_MSE, 0.0f, false};
+
+sb_status sb_mse_forward(const sb_tensor *x, const sb_tensor *target, sb_loss_reduction reduction,
+                         sb_tensor *loss) {
+    SB_FPENV_GUARD();
+    return elementwise_forward("sb_mse_forward", &mse_params, x, target, NULL, NULL, reduction,
+                               loss);
+}
+
+sb_status sb_mse_backward(const sb_tensor *x, const sb_tensor *target, sb_loss_reduction reduction,
+                          const sb_tensor *dloss, sb_tensor *dx, sb_tensor *dtarget) {
+    SB_FPENV_GUARD();
+    return elementwise_backward("sb_mse_backward", &mse_params, x, target, NULL, NULL, reduction,
+                                dloss, dx, dtarget);
 }

@@ -433,14 +433,26 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
        "nll_loss") \
     OP(sb_mse_forward, sb_status, \
        (const sb_tensor *x, const sb_tensor *target, sb_loss_reduction reduction, sb_tensor *loss), \
-       loss, "mse", SB_OP_NONE, sb_ref_mse_forward, sb_mse_backward, \
+       loss, "mse", SB_OP_NONE, sb_ref_elementwise_loss_forward, sb_mse_backward, \
        "mse") \
     OP(sb_mse_backward, sb_status, \
        (const sb_tensor *x, const sb_tensor *target, sb_loss_reduction reduction, \
         const sb_tensor *dloss, \
         sb_tensor *dx, sb_tensor *dtarget), \
-       loss, NULL, SB_OP_NONE, sb_ref_mse_backward, SB_OP_NONE, \
+       loss, NULL, SB_OP_NONE, sb_ref_elementwise_loss_backward, SB_OP_NONE, \
        "mse") \
+    OP(sb_elementwise_loss_forward, sb_status, \
+       (const sb_elementwise_loss *params, const sb_tensor *x, const sb_tensor *target, \
+        const sb_tensor *weight, const sb_tensor *pos_weight, sb_loss_reduction reduction, \
+        sb_tensor *loss), \
+       loss, NULL, SB_OP_NONE, sb_ref_elementwise_loss_forward, sb_elementwise_loss_backward, \
+       "elementwise_loss") \
+    OP(sb_elementwise_loss_backward, sb_status, \
+       (const sb_elementwise_loss *params, const sb_tensor *x, const sb_tensor *target, \
+        const sb_tensor *weight, const sb_tensor *pos_weight, sb_loss_reduction reduction, \
+        const sb_tensor *dloss, sb_tensor *dx, sb_tensor *dtarget), \
+       loss, NULL, SB_OP_NONE, sb_ref_elementwise_loss_backward, SB_OP_NONE, \
+       "elementwise_loss") \
     OP(sb_batch_norm_forward, sb_status, \
        (const sb_tensor *x, const sb_tensor *gamma, const sb_tensor *beta, sb_tensor *running_mean, \
         sb_tensor *running_var, bool training, float momentum, float eps, sb_tensor *y, \

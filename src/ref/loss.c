@@ -1,4 +1,5 @@
-/* Reference cross-entropy, NLL and MSE losses, forward and backward
+/* Reference cross-entropy, NLL and the elementwise losses (MSE, L1,
+ * smooth L1, Huber, BCE, BCE with logits, KL divergence), forward and backward
  * (contract: docs/CONTRACT.md).
  *
  * Reductions: the per-row (per-element for MSE) losses, ignored rows as
@@ -10,6 +11,7 @@
 #include "core/canonical_sum.h"
 #include "core/internal.h"
 #include "ref/ref_loss.h"
+#include "ref/loss_terms.h"
 
 static float reduce_finish(const sb_sum_acc *acc, int64_t count, sb_loss_reduction reduction) {
     float sum = sb_sum_result(acc);
@@ -121,26 +123,33 @@ void sb_ref_nll_loss_backward(const float *logp, const int64_t *targets, int64_t
     }
 }
 
-void sb_ref_mse_forward(const float *x, const float *y, int64_t n, sb_loss_reduction reduction,
-                        float *loss) {
+void sb_ref_elementwise_loss_forward(const sb_elementwise_loss *p, const float *x,
+                                     const float *y, const float *w, const float *pw, int64_t n,
+                                     sb_loss_reduction reduction, float *loss) {
     sb_sum_acc acc;
     sb_sum_init(&acc);
     for (int64_t i = 0; i < n; i++) {
-        float d = x[i] - y[i];
-        float q = d * d;
+        float q = sb_loss_term(p, x[i], y[i], pw != NULL, pw ? pw[i] : 1.0f);
+        if (w) q = q * w[i];
         if (reduction == SB_LOSS_NONE) loss[i] = q;
         else sb_sum_add(&acc, q);
     }
     if (reduction != SB_LOSS_NONE) loss[0] = reduce_finish(&acc, n, reduction);
 }
 
-void sb_ref_mse_backward(const float *x, const float *y, int64_t n, sb_loss_reduction reduction,
-                         const float *dloss, float *dx, float *dy) {
-    /* PyTorch's order: (x - y) * norm, then * upstream. */
+void sb_ref_elementwise_loss_backward(const sb_elementwise_loss *p, const float *x,
+                                      const float *y, const float *w, const float *pw, int64_t n,
+                                      sb_loss_reduction reduction, const float *dloss, float *dx,
+                                      float *dy) {
+    /* MSE: PyTorch's order, (x - y) * norm, then * upstream. The others
+     * take the upstream gradient divided once by the count for MEAN. */
     float norm = reduction == SB_LOSS_MEAN ? 2.0f / (float)n : 2.0f;
+    float mean_grad = reduction == SB_LOSS_MEAN ? dloss[0] / (float)n : 0.0f;
     for (int64_t i = 0; i < n; i++) {
         float g = reduction == SB_LOSS_NONE ? dloss[i] : dloss[0];
-        float v = ((x[i] - y[i]) * norm) * g;
+        if (p->kind != SB_LOSS_MSE && reduction == SB_LOSS_MEAN) g = mean_grad;
+        float v = sb_loss_grad(p, x[i], y[i], pw != NULL, pw ? pw[i] : 1.0f, g, norm);
+        if (w) v = v * w[i];
         dx[i] = v;
         if (dy) dy[i] = -v;
     }

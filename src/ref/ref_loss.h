@@ -41,11 +41,15 @@ void sb_ref_nll_loss_forward(const float *logp, const int64_t *targets, int64_t 
 void sb_ref_nll_loss_backward(const float *logp, const int64_t *targets, int64_t N, int64_t C,
                               sb_loss_reduction reduction, int64_t ignore_index,
                               const float *dloss, float *dlogp);
-/* x, y, dx, dy hold n contiguous elements; dy may be NULL. */
-void sb_ref_mse_forward(const float *x, const float *y, int64_t n, sb_loss_reduction reduction,
-                        float *loss);
-void sb_ref_mse_backward(const float *x, const float *y, int64_t n, sb_loss_reduction reduction,
-                         const float *dloss, float *dx, float *dy);
+/* Elementwise losses (sb_elementwise_loss_*; MSE is one kind): x, y, w,
+ * pw, dx, dy hold n contiguous elements; w, pw and dy may be NULL. */
+void sb_ref_elementwise_loss_forward(const sb_elementwise_loss *p, const float *x,
+                                     const float *y, const float *w, const float *pw, int64_t n,
+                                     sb_loss_reduction reduction, float *loss);
+void sb_ref_elementwise_loss_backward(const sb_elementwise_loss *p, const float *x,
+                                      const float *y, const float *w, const float *pw, int64_t n,
+                                      sb_loss_reduction reduction, const float *dloss, float *dx,
+                                      float *dy);
 
 /* ---- dropout: src/ref/dropout.c ---- (n contiguous elements; mask may
  * be NULL in the forward pass and in the eval-mode backward pass) */

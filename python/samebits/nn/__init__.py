@@ -21,7 +21,8 @@ from .. import random as _random
 
 __all__ = ["Linear", "Conv2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm",
            "InstanceNorm1d", "InstanceNorm2d", "CrossEntropyLoss",
-           "MSELoss", "GELU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Dropout", "ReLU",
+           "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss",
+           "KLDivLoss", "GELU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Dropout", "ReLU",
            "MaxPool2d", "AvgPool2d", "AdaptiveMaxPool2d", "AdaptiveAvgPool2d", "Hardtanh", "ReLU6", "Hardsigmoid",
            "Hardswish", "SiLU", "LeakyReLU", "Softplus", "ConstantPad1d", "ConstantPad2d",
            "ZeroPad2d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
@@ -174,6 +175,39 @@ class CrossEntropyLoss(torch.nn.CrossEntropyLoss):
 class MSELoss(torch.nn.MSELoss):
     def forward(self, input, target):
         return F.mse_loss(input, target, reduction=self.reduction)
+
+
+class L1Loss(torch.nn.L1Loss):
+    def forward(self, input, target):
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class SmoothL1Loss(torch.nn.SmoothL1Loss):
+    def forward(self, input, target):
+        return F.smooth_l1_loss(input, target, reduction=self.reduction,
+                                beta=getattr(self, "beta", 1.0))
+
+
+class HuberLoss(torch.nn.HuberLoss):
+    def forward(self, input, target):
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class BCELoss(torch.nn.BCELoss):
+    def forward(self, input, target):
+        return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(torch.nn.BCEWithLogitsLoss):
+    def forward(self, input, target):
+        return F.binary_cross_entropy_with_logits(input, target, weight=self.weight,
+                                                  reduction=self.reduction,
+                                                  pos_weight=self.pos_weight)
+
+
+class KLDivLoss(torch.nn.KLDivLoss):
+    def forward(self, input, target):
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
 
 
 class GELU(torch.nn.GELU):

@@ -25,7 +25,8 @@ from .._convert import to_np, to_np_index
 
 __all__ = ["linear", "conv2d", "pad", "max_pool2d", "avg_pool2d", "adaptive_max_pool2d",
            "adaptive_avg_pool2d", "relu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "silu", "leaky_relu", "softplus", "tanh", "sigmoid", "gelu",
-           "softmax", "log_softmax", "cross_entropy", "mse_loss", "batch_norm", "layer_norm",
+           "softmax", "log_softmax", "cross_entropy", "mse_loss", "l1_loss", "smooth_l1_loss",
+           "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "batch_norm", "layer_norm",
            "group_norm", "instance_norm",
            "dropout", "mm", "div", "sqrt", "exp", "log", "sum", "mean",
            "gather", "index_select", "scatter_add", "index_add", "embedding", "embedding_bag"]
@@ -457,11 +458,117 @@ class _Mse(torch.autograd.Function):
         return _t(dx), _t(dy), None
 
 
-def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     if size_average is not None or reduce is not None:
         raise NotImplementedError("samebits.nn.functional.mse_loss: the deprecated size_average/"
                                   "reduce are not supported")
+    if weight is not None:
+        return _weighted_mean_loss("mse_loss", _lib.SB_LOSS_MSE, input, target, reduction, weight)
     return _Mse.apply(input, target, _ops._reduction(reduction, "mse_loss"))
+
+
+def _broadcast_to_input(a, x, fn, name):
+    try:
+        return np.ascontiguousarray(np.broadcast_to(a, x.shape))
+    except ValueError:
+        raise ValueError("samebits.%s: %s has shape %s, which does not broadcast to the input's "
+                         "shape %s" % (fn, name, tuple(a.shape), tuple(x.shape))) from None
+
+
+class _ElementwiseLoss(torch.autograd.Function):
+    """L1, smooth L1, Huber, BCE, BCE with logits and KL divergence: one C
+    entry point (sb_elementwise_loss_*), the kind in `params`."""
+
+    @staticmethod
+    def forward(ctx, x, y, w, pw, params, red, name):
+        fn = "nn.functional." + name
+        nx, ny = to_np(x, fn, "input"), to_np(y, fn, "target")
+        # weight and pos_weight broadcast to the input (bit copies)
+        nw = None if w is None else _broadcast_to_input(to_np(w, fn, "weight"), nx, fn, "weight")
+        npw = None if pw is None else _broadcast_to_input(to_np(pw, fn, "pos_weight"), nx, fn,
+                                                          "pos_weight")
+        ctx.saved = (nx, ny, nw, npw)
+        ctx.params, ctx.red, ctx.name = params, red, name
+        return torch.from_numpy(_ops._elementwise_loss(params, nx, ny, nw, npw, red))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dloss):
+        nx, ny, nw, npw = ctx.saved
+        if ctx.needs_input_grad[2] or ctx.needs_input_grad[3]:
+            raise NotImplementedError("samebits.nn.functional.%s: gradients of weight and "
+                                      "pos_weight are not supported" % ctx.name)
+        need_y = ctx.needs_input_grad[1]
+        if need_y and ctx.params.kind >= _lib.SB_LOSS_BCE:
+            raise NotImplementedError("samebits.nn.functional.%s: the target gradient is not "
+                                      "supported" % ctx.name)
+        dx, dy = _ops._elementwise_loss_backward(
+            ctx.params, nx, ny, nw, npw, ctx.red,
+            to_np(dloss, "nn.functional." + ctx.name, "grad"), need_y)
+        return _t(dx), _t(dy), None, None, None, None, None
+
+
+def _no_legacy(name, size_average, reduce):
+    if size_average is not None or reduce is not None:
+        raise NotImplementedError("samebits.nn.functional.%s: the deprecated size_average/"
+                                  "reduce are not supported" % name)
+
+
+def _loss(name, kind, input, target, reduction, weight=None, pos_weight=None, beta=0.0,
+          log_target=False):
+    params = _ops._loss_params(kind, beta, log_target, "nn.functional." + name,
+                               "delta" if kind == _lib.SB_LOSS_HUBER else "beta")
+    return _ElementwiseLoss.apply(input, target, weight, pos_weight, params,
+                                  _ops._reduction(reduction, name), name)
+
+
+def _weighted_mean_loss(name, kind, input, target, reduction, weight):
+    """PyTorch's (>= 2.6) weighted l1_loss and mse_loss: each term times its
+    weight; 'mean' divides the weighted sum by the sum of the weights (not
+    by numel, unlike huber_loss and the BCE losses), both canonical sums."""
+    if reduction != "mean":
+        return _loss(name, kind, input, target, reduction, weight)
+    total = _loss(name, kind, input, target, "sum", weight)
+    return div(total, sum(weight.expand_as(input).contiguous()))
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    _no_legacy("l1_loss", size_average, reduce)
+    if weight is not None:
+        return _weighted_mean_loss("l1_loss", _lib.SB_LOSS_L1, input, target, reduction, weight)
+    return _loss("l1_loss", _lib.SB_LOSS_L1, input, target, reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    _no_legacy("smooth_l1_loss", size_average, reduce)
+    return _loss("smooth_l1_loss", _lib.SB_LOSS_SMOOTH_L1, input, target, reduction, beta=beta)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    return _loss("huber_loss", _lib.SB_LOSS_HUBER, input, target, reduction, weight, beta=delta)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    _no_legacy("binary_cross_entropy", size_average, reduce)
+    return _loss("binary_cross_entropy", _lib.SB_LOSS_BCE, input, target, reduction, weight)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    _no_legacy("binary_cross_entropy_with_logits", size_average, reduce)
+    return _loss("binary_cross_entropy_with_logits", _lib.SB_LOSS_BCE_WITH_LOGITS, input, target,
+                 reduction, weight, pos_weight)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """KL divergence; reduction 'batchmean' is the sum divided by input.size(0)
+    (one samebits division), like PyTorch."""
+    _no_legacy("kl_div", size_average, reduce)
+    if reduction == "batchmean":
+        total = _loss("kl_div", _lib.SB_LOSS_KL_DIV, input, target, "sum", log_target=log_target)
+        return div(total, float(input.size(0))) if input.dim() > 0 else total
+    return _loss("kl_div", _lib.SB_LOSS_KL_DIV, input, target, reduction, log_target=log_target)
 
 
 class _BatchNorm(torch.autograd.Function):
