@@ -2,7 +2,8 @@
  * kernels (src/cpu/vmath.h) at every ISA level this machine supports,
  * next to glibc's scalar expf/logf/tanhf/expm1f/log1pf/erff (which are not
  * correctly rounded, and are here only as the speed yardstick) on the same
- * arrays.
+ * arrays; then the functions with only a scalar version (sinf, cosf, exp2f,
+ * log2f, powf) against glibc's.
  *
  *   bench_math [n] [milliseconds per measurement]
  *
@@ -52,6 +53,34 @@ static int64_t gn;
 static const fn_info *gfn;
 
 static void run_batch(void) { gfn->batch(gx, gy, gn); }
+
+/* The functions that have only a scalar version so far, next to glibc's:
+ * one-argument ones on a range, and powf on x in [0.5, 2), y in [-8, 8). */
+typedef struct {
+    const char *name;
+    float (*sb)(float), (*libm)(float);
+    float lo, hi;
+} scalar_info;
+
+static const scalar_info scalars[] = {
+    {"sinf", sb_sinf, sinf, -10.0f, 10.0f},   {"cosf", sb_cosf, cosf, -10.0f, 10.0f},
+    {"exp2f", sb_exp2f, exp2f, -20.0f, 20.0f}, {"log2f", sb_log2f, log2f, 0.0f, 1e6f},
+};
+static const scalar_info *gsc;
+static float *gz; /* powf's exponents */
+
+static void run_sb_scalar(void) {
+    for (int64_t i = 0; i < gn; i++) gy[i] = gsc->sb(gx[i]);
+}
+static void run_libm_scalar(void) {
+    for (int64_t i = 0; i < gn; i++) gy[i] = gsc->libm(gx[i]);
+}
+static void run_sb_powf(void) {
+    for (int64_t i = 0; i < gn; i++) gy[i] = sb_powf(gx[i], gz[i]);
+}
+static void run_libm_powf(void) {
+    for (int64_t i = 0; i < gn; i++) gy[i] = powf(gx[i], gz[i]);
+}
 static void run_libm(void) {
     float (*f)(float) = gfn->libm;
     for (int64_t i = 0; i < gn; i++) gy[i] = f(gx[i]);
@@ -115,7 +144,34 @@ int main(int argc, char **argv) {
         fflush(stdout);
     }
     sb_set_isa(sb_isa_best());
+    gz = malloc((size_t)gn * sizeof(float));
+    if (!gz) return 1;
+    printf("scalar only (no batch version yet):\n");
+    for (int f = 0; f <= (int)(sizeof scalars / sizeof *scalars); f++) {
+        int pow_row = f == (int)(sizeof scalars / sizeof *scalars);
+        gsc = pow_row ? NULL : &scalars[f];
+        for (int64_t i = 0; i < gn; i++) {
+            lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+            double u = (double)(lcg >> 11) * 0x1p-53, w = (double)(lcg & 0x7ff) / 2048.0;
+            if (pow_row) {
+                gx[i] = (float)(0.5 + 1.5 * u);
+                gz[i] = (float)(16.0 * w - 8.0);
+            } else {
+                float v = (float)(gsc->lo + (gsc->hi - gsc->lo) * u);
+                gx[i] = v > gsc->lo ? v : gsc->hi;
+            }
+        }
+        double libm_ns = measure(pow_row ? run_libm_powf : run_libm_scalar, ms);
+        double ns = measure(pow_row ? run_sb_powf : run_sb_scalar, ms);
+        const char *name = pow_row ? "powf" : gsc->name;
+        printf("%-7s %-16s %10.3f %10.1f %12s\n", name, "glibc scalar", libm_ns, 1e3 / libm_ns,
+               "1.00x");
+        printf("%-7s %-16s %10.3f %10.1f %11.2fx\n", name, "samebits scalar", ns, 1e3 / ns,
+               libm_ns / ns);
+        fflush(stdout);
+    }
     free(gx);
     free(gy);
+    free(gz);
     return 0;
 }
