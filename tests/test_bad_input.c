@@ -184,6 +184,8 @@ CALL(bn_f, sb_batch_norm_forward(t[0], t[1], t[2], t[3], t[4], true, 0.1f, 1e-5f
 CALL(bn_b, sb_batch_norm_backward(t[0], t[1], t[2], t[3], t[4], true, t[5], t[6], t[7]))
 CALL(ln_f, sb_layer_norm_forward(t[0], 1, t[1], t[2], 1e-5f, t[3], t[4], t[5]))
 CALL(ln_b, sb_layer_norm_backward(t[0], t[1], 1, t[2], t[3], t[4], t[5], t[6], t[7]))
+CALL(rms_f, sb_rms_norm_forward(t[0], 1, t[1], 1e-5f, t[2], t[3]))
+CALL(rms_b, sb_rms_norm_backward(t[0], t[1], 1, t[2], t[3], t[4], t[5]))
 CALL(gn_f, sb_group_norm_forward(t[0], 2, t[1], t[2], 1e-5f, t[3], t[4], t[5]))
 CALL(gn_b, sb_group_norm_backward(t[0], t[1], 2, t[2], t[3], t[4], t[5], t[6], t[7]))
 CALL(dropout_f, sb_dropout_forward(t[0], 0.5f, true, 1, 2, 0, t[1], t[2]))
@@ -365,6 +367,13 @@ static const op_case ops[] = {
      {{"dy", F, S2(2, 3), IN}, {"x", F, S2(2, 3), IN}, {"gamma", F, S1(3), IN | OPT},
       {"save_mean", F, S1(2), IN}, {"save_rstd", F, S1(2), IN}, {"dx", F, S2(2, 3), OUT | OPT},
       {"dgamma", F, S1(3), OUT | OPT}, {"dbeta", F, S1(3), OUT | OPT}}},
+    {"sb_rms_norm_forward", c_rms_f, NULL,
+     {{"x", F, S2(2, 3), IN}, {"weight", F, S1(3), IN | OPT}, {"y", F, S2(2, 3), OUT},
+      {"save_rrms", F, S1(2), OUT | OPT}}},
+    {"sb_rms_norm_backward", c_rms_b, init_positive,
+     {{"dy", F, S2(2, 3), IN}, {"x", F, S2(2, 3), IN}, {"weight", F, S1(3), IN | OPT},
+      {"save_rrms", F, S1(2), IN}, {"dx", F, S2(2, 3), OUT | OPT},
+      {"dweight", F, S1(3), OUT | OPT}}},
     {"sb_group_norm_forward", c_gn_f, NULL,
      {{"x", F, S3(2, 4, 3), IN}, {"gamma", F, S1(4), IN | OPT}, {"beta", F, S1(4), IN | OPT},
       {"y", F, S3(2, 4, 3), OUT}, {"save_mean", F, S2(2, 2), OUT | OPT},
@@ -930,6 +939,9 @@ static void bad_modules_and_graphs(void) {
     BAD(sb_nn_layer_norm, sb_nn_layer_norm(&m, 2, ln_shape, 1e-5f, true), SB_ERR_ARG, "");
     BAD(sb_nn_layer_norm, sb_nn_layer_norm(&m, 1 << 30, ln_shape, 1e-5f, true), SB_ERR_ARG, "");
     BAD(sb_nn_layer_norm, sb_nn_layer_norm(&m, 2, NULL, 1e-5f, true), SB_ERR_ARG, "shape");
+    BAD(sb_nn_rms_norm, sb_nn_rms_norm(&m, 2, ln_shape, 1e-5f, true), SB_ERR_ARG, "");
+    BAD(sb_nn_rms_norm, sb_nn_rms_norm(&m, 2, NULL, 1e-5f, true), SB_ERR_ARG, "shape");
+    BAD(sb_nn_rms_norm, sb_nn_rms_norm(&m, 1, ln_shape, 0.0f, true), SB_ERR_ARG, "eps");
     BAD(sb_nn_dropout, sb_nn_dropout(&m, 1.5f, 1, 2), SB_ERR_ARG, "");
     BAD(sb_nn_sequential, sb_nn_sequential(&m, NULL, 3), SB_ERR_NULL, "children");
     TOLERATES(sb_module_free, sb_module_free(NULL));
@@ -997,6 +1009,8 @@ static void bad_modules_and_graphs(void) {
     BAD(sb_ag_batch_norm, sb_ag_batch_norm(g, &bad_var, NULL, NULL, NULL, NULL, true, 0.1f, 1e-5f, &y),
         SB_ERR_SHAPE, "ndim 100");
     BAD(sb_ag_layer_norm, sb_ag_layer_norm(g, vx, 5, NULL, NULL, 1e-5f, &y), SB_ERR_ARG, "");
+    BAD(sb_ag_rms_norm, sb_ag_rms_norm(g, vx, 0, NULL, 1e-5f, &y), SB_ERR_ARG, "normalized_ndim");
+    BAD_VIA(sb_ag_rms_norm, "sb_rms_norm_forward", sb_ag_rms_norm(g, vx, 1, NULL, -1.0f, &y), SB_ERR_ARG, "eps");
     BAD(sb_ag_group_norm, sb_ag_group_norm(g, vx, 0, NULL, NULL, 1e-5f, &y), SB_ERR_ARG, "groups");
     BAD_VIA(sb_ag_dropout, "sb_dropout_forward", sb_ag_dropout(g, vx, -0.5f, true, 1, 2, 0, &y), SB_ERR_ARG, "p = ");
     sb_tensor *tg = make(SB_I64, 1, 5, 0);

@@ -80,6 +80,10 @@ SB_API sb_status sb_ag_batch_norm(sb_graph *g, sb_variable *x, sb_variable *gamm
 SB_API sb_status sb_ag_layer_norm(sb_graph *g, sb_variable *x, int normalized_ndim,
                                   sb_variable *gamma, sb_variable *beta, float eps,
                                   sb_variable **y);
+/* RMS norm over the last normalized_ndim dims of x (see norm.h); weight may
+ * be NULL. */
+SB_API sb_status sb_ag_rms_norm(sb_graph *g, sb_variable *x, int normalized_ndim,
+                                sb_variable *weight, float eps, sb_variable **y);
 /* Group norm of x (N, C, spatial...) in `groups` groups (see norm.h). */
 SB_API sb_status sb_ag_group_norm(sb_graph *g, sb_variable *x, int64_t groups, sb_variable *gamma,
                                   sb_variable *beta, float eps, sb_variable **y);

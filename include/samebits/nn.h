@@ -50,6 +50,10 @@ SB_API sb_status sb_nn_batch_norm(sb_module **out, int64_t num_features, float e
                            bool affine);
 SB_API sb_status sb_nn_layer_norm(sb_module **out, int normalized_ndim, const int64_t *normalized_shape,
                            float eps, bool elementwise_affine);
+/* RMSNorm over the trailing normalized_shape: weight of ones when
+ * elementwise_affine (PyTorch's nn.RMSNorm; eps finite and > 0). */
+SB_API sb_status sb_nn_rms_norm(sb_module **out, int normalized_ndim, const int64_t *normalized_shape,
+                                float eps, bool elementwise_affine);
 /* Dropout masks come from Philox (seed, stream); its counter advances by the
  * number of elements of each training-mode call and is part of checkpoints. */
 SB_API sb_status sb_nn_dropout(sb_module **out, float p, uint64_t seed, uint64_t stream);

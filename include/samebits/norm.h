@@ -1,7 +1,7 @@
-/* samebits/norm.h - batch, layer and group normalisation.
+/* samebits/norm.h - batch, layer, RMS and group normalisation.
  *
  * Forward and backward, with PyTorch's semantics (BatchNorm1d/2d/3d running
- * statistics, LayerNorm over trailing dimensions) and one exact sequence of
+ * statistics, LayerNorm and RMSNorm over trailing dimensions) and one exact sequence of
  * IEEE float operations each (contract section "Normalisation"). Every
  * reduction is the canonical sum. All tensors are float32, contiguous, on the
  * CPU; outputs must not overlap inputs. Optional tensors may be NULL.
@@ -73,6 +73,25 @@ SB_API sb_status sb_layer_norm_backward(const sb_tensor *dy, const sb_tensor *x,
                                  const sb_tensor *gamma, const sb_tensor *save_mean,
                                  const sb_tensor *save_rstd, sb_tensor *dx, sb_tensor *dgamma,
                                  sb_tensor *dbeta);
+
+/* RMS norm of x over its last normalized_ndim dimensions (1..x->ndim), rows
+ * as for layer norm: y = x * rrms [* weight], rrms = 1/sqrt(mean(x^2) + eps)
+ * per row (PyTorch's nn.RMSNorm / F.rms_norm; no bias, no mean subtracted).
+ *   weight           shape = the trailing dims of x, or NULL.
+ *   eps              finite and > 0 (PyTorch's eps=None is FLT_EPSILON).
+ *   y                same shape as x (may be x itself).
+ *   save_rrms        shape = the leading dims of x, or NULL: each row's rrms,
+ *                    the input of sb_rms_norm_backward. */
+SB_API sb_status sb_rms_norm_forward(const sb_tensor *x, int normalized_ndim,
+                                     const sb_tensor *weight, float eps, sb_tensor *y,
+                                     sb_tensor *save_rrms);
+
+/* Gradients of sb_rms_norm_forward given dy (shape of x). save_rrms is
+ * required; dx (x's shape) and dweight (the trailing dims) are each
+ * optional. */
+SB_API sb_status sb_rms_norm_backward(const sb_tensor *dy, const sb_tensor *x, int normalized_ndim,
+                                      const sb_tensor *weight, const sb_tensor *save_rrms,
+                                      sb_tensor *dx, sb_tensor *dweight);
 
 /* Group norm of x of shape (N, C, spatial...) with 0 or more spatial dims:
  * the C channels are split into `groups` consecutive groups of C/groups

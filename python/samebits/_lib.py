@@ -373,6 +373,8 @@ _SIGS = {
     "sb_batch_norm_backward": (_i, [_T, _T, _T, _T, _T, _b, _T, _T, _T]),
     "sb_layer_norm_forward": (_i, [_T, _i, _T, _T, _f, _T, _T, _T]),
     "sb_layer_norm_backward": (_i, [_T, _T, _i, _T, _T, _T, _T, _T, _T]),
+    "sb_rms_norm_forward": (_i, [_T, _i, _T, _f, _T, _T]),
+    "sb_rms_norm_backward": (_i, [_T, _T, _i, _T, _T, _T, _T]),
     "sb_group_norm_forward": (_i, [_T, _i64, _T, _T, _f, _T, _T, _T]),
     "sb_group_norm_backward": (_i, [_T, _T, _i64, _T, _T, _T, _T, _T, _T]),
     "sb_dropout_forward": (_i, [_T, _f, _b, _u64, _u64, _u64, _T, _T]),

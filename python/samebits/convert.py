@@ -56,6 +56,8 @@ _CONVERT = {
     torch.nn.EmbeddingBag: snn.EmbeddingBag,
 }
 _CONVERT.update({m.__mro__[1]: m for m in snn.PADDING})
+if hasattr(torch.nn, "RMSNorm"):  # torch >= 2.4
+    _CONVERT[torch.nn.RMSNorm] = snn.RMSNorm
 
 # Modules that only move bits (views, copies) or hold others: kept as they are.
 _EXACT = (torch.nn.Flatten, torch.nn.Unflatten, torch.nn.Identity)

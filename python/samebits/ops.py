@@ -37,6 +37,7 @@ __all__ = [
     "adaptive_avg_pool2d_backward", "pad2d", "pad2d_backward",
     "sum", "mean", "sum_backward", "mean_backward",
     "batch_norm", "batch_norm_backward", "layer_norm", "layer_norm_backward",
+    "rms_norm", "rms_norm_backward",
     "group_norm", "group_norm_backward",
     "dropout", "dropout_backward",
     "gather", "gather_backward", "scatter_add", "index_select", "index_select_backward",
@@ -571,6 +572,33 @@ def _layer_norm_backward(dy, x, nd, w, mean, rstd, need_x, need_w, need_b,
     call("sb_layer_norm_backward", ref(wrap(dy)), ref(wrap(x)), nd, ref(_w(w)),
          ref(wrap(mean)), ref(wrap(rstd)), ref(_w(dx)), ref(_w(dw)), ref(_w(db)))
     return dx, dw, db
+
+
+# PyTorch's eps=None for rms_norm: torch.finfo(torch.float32).eps
+_FLT_EPSILON = 2.0 ** -23
+
+
+def _rms_norm(x, nd, w, eps, fn="rms_norm"):
+    eps = _lib.arg_float(_FLT_EPSILON if eps is None else eps, "sb_rms_norm_forward", 3, fn,
+                         "eps")
+    if not 1 <= nd <= x.ndim:
+        raise ValueError("samebits.%s: normalized_shape has %d dims, x has shape %s"
+                         % (fn, nd, x.shape))
+    y, rrms = empty(x.shape), empty(x.shape[:x.ndim - nd])
+    call("sb_rms_norm_forward", ref(wrap(x)), nd, ref(_w(w)), eps, ref(wrap(y)), ref(wrap(rrms)))
+    return y, rrms
+
+
+def _rms_norm_backward(dy, x, nd, w, rrms, need_x, need_w, fn="rms_norm_backward"):
+    nd = _lib.arg_int(nd, "sb_rms_norm_backward", 2, fn, "normalized_ndim")
+    if not 1 <= nd <= x.ndim:
+        raise ValueError("samebits.%s: normalized_ndim=%d is not in [1, %d] (x has shape %s)"
+                         % (fn, nd, x.ndim, x.shape))
+    dx = empty(x.shape) if need_x else None
+    dw = empty(x.shape[x.ndim - nd:]) if need_w else None
+    call("sb_rms_norm_backward", ref(wrap(dy)), ref(wrap(x)), nd, ref(_w(w)), ref(wrap(rrms)),
+         ref(_w(dx)), ref(_w(dw)))
+    return dx, dw
 
 
 def _group_norm(x, groups, w, b, eps, fn="group_norm"):
@@ -1259,6 +1287,25 @@ def layer_norm_backward(dy, x, normalized_ndim, weight, save_mean, save_rstd):
                              _opt(weight, fn, "weight"), to_np(save_mean, fn, "save_mean"),
                              to_np(save_rstd, fn, "save_rstd"), True, weight is not None,
                              weight is not None)
+    k = kind_of(dy, x)
+    return tuple(None if v is None else back(v, k) for v in r)
+
+
+def rms_norm(x, normalized_shape, weight=None, eps=None):
+    """PyTorch's F.rms_norm: x * 1/sqrt(mean(x^2) + eps) [* weight] over the
+    trailing normalized_shape; eps=None is float32's machine epsilon."""
+    fn = "rms_norm"
+    xn = to_np(x, fn, "x")
+    nd = _normalized_ndim(xn.shape, normalized_shape, fn)
+    y, _ = _rms_norm(xn, nd, _opt(weight, fn, "weight"), eps)
+    return back(y, kind_of(x))
+
+
+def rms_norm_backward(dy, x, normalized_ndim, weight, save_rrms):
+    fn = "rms_norm_backward"
+    r = _rms_norm_backward(to_np(dy, fn, "dy"), to_np(x, fn, "x"), normalized_ndim,
+                           _opt(weight, fn, "weight"), to_np(save_rrms, fn, "save_rrms"), True,
+                           weight is not None)
     k = kind_of(dy, x)
     return tuple(None if v is None else back(v, k) for v in r)
 

@@ -119,7 +119,9 @@ def _init_rule(module, name):
     if isinstance(module, torch.nn.Conv2d):
         kh, kw = module.kernel_size
         return "fan_in", module.in_channels // module.groups * kh * kw
-    if isinstance(module, (torch.nn.modules.batchnorm._BatchNorm, torch.nn.LayerNorm)):
+    norms = (torch.nn.modules.batchnorm._BatchNorm, torch.nn.LayerNorm)
+    norms += (torch.nn.RMSNorm,) if hasattr(torch.nn, "RMSNorm") else ()  # torch >= 2.4
+    if isinstance(module, norms):
         return ("ones", None) if name == "weight" else ("zeros", None)
     raise NotImplementedError(
         "samebits.init_module: no samebits initialisation rule for parameter %r of %s"

@@ -465,6 +465,7 @@ ROUTED = {
     # normalisation and losses
     "batch_norm": (_call(SF.batch_norm), "batch norm (F.batch_norm's signature)"),
     "layer_norm": (_call(SF.layer_norm), "layer norm over trailing dims"),
+    "rms_norm": (_call(SF.rms_norm), "RMS norm over trailing dims (torch >= 2.4)"),
     "group_norm": (_call(SF.group_norm), "group norm, per-channel affine"),
     "instance_norm": (_call(SF.instance_norm), "group norm with one group per channel; no "
                       "running statistics"),

@@ -1,4 +1,4 @@
-/* Autograd for batch, layer and group norm: the forward saves mean and rstd
+/* Autograd for batch, layer, RMS and group norm: the forward saves mean and rstd
  * so the backward rule reuses exactly the forward's statistics. */
 #include "core/fpenv.h"
 #include "autograd/graph_internal.h"
@@ -73,6 +73,41 @@ sb_status sb_ag_layer_norm(sb_graph *g, sb_variable *x, int normalized_ndim, sb_
     if (node) {
         node->saved[0] = mean;
         node->saved[1] = rstd;
+        node->p.s.i0 = normalized_ndim;
+    }
+    return SB_OK;
+}
+
+static sb_status rms_norm_backward(sb_graph *g, sb_node *n) {
+    sb_tensor *d[SB_NODE_MAX_INPUTS];
+    SB_TRY(sb_ag_targets(g, n, d));
+    SB_TRY(sb_rms_norm_backward(n->out->grad, n->in[0]->value, (int)n->p.s.i0,
+                                n->in[1] ? n->in[1]->value : NULL, n->saved[0], d[0], d[1]));
+    return sb_ag_commit(g, n, d);
+}
+
+sb_status sb_ag_rms_norm(sb_graph *g, sb_variable *x, int normalized_ndim, sb_variable *weight,
+                         float eps, sb_variable **y) {
+    SB_FPENV_GUARD();
+    const char *fn = "sb_ag_rms_norm";
+    if (!y) return sb_fail(SB_ERR_NULL, "%s: y is NULL", fn);
+    *y = NULL;
+    if (!g) return sb_fail(SB_ERR_NULL, "%s: graph is NULL", fn);
+    SB_TRY(sb_ag_check_var(fn, "x", x));
+    if (normalized_ndim < 1 || normalized_ndim > x->value->ndim)
+        return sb_fail(SB_ERR_ARG, "%s: normalized_ndim %d is outside 1..%d", fn, normalized_ndim,
+                       x->value->ndim);
+    int rows_ndim = x->value->ndim - normalized_ndim;
+    sb_variable *in[2] = {x, weight}, *out;
+    SB_TRY(sb_ag_output(g, x->value->ndim, x->value->shape, in, 2, &out));
+    sb_tensor *rrms;
+    SB_TRY(sb_ag_new_tensor(g, x->value->device, SB_F32, rows_ndim, x->value->shape, &rrms));
+    SB_TRY(sb_rms_norm_forward(x->value, normalized_ndim, weight ? weight->value : NULL, eps,
+                               out->value, rrms));
+    sb_node *node;
+    SB_TRY(sb_ag_finish(g, "rms_norm", rms_norm_backward, in, 2, out, y, &node));
+    if (node) {
+        node->saved[0] = rrms;
         node->p.s.i0 = normalized_ndim;
     }
     return SB_OK;

@@ -177,6 +177,12 @@ typedef struct sb_backend_ops {
                                      const float *w, const float *save_mean,
                                      const float *save_rstd, float *dx, float *dw, float *db,
                                      int64_t R, int64_t D);
+    /* RMS norm: w may be NULL; save_rrms may be NULL in the forward. */
+    sb_status (*rms_norm_forward)(const sb_backend *be, const float *x, const float *w,
+                                  float eps, float *y, float *save_rrms, int64_t R, int64_t D);
+    sb_status (*rms_norm_backward)(const sb_backend *be, const float *dy, const float *x,
+                                   const float *w, const float *rrms, float *dx, float *dw,
+                                   int64_t R, int64_t D);
     sb_status (*group_norm_forward)(const sb_backend *be, const float *x, const float *gamma,
                                     const float *beta, float eps, float *y, float *save_mean,
                                     float *save_rstd, int64_t N, int64_t C, int64_t S,

@@ -335,6 +335,22 @@ static sb_status cpu_layer_norm_backward(const sb_backend *be, const float *dy, 
     return SB_OK;
 }
 
+static sb_status cpu_rms_norm_forward(const sb_backend *be, const float *x, const float *w,
+                                      float eps, float *y, float *save_rrms, int64_t R,
+                                      int64_t D) {
+    (void)be;
+    sb_cpu_rms_norm_forward(x, w, eps, y, save_rrms, R, D);
+    return SB_OK;
+}
+
+static sb_status cpu_rms_norm_backward(const sb_backend *be, const float *dy, const float *x,
+                                       const float *w, const float *rrms, float *dx, float *dw,
+                                       int64_t R, int64_t D) {
+    (void)be;
+    sb_cpu_rms_norm_backward(dy, x, w, rrms, dx, dw, R, D);
+    return SB_OK;
+}
+
 static sb_status cpu_group_norm_forward(const sb_backend *be, const float *x, const float *gamma,
                                         const float *beta, float eps, float *y, float *save_mean,
                                         float *save_rstd, int64_t N, int64_t C, int64_t S,
@@ -512,6 +528,8 @@ const sb_backend_ops sb_cpu_backend_ops = {
     .batch_norm_backward = cpu_batch_norm_backward,
     .layer_norm_forward = cpu_layer_norm_forward,
     .layer_norm_backward = cpu_layer_norm_backward,
+    .rms_norm_forward = cpu_rms_norm_forward,
+    .rms_norm_backward = cpu_rms_norm_backward,
     .group_norm_forward = cpu_group_norm_forward,
     .group_norm_backward = cpu_group_norm_backward,
     .reduce = cpu_reduce,

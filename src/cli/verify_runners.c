@@ -742,6 +742,34 @@ static sb_status run_layer_norm(run_ctx *r) {
     return out(r, "backward_b", db);
 }
 
+static sb_status run_rms_norm(run_ctx *r) {
+    shp sx;
+    int64_t nn, affine;
+    float eps;
+    SB_TRY(pshape(r, "x", &sx));
+    SB_TRY(pint(r, "normalized", 1, &nn));
+    SB_TRY(pint(r, "affine", 1, &affine));
+    SB_TRY(pflt(r, "eps", 1e-5f, &eps));
+    if (nn < 1 || nn > sx.nd) return bad_param(r, "normalized");
+    shp sw = {(int)nn, {0}}, ss = {sx.nd - (int)nn, {0}};
+    for (int k = 0; k < nn; k++) sw.d[k] = sx.d[sx.nd - nn + k];
+    for (int k = 0; k < ss.nd; k++) ss.d[k] = sx.d[k];
+    sb_tensor *x, *w = NULL, *y, *rrms, *dy, *dx, *dw = NULL;
+    SB_TRY(input(r, &x, &sx, 1));
+    if (affine) SB_TRY(input(r, &w, &sw, 2));
+    SB_TRY(zeros_like(r, &y, x));
+    SB_TRY(tnew(r, &rrms, SB_F32, &ss));
+    SB_TRY(sb_rms_norm_forward(x, (int)nn, w, eps, y, rrms));
+    SB_TRY(out(r, "forward", y));
+    SB_TRY(out(r, "save_rrms", rrms));
+    SB_TRY(input(r, &dy, &sx, 4));
+    SB_TRY(zeros_like(r, &dx, x));
+    if (affine) SB_TRY(zeros_like(r, &dw, w));
+    SB_TRY(sb_rms_norm_backward(dy, x, (int)nn, w, rrms, dx, dw));
+    SB_TRY(out(r, "backward_x", dx));
+    return affine ? out(r, "backward_w", dw) : SB_OK;
+}
+
 static sb_status run_group_norm(run_ctx *r) {
     shp sx;
     int64_t groups;
@@ -1168,7 +1196,8 @@ static const runner runners[] = {
     {"cross_entropy", run_ce},      {"nll_loss", run_nll},
     {"mse", run_mse},               {"batch_norm", run_batch_norm},
     {"elementwise_loss", run_elementwise_loss},
-    {"layer_norm", run_layer_norm}, {"group_norm", run_group_norm}, {"dropout", run_dropout},
+    {"layer_norm", run_layer_norm}, {"group_norm", run_group_norm},
+    {"rms_norm", run_rms_norm}, {"dropout", run_dropout},
     {"sgd", run_sgd},               {"adam", run_adam},
     {"rng", run_rng},               {"math", run_math},
     {"powf", run_powf},

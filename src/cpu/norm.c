@@ -15,7 +15,9 @@
  * rows, and its parameter gradients over tiles of columns. Group norm is
  * layer norm's row walk with rows (n, g) and a per-channel affine (the
  * reference's p(r, i)); its parameter gradients are per-channel sums over
- * (n, s), threaded over channels. */
+ * (n, s), threaded over channels. RMS norm is layer norm's walk with no
+ * mean: the mean is taken as +0 (x - (+0) is x exactly, so the terms are the
+ * contract's x * x and x * rrms) and the dx rule's mean term a as +0. */
 #include <stdlib.h>
 #include "cpu/sum_internal.h"
 #include "cpu/ops_internal.h"
@@ -292,6 +294,7 @@ typedef struct ln_job {
     float *y, *save_mean, *save_rstd, *dw, *db;
     float eps;
     int64_t R, D, G, S;
+    bool rms; /* RMS norm: no mean (mean and a are +0) */
 } ln_job;
 
 static void ln_forward_range(void *vjob, int64_t r0, int64_t r1) {
@@ -302,9 +305,12 @@ static void ln_forward_range(void *vjob, int64_t r0, int64_t r1) {
         const float *xr = j->x + r * D;
         float *yr = j->y + r * D;
         group g = {.x = xr, .outer = 1, .inner = D, .stride = D};
-        float s, sumsq;
-        group_sums(T_X, &g, &s, NULL);
-        float mean = s / d_f;
+        float mean = 0.0f, sumsq;
+        if (!j->rms) {
+            float s;
+            group_sums(T_X, &g, &s, NULL);
+            mean = s / d_f;
+        }
         g.m = mean;
         group_sums(T_SQDEV, &g, &sumsq, NULL);
         float var = sumsq / d_f;
@@ -352,7 +358,7 @@ static void ln_dx_range(void *vjob, int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; r++) {
         const float *xr = j->x + r * D, *dyr = j->dy + r * D;
         float *dxr = j->y + r * D;
-        float m = j->mean[r], rs = j->rstd[r];
+        float m = j->mean ? j->mean[r] : 0.0f, rs = j->rstd[r];
         const float *wr = j->w ? j->w + (r % j->G) * blocks : NULL;
         /* layer norm: w by position (inner); group norm: by channel block (outer) */
         group g = S == 1 ? (group){.x = xr, .dy = dyr, .w = wr, .outer = 1, .inner = D,
@@ -361,7 +367,7 @@ static void ln_dx_range(void *vjob, int64_t r0, int64_t r1) {
                                    .outer = blocks, .inner = S, .stride = S, .m = m, .r = rs};
         float sg, sgx;
         group_sums(T_G_GX, &g, &sg, &sgx);
-        float a = sg / d_f;
+        float a = j->rms ? 0.0f : sg / d_f;
         float bb = sgx / d_f;
         for (int64_t cb = 0; cb < blocks; cb++) {
             const float *xb = xr + cb * S, *dyb = dyr + cb * S;
@@ -398,7 +404,7 @@ static void ln_param_range(void *vjob, int64_t t0, int64_t t1) {
             for (int64_t q = 0; q < k; q++) {
                 int64_t r = r0 + q;
                 const float *xr = j->x + r * D + i0, *dyr = j->dy + r * D + i0;
-                float m = j->mean[r], rs = j->rstd[r];
+                float m = j->mean ? j->mean[r] : 0.0f, rs = j->rstd[r];
                 for (int64_t c = 0; c < w; c++) {
                     float d = dyr[c];
                     float xhat = (xr[c] - m) * rs;
@@ -429,16 +435,34 @@ static void ln_param_range(void *vjob, int64_t t0, int64_t t1) {
     }
 }
 
+static void rows_backward(const ln_job *j) {
+    if (j->y) sb_parallel_for(j->R, grain_for(j->R, 3 * j->D), ln_dx_range, (void *)j);
+    if (j->dw || j->db) {
+        int64_t tiles = (j->D + COLS - 1) / COLS;
+        sb_parallel_for(tiles, grain_for(tiles, 2 * COLS * j->R), ln_param_range, (void *)j);
+    }
+}
+
 void sb_cpu_layer_norm_backward(const float *dy, const float *x, const float *w,
                                 const float *mean, const float *rstd, float *dx, float *dw,
                                 float *db, int64_t R, int64_t D) {
     ln_job j = {.x = x, .dy = dy, .w = w, .mean = mean, .rstd = rstd, .y = dx, .dw = dw,
                 .db = db, .R = R, .D = D, .G = 1, .S = 1};
-    if (dx) sb_parallel_for(R, grain_for(R, 3 * D), ln_dx_range, &j);
-    if (dw || db) {
-        int64_t tiles = (D + COLS - 1) / COLS;
-        sb_parallel_for(tiles, grain_for(tiles, 2 * COLS * R), ln_param_range, &j);
-    }
+    rows_backward(&j);
+}
+
+void sb_cpu_rms_norm_forward(const float *x, const float *w, float eps, float *y,
+                             float *save_rrms, int64_t R, int64_t D) {
+    ln_job j = {.x = x, .w = w, .eps = eps, .y = y, .save_rstd = save_rrms, .R = R, .D = D,
+                .G = 1, .S = 1, .rms = true};
+    rows_forward(&j);
+}
+
+void sb_cpu_rms_norm_backward(const float *dy, const float *x, const float *w, const float *rrms,
+                              float *dx, float *dw, int64_t R, int64_t D) {
+    ln_job j = {.x = x, .dy = dy, .w = w, .rstd = rrms, .y = dx, .dw = dw, .R = R, .D = D,
+                .G = 1, .S = 1, .rms = true};
+    rows_backward(&j);
 }
 
 /* Channels [c0, c1): dgamma[c], dbeta[c] are canonical sums over (n, s), n

@@ -172,6 +172,10 @@ void sb_cpu_layer_norm_forward(const float *x, const float *w, const float *b, f
 void sb_cpu_layer_norm_backward(const float *dy, const float *x, const float *w,
                                 const float *mean, const float *rstd, float *dx, float *dw,
                                 float *db, int64_t R, int64_t D);
+void sb_cpu_rms_norm_forward(const float *x, const float *w, float eps, float *y,
+                             float *save_rrms, int64_t R, int64_t D);
+void sb_cpu_rms_norm_backward(const float *dy, const float *x, const float *w, const float *rrms,
+                              float *dx, float *dw, int64_t R, int64_t D);
 void sb_cpu_group_norm_forward(const float *x, const float *gamma, const float *beta, float eps,
                                float *y, float *save_mean, float *save_rstd, int64_t N,
                                int64_t C, int64_t S, int64_t G);

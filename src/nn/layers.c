@@ -1,5 +1,6 @@
 /* The layers: each a constructor that declares parameters/buffers and a
  * forward that runs the matching autograd op. */
+#include <math.h>
 #include <stdlib.h>
 #include "core/checked.h"
 #include "core/fpenv.h"
@@ -235,6 +236,39 @@ sb_status sb_nn_layer_norm(sb_module **out, int normalized_ndim, const int64_t *
     if (elementwise_affine) {
         s = sb_module_add_param(m, "weight", normalized_ndim, normalized_shape, SB_INIT_ONES);
         if (s == SB_OK) s = sb_module_add_param(m, "bias", normalized_ndim, normalized_shape, SB_INIT_ZEROS);
+        if (s == SB_OK) sb_tensor_fill(m->params[0].value, 1.0f);
+    }
+    if (s != SB_OK) { sb_module_free(m); *out = NULL; }
+    return s;
+}
+
+/* ---- RMSNorm (PyTorch's nn.RMSNorm: a weight of ones, no bias) ---- */
+static sb_status rms_norm_forward(sb_module *m, sb_graph *g, sb_variable *x, sb_variable **y) {
+    sb_variable *w;
+    SB_TRY(param_or_null(m, g, 0, &w));
+    return sb_ag_rms_norm(g, x, m->cfg.ln.ndim, w, m->cfg.ln.eps, y);
+}
+
+sb_status sb_nn_rms_norm(sb_module **out, int normalized_ndim, const int64_t *normalized_shape,
+                         float eps, bool elementwise_affine) {
+    SB_FPENV_GUARD();
+    bool shape_ok = normalized_shape != NULL;
+    for (int i = 0; shape_ok && i < normalized_ndim && i < SB_MAX_DIMS; i++)
+        shape_ok = normalized_shape[i] > 0;
+    if (normalized_ndim < 1 || normalized_ndim > SB_MAX_DIMS || !shape_ok || !(eps > 0.0f) ||
+        isinf(eps)) {
+        if (out) *out = NULL;
+        return sb_fail(SB_ERR_ARG,
+                       "sb_nn_rms_norm: need 1..%d normalized dims, a shape of positive sizes "
+                       "and a finite eps > 0", SB_MAX_DIMS);
+    }
+    SB_TRY(sb_module_alloc("rms_norm", rms_norm_forward, out));
+    sb_module *m = *out;
+    m->cfg.ln.ndim = normalized_ndim;
+    m->cfg.ln.eps = eps;
+    sb_status s = SB_OK;
+    if (elementwise_affine) {
+        s = sb_module_add_param(m, "weight", normalized_ndim, normalized_shape, SB_INIT_ONES);
         if (s == SB_OK) sb_tensor_fill(m->params[0].value, 1.0f);
     }
     if (s != SB_OK) { sb_module_free(m); *out = NULL; }

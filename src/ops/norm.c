@@ -1,4 +1,4 @@
-/* Tensor-level batch, layer and group norm: argument validation around the
+/* Tensor-level batch, layer, RMS and group norm: argument validation around the
  * device's kernels (on the CPU the fast kernels of src/cpu/norm.c, bit for
  * bit the reference kernels of src/ref/norm.c, threaded; contract section
  * "Normalisation").
@@ -257,6 +257,67 @@ sb_status sb_layer_norm_backward(const sb_tensor *dy, const sb_tensor *x, int no
     SB_TRY(SB_OPS_BACKEND(fn, &be, dy, x, gamma, save_mean, save_rstd, dx, dgamma, dbeta));
     return SB_BACKEND_RUN(fn, be, layer_norm_backward, f32(dy), f32(x), f32(gamma), f32(save_mean),
                           f32(save_rstd), f32(dx), f32(dgamma), f32(dbeta), R, D);
+}
+
+/* ---- RMS norm ---- */
+
+sb_status sb_rms_norm_forward(const sb_tensor *x, int normalized_ndim, const sb_tensor *weight,
+                              float eps, sb_tensor *y, sb_tensor *save_rrms) {
+    SB_FPENV_GUARD();
+    const char *fn = "sb_rms_norm_forward";
+    int64_t R, D;
+    int lead;
+    SB_TRY(ln_input(fn, x, normalized_ndim, &R, &D, &lead));
+    if (!y) return sb_fail(SB_ERR_NULL, "%s: y is NULL", fn);
+    SB_TRY(check_exact(fn, "y", y, x->ndim, x->shape, "the shape of x"));
+    SB_TRY(check_eps(fn, eps));
+    const char *trail = "the last normalized_ndim dims of x";
+    const char *leading = "the leading dims of x, before the normalized ones";
+    SB_TRY(check_optional(fn, "weight", weight, normalized_ndim, x->shape + lead, trail));
+    SB_TRY(check_optional(fn, "save_rrms", save_rrms, lead, x->shape, leading));
+
+    /* y may be x itself (in place); nothing else may overlap. */
+    SB_TRY(sb_check_disjoint(fn, 2, (const char *const[]){"y", "save_rrms"},
+                             (const sb_tensor *const[]){y, save_rrms},
+                             1, (const char *const[]){"weight"}, (const sb_tensor *const[]){weight}));
+    SB_TRY(sb_check_disjoint(fn, 1, (const char *const[]){"save_rrms"},
+                             (const sb_tensor *const[]){save_rrms},
+                             1, (const char *const[]){"x"}, (const sb_tensor *const[]){x}));
+    SB_TRY(sb_check_in_place(fn, "y", y, "x", x));
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, x, weight, y, save_rrms));
+    return SB_BACKEND_RUN(fn, be, rms_norm_forward, f32(x), f32(weight), eps, f32(y),
+                          f32(save_rrms), R, D);
+}
+
+sb_status sb_rms_norm_backward(const sb_tensor *dy, const sb_tensor *x, int normalized_ndim,
+                               const sb_tensor *weight, const sb_tensor *save_rrms, sb_tensor *dx,
+                               sb_tensor *dweight) {
+    SB_FPENV_GUARD();
+    const char *fn = "sb_rms_norm_backward";
+    int64_t R, D;
+    int lead;
+    SB_TRY(ln_input(fn, x, normalized_ndim, &R, &D, &lead));
+    if (!dy) return sb_fail(SB_ERR_NULL, "%s: dy is NULL", fn);
+    SB_TRY(check_exact(fn, "dy", dy, x->ndim, x->shape, "the shape of x"));
+    SB_TRY(check_optional(fn, "dx", dx, x->ndim, x->shape, "the shape of x"));
+    const char *trail = "the last normalized_ndim dims of x";
+    const char *leading = "the leading dims of x, before the normalized ones";
+    SB_TRY(check_optional(fn, "weight", weight, normalized_ndim, x->shape + lead, trail));
+    if (!save_rrms)
+        return sb_fail(SB_ERR_NULL, "%s: save_rrms is NULL (pass the save_rrms written by "
+                       "sb_rms_norm_forward)", fn);
+    SB_TRY(check_exact(fn, "save_rrms", save_rrms, lead, x->shape, leading));
+    SB_TRY(check_optional(fn, "dweight", dweight, normalized_ndim, x->shape + lead, trail));
+
+    /* Outputs overlap nothing (dx = dy in place would change the bits). */
+    SB_TRY(sb_check_disjoint(fn, 2, (const char *const[]){"dx", "dweight"}, (const sb_tensor *const[]){dx, dweight},
+                             4, (const char *const[]){"dy", "x", "weight", "save_rrms"},
+                             (const sb_tensor *const[]){dy, x, weight, save_rrms}));
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, dy, x, weight, save_rrms, dx, dweight));
+    return SB_BACKEND_RUN(fn, be, rms_norm_backward, f32(dy), f32(x), f32(weight),
+                          f32(save_rrms), f32(dx), f32(dweight), R, D);
 }
 
 /* ---- group norm ---- */

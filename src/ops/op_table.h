@@ -477,6 +477,16 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
         sb_tensor *dbeta), \
        norm, NULL, SB_OP_NONE, sb_ref_layer_norm_backward, SB_OP_NONE, \
        "layer_norm") \
+    OP(sb_rms_norm_forward, sb_status, \
+       (const sb_tensor *x, int normalized_ndim, const sb_tensor *weight, float eps, sb_tensor *y, \
+        sb_tensor *save_rrms), \
+       norm, "rms_norm", SB_OP_NONE, sb_ref_rms_norm_forward, sb_rms_norm_backward, \
+       "rms_norm") \
+    OP(sb_rms_norm_backward, sb_status, \
+       (const sb_tensor *dy, const sb_tensor *x, int normalized_ndim, const sb_tensor *weight, \
+        const sb_tensor *save_rrms, sb_tensor *dx, sb_tensor *dweight), \
+       norm, NULL, SB_OP_NONE, sb_ref_rms_norm_backward, SB_OP_NONE, \
+       "rms_norm") \
     OP(sb_group_norm_forward, sb_status, \
        (const sb_tensor *x, int64_t groups, const sb_tensor *gamma, const sb_tensor *beta, \
         float eps, sb_tensor *y, sb_tensor *save_mean, sb_tensor *save_rstd), \

@@ -1,4 +1,5 @@
-/* Reference batch norm and layer norm (contract section "Normalisation").
+/* Reference batch, layer, group and RMS norm (contract section
+ * "Normalisation").
  *
  * Each statement below is one IEEE binary32 operation of the contract, in
  * the contract's order; the build's -ffp-contract=off keeps a*b+c as two
@@ -6,6 +7,7 @@
  * order, through the canonical sum. */
 #include "ref/ref_norm.h"
 #include <math.h>
+#include <stddef.h>
 #include "core/canonical_sum.h"
 
 /* The statistics of one group of n elements (a batch-norm channel or a
@@ -135,6 +137,11 @@ void sb_ref_batch_norm_backward(const float *dy, const float *x, const float *ga
  * group norm (n, s) in order, as batch norm's per-channel sums. */
 typedef struct row_geom {
     int64_t R, D, G, S;
+    /* false for RMS norm: no mean is subtracted. The shared code then runs
+     * with mean = +0 and skips the sums that only the mean needs; x - (+0)
+     * is x exactly for every float (-0 included), so each step below is the
+     * contract's RMS sequence bit for bit. */
+    bool centred;
 } row_geom;
 
 static int64_t param_of(const row_geom *q, int64_t r, int64_t i) {
@@ -148,8 +155,15 @@ static void rows_forward(const float *x, const float *w, const float *b, float e
     for (int64_t r = 0; r < q->R; r++) {
         const float *xr = x + r * D;
         float *yr = y + r * D;
-        float mean, sumsq;
-        group_stats(xr, 1, D, D, d_f, &mean, &sumsq);
+        float mean = 0.0f, sumsq;
+        if (q->centred) {
+            group_stats(xr, 1, D, D, d_f, &mean, &sumsq);
+        } else {
+            sb_sum_acc acc; /* the mean of squares: sum(x_i * x_i) */
+            sb_sum_init(&acc);
+            for (int64_t i = 0; i < D; i++) sb_sum_add(&acc, xr[i] * xr[i]);
+            sumsq = sb_sum_result(&acc);
+        }
         float var = sumsq / d_f;
         float rstd = 1.0f / sqrtf(var + eps);
         if (save_mean) save_mean[r] = mean;
@@ -172,7 +186,7 @@ static void rows_backward(const float *dy, const float *x, const float *w, const
         for (int64_t r = 0; r < q->R; r++) {
             const float *xr = x + r * D, *dyr = dy + r * D;
             float *dxr = dx + r * D;
-            float m = mean[r], rs = rstd[r];
+            float m = mean ? mean[r] : 0.0f, rs = rstd[r];
             /* g = dy * w is the gradient with respect to xhat. */
             sb_sum_acc acc_g, acc_gx;
             sb_sum_init(&acc_g);
@@ -183,7 +197,7 @@ static void rows_backward(const float *dy, const float *x, const float *w, const
                 sb_sum_add(&acc_g, g);
                 sb_sum_add(&acc_gx, g * xhat);
             }
-            float a = sb_sum_result(&acc_g) / d_f;
+            float a = q->centred ? sb_sum_result(&acc_g) / d_f : 0.0f;
             float bb = sb_sum_result(&acc_gx) / d_f;
             for (int64_t i = 0; i < D; i++) {
                 float xhat = (xr[i] - m) * rs;
@@ -205,7 +219,7 @@ static void rows_backward(const float *dy, const float *x, const float *w, const
             for (int64_t r = g; r < q->R; r += q->G)
                 for (int64_t i = i0; i < i0 + q->S; i++) {
                     float d = dy[r * D + i];
-                    float xhat = (x[r * D + i] - mean[r]) * rstd[r];
+                    float xhat = (x[r * D + i] - (mean ? mean[r] : 0.0f)) * rstd[r];
                     sb_sum_add(&acc_w, d * xhat);
                     sb_sum_add(&acc_b, d);
                 }
@@ -219,7 +233,7 @@ static void rows_backward(const float *dy, const float *x, const float *w, const
 void sb_ref_layer_norm_forward(const float *x, const float *w, const float *b, float eps,
                                float *y, float *save_mean, float *save_rstd, int64_t R,
                                int64_t D) {
-    row_geom q = {R, D, 1, 1};
+    row_geom q = {R, D, 1, 1, true};
     rows_forward(x, w, b, eps, y, save_mean, save_rstd, &q);
 }
 
@@ -227,7 +241,7 @@ void sb_ref_layer_norm_forward(const float *x, const float *w, const float *b, f
 void sb_ref_layer_norm_backward(const float *dy, const float *x, const float *w,
                                 const float *mean, const float *rstd, float *dx, float *dw,
                                 float *db, int64_t R, int64_t D) {
-    row_geom q = {R, D, 1, 1};
+    row_geom q = {R, D, 1, 1, true};
     rows_backward(dy, x, w, mean, rstd, dx, dw, db, &q);
 }
 
@@ -237,7 +251,7 @@ void sb_ref_layer_norm_backward(const float *dy, const float *x, const float *w,
 void sb_ref_group_norm_forward(const float *x, const float *gamma, const float *beta, float eps,
                                float *y, float *save_mean, float *save_rstd, int64_t N,
                                int64_t C, int64_t S, int64_t G) {
-    row_geom q = {N * G, (C / G) * S, G, S};
+    row_geom q = {N * G, (C / G) * S, G, S, true};
     rows_forward(x, gamma, beta, eps, y, save_mean, save_rstd, &q);
 }
 
@@ -245,6 +259,25 @@ void sb_ref_group_norm_forward(const float *x, const float *gamma, const float *
 void sb_ref_group_norm_backward(const float *dy, const float *x, const float *gamma,
                                 const float *mean, const float *rstd, float *dx, float *dgamma,
                                 float *dbeta, int64_t N, int64_t C, int64_t S, int64_t G) {
-    row_geom q = {N * G, (C / G) * S, G, S};
+    row_geom q = {N * G, (C / G) * S, G, S, true};
     rows_backward(dy, x, gamma, mean, rstd, dx, dgamma, dbeta, &q);
+}
+
+/* ---- RMS norm ---- */
+
+/* Layer norm's rows without the mean (row_geom.centred). The shared backward
+ * reads a mean per row: RMS norm's is +0 for every row. */
+
+// x, y are (R,D); w is (D); save_rrms is (R).
+void sb_ref_rms_norm_forward(const float *x, const float *w, float eps, float *y,
+                             float *save_rrms, int64_t R, int64_t D) {
+    row_geom q = {R, D, 1, 1, false};
+    rows_forward(x, w, NULL, eps, y, NULL, save_rrms, &q);
+}
+
+// dy, x, dx are (R,D); w, dw are (D); rrms is (R).
+void sb_ref_rms_norm_backward(const float *dy, const float *x, const float *w, const float *rrms,
+                              float *dx, float *dw, int64_t R, int64_t D) {
+    row_geom q = {R, D, 1, 1, false};
+    rows_backward(dy, x, w, NULL, rrms, dx, dw, NULL, &q);
 }

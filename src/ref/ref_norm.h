@@ -41,4 +41,11 @@ void sb_ref_group_norm_backward(const float *dy, const float *x, const float *ga
                                 const float *mean, const float *rstd, float *dx, float *dgamma,
                                 float *dbeta, int64_t N, int64_t C, int64_t S, int64_t G);
 
+/* RMS norm: x, y, dy, dx are (R,D); w, dw are (D); save_rrms / rrms are (R),
+ * the 1/sqrt(mean of squares + eps) of each row. D >= 1; w may be NULL. */
+void sb_ref_rms_norm_forward(const float *x, const float *w, float eps, float *y,
+                             float *save_rrms, int64_t R, int64_t D);
+void sb_ref_rms_norm_backward(const float *dy, const float *x, const float *w, const float *rrms,
+                              float *dx, float *dw, int64_t R, int64_t D);
+
 #endif

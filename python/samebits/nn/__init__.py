@@ -119,6 +119,24 @@ class LayerNorm(torch.nn.LayerNorm):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
 
+if hasattr(torch.nn, "RMSNorm"):  # torch >= 2.4
+    class RMSNorm(torch.nn.RMSNorm):
+        """x * 1/sqrt(mean(x^2) + eps) [* weight] over the trailing
+        normalized_shape; weight 1 at construction, eps=None is float32's
+        machine epsilon, as PyTorch."""
+
+        def reset_parameters(self):
+            if self.elementwise_affine:
+                with torch.no_grad():
+                    self.weight.fill_(1.0)
+                _random._next_streams(1)
+
+        def forward(self, input):
+            return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    __all__.append("RMSNorm")
+
+
 class GroupNorm(torch.nn.GroupNorm):
     """Statistics per (sample, group of C/num_groups channels); per-channel
     affine weight 1 and bias 0 at construction, as PyTorch."""

@@ -27,7 +27,7 @@ __all__ = ["linear", "conv2d", "pad", "max_pool2d", "avg_pool2d", "adaptive_max_
            "adaptive_avg_pool2d", "relu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "silu", "leaky_relu", "softplus", "tanh", "sigmoid", "gelu",
            "softmax", "log_softmax", "cross_entropy", "mse_loss", "l1_loss", "smooth_l1_loss",
            "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "batch_norm", "layer_norm",
-           "group_norm", "instance_norm",
+           "rms_norm", "group_norm", "instance_norm",
            "dropout", "mm", "div", "sqrt", "exp", "log", "sum", "mean",
            "gather", "index_select", "scatter_add", "index_add", "embedding", "embedding_bag"]
 
@@ -639,6 +639,37 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     nd = _ops._normalized_ndim(to_np(input, fn, "input").shape, normalized_shape, fn)
     return _LayerNorm.apply(input, weight, bias, nd,
                             _lib.arg_float(eps, "sb_layer_norm_forward", 4, fn, "eps"))
+
+
+class _RMSNorm(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w, nd, eps):
+        fn = "rms_norm"
+        y, rrms = _ops._rms_norm(to_np(x, fn, "input"), nd, _np(w, fn, "weight"), eps)
+        ctx.save_for_backward(x, w)
+        ctx.stats = (rrms, nd)
+        ctx.has_w = w is not None
+        return torch.from_numpy(y)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        x, w = ctx.saved_tensors
+        rrms, nd = ctx.stats
+        nx, nw = ctx.needs_input_grad[:2]
+        fn = "rms_norm"
+        dx, dw = _ops._rms_norm_backward(to_np(dy, fn, "grad"), to_np(x, fn, "input"), nd,
+                                         _np(w, fn, "weight"), rrms, nx, nw and ctx.has_w)
+        return _t(dx), _t(dw), None, None
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """F.rms_norm (torch >= 2.4): eps=None is float32's machine epsilon."""
+    fn = "nn.functional.rms_norm"
+    nd = _ops._normalized_ndim(to_np(input, fn, "input").shape, normalized_shape, fn)
+    eps = _ops._FLT_EPSILON if eps is None else eps
+    return _RMSNorm.apply(input, weight, nd, _lib.arg_float(eps, "sb_rms_norm_forward", 3, fn,
+                                                            "eps"))
 
 
 class _GroupNorm(torch.autograd.Function):
