@@ -1006,6 +1006,21 @@ static void bad_modules_and_graphs(void) {
     BAD(sb_ag_gelu, sb_ag_gelu(g, &bad_var, true, &y), SB_ERR_SHAPE, "ndim 100");
     BAD_VIA(sb_ag_flatten, "sb_tensor_flatten", sb_ag_flatten(g, vx, 3, 7, &y), SB_ERR_ARG, "dims");
     BAD(sb_ag_add, sb_ag_add(g, vx, vw, &y), SB_ERR_SHAPE, "");
+    BAD(sb_ag_binary, sb_ag_binary(g, (sb_binary_op)17, vx, vx, &y), SB_ERR_ARG, "op = 17");
+    BAD(sb_ag_binary, sb_ag_binary(g, SB_BINARY_MUL, vx, vw, &y), SB_ERR_SHAPE, "broadcast");
+    BAD(sb_ag_binary, sb_ag_binary(g, SB_BINARY_DIV, &bad_var, vx, &y), SB_ERR_SHAPE, "ndim 100");
+    BAD_VIA(sb_ag_matmul, "sb_matmul", sb_ag_matmul(g, vx, vw, false, false, &y), SB_ERR_SHAPE, "");
+    BAD(sb_ag_matmul, sb_ag_matmul(g, vx, &bad_var, false, false, &y), SB_ERR_SHAPE, "ndim 100");
+    BAD(sb_ag_matmul, sb_ag_matmul(NULL, vx, vw, false, false, &y), SB_ERR_NULL, "graph");
+    BAD_VIA(sb_ag_reshape, "sb_tensor_reshape", sb_ag_reshape(g, vx, 2, (const int64_t[]){4, 2}, &y), SB_ERR_SHAPE, "");
+    BAD(sb_ag_reshape, sb_ag_reshape(g, &bad_var, 1, (const int64_t[]){6}, &y), SB_ERR_SHAPE, "ndim 100");
+    BAD_VIA(sb_ag_transpose, "sb_tensor_transpose", sb_ag_transpose(g, vx, 0, 5, &y), SB_ERR_ARG, "");
+    BAD(sb_ag_transpose, sb_ag_transpose(g, vx, 0, 1, NULL), SB_ERR_NULL, "y");
+    BAD_VIA(sb_ag_softmax, "sb_softmax_forward", sb_ag_softmax(g, vx, 4, &y), SB_ERR_ARG, "dim");
+    BAD_VIA(sb_ag_log_softmax, "sb_log_softmax_forward", sb_ag_log_softmax(g, vx, -3, &y), SB_ERR_ARG, "dim");
+    BAD(sb_ag_sum, sb_ag_sum(g, vx, (const int[]){0, -2}, 2, false, &y), SB_ERR_ARG, "repeats");
+    BAD(sb_ag_sum, sb_ag_sum(g, vx, NULL, 1, false, &y), SB_ERR_ARG, "NULL");
+    BAD(sb_ag_mean, sb_ag_mean(g, vx, (const int[]){2}, 1, true, &y), SB_ERR_ARG, "out of range");
     BAD(sb_ag_batch_norm, sb_ag_batch_norm(g, &bad_var, NULL, NULL, NULL, NULL, true, 0.1f, 1e-5f, &y),
         SB_ERR_SHAPE, "ndim 100");
     BAD(sb_ag_layer_norm, sb_ag_layer_norm(g, vx, 5, NULL, NULL, 1e-5f, &y), SB_ERR_ARG, "");

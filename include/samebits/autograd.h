@@ -24,6 +24,7 @@
 #include "samebits/export.h"
 #include "samebits/tensor.h"
 #include "samebits/conv.h"
+#include "samebits/elementwise.h"
 #include "samebits/loss.h"
 #include "samebits/attention.h"
 
@@ -74,6 +75,30 @@ SB_API sb_status sb_ag_sigmoid(sb_graph *g, sb_variable *x, sb_variable **y);
 SB_API sb_status sb_ag_gelu(sb_graph *g, sb_variable *x, bool approximate_tanh, sb_variable **y);
 SB_API sb_status sb_ag_flatten(sb_graph *g, sb_variable *x, int start_dim, int end_dim, sb_variable **y);
 SB_API sb_status sb_ag_add(sb_graph *g, sb_variable *a, sb_variable *b, sb_variable **y);
+/* y = a op b with broadcasting (elementwise.h: add, sub, mul, div, maximum,
+ * minimum); a broadcast input's gradient is summed back to its shape.
+ * sb_ag_add is sb_ag_binary(SB_BINARY_ADD), recorded as "add". */
+SB_API sb_status sb_ag_binary(sb_graph *g, sb_binary_op op, sb_variable *a, sb_variable *b,
+                              sb_variable **y);
+/* linalg.h's sb_matmul: a and b 2-D or 3-D (batched), trans flags over the
+ * last two dims. */
+SB_API sb_status sb_ag_matmul(sb_graph *g, sb_variable *a, sb_variable *b, bool trans_a,
+                              bool trans_b, sb_variable **y);
+/* Bits moved, never changed: y is a contiguous copy of x seen with another
+ * shape (one entry may be -1) or with dims dim0 and dim1 swapped (negative
+ * dims count from the end); dx is dy moved back. */
+SB_API sb_status sb_ag_reshape(sb_graph *g, sb_variable *x, int ndim, const int64_t *shape,
+                               sb_variable **y);
+SB_API sb_status sb_ag_transpose(sb_graph *g, sb_variable *x, int dim0, int dim1,
+                                 sb_variable **y);
+/* Softmax and log-softmax over dim (loss.h). */
+SB_API sb_status sb_ag_softmax(sb_graph *g, sb_variable *x, int dim, sb_variable **y);
+SB_API sb_status sb_ag_log_softmax(sb_graph *g, sb_variable *x, int dim, sb_variable **y);
+/* Sum and mean over dims (reduce.h: ndims == 0 reduces every axis). */
+SB_API sb_status sb_ag_sum(sb_graph *g, sb_variable *x, const int *dims, int ndims, bool keepdim,
+                           sb_variable **y);
+SB_API sb_status sb_ag_mean(sb_graph *g, sb_variable *x, const int *dims, int ndims, bool keepdim,
+                            sb_variable **y);
 SB_API sb_status sb_ag_batch_norm(sb_graph *g, sb_variable *x, sb_variable *gamma, sb_variable *beta,
                            sb_tensor *running_mean, sb_tensor *running_var, bool training,
                            float momentum, float eps, sb_variable **y);

@@ -1,8 +1,51 @@
-/* Autograd for the GEMM family: linear and conv2d. */
+/* Autograd for the GEMM family: matmul, linear and conv2d. */
 #include "core/fpenv.h"
 #include "autograd/graph_internal.h"
 #include "samebits/conv.h"
 #include "samebits/linalg.h"
+
+static sb_status matmul_backward(sb_graph *g, sb_node *n) {
+    sb_tensor *d[SB_NODE_MAX_INPUTS];
+    SB_TRY(sb_ag_targets(g, n, d));
+    if (d[0] || d[1])
+        SB_TRY(sb_matmul_backward(n->out->grad, n->in[0]->value, n->in[1]->value, n->p.s.b0,
+                                  n->p.s.i0 != 0, d[0], d[1]));
+    return sb_ag_commit(g, n, d);
+}
+
+sb_status sb_ag_matmul(sb_graph *g, sb_variable *a, sb_variable *b, bool trans_a, bool trans_b,
+                       sb_variable **y) {
+    SB_FPENV_GUARD();
+    const char *fn = "sb_ag_matmul";
+    if (!y) return sb_fail(SB_ERR_NULL, "%s: y is NULL", fn);
+    *y = NULL;
+    if (!g) return sb_fail(SB_ERR_NULL, "%s: graph is NULL", fn);
+    SB_TRY(sb_ag_check_var(fn, "a", a));
+    SB_TRY(sb_ag_check_var(fn, "b", b));
+    const sb_tensor *ta = a->value, *tb = b->value;
+    if (ta->ndim < 2 || ta->ndim > 3 || tb->ndim < 2 || tb->ndim > 3 ||
+        (ta->ndim == 3 && tb->ndim == 3 && ta->shape[0] != tb->shape[0]))
+        return sb_fail(SB_ERR_SHAPE, "%s: a and b must be 2-D or 3-D (one 3-D operand, or two "
+                       "with the same batch size); got %d-D and %d-D", fn, ta->ndim, tb->ndim);
+    // out is (M, N), or (B, M, N) when an operand is batched; sb_matmul checks K
+    int64_t m = ta->shape[ta->ndim - (trans_a ? 1 : 2)];
+    int64_t n = tb->shape[tb->ndim - (trans_b ? 2 : 1)];
+    int64_t shape[3];
+    int nd = ta->ndim == 3 || tb->ndim == 3 ? 3 : 2;
+    if (nd == 3) shape[0] = ta->ndim == 3 ? ta->shape[0] : tb->shape[0];
+    shape[nd - 2] = m;
+    shape[nd - 1] = n;
+    sb_variable *in[2] = {a, b}, *out;
+    SB_TRY(sb_ag_output(g, nd, shape, in, 2, &out));
+    SB_TRY(sb_matmul(ta, tb, trans_a, trans_b, out->value));
+    sb_node *node;
+    SB_TRY(sb_ag_finish(g, "matmul", matmul_backward, in, 2, out, y, &node));
+    if (node) {
+        node->p.s.b0 = trans_a;
+        node->p.s.i0 = trans_b;
+    }
+    return SB_OK;
+}
 
 static sb_status linear_backward(sb_graph *g, sb_node *n) {
     sb_tensor *d[SB_NODE_MAX_INPUTS];

@@ -1,4 +1,4 @@
-/* Autograd for activations, flatten and broadcasting add. */
+/* Autograd for the activations. */
 #include "core/fpenv.h"
 #include "autograd/graph_internal.h"
 #include "samebits/elementwise.h"
@@ -56,80 +56,4 @@ sb_status sb_ag_sigmoid(sb_graph *g, sb_variable *x, sb_variable **y) {
 sb_status sb_ag_gelu(sb_graph *g, sb_variable *x, bool approximate_tanh, sb_variable **y) {
     SB_FPENV_GUARD();
     return activation_forward("sb_ag_gelu", g, x, approximate_tanh ? ACT_GELU_TANH : ACT_GELU, y);
-}
-
-/* dst = src, both contiguous with the same number of elements (shapes may
- * differ), on one device. */
-static sb_status copy_dense(sb_tensor *dst, const sb_tensor *src) {
-    if (dst->device == SB_DEVICE_CPU) {
-        memcpy(dst->data, src->data, (size_t)sb_tensor_numel(dst) * sizeof(float));
-        return SB_OK;
-    }
-    sb_tensor *view = NULL; /* src seen with dst's shape */
-    SB_TRY(sb_tensor_reshape(&view, src, dst->ndim, dst->shape));
-    sb_status st = sb_tensor_copy(dst, view);
-    sb_tensor_free(view);
-    return st;
-}
-
-/* Flatten copies (the copy is exact) so that every graph value is a
- * contiguous arena tensor; its backward copies the gradient back. */
-static sb_status flatten_backward(sb_graph *g, sb_node *n) {
-    sb_tensor *d[SB_NODE_MAX_INPUTS];
-    SB_TRY(sb_ag_targets(g, n, d));
-    if (d[0]) SB_TRY(copy_dense(d[0], n->out->grad));
-    return sb_ag_commit(g, n, d);
-}
-
-sb_status sb_ag_flatten(sb_graph *g, sb_variable *x, int start_dim, int end_dim, sb_variable **y) {
-    SB_FPENV_GUARD();
-    const char *fn = "sb_ag_flatten";
-    if (!y) return sb_fail(SB_ERR_NULL, "%s: y is NULL", fn);
-    *y = NULL;
-    if (!g) return sb_fail(SB_ERR_NULL, "%s: graph is NULL", fn);
-    SB_TRY(sb_ag_check_var(fn, "x", x));
-    SB_TRY(sb_check_tensor(fn, "x", x->value, SB_F32, -1));
-    SB_TRY(sb_check_contiguous(fn, "x", x->value));
-    sb_tensor *view;
-    SB_TRY(sb_tensor_flatten(&view, x->value, start_dim, end_dim));
-    sb_variable *in[1] = {x}, *out;
-    sb_status s = sb_ag_output(g, view->ndim, view->shape, in, 1, &out);
-    sb_tensor_free(view);
-    SB_TRY(s);
-    SB_TRY(copy_dense(out->value, x->value));
-    return sb_ag_finish(g, "flatten", flatten_backward, in, 1, out, y, NULL);
-}
-
-static sb_status add_backward(sb_graph *g, sb_node *n) {
-    sb_tensor *d[SB_NODE_MAX_INPUTS];
-    SB_TRY(sb_ag_targets(g, n, d));
-    if (d[0] || d[1])
-        SB_TRY(sb_binary_backward(SB_BINARY_ADD, n->out->grad, n->in[0]->value, n->in[1]->value, d[0], d[1]));
-    return sb_ag_commit(g, n, d);
-}
-
-sb_status sb_ag_add(sb_graph *g, sb_variable *a, sb_variable *b, sb_variable **y) {
-    SB_FPENV_GUARD();
-    const char *fn = "sb_ag_add";
-    if (!y) return sb_fail(SB_ERR_NULL, "%s: y is NULL", fn);
-    *y = NULL;
-    if (!g) return sb_fail(SB_ERR_NULL, "%s: graph is NULL", fn);
-    SB_TRY(sb_ag_check_var(fn, "a", a));
-    SB_TRY(sb_ag_check_var(fn, "b", b));
-    /* broadcast shape: right-aligned, 1 stretches */
-    const sb_tensor *ta = a->value, *tb = b->value;
-    int nd = ta->ndim > tb->ndim ? ta->ndim : tb->ndim;
-    int64_t shape[SB_MAX_DIMS];
-    for (int i = 0; i < nd; i++) {
-        int ia = i - (nd - ta->ndim), ib = i - (nd - tb->ndim);
-        int64_t da = ia >= 0 ? ta->shape[ia] : 1, db = ib >= 0 ? tb->shape[ib] : 1;
-        if (da != db && da != 1 && db != 1)
-            return sb_fail(SB_ERR_SHAPE, "%s: shapes do not broadcast at dim %d (%lld vs %lld)", fn, i,
-                           (long long)da, (long long)db);
-        shape[i] = da == 1 ? db : da;
-    }
-    sb_variable *in[2] = {a, b}, *out;
-    SB_TRY(sb_ag_output(g, nd, shape, in, 2, &out));
-    SB_TRY(sb_add(ta, tb, out->value));
-    return sb_ag_finish(g, "add", add_backward, in, 2, out, y, NULL);
 }

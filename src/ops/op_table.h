@@ -73,7 +73,7 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
 #define SB_OP_TABLE(OP) \
     OP(sb_matmul, sb_status, \
        (const sb_tensor *a, const sb_tensor *b, bool trans_a, bool trans_b, sb_tensor *out), \
-       linalg, NULL, SB_OP_NONE, sb_ref_sgemm, sb_matmul_backward, \
+       linalg, "matmul", SB_OP_NONE, sb_ref_sgemm, sb_matmul_backward, \
        "matmul") \
     OP(sb_matmul_backward, sb_status, \
        (const sb_tensor *dout, const sb_tensor *a, const sb_tensor *b, bool trans_a, bool trans_b, \
@@ -151,7 +151,7 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
        "pad2d") \
     OP(sb_binary, sb_status, \
        (sb_binary_op op, const sb_tensor *a, const sb_tensor *b, sb_tensor *out), \
-       elementwise, NULL, SB_OP_NONE, sb_ref_binary, sb_binary_backward, \
+       elementwise, "binary", SB_OP_NONE, sb_ref_binary, sb_binary_backward, \
        "binary") \
     OP(sb_add, sb_status, \
        (const sb_tensor *a, const sb_tensor *b, sb_tensor *out), \
@@ -324,11 +324,11 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
        "activation") \
     OP(sb_sum, sb_status, \
        (const sb_tensor *x, const int *dims, int ndims, bool keepdim, sb_tensor *out), \
-       reduce, NULL, SB_OP_NONE, sb_ref_reduce, sb_sum_backward, \
+       reduce, "sum", SB_OP_NONE, sb_ref_reduce, sb_sum_backward, \
        "reduce") \
     OP(sb_mean, sb_status, \
        (const sb_tensor *x, const int *dims, int ndims, bool keepdim, sb_tensor *out), \
-       reduce, NULL, SB_OP_NONE, sb_ref_reduce, sb_mean_backward, \
+       reduce, "mean", SB_OP_NONE, sb_ref_reduce, sb_mean_backward, \
        "reduce") \
     OP(sb_var, sb_status, \
        (const sb_tensor *x, const int *dims, int ndims, int64_t correction, bool keepdim, \
@@ -397,7 +397,7 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
        "exempt: no verify vectors yet; test_index checks the order bit for bit") \
     OP(sb_softmax_forward, sb_status, \
        (const sb_tensor *x, int dim, sb_tensor *y), \
-       loss, NULL, SB_OP_NONE, sb_ref_softmax_forward, sb_softmax_backward, \
+       loss, "softmax", SB_OP_NONE, sb_ref_softmax_forward, sb_softmax_backward, \
        "softmax") \
     OP(sb_softmax_backward, sb_status, \
        (const sb_tensor *y, const sb_tensor *dy, int dim, sb_tensor *dx), \
@@ -405,7 +405,7 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
        "softmax") \
     OP(sb_log_softmax_forward, sb_status, \
        (const sb_tensor *x, int dim, sb_tensor *y), \
-       loss, NULL, SB_OP_NONE, sb_ref_log_softmax_forward, sb_log_softmax_backward, \
+       loss, "log_softmax", SB_OP_NONE, sb_ref_log_softmax_forward, sb_log_softmax_backward, \
        "log_softmax") \
     OP(sb_log_softmax_backward, sb_status, \
        (const sb_tensor *y, const sb_tensor *dy, int dim, sb_tensor *dx), \
@@ -683,7 +683,7 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
        "rng") \
     OP(sb_tensor_reshape, sb_status, \
        (sb_tensor **out, const sb_tensor *src, int ndim, const int64_t *shape), \
-       tensor, NULL, SB_OP_NONE, SB_OP_NONE, SB_OP_NONE, \
+       tensor, "reshape", SB_OP_NONE, SB_OP_NONE, SB_OP_NONE, \
        "exempt: a view (no arithmetic)") \
     OP(sb_tensor_flatten, sb_status, \
        (sb_tensor **out, const sb_tensor *src, int start_dim, int end_dim), \
@@ -691,7 +691,7 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
        "exempt: a view (no arithmetic); verify runs it through sb_ag_flatten") \
     OP(sb_tensor_transpose, sb_status, \
        (sb_tensor **out, const sb_tensor *src, int dim0, int dim1), \
-       tensor, NULL, SB_OP_NONE, SB_OP_NONE, SB_OP_NONE, \
+       tensor, "transpose", SB_OP_NONE, SB_OP_NONE, SB_OP_NONE, \
        "exempt: a view (no arithmetic)") \
     OP(sb_tensor_copy, sb_status, \
        (sb_tensor *dst, const sb_tensor *src), \
