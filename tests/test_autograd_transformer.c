@@ -1,7 +1,7 @@
 /* A small pre-norm transformer block written in C with the sb_ag_* ops, the
  * proof that they are the building blocks a GPT needs:
  *
- *   tokens (B,T) -> embedding rows (sb_ag_index_select) + learned positions
+ *   tokens (B,T) -> embedding rows (sb_ag_embedding) + learned positions
  *   h = x + attn(rms_norm(x))      q, k, v, o projections by sb_ag_matmul,
  *                                  heads by reshape/transpose, causal
  *                                  attention: (q k^T) * scale + float mask,
@@ -60,8 +60,8 @@ static void block_init(block *k) {
         for (int64_t j = 0; j < n; j++) F(k->p[i])[j] = gain ? 1.0f + 0.2f * urand() : 0.5f * urand();
     }
     int64_t tt[2] = {T, T}, one[1] = {1};
-    /* the tokens of both sequences, flattened (B*T); targets are the next ones */
-    k->tokens = mk(SB_I64, 1, (int64_t[]){BT});
+    /* the tokens of both sequences (B,T); targets (B*T) are the next ones */
+    k->tokens = mk(SB_I64, 2, (int64_t[]){B, T});
     k->targets = mk(SB_I64, 1, (int64_t[]){BT});
     const int64_t seq[BT + 1] = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5};
     for (int i = 0; i < BT; i++) {
@@ -110,9 +110,8 @@ static sb_status block_forward(block *k, sb_graph *g, sb_variable **loss) {
     TRY(sb_graph_input(g, k->mask, &mask));
     TRY(sb_graph_input(g, k->scale, &scale));
 
-    sb_variable *e, *e3, *x, *x2;
-    TRY(sb_ag_index_select(g, p[P_EMB], 0, k->tokens, &e)); /* (BT, D) */
-    TRY(sb_ag_reshape(g, e, 3, (const int64_t[]){B, T, D}, &e3));
+    sb_variable *e3, *x, *x2;
+    TRY(sb_ag_embedding(g, p[P_EMB], k->tokens, SB_NO_PADDING, &e3)); /* (B, T, D) */
     TRY(sb_ag_add(g, e3, p[P_POS], &x)); /* + (T, D), broadcast over B */
     TRY(sb_ag_reshape(g, x, 2, (const int64_t[]){BT, D}, &x2));
 

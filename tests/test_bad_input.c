@@ -165,6 +165,8 @@ CALL(gather_b, sb_gather_backward(t[0], 1, t[1], t[2]))
 CALL(scatter_add, sb_scatter_add(1, t[0], t[1], t[2]))
 CALL(index_select, sb_index_select(t[0], 1, t[1], t[2]))
 CALL(index_select_b, sb_index_select_backward(t[0], 1, t[1], t[2]))
+CALL(embedding_f, sb_embedding_forward(t[0], t[1], t[2]))
+CALL(embedding_b, sb_embedding_backward(t[0], t[1], 1, t[2]))
 CALL(index_add, sb_index_add(1, t[0], t[1], 0.5f, t[2]))
 CALL(softmax_f, sb_softmax_forward(t[0], 1, t[1]))
 CALL(softmax_b, sb_softmax_backward(t[0], t[1], 1, t[2]))
@@ -323,6 +325,11 @@ static const op_case ops[] = {
      {{"x", F, S2(2, 3), IN}, {"index", L, S1(4), IN}, {"out", F, S2(2, 4), OUT}}},
     {"sb_index_select_backward", c_index_select_b, NULL,
      {{"dy", F, S2(2, 4), IN}, {"index", L, S1(4), IN}, {"dx", F, S2(2, 3), OUT}}},
+    {"sb_embedding_forward", c_embedding_f, NULL,
+     {{"weight", F, S2(3, 4), IN | FREE_SHAPE}, {"indices", L, S2(2, 5), IN},
+      {"out", F, S3(2, 5, 4), OUT}}},
+    {"sb_embedding_backward", c_embedding_b, NULL,
+     {{"dy", F, S3(2, 5, 4), IN}, {"indices", L, S2(2, 5), IN}, {"dweight", F, S2(3, 4), OUT}}},
     {"sb_index_add", c_index_add, NULL,
      {{"index", L, S1(4), IN}, {"source", F, S2(2, 4), IN}, {"out", F, S2(2, 3), INOUT}}},
     {"sb_softmax_forward", c_softmax_f, NULL, {{"x", F, S2(2, 3), IN}, {"y", F, S2(2, 3), OUT}}},
@@ -1035,6 +1042,9 @@ static void bad_modules_and_graphs(void) {
     BAD_VIA(sb_ag_mse, "sb_mse_forward", sb_ag_mse(g, vx, &hb, SB_LOSS_MEAN, &y), SB_ERR_SHAPE, "ndim 100");
     sb_tensor *ix = make(SB_I64, 1, 2, 0); /* {0, 0} */
     BAD(sb_ag_index_select, sb_ag_index_select(g, vx, 2, ix, &y), SB_ERR_ARG, "dim = 2");
+    BAD(sb_ag_embedding, sb_ag_embedding(g, vx, ix, 2, &y), SB_ERR_ARG, "padding_idx");
+    BAD(sb_ag_embedding, sb_ag_embedding(g, vx, x, SB_NO_PADDING, &y), SB_ERR_DTYPE, "indices");
+    BAD(sb_ag_embedding, sb_ag_embedding(g, vx, &hb64, SB_NO_PADDING, &y), SB_ERR_SHAPE, "ndim 100");
     BAD(sb_ag_index_select, sb_ag_index_select(g, vx, 0, &hb64, &y), SB_ERR_SHAPE, "ndim 100");
     BAD(sb_ag_index_select, sb_ag_index_select(g, vx, 0, x, &y), SB_ERR_DTYPE, "index");
     BAD(sb_ag_gather, sb_ag_gather(g, &bad_var, 0, ix, &y), SB_ERR_SHAPE, "ndim 100");

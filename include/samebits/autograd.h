@@ -25,6 +25,7 @@
 #include "samebits/tensor.h"
 #include "samebits/conv.h"
 #include "samebits/elementwise.h"
+#include "samebits/index.h"
 #include "samebits/loss.h"
 #include "samebits/attention.h"
 
@@ -135,6 +136,12 @@ SB_API sb_status sb_ag_sdpa(sb_graph *g, sb_variable *q, sb_variable *k, sb_vari
                             const sb_tensor *mask, sb_sdpa_causal causal, float scale,
                             float dropout_p, uint64_t seed, uint64_t stream, uint64_t offset,
                             sb_variable **y);
+/* Embedding lookup (index.h's sb_embedding_forward): y = weight[indices],
+ * shape indices.shape + (D); the weight gradient leaves out the positions at
+ * padding_idx (SB_NO_PADDING: none). indices must stay valid until the
+ * backward ran. */
+SB_API sb_status sb_ag_embedding(sb_graph *g, sb_variable *weight, const sb_tensor *indices,
+                                 int64_t padding_idx, sb_variable **y);
 
 #ifdef __cplusplus
 }

@@ -19,6 +19,7 @@
  */
 #ifndef SAMEBITS_INDEX_H
 #define SAMEBITS_INDEX_H
+#include <stdint.h>
 #include "samebits/export.h"
 #include "samebits/tensor.h"
 
@@ -60,6 +61,25 @@ SB_API sb_status sb_index_select_backward(const sb_tensor *dy, int dim, const sb
  * with size K along dim. */
 SB_API sb_status sb_index_add(int dim, const sb_tensor *index, const sb_tensor *source,
                               float alpha, sb_tensor *out);
+
+/* Embedding lookup (PyTorch's F.embedding without max_norm): out =
+ * weight[indices], weight (num, D), indices int64 of any shape with values in
+ * [0, num), out of shape indices.shape + (D) (bits copied: sb_index_select of
+ * dim 0 over the flattened indices). */
+SB_API sb_status sb_embedding_forward(const sb_tensor *weight, const sb_tensor *indices,
+                                      sb_tensor *out);
+
+/* No padding row (sb_embedding_backward's padding_idx). */
+#define SB_NO_PADDING INT64_MIN
+
+/* The weight gradient of sb_embedding_forward: dweight (num, D) = +0, then
+ * dy's rows added to the rows their indices name, in ascending position
+ * (sb_index_select_backward), the positions whose index is padding_idx
+ * left out (that row's gradient stays +0). padding_idx is SB_NO_PADDING or
+ * in [-num, num) (negative counts from the end, as PyTorch). All tensors on
+ * the CPU. */
+SB_API sb_status sb_embedding_backward(const sb_tensor *dy, const sb_tensor *indices,
+                                       int64_t padding_idx, sb_tensor *dweight);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,5 @@
-/* Autograd for the index family: index_select (the embedding lookup) and
- * gather. The index is held by reference, like a loss's targets; the
+/* Autograd for the index family: index_select, gather and the embedding
+ * lookup. The index is held by reference, like a loss's targets; the
  * backward is the tensor-level scatter-add into the input's gradient, in
  * ascending source position (contract section 18). */
 #include "core/fpenv.h"
@@ -72,6 +72,46 @@ sb_status sb_ag_gather(sb_graph *g, sb_variable *x, int dim, const sb_tensor *in
     if (node) {
         node->target = index;
         node->p.s.i0 = d;
+    }
+    return SB_OK;
+}
+
+static sb_status embedding_backward(sb_graph *g, sb_node *n) {
+    sb_tensor *d[SB_NODE_MAX_INPUTS];
+    SB_TRY(sb_ag_targets(g, n, d));
+    if (d[0]) SB_TRY(sb_embedding_backward(n->out->grad, n->target, n->p.s.i0, d[0]));
+    return sb_ag_commit(g, n, d);
+}
+
+sb_status sb_ag_embedding(sb_graph *g, sb_variable *weight, const sb_tensor *indices,
+                          int64_t padding_idx, sb_variable **y) {
+    SB_FPENV_GUARD();
+    const char *fn = "sb_ag_embedding";
+    if (!y) return sb_fail(SB_ERR_NULL, "%s: y is NULL", fn);
+    *y = NULL;
+    if (!g) return sb_fail(SB_ERR_NULL, "%s: graph is NULL", fn);
+    SB_TRY(sb_ag_check_var(fn, "weight", weight));
+    SB_TRY(sb_check_tensor(fn, "weight", weight->value, SB_F32, 2));
+    SB_TRY(sb_check_tensor(fn, "indices", indices, SB_I64, -1));
+    if (indices->ndim >= SB_MAX_DIMS)
+        return sb_fail(SB_ERR_SHAPE, "%s: indices have %d dims; at most %d", fn, indices->ndim,
+                       SB_MAX_DIMS - 1);
+    int64_t num = weight->value->shape[0];
+    if (padding_idx != SB_NO_PADDING && (padding_idx < -num || padding_idx >= num))
+        return sb_fail(SB_ERR_ARG, "%s: padding_idx = %lld is outside [-%lld, %lld)", fn,
+                       (long long)padding_idx, (long long)num, (long long)num);
+    // y is indices.shape + (D)
+    int64_t shape[SB_MAX_DIMS];
+    for (int k = 0; k < indices->ndim; k++) shape[k] = indices->shape[k];
+    shape[indices->ndim] = weight->value->shape[1];
+    sb_variable *in[1] = {weight}, *out;
+    SB_TRY(sb_ag_output(g, indices->ndim + 1, shape, in, 1, &out));
+    SB_TRY(sb_embedding_forward(weight->value, indices, out->value));
+    sb_node *node;
+    SB_TRY(sb_ag_finish(g, "embedding", embedding_backward, in, 1, out, y, &node));
+    if (node) {
+        node->target = indices;
+        node->p.s.i0 = padding_idx;
     }
     return SB_OK;
 }

@@ -395,6 +395,14 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
        (int dim, const sb_tensor *index, const sb_tensor *source, float alpha, sb_tensor *out), \
        index, NULL, SB_OP_NONE, sb_ref_index_scatter_add, SB_OP_NONE, \
        "exempt: no verify vectors yet; test_index checks the order bit for bit") \
+    OP(sb_embedding_forward, sb_status, \
+       (const sb_tensor *weight, const sb_tensor *indices, sb_tensor *out), \
+       index, "embedding", SB_OP_NONE, sb_ref_index_gather, sb_embedding_backward, \
+       "exempt: sb_index_select over the flattened indices (copies bits); test_embedding checks it") \
+    OP(sb_embedding_backward, sb_status, \
+       (const sb_tensor *dy, const sb_tensor *indices, int64_t padding_idx, sb_tensor *dweight), \
+       index, NULL, SB_OP_NONE, sb_ref_index_scatter_add, SB_OP_NONE, \
+       "exempt: sb_index_select_backward of the kept rows; test_embedding checks the order bit for bit") \
     OP(sb_softmax_forward, sb_status, \
        (const sb_tensor *x, int dim, sb_tensor *y), \
        loss, "softmax", SB_OP_NONE, sb_ref_softmax_forward, sb_softmax_backward, \
