@@ -720,6 +720,42 @@ static void test_index(void) {
         }
 }
 
+/* RMS norm (layer norm's kernels without the mean): the CPU's bits. */
+static void test_rms_norm(void) {
+    const int64_t shapes[][3] = {{4, 3, 11}, {2, 1, 9000}, {1, 1, 1}};
+    for (int si = 0; si < 3; si++)
+        for (int nd = 1; nd <= 2; nd++)
+            for (int variant = 0; variant < 3; variant++) {
+                const int64_t *sh = shapes[si];
+                bool has_w = variant != 0;
+                const int64_t *ps = sh + 3 - nd;
+                int64_t lead = nd == 1 ? 2 : 1;
+                pair x = pair_rand(3, sh, 4.0f, variant == 2), dy = pair_rand(3, sh, 2.0f, false),
+                     w = pair_rand(nd, ps, 2.0f, false), y = pair_zeros(SB_F32, 3, sh),
+                     dx = pair_zeros(SB_F32, 3, sh), dw = pair_zeros(SB_F32, nd, ps),
+                     sr = pair_zeros(SB_F32, (int)lead, sh);
+                char what[96];
+                snprintf(what, sizeof what, "sb_rms_norm_forward (%lld,%lld,%lld) over %d dims "
+                         "variant %d", (long long)sh[0], (long long)sh[1], (long long)sh[2], nd,
+                         variant);
+                CHECK_OK(sb_rms_norm_forward(x.c, nd, cpu_of(&w, has_w), 1e-5f, y.c, sr.c));
+                CHECK_OK(sb_rms_norm_forward(x.d, nd, dev_of(&w, has_w), 1e-5f, y.d, sr.d));
+                check_same(&y, what);
+                check_same(&sr, "sb_rms_norm_forward save_rrms");
+                for (int outs = 1; outs < 4; outs++) {
+                    bool wdx = outs & 1, wdw = (outs & 2) && has_w;
+                    CHECK_OK(sb_rms_norm_backward(dy.c, x.c, nd, cpu_of(&w, has_w), sr.c,
+                                                  cpu_of(&dx, wdx), cpu_of(&dw, wdw)));
+                    CHECK_OK(sb_rms_norm_backward(dy.d, x.d, nd, dev_of(&w, has_w), sr.d,
+                                                  dev_of(&dx, wdx), dev_of(&dw, wdw)));
+                    check_same(&dx, "sb_rms_norm_backward dx");
+                    check_same(&dw, "sb_rms_norm_backward dweight");
+                }
+                pair all[] = {x, dy, w, y, dx, dw, sr};
+                for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
+            }
+}
+
 static void test_gemm(void) {
     const int64_t sizes[][3] = {{1, 1, 1}, {5, 3, 7}, {64, 64, 64}, {65, 63, 9},
                                 {130, 67, 200}, {3, 5, 0}, {1, 300, 17}};
@@ -1238,12 +1274,9 @@ static void test_complete(void) {
     /* Entries not yet on OpenCL are named here, as
      * offsetof(sb_backend_ops, name) / sizeof(entry) before SIZE_MAX, so that
      * no other entry can go missing unnoticed: attention (contract section
-     * 19) and RMS norm (section 12), CPU only so far. */
+     * 19), CPU only so far. */
     const size_t not_yet[] = {offsetof(sb_backend_ops, sdpa_forward) / sizeof(entry),
-                              offsetof(sb_backend_ops, sdpa_backward) / sizeof(entry),
-                              offsetof(sb_backend_ops, rms_norm_forward) / sizeof(entry),
-                              offsetof(sb_backend_ops, rms_norm_backward) / sizeof(entry),
-                              SIZE_MAX};
+                              offsetof(sb_backend_ops, sdpa_backward) / sizeof(entry), SIZE_MAX};
     for (size_t k = 0; not_yet[k] != SIZE_MAX; k++) cpu[not_yet[k]] = NULL;
     int missing = 0;
     for (int i = 0; i < ENTRIES; i++)
@@ -1284,6 +1317,7 @@ int main(int argc, char **argv) {
     test_dropout();
     test_batch_norm();
     test_layer_norm();
+    test_rms_norm();
     test_group_norm();
     test_pad2d();
     test_index();

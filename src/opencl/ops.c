@@ -1105,7 +1105,7 @@ static sb_status ocl_dropout_backward(const sb_backend *be, const float *dy, con
 /* norm.cl's `have` bits. */
 enum {
     NORM_GAMMA = 1, NORM_BETA = 2, NORM_RUNNING = 4, NORM_SAVE_MEAN = 8, NORM_SAVE_RSTD = 16,
-    NORM_DX = 32, NORM_DGAMMA = 64, NORM_DBETA = 128
+    NORM_DX = 32, NORM_DGAMMA = 64, NORM_DBETA = 128, NORM_RMS = 256
 };
 
 /* An optional dense operand: resolved when p is not NULL (and its bit
@@ -1175,17 +1175,18 @@ static sb_status ocl_batch_norm_backward(const sb_backend *be, const float *dy, 
     return launch(fn, &K_BN_BACKWARD, NULL, 0, ARGS(args), C);
 }
 
-/* Layer norm and group norm: R rows of D elements, statistics per row,
+/* Layer, group and RMS norm: R rows of D elements, statistics per row,
  * element i of row r scaled by parameter (r % G) * (D / S) + i / S (norm.cl;
- * layer norm is G = S = 1). P parameters. */
+ * layer and RMS norm are G = S = 1). P parameters. rms: no mean (NORM_RMS). */
 typedef struct rows_geom {
     int64_t R, D, G, S, P;
+    bool rms;
 } rows_geom;
 
 static sb_status rows_forward(const char *fn, const rows_geom *q, const float *x, const float *w,
                               const float *b, float eps, float *y, float *save_mean,
                               float *save_rstd) {
-    cl_int have = 0;
+    cl_int have = q->rms ? NORM_RMS : 0;
     sb_ocl_ptr px, py, pw, pb, psm, psr;
     SB_TRY(dense_ptr(fn, "x", x, q->R * q->D, sizeof(float), &px));
     SB_TRY(dense_ptr(fn, "y", y, q->R * q->D, sizeof(float), &py));
@@ -1206,11 +1207,12 @@ static sb_status rows_forward(const char *fn, const rows_geom *q, const float *x
 static sb_status rows_backward(const char *fn, const rows_geom *q, const float *dy,
                                const float *x, const float *w, const float *save_mean,
                                const float *save_rstd, float *dx, float *dw, float *db) {
-    cl_int have = 0;
+    cl_int have = q->rms ? NORM_RMS : 0;
     sb_ocl_ptr pdy, px, pw, pm, pr, pdx, pdw, pdb;
     SB_TRY(dense_ptr(fn, "dy", dy, q->R * q->D, sizeof(float), &pdy));
     SB_TRY(dense_ptr(fn, "x", x, q->R * q->D, sizeof(float), &px));
-    SB_TRY(dense_ptr(fn, "save_mean", save_mean, q->R, sizeof(float), &pm));
+    /* RMS norm has no mean: its rrms fills the slot, which NORM_RMS never reads */
+    SB_TRY(dense_ptr(fn, "save_mean", q->rms ? save_rstd : save_mean, q->R, sizeof(float), &pm));
     SB_TRY(dense_ptr(fn, "save_rstd", save_rstd, q->R, sizeof(float), &pr));
     SB_TRY(optional_ptr(fn, "weight", w, q->P, NORM_GAMMA, &have, &pw));
     SB_TRY(optional_ptr(fn, "dx", dx, q->R * q->D, NORM_DX, &have, &pdx));
@@ -1236,7 +1238,7 @@ static sb_status ocl_layer_norm_forward(const sb_backend *be, const float *x, co
                                         const float *b, float eps, float *y, float *save_mean,
                                         float *save_rstd, int64_t R, int64_t D) {
     (void)be;
-    rows_geom q = {R, D, 1, 1, D};
+    rows_geom q = {R, D, 1, 1, D, false};
     return rows_forward("sb_layer_norm_forward", &q, x, w, b, eps, y, save_mean, save_rstd);
 }
 
@@ -1245,9 +1247,26 @@ static sb_status ocl_layer_norm_backward(const sb_backend *be, const float *dy, 
                                          const float *save_rstd, float *dx, float *dw, float *db,
                                          int64_t R, int64_t D) {
     (void)be;
-    rows_geom q = {R, D, 1, 1, D};
+    rows_geom q = {R, D, 1, 1, D, false};
     return rows_backward("sb_layer_norm_backward", &q, dy, x, w, save_mean, save_rstd, dx, dw,
                          db);
+}
+
+// x, y are (R,D); w is (D); save_rrms is (R)
+static sb_status ocl_rms_norm_forward(const sb_backend *be, const float *x, const float *w,
+                                      float eps, float *y, float *save_rrms, int64_t R,
+                                      int64_t D) {
+    (void)be;
+    rows_geom q = {R, D, 1, 1, D, true};
+    return rows_forward("sb_rms_norm_forward", &q, x, w, NULL, eps, y, NULL, save_rrms);
+}
+
+static sb_status ocl_rms_norm_backward(const sb_backend *be, const float *dy, const float *x,
+                                       const float *w, const float *rrms, float *dx, float *dw,
+                                       int64_t R, int64_t D) {
+    (void)be;
+    rows_geom q = {R, D, 1, 1, D, true};
+    return rows_backward("sb_rms_norm_backward", &q, dy, x, w, NULL, rrms, dx, dw, NULL);
 }
 
 // x, y are (N,C,S); gamma, beta are (C); save_mean, save_rstd are (N,G)
@@ -1256,7 +1275,7 @@ static sb_status ocl_group_norm_forward(const sb_backend *be, const float *x, co
                                         float *save_rstd, int64_t N, int64_t C, int64_t S,
                                         int64_t G) {
     (void)be;
-    rows_geom q = {N * G, (C / G) * S, G, S, C};
+    rows_geom q = {N * G, (C / G) * S, G, S, C, false};
     return rows_forward("sb_group_norm_forward", &q, x, gamma, beta, eps, y, save_mean,
                         save_rstd);
 }
@@ -1267,7 +1286,7 @@ static sb_status ocl_group_norm_backward(const sb_backend *be, const float *dy, 
                                          float *dbeta, int64_t N, int64_t C, int64_t S,
                                          int64_t G) {
     (void)be;
-    rows_geom q = {N * G, (C / G) * S, G, S, C};
+    rows_geom q = {N * G, (C / G) * S, G, S, C, false};
     return rows_backward("sb_group_norm_backward", &q, dy, x, gamma, save_mean, save_rstd, dx,
                          dgamma, dbeta);
 }
@@ -1353,6 +1372,8 @@ const sb_backend_ops sb_ocl_ops = {
     .batch_norm_backward = ocl_batch_norm_backward,
     .layer_norm_forward = ocl_layer_norm_forward,
     .layer_norm_backward = ocl_layer_norm_backward,
+    .rms_norm_forward = ocl_rms_norm_forward,
+    .rms_norm_backward = ocl_rms_norm_backward,
     .group_norm_forward = ocl_group_norm_forward,
     .group_norm_backward = ocl_group_norm_backward,
     .reduce = ocl_reduce,

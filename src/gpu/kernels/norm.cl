@@ -1,4 +1,4 @@
-/* src/gpu/kernels/norm.cl - batch norm, layer norm and group norm, forward and
+/* src/gpu/kernels/norm.cl - batch, layer, group and RMS norm, forward and
  * backward (contract section 10, src/ref/norm.c), in the portable dialect.
  *
  * One work-item per group (a batch-norm channel, a layer-norm or group-norm row, or for
@@ -18,6 +18,9 @@
 #define SB_NORM_DX 32
 #define SB_NORM_DGAMMA 64
 #define SB_NORM_DBETA 128
+/* RMS norm through the row kernels: no mean (taken as +0, and x - (+0) is
+ * x exactly) and no mean term in dx, as src/ref/norm.c's row_geom.centred */
+#define SB_NORM_RMS 256
 
 /* The mean of a group of outer x inner elements at base[i * stride_outer
  * + j] (j fastest), then the sum of squared deviations from it: two
@@ -139,8 +142,18 @@ SB_KERNEL sb_rows_forward(SB_LONG R, SB_LONG D, SB_LONG G, SB_LONG S, int have, 
                           SB_LONG b0, SB_GLOBAL float *y, SB_LONG y0, SB_GLOBAL float *smean,
                           SB_LONG sm0, SB_GLOBAL float *srstd, SB_LONG sr0) {
     SB_FOR_EACH(r, R) {
-        float mean, sumsq;
-        sb_norm_stats(x + x0 + r * D, 1, D, D, d_f, &mean, &sumsq);
+        float mean = 0.0f, sumsq;
+        if (have & SB_NORM_RMS) {
+            sb_acc acc;
+            sb_acc_init(&acc);
+            for (SB_LONG i = 0; i < D; i++) {
+                float v = x[x0 + r * D + i];
+                sb_acc_add(&acc, v * v);
+            }
+            sumsq = sb_acc_result(&acc);
+        } else {
+            sb_norm_stats(x + x0 + r * D, 1, D, D, d_f, &mean, &sumsq);
+        }
         float var = sumsq / d_f;
         float rstd = 1.0f / SB_SQRT(var + eps);
         if (have & SB_NORM_SAVE_MEAN) smean[sm0 + r] = mean;
@@ -162,7 +175,7 @@ SB_KERNEL sb_rows_backward_dx(SB_LONG R, SB_LONG D, SB_LONG G, SB_LONG S, int ha
                               SB_GLOBAL const float *rstd, SB_LONG r0, SB_GLOBAL float *dx,
                               SB_LONG dx0) {
     SB_FOR_EACH(r, R) {
-        const float m = mean[m0 + r], rs = rstd[r0 + r];
+        const float m = (have & SB_NORM_RMS) ? 0.0f : mean[m0 + r], rs = rstd[r0 + r];
         sb_acc acc_g, acc_gx;
         sb_acc_init(&acc_g);
         sb_acc_init(&acc_gx);
@@ -173,7 +186,7 @@ SB_KERNEL sb_rows_backward_dx(SB_LONG R, SB_LONG D, SB_LONG G, SB_LONG S, int ha
             sb_acc_add(&acc_g, g);
             sb_acc_add(&acc_gx, g * xhat);
         }
-        const float a = sb_acc_result(&acc_g) / d_f;
+        const float a = (have & SB_NORM_RMS) ? 0.0f : sb_acc_result(&acc_g) / d_f;
         const float bb = sb_acc_result(&acc_gx) / d_f;
         for (SB_LONG i = 0; i < D; i++) {
             float xhat = (x[x0 + r * D + i] - m) * rs;
@@ -201,7 +214,8 @@ SB_KERNEL sb_rows_backward_params(SB_LONG R, SB_LONG D, SB_LONG G, SB_LONG S, in
         for (SB_LONG r = g; r < R; r += G)
             for (SB_LONG i = i0; i < i0 + S; i++) {
                 float d = dy[dy0 + r * D + i];
-                float xhat = (x[x0 + r * D + i] - mean[m0 + r]) * rstd[r0 + r];
+                float m = (have & SB_NORM_RMS) ? 0.0f : mean[m0 + r];
+                float xhat = (x[x0 + r * D + i] - m) * rstd[r0 + r];
                 sb_acc_add(&acc_w, d * xhat);
                 sb_acc_add(&acc_b, d);
             }
