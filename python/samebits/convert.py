@@ -58,6 +58,16 @@ _CONVERT = {
 _CONVERT.update({m.__mro__[1]: m for m in snn.PADDING})
 if hasattr(torch.nn, "RMSNorm"):  # torch >= 2.4
     _CONVERT[torch.nn.RMSNorm] = snn.RMSNorm
+# MultiheadAttention's out-projection holder (only its weight and bias are read)
+_CONVERT[torch.nn.modules.linear.NonDynamicallyQuantizableLinear] = snn.Linear
+# torch.nn modules whose forward is Python code over routed ops (strict mode
+# runs F.multi_head_attention_forward and F.scaled_dot_product_attention on
+# samebits' attention): kept, their children converted. In eval mode PyTorch
+# may take a fused path (torch._transformer_encoder_layer_fwd,
+# torch._native_multi_head_attention), which strict mode refuses by name.
+_KEPT_TORCH = (torch.nn.MultiheadAttention, torch.nn.TransformerEncoderLayer,
+               torch.nn.TransformerDecoderLayer, torch.nn.TransformerEncoder,
+               torch.nn.TransformerDecoder, torch.nn.Transformer)
 
 # Modules that only move bits (views, copies) or hold others: kept as they are.
 _EXACT = (torch.nn.Flatten, torch.nn.Unflatten, torch.nn.Identity)
@@ -180,6 +190,8 @@ def _convert(m, path):
     if isinstance(m, _SAMEBITS) or t in _EXACT or t in _CONTAINERS or \
             isinstance(m, torch.fx.GraphModule):
         pass
+    elif t in _KEPT_TORCH:
+        _check(m, path)
     elif _own_forward(m):
         # a user subclass of a supported module with its own forward (e.g.
         # torchvision's LayerNorm2d: permute, F.layer_norm, permute) is

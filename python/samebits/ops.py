@@ -19,7 +19,7 @@ import numpy as np
 
 from . import _lib
 from ._lib import call, wrap, ref
-from ._convert import to_np, to_np_index, back, kind_of, empty
+from ._convert import to_np, to_np_index, back, kind_of, empty, device_of, is_torch
 
 __all__ = [
     "mm", "mm_backward", "linear", "linear_backward",
@@ -41,7 +41,7 @@ __all__ = [
     "group_norm", "group_norm_backward",
     "dropout", "dropout_backward",
     "gather", "gather_backward", "scatter_add", "index_select", "index_select_backward",
-    "index_add",
+    "index_add", "scaled_dot_product_attention", "default_scale",
 ]
 
 _BINARY = {"add": 0, "sub": 1, "mul": 2, "div": 3, "maximum": 4, "minimum": 5}
@@ -649,6 +649,86 @@ def _dropout_backward(dy, mask, p, training, fn="dropout_backward"):
     dx = empty(dy.shape)
     call("sb_dropout_backward", ref(wrap(dy)), ref(wrap(mask)), p, training, ref(wrap(dx)))
     return dx
+
+
+# ---- attention (contract section 19) ----
+
+_CAUSAL = {None: 0, False: 0, "top_left": 1, True: 1, "bottom_right": 2}
+
+
+def _sdpa_mask(mask, fn):
+    """None, a float32 mask (added) or a boolean one (True = take part) as
+    the C function takes them: float32, or int32 0/1 (exact)."""
+    if mask is None:
+        return None
+    if isinstance(mask, np.ndarray) and mask.dtype == np.bool_:
+        return np.ascontiguousarray(mask, dtype=np.int32)
+    if is_torch(mask) and str(mask.dtype) == "torch.bool":
+        device_of(mask, fn, "attn_mask")
+        return np.ascontiguousarray(mask.detach().numpy(), dtype=np.int32)
+    return to_np(mask, fn, "attn_mask")
+
+
+def _sdpa_causal(causal, fn):
+    if causal not in _CAUSAL:
+        raise ValueError("samebits.%s: causal=%r (expected False, True or 'top_left', "
+                         "'bottom_right')" % (fn, causal))
+    return _CAUSAL[causal]
+
+
+def default_scale(e):
+    """The default scale of head size e: float32 of binary64 1/sqrt(e)."""
+    out = ctypes.c_float()
+    call("sb_sdpa_default_scale", _lib.arg_int(e, "sb_sdpa_default_scale", 0, "default_scale", "e"),
+         ctypes.byref(out))
+    return out.value
+
+
+def _sdpa_args(q, scale, p, seed, stream, offset, fn):
+    c = "sb_sdpa_forward"
+    scale = default_scale(q.shape[-1] if q.shape[-1] > 0 else 1) if scale is None else \
+        _lib.arg_float(scale, c, 5, fn, "scale")
+    return (scale, _lib.arg_float(p, c, 6, fn, "dropout_p"), _lib.arg_int(seed, c, 7, fn, "seed"),
+            _lib.arg_int(stream, c, 8, fn, "stream"), _lib.arg_int(offset, c, 9, fn, "offset"))
+
+
+def _sdpa(q, k, v, mask, causal, scale, p, seed, stream, offset, fn="scaled_dot_product_attention"):
+    """(out, probs) of numpy q, k, v; mask as _sdpa_mask returns it."""
+    for name, t in (("query", q), ("key", k), ("value", v)):
+        if t.ndim < 2:
+            raise _lib.SamebitsError("samebits.%s: %s must have at least 2 dimensions, got shape %s"
+                                     % (fn, name, t.shape))
+    scale, p, seed, stream, offset = _sdpa_args(q, scale, p, seed, stream, offset, fn)
+    out = empty(q.shape[:-1] + (v.shape[-1],))
+    probs = empty(q.shape[:-1] + (k.shape[-2],))
+    call("sb_sdpa_forward", ref(wrap(q)), ref(wrap(k)), ref(wrap(v)), ref(_w(mask)),
+         _sdpa_causal(causal, fn), scale, p, seed, stream, offset, ref(wrap(out)),
+         ref(wrap(probs)))
+    return out, probs, scale
+
+
+def _sdpa_backward(dout, q, k, v, mask, causal, scale, p, seed, stream, offset, probs,
+                   need=(True, True, True)):
+    dq, dk, dv = (empty(t.shape) if n else None for t, n in zip((q, k, v), need))
+    call("sb_sdpa_backward", ref(wrap(dout)), ref(wrap(q)), ref(wrap(k)), ref(wrap(v)),
+         ref(_w(mask)), _sdpa_causal(causal, "scaled_dot_product_attention_backward"), scale, p,
+         seed, stream, offset, ref(wrap(probs)), ref(_w(dq)), ref(_w(dk)), ref(_w(dv)))
+    return dq, dk, dv
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, causal=False,
+                                 scale=None, seed=0, stream=0, offset=0):
+    """softmax(q k^T * scale + mask) v (contract section 19), with the
+    probabilities: returns (out, probs). attn_mask: float (added) or bool
+    (True = take part), broadcast to (..., Lq, Lk); causal: False, True /
+    'top_left' (PyTorch's is_causal) or 'bottom_right' (KV-cache decode);
+    dropout from Philox (seed, stream, offset + position in probs)."""
+    fn = "scaled_dot_product_attention"
+    kind = kind_of(query, key, value)
+    out, probs, _ = _sdpa(to_np(query, fn, "query"), to_np(key, fn, "key"),
+                          to_np(value, fn, "value"), _sdpa_mask(attn_mask, fn), causal, scale,
+                          dropout_p, seed, stream, offset, fn)
+    return back(out, kind), back(probs, kind)
 
 
 # ---- the index family (contract section 18) ----

@@ -270,6 +270,152 @@ def _bernoulli(in_place):
     return route
 
 
+def _attention_dropout(p, numel):
+    """(seed, stream, offset) of an attention dropout of `numel`
+    probabilities: the calling module's Philox draw state (see _draw_state),
+    advanced by numel; (0, 0, 0) when nothing is drawn."""
+    if not p:
+        return 0, 0, 0
+    state = _draw_state()
+    key = (state[0], state[1], state[2])
+    state[2] += numel
+    return key
+
+
+def _sdpa(args, kwargs):
+    """F.scaled_dot_product_attention(query, key, value, attn_mask=None,
+    dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False)."""
+    if kwargs.get("enable_gqa"):
+        raise NotImplementedError("samebits strict mode: scaled_dot_product_attention with "
+                                  "enable_gqa=True is not supported (query and key/value must "
+                                  "have the same number of heads)")
+    kwargs = {k: v for k, v in kwargs.items() if k != "enable_gqa"}
+    unknown = sorted(set(kwargs) - {"query", "key", "value", "attn_mask", "dropout_p",
+                                    "is_causal", "scale"})
+    if unknown:
+        raise NotImplementedError("samebits strict mode: scaled_dot_product_attention with "
+                                  "unknown argument(s) %s" % ", ".join(unknown))
+    q, k, v = (_arg(args, kwargs, i, n) for i, n in enumerate(("query", "key", "value")))
+    mask = _arg(args, kwargs, 3, "attn_mask")
+    p = float(_arg(args, kwargs, 4, "dropout_p", 0.0))
+    causal = bool(_arg(args, kwargs, 5, "is_causal", False))
+    scale = _arg(args, kwargs, 6, "scale")
+    if causal and mask is not None:
+        raise _Missing("attn_mask together with is_causal=True (PyTorch refuses it too)")
+    seed, stream, offset = _attention_dropout(p, q.numel() // max(q.shape[-1], 1) * k.shape[-2])
+    return SF.scaled_dot_product_attention(q, k, v, mask, p, causal, scale, seed, stream, offset)
+
+
+_MHA_ARGS = ("query", "key", "value", "embed_dim_to_check", "num_heads", "in_proj_weight",
+             "in_proj_bias", "bias_k", "bias_v", "add_zero_attn", "dropout_p", "out_proj_weight",
+             "out_proj_bias", "training", "key_padding_mask", "need_weights", "attn_mask",
+             "use_separate_proj_weight", "q_proj_weight", "k_proj_weight", "v_proj_weight",
+             "static_k", "static_v", "average_attn_weights", "is_causal")
+
+
+def _mha_mask(attn_mask, key_padding_mask, n, h, l, s):
+    """The two masks of multi_head_attention_forward (bool: True = masked
+    out; float: added) as one mask for SDPA, broadcastable to (N, H, L, S):
+    both boolean -> boolean (True = take part); else float, a boolean one
+    becoming -inf where masked and the two added by samebits' add. Masks are
+    constants: combined without autograd."""
+    import numpy as np
+    from . import ops as _ops
+    parts = []
+    if attn_mask is not None:
+        m = attn_mask.detach()
+        parts.append(m.reshape(1, 1, l, s) if m.dim() == 2 else m.reshape(n, h, l, s))
+    if key_padding_mask is not None:
+        parts.append(key_padding_mask.detach().reshape(n, 1, 1, s))
+    if not parts:
+        return None
+    if all(m.dtype == torch.bool for m in parts):
+        keep = np.logical_not(parts[0].numpy())
+        for m in parts[1:]:
+            keep = np.logical_and(keep, np.logical_not(m.numpy()))
+        return torch.from_numpy(np.ascontiguousarray(keep))
+    floats = []
+    for m in parts:
+        if m.dtype == torch.bool:
+            f = np.zeros(tuple(m.shape), dtype=np.float32)
+            f[m.numpy()] = -np.inf
+        elif m.dtype == torch.float32:
+            f = np.ascontiguousarray(m.numpy())
+        else:
+            raise _Missing("an attention mask of dtype %s" % m.dtype)
+        floats.append(f)
+    out = floats[0]
+    for f in floats[1:]:
+        out = _ops.add(out, f)
+    return torch.from_numpy(np.ascontiguousarray(out))
+
+
+def _mha_forward(args, kwargs):
+    """F.multi_head_attention_forward (nn.MultiheadAttention's forward):
+    the in-projections (samebits linear), heads split by views, samebits
+    SDPA (its probabilities are the returned weights: after dropout, as
+    PyTorch returns them, averaged over heads with samebits' mean), the
+    out-projection. Refused: add_bias_kv, add_zero_attn, static_k/v."""
+    a = dict(zip(_MHA_ARGS, args))
+    a.update(kwargs)
+    unknown = sorted(set(a) - set(_MHA_ARGS))
+    if unknown:
+        raise _Missing("multi_head_attention_forward with %s" % ", ".join(unknown))
+    if a.get("bias_k") is not None or a.get("bias_v") is not None:
+        raise _Missing("MultiheadAttention with add_bias_kv=True")
+    if a.get("add_zero_attn"):
+        raise _Missing("MultiheadAttention with add_zero_attn=True")
+    if a.get("static_k") is not None or a.get("static_v") is not None:
+        raise _Missing("multi_head_attention_forward with static_k/static_v")
+    query, key, value = a["query"], a["key"], a["value"]
+    batched = query.dim() == 3
+    kpm = a.get("key_padding_mask")
+    attn_mask = a.get("attn_mask")
+    if not batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if kpm is not None:
+            kpm = kpm.unsqueeze(0)
+        if attn_mask is not None and attn_mask.dim() == 3:
+            pass
+    l, n, e = query.shape
+    s = key.shape[0]
+    h = a["num_heads"]
+    hd = e // h
+    if a.get("use_separate_proj_weight"):
+        wq, wk, wv = a["q_proj_weight"], a["k_proj_weight"], a["v_proj_weight"]
+    else:
+        wq, wk, wv = a["in_proj_weight"].chunk(3)
+    b = a.get("in_proj_bias")
+    bq, bk, bv = b.chunk(3) if b is not None else (None, None, None)
+    q = SF.linear(query, wq, bq)
+    k = SF.linear(key, wk, bk)
+    v = SF.linear(value, wv, bv)
+    # (L, N, E) -> (N, H, L, hd): views and one copy
+    q = q.reshape(l, n, h, hd).permute(1, 2, 0, 3).contiguous()
+    k = k.reshape(s, n, h, hd).permute(1, 2, 0, 3).contiguous()
+    v = v.reshape(s, n, h, hd).permute(1, 2, 0, 3).contiguous()
+    causal = bool(a.get("is_causal", False)) and attn_mask is None
+    mask = _mha_mask(attn_mask, kpm, n, h, l, s)
+    p = float(a.get("dropout_p", 0.0)) if a.get("training", True) else 0.0
+    seed, stream, offset = _attention_dropout(p, n * h * l * s)
+    out, probs = SF.scaled_dot_product_attention(q, k, v, mask, p, causal, None, seed, stream,
+                                                 offset, need_probs=True)
+    out = out.permute(2, 0, 1, 3).reshape(l * n, e)
+    out = SF.linear(out, a["out_proj_weight"], a.get("out_proj_bias")).reshape(l, n, e)
+    weights = None
+    if a.get("need_weights", True):
+        from . import ops as _ops
+        w = probs
+        if p:
+            w = torch.from_numpy(_ops.dropout(probs.numpy(), p, True, seed, stream, offset)[0])
+        if a.get("average_attn_weights", True):
+            w = torch.from_numpy(_ops.mean(w.numpy(), 1))
+        weights = w if batched else w.squeeze(0)
+    if not batched:
+        out = out.squeeze(1)
+    return out, weights
+
+
 def _adaptive_max_with_indices(args, kwargs):
     """F.adaptive_max_pool2d_with_indices always returns (y, indices)."""
     _refuse_kwargs(kwargs, ("input", "output_size", "return_indices"),
@@ -479,6 +625,11 @@ ROUTED = {
                                          "BCE of logits (log-sigmoid form)"),
     "kl_div": (_call(SF.kl_div), "KL divergence"),
     "dropout": (_dropout, "identity in eval mode"),
+    # attention (contract section 19)
+    "scaled_dot_product_attention": (_sdpa, "sb_sdpa: masks, causal, Philox dropout keyed by "
+                                            "the calling module"),
+    "multi_head_attention_forward": (_mha_forward, "in-projections, samebits SDPA, "
+                                                   "out-projection"),
     # the index family: accumulation in ascending source position
     "gather": (_gather, "bits copied; backward scatter-adds in ascending position"),
     "index_select": (_index_select, "bits copied; backward index_add in ascending position"),
@@ -524,7 +675,8 @@ for _names, _reason in (
           "__float__",
           "__reversed__", "__contains__"), _QUERY),
         (("zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like", "new_zeros",
-          "new_ones", "new_empty", "tensor", "as_tensor", "from_numpy", "fill_", "zero_"), _ALLOC),
+          "new_ones", "new_empty", "tensor", "as_tensor", "from_numpy", "fill_", "zero_",
+          "masked_fill", "masked_fill_"), _ALLOC),
         (("detach", "detach_", "requires_grad_", "retain_grad", "__set__"), _GRAD)):
     for _n in _names:
         PASS_THROUGH[_n] = _reason
@@ -581,9 +733,17 @@ _SAMEBITS_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 
 
+# The frames through which samebits runs a model (the strict class's
+# __call__, audit): skipped like torch's, so that a model whose root is a
+# torch.nn module (MultiheadAttention) is model code, not samebits' own.
+_ENTRY_CODES = set()
+
+
 def _caller_is_samebits(frame):
-    """True when the first frame outside torch's own files is samebits code."""
-    while frame is not None and frame.f_code.co_filename.startswith(_TORCH_DIR):
+    """True when the first frame outside torch's own files (and samebits'
+    entry frames) is samebits code."""
+    while frame is not None and (frame.f_code.co_filename.startswith(_TORCH_DIR) or
+                                 frame.f_code in _ENTRY_CODES):
         frame = frame.f_back
     return frame is not None and frame.f_code.co_filename.startswith(_SAMEBITS_DIR)
 
@@ -725,6 +885,7 @@ def strict_class(cls):
                 return cls.__call__(self, *args, **kwargs)
             with StrictMode(self):
                 return cls.__call__(self, *args, **kwargs)
+        _ENTRY_CODES.add(__call__.__code__)
         cache[cls] = type(cls.__name__, (cls,), {
             "__call__": __call__, "_samebits_strict": True, "samebits_strict": True,
             "__module__": __name__, "__doc__": cls.__doc__})
@@ -779,3 +940,6 @@ def audit(model, *example_inputs, print_report=True, **example_kwargs):
     if print_report:
         print(mode.report)
     return mode.report
+
+
+_ENTRY_CODES.add(audit.__code__)

@@ -167,6 +167,13 @@ OPS = {
                               set()),
     "index_add": (lambda: dict(x=_f(2, 3), dim=1, index=_i(4), source=_f(2, 4), alpha=0.5),
                   {"x:mismatch"}),
+    # attention: q (2, 3, 4), k (2, 5, 4), v (2, 5, 3), a float mask (3, 5)
+    "scaled_dot_product_attention": (lambda: dict(query=_f(2, 3, 4), key=_f(2, 5, 4),
+                                                  value=_f(2, 5, 3), attn_mask=_f(3, 5),
+                                                  dropout_p=0.25, causal=True, scale=0.5, seed=1,
+                                                  stream=2, offset=0),
+                                     {"value:mismatch", "attn_mask:rank_down", "scale:none"}),
+    "default_scale": (lambda: dict(e=4), set()),
 }
 OPS["hardtanh"] = (lambda: dict(x=_f(2, 3), min_val=-0.5, max_val=0.5), _all("x", ELEMENTWISE_OK))
 OPS["hardtanh_backward"] = (lambda: dict(x=_f(2, 3), dy=_f(2, 3), min_val=-0.5, max_val=0.5),
@@ -260,6 +267,11 @@ FUNCTIONAL = {
                                max_norm=None), {"input:rank_up", "input:rank_down", "input:zero",
                                                "input:mismatch", "weight:mismatch",
                                                "padding_idx:none"}),
+    "scaled_dot_product_attention": (lambda: dict(query=_t(_f(2, 3, 4)), key=_t(_f(2, 5, 4)),
+                                                  value=_t(_f(2, 5, 3)), attn_mask=_t(_f(3, 5)),
+                                                  dropout_p=0.25, is_causal=True, scale=0.5,
+                                                  seed=1, stream=2, offset=0),
+                                     {"value:mismatch", "attn_mask:rank_down", "scale:none"}),
     "embedding_bag": (lambda: dict(input=_t(_i(5)), weight=_t(_f(3, 2)), offsets=_t(_i(2, high=1)),
                                    mode="sum", per_sample_weights=_t(_f(5))),
                       {"weight:mismatch", "per_sample_weights:none", "offsets:zero",

@@ -26,6 +26,10 @@ ALLOWED = {
     "aten::select_backward", "aten::slice_backward", "aten::unbind", "aten::split",
     "aten::chunk", "aten::cat", "aten::stack", "aten::item", "aten::_local_scalar_dense",
     "aten::is_nonzero", "aten::scalar_tensor", "aten::detach_",
+    # a constant written where a mask says (attention masks made into -inf/0
+    # by PyTorch's _canonical_mask), and the allocation AccumulateGrad
+    # makes for a gradient whose strides differ from its parameter's
+    "aten::masked_fill_", "aten::masked_fill", "aten::new_empty_strided",
     # .numpy() resolving the lazy conjugate/negative flags: no-ops on real tensors
     "aten::resolve_conj", "aten::resolve_neg",
 }

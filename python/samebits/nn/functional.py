@@ -29,7 +29,8 @@ __all__ = ["linear", "conv2d", "pad", "max_pool2d", "avg_pool2d", "adaptive_max_
            "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "batch_norm", "layer_norm",
            "rms_norm", "group_norm", "instance_norm",
            "dropout", "mm", "div", "sqrt", "exp", "log", "sum", "mean",
-           "gather", "index_select", "scatter_add", "index_add", "embedding", "embedding_bag"]
+           "gather", "index_select", "scatter_add", "index_add", "embedding", "embedding_bag",
+           "scaled_dot_product_attention"]
 
 
 def _t(a):
@@ -744,6 +745,54 @@ def dropout(input, p, training, seed, stream, offset=0):
                           _ops._flag(training, fn, "training"), _lib.arg_int(seed, c, 3, fn, "seed"),
                           _lib.arg_int(stream, c, 4, fn, "stream"),
                           _lib.arg_int(offset, c, 5, fn, "offset"))
+
+
+class _SDPA(torch.autograd.Function):
+    """Scaled dot-product attention (contract section 19): forward and
+    backward are sb_sdpa_forward / sb_sdpa_backward. The second output, the
+    probabilities before dropout, carries no gradient."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, mask, causal, scale, p, seed, stream, offset):
+        fn = "scaled_dot_product_attention"
+        nq, nk, nv = to_np(q, fn, "query"), to_np(k, fn, "key"), to_np(v, fn, "value")
+        nm = _ops._sdpa_mask(mask, fn)
+        out, probs, scale = _ops._sdpa(nq, nk, nv, nm, causal, scale, p, seed, stream, offset, fn)
+        ctx.args = (nq, nk, nv, nm, causal, scale, p, seed, stream, offset, probs)
+        probs_t = torch.from_numpy(probs)
+        ctx.mark_non_differentiable(probs_t)
+        return torch.from_numpy(out), probs_t
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dout, _dprobs):
+        nq, nk, nv, nm, causal, scale, p, seed, stream, offset, probs = ctx.args
+        need = ctx.needs_input_grad[:3]
+        d = _ops._sdpa_backward(to_np(dout, "scaled_dot_product_attention", "grad"), nq, nk, nv,
+                                nm, causal, scale, p, seed, stream, offset, probs, need)
+        return tuple(_t(x) for x in d) + (None,) * 7
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, seed=0, stream=0, offset=0,
+                                 causal_alignment="top_left", need_probs=False):
+    """torch.nn.functional.scaled_dot_product_attention with samebits' bits
+    (contract section 19), differentiable in query, key and value.
+    attn_mask: bool (True = take part) or float (added), broadcast to
+    (..., L, S); is_causal: PyTorch's top-left causal mask, or with
+    causal_alignment="bottom_right" the KV-cache one (the last query sees
+    every key); dropout from Philox (seed, stream, offset + the position in
+    the (..., L, S) probabilities), which the caller advances. need_probs:
+    also return the probabilities (before dropout, without gradient)."""
+    if causal_alignment not in ("top_left", "bottom_right"):
+        raise ValueError("samebits.nn.functional.scaled_dot_product_attention: "
+                         "causal_alignment=%r (expected 'top_left' or 'bottom_right')"
+                         % (causal_alignment,))
+    causal = causal_alignment if _ops._flag(is_causal, "scaled_dot_product_attention",
+                                            "is_causal") else False
+    out, probs = _SDPA.apply(query, key, value, attn_mask, causal, scale, dropout_p, seed,
+                             stream, offset)
+    return (out, probs) if need_probs else out
 
 
 class _Mm(torch.autograd.Function):
