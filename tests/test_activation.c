@@ -22,14 +22,30 @@ static sb_tensor *tnew(int nd, const int64_t *shape) {
 }
 
 enum { RELU, LEAKY, TANH, SIGMOID, SILU, GELU, GELU_TANH, SOFTPLUS, HARDTANH, HARDSIGMOID, HARDSWISH,
-       NACT };
+       ELU, SELU, CELU, MISH, LOGSIGMOID, HARDSHRINK, SOFTSHRINK, THRESHOLD, NACT };
 static const char *names[NACT] = { "relu", "leaky_relu", "tanh", "sigmoid", "silu", "gelu", "gelu_tanh", "softplus",
-                                   "hardtanh", "hardsigmoid", "hardswish" };
+                                   "hardtanh", "hardsigmoid", "hardswish", "elu", "selu", "celu", "mish",
+                                   "logsigmoid", "hardshrink", "softshrink", "threshold" };
 static const float SLOPE = 0.01f, BETA = 1.5f, THRESH = 20.0f, HT_MIN = -2.0f, HT_MAX = 1.5f;
+static const float LAMBD = 0.5f, TH = 0.25f, TH_VALUE = -2.0f;
+
+/* ELU's (alpha, scale, input_scale) for elu(1.5), selu and celu(1.7) as
+ * PyTorch derives them: SELU's constants are the float32 nearest to its
+ * double constants, CELU's input_scale is (float)(1.0 / (double)alpha). */
+#define C_SELU_ALPHA ((float)1.6732632423543772848170429916717)
+#define C_SELU_SCALE ((float)1.0507009873554804934193349852946)
+static void elu_params(int k, float p[3]) {
+    p[0] = k == ELU ? 1.5f : k == SELU ? C_SELU_ALPHA : 1.7f;
+    p[1] = k == SELU ? C_SELU_SCALE : 1.0f;
+    p[2] = k == CELU ? (float)(1.0 / (double)1.7f) : 1.0f;
+}
+static int is_elu(int k) { return k == ELU || k == SELU || k == CELU; }
 
 /* The kinks of the piecewise-linear activations, where float64 central
  * differences say nothing. */
 static int near_kink(int k, double x) {
+    if (k == HARDSHRINK || k == SOFTSHRINK) return fabs(fabs(x) - LAMBD) < 1e-3;
+    if (k == THRESHOLD) return fabs(x - TH) < 1e-3;
     double d = k == HARDTANH ? fmin(fabs(x - HT_MIN), fabs(x - HT_MAX)) : fmin(fabs(x + 3), fabs(x - 3));
     return (k == HARDTANH || k == HARDSIGMOID || k == HARDSWISH) && d < 1e-3;
 }
@@ -63,6 +79,26 @@ static float want_fwd(int k, float x) {
     case HARDTANH: return x != x ? x : (x == 0.0f ? x : fminf(fmaxf(x, HT_MIN), HT_MAX));
     case HARDSIGMOID: return x != x ? x : fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f;
     case HARDSWISH: return x != x ? x : (x * fminf(fmaxf(x + 3.0f, 0.0f), 6.0f)) / 6.0f;
+    case ELU: case SELU: case CELU: {
+        float p[3];
+        elu_params(k, p);
+        if (x > 0.0f) return x * p[1];
+        float t = x * p[2];
+        float negcoef = p[0] * p[1];
+        return sb_expm1f(t) * negcoef;
+    }
+    case MISH: { float e = sb_expf(x); float l = sb_log1pf(e); float t = sb_tanhf(l); return x * t; }
+    case LOGSIGMOID: {
+        float ax = x < 0.0f ? -x : x;
+        float l = sb_log1pf(sb_expf(-ax));
+        float m = x > 0.0f ? 0.0f : x;
+        return m - l;
+    }
+    case HARDSHRINK: return fabsf(x) <= LAMBD ? 0.0f : x;
+    case SOFTSHRINK:
+        if (x != x) return x;
+        return fabsf(x) <= LAMBD ? x * 0.0f : (x > 0.0f ? x - LAMBD : x + LAMBD);
+    case THRESHOLD: return (x > TH || x != x) ? x : TH_VALUE;
     }
     return 0.0f;
 }
@@ -109,6 +145,31 @@ static float want_bwd(int k, float s, float g) {
     case HARDSWISH:
         if (s != s) return g * s;
         return s < -3.0f ? 0.0f : (s >= 3.0f ? g : g * (s / 3.0f + 0.5f));
+    case ELU: case SELU: case CELU: {
+        float p[3];
+        elu_params(k, p);
+        if (s > 0.0f) return g * p[1];
+        float negcoef = p[0] * p[1];
+        float a = g * p[2];
+        a = a * negcoef;
+        return a * sb_expf(s * p[2]);
+    }
+    case MISH: {
+        float sg = 1.0f / (1.0f + sb_expf(-s));
+        float t = sb_tanhf(sb_log1pf(sb_expf(s)));
+        float a = s * sg, b = 1.0f - t * t;
+        return g * (t + a * b);
+    }
+    case LOGSIGMOID: {
+        /* PyTorch's form: dy * (max_deriv - sign * (z / (1 + z))) */
+        float ax = s < 0.0f ? -s : s;
+        float z = sb_expf(-ax);
+        float q = z / (1.0f + z);
+        float max_deriv = s < 0.0f ? 1.0f : 0.0f, sign = s < 0.0f ? 1.0f : -1.0f;
+        return g * (max_deriv - sign * q);
+    }
+    case HARDSHRINK: case SOFTSHRINK: return fabsf(s) <= LAMBD ? 0.0f : g;
+    case THRESHOLD: return (s > TH || s != s) ? g : 0.0f;
     }
     return 0.0f;
 }
@@ -127,6 +188,16 @@ static double f64(int k, double x) {
     case HARDTANH: return fmin(fmax(x, HT_MIN), HT_MAX);
     case HARDSIGMOID: return fmin(fmax(x + 3, 0), 6) / 6;
     case HARDSWISH: return x * fmin(fmax(x + 3, 0), 6) / 6;
+    case ELU: case SELU: case CELU: {
+        float p[3];
+        elu_params(k, p);
+        return x > 0 ? x * p[1] : (double)p[0] * p[1] * expm1(x * p[2]);
+    }
+    case MISH: return x * tanh(log1p(exp(x)));
+    case LOGSIGMOID: return x < 0 ? x - log1p(exp(x)) : -log1p(exp(-x));
+    case HARDSHRINK: return fabs(x) <= LAMBD ? 0 : x;
+    case SOFTSHRINK: return fabs(x) <= LAMBD ? 0 : x - copysign(LAMBD, x);
+    case THRESHOLD: return x <= TH ? TH_VALUE : x;
     }
     return 0;
 }
@@ -143,6 +214,16 @@ static sb_status run_fwd(int k, const sb_tensor *x, sb_tensor *y) {
     case HARDTANH: return sb_hardtanh_forward(x, HT_MIN, HT_MAX, y);
     case HARDSIGMOID: return sb_hardsigmoid_forward(x, y);
     case HARDSWISH: return sb_hardswish_forward(x, y);
+    case ELU: case SELU: case CELU: {
+        float p[3];
+        elu_params(k, p);
+        return sb_elu_forward(x, p[0], p[1], p[2], y);
+    }
+    case MISH: return sb_mish_forward(x, y);
+    case LOGSIGMOID: return sb_logsigmoid_forward(x, y);
+    case HARDSHRINK: return sb_hardshrink_forward(x, LAMBD, y);
+    case SOFTSHRINK: return sb_softshrink_forward(x, LAMBD, y);
+    case THRESHOLD: return sb_threshold_forward(x, TH, TH_VALUE, y);
     default: return sb_softplus_forward(x, BETA, THRESH, y);
     }
 }
@@ -160,6 +241,16 @@ static sb_status run_bwd(int k, const sb_tensor *s, const sb_tensor *dy, sb_tens
     case HARDTANH: return sb_hardtanh_backward(s, dy, HT_MIN, HT_MAX, dx);
     case HARDSIGMOID: return sb_hardsigmoid_backward(s, dy, dx);
     case HARDSWISH: return sb_hardswish_backward(s, dy, dx);
+    case ELU: case SELU: case CELU: {
+        float p[3];
+        elu_params(k, p);
+        return sb_elu_backward(s, dy, p[0], p[1], p[2], dx);
+    }
+    case MISH: return sb_mish_backward(s, dy, dx);
+    case LOGSIGMOID: return sb_logsigmoid_backward(s, dy, dx);
+    case HARDSHRINK: return sb_hardshrink_backward(s, dy, LAMBD, dx);
+    case SOFTSHRINK: return sb_softshrink_backward(s, dy, LAMBD, dx);
+    case THRESHOLD: return sb_threshold_backward(s, dy, TH, dx);
     default: return sb_softplus_backward(s, dy, BETA, THRESH, dx);
     }
 }
@@ -173,6 +264,9 @@ static void test_constants(void) {
     CHECK(sb_test_bits(C_SQRT_2_PI) == 0x3f4c422au, "sqrt(2/pi) bits");
     CHECK(sb_test_bits(C_KAPPA) == 0x3d372713u, "kappa bits");
     CHECK(sb_test_bits(3.0f * C_KAPPA) == 0x3e095d4eu, "3*kappa bits");
+    CHECK(sb_test_bits(C_SELU_ALPHA) == 0x3fd62d7du, "SELU alpha bits");
+    CHECK(sb_test_bits(C_SELU_SCALE) == 0x3f867d5fu, "SELU scale bits");
+    CHECK(sb_test_bits(C_SELU_ALPHA * C_SELU_SCALE) == 0x3fe10966u, "SELU negcoef bits");
 }
 
 static void test_values(void) {
@@ -198,6 +292,10 @@ static void test_values(void) {
             double tol = 2e-7 * fabs(t) + 1e-6 * fmin(fabs((double)xv[i]), 1e3) * (k == GELU || k == GELU_TANH || k == SILU) + 1e-38;
             /* softplus: rounding z = x * beta moves e^z by |z| ulps */
             if (k == SOFTPLUS) tol += 1.2e-7 * fabs((double)xv[i] * BETA) * fabs(t);
+            /* elu: rounding x * input_scale moves expm1 by up to (1 + |x|)
+             * ulps; mish and logsigmoid: three rounded functions in a row */
+            if (is_elu(k)) tol += 1.2e-7 * (1 + fabs((double)xv[i])) * fabs(t);
+            if (k == MISH || k == LOGSIGMOID) tol += 3e-7 * fabs(t);
             if (isfinite(t) && fabs(xv[i]) < 1e6) ok = ok && fabs(yv[i] - t) <= tol;
             if (!ok) bad++;
             CHECK(ok, "%s(%a) = %a, sequence %a, float64 %.9g", names[k], xv[i], yv[i], w, t);
@@ -309,6 +407,45 @@ static void test_conventions(void) {
     CHECK_OK(sb_silu_forward(x, y));
     CHECK(yv[4] != yv[4], "silu(-inf) = -inf / (1 + inf) is NaN, as in the float sequence");
     CHECK_BITS(yv[5], INFINITY, "silu(inf)");
+    /* in = { -0, +0, NaN, -NaN, -inf, inf, 1e-45, -1e-45 } */
+    CHECK_OK(sb_elu_forward(x, 1.5f, 2.0f, 1.0f, y));
+    CHECK_BITS(yv[0], -0.0f, "elu(-0) = expm1(-0) * negcoef = -0");
+    CHECK_BITS(yv[1], 0.0f, "elu(+0) = +0 (the expm1 branch)");
+    CHECK_BITS(yv[4], -3.0f, "elu(-inf) = -alpha * scale");
+    CHECK_BITS(yv[5], INFINITY, "elu(inf)");
+    CHECK_BITS(yv[6], 1e-45f * 2.0f, "elu(subnormal) = x * scale");
+    CHECK_BITS(yv[7], -1e-45f * 3.0f, "elu(-subnormal) = expm1(x) * negcoef, exact");
+    CHECK(yv[2] != yv[2], "elu(NaN) is NaN");
+    CHECK_OK(sb_elu_backward(x, dy, 1.5f, 2.0f, 1.0f, dx));
+    CHECK_BITS(dxv[1], 6.0f, "elu'(+0) = dy * alpha * scale (x > 0 is false)");
+    CHECK_BITS(dxv[4], 0.0f, "elu'(-inf) = dy * negcoef * exp(-inf) = +0");
+    CHECK_BITS(dxv[5], 4.0f, "elu'(inf) = dy * scale");
+    CHECK_OK(sb_mish_forward(x, y));
+    CHECK_BITS(yv[0], -0.0f, "mish(-0)");
+    CHECK(yv[4] != yv[4], "mish(-inf) = -inf * tanh(log1p(0)) is NaN, as in the float sequence");
+    CHECK_BITS(yv[5], INFINITY, "mish(inf) = inf * tanh(inf)");
+    CHECK_OK(sb_logsigmoid_forward(x, y));
+    CHECK_BITS(yv[4], -INFINITY, "logsigmoid(-inf)");
+    CHECK_BITS(yv[5], 0.0f, "logsigmoid(inf) = 0 - log1p(0) = +0");
+    CHECK(yv[2] != yv[2], "logsigmoid(NaN) is NaN");
+    CHECK_OK(sb_logsigmoid_backward(x, dy, dx));
+    CHECK_BITS(dxv[4], 2.0f, "logsigmoid'(-inf) = dy");
+    CHECK_BITS(dxv[5], 0.0f, "logsigmoid'(inf) = +0");
+    CHECK_OK(sb_softshrink_forward(x, 0.5f, y));
+    CHECK_BITS(yv[0], -0.0f, "softshrink(-0) = -0 * 0");
+    CHECK_BITS(yv[7], -0.0f, "softshrink(-subnormal) = -0");
+    CHECK_BITS(yv[2], nan1, "softshrink(NaN) = NaN * 0 keeps the NaN");
+    CHECK_BITS(yv[4], -INFINITY, "softshrink(-inf)");
+    CHECK_OK(sb_hardshrink_forward(x, 0.5f, y));
+    CHECK_BITS(yv[0], 0.0f, "hardshrink(-0) = +0");
+    CHECK_BITS(yv[3], nan2, "hardshrink(NaN) keeps the NaN");
+    CHECK_OK(sb_hardshrink_backward(x, dy, 0.5f, dx));
+    CHECK_BITS(dxv[2], 2.0f, "hardshrink'(NaN) passes dy");
+    CHECK_BITS(dxv[0], 0.0f, "hardshrink'(-0) = +0");
+    CHECK_OK(sb_threshold_forward(x, 0.0f, 7.0f, y));
+    CHECK_BITS(yv[0], 7.0f, "threshold(-0, 0) takes value");
+    CHECK_BITS(yv[6], 1e-45f, "threshold(subnormal, 0) keeps x");
+    CHECK_BITS(yv[2], nan1, "threshold(NaN) keeps the NaN");
     sb_tensor_free(x); sb_tensor_free(y); sb_tensor_free(dy); sb_tensor_free(dx);
 }
 
@@ -370,11 +507,19 @@ static void test_bad_inputs(void) {
     static const char *fwd_names[NACT] = { "sb_relu_forward", "sb_leaky_relu_forward", "sb_tanh_forward",
                                            "sb_sigmoid_forward", "sb_silu_forward", "sb_gelu_forward",
                                            "sb_gelu_forward", "sb_softplus_forward", "sb_hardtanh_forward",
-                                           "sb_hardsigmoid_forward", "sb_hardswish_forward" };
+                                           "sb_hardsigmoid_forward", "sb_hardswish_forward",
+                                           "sb_elu_forward", "sb_elu_forward", "sb_elu_forward",
+                                           "sb_mish_forward", "sb_logsigmoid_forward",
+                                           "sb_hardshrink_forward", "sb_softshrink_forward",
+                                           "sb_threshold_forward" };
     static const char *bwd_names[NACT] = { "sb_relu_backward", "sb_leaky_relu_backward", "sb_tanh_backward",
                                            "sb_sigmoid_backward", "sb_silu_backward", "sb_gelu_backward",
                                            "sb_gelu_backward", "sb_softplus_backward", "sb_hardtanh_backward",
-                                           "sb_hardsigmoid_backward", "sb_hardswish_backward" };
+                                           "sb_hardsigmoid_backward", "sb_hardswish_backward",
+                                           "sb_elu_backward", "sb_elu_backward", "sb_elu_backward",
+                                           "sb_mish_backward", "sb_logsigmoid_backward",
+                                           "sb_hardshrink_backward", "sb_softshrink_backward",
+                                           "sb_threshold_backward" };
     for (int k = 0; k < NACT; k++) {
         char m[96];
         const char *src = uses_y(k) ? "y" : "x";
@@ -404,6 +549,13 @@ static void test_bad_inputs(void) {
     CHECK_ERROR(sb_hardtanh_forward(a, 1.0f, -1.0f, b), SB_ERR_ARG, "min_val <= max_val");
     CHECK_ERROR(sb_hardtanh_forward(a, NAN, 1.0f, b), SB_ERR_ARG, "must not be NaN");
     CHECK_ERROR(sb_hardtanh_backward(a, a, 0.0f, NAN, b), SB_ERR_ARG, "must not be NaN");
+    CHECK_ERROR(sb_elu_forward(a, INFINITY, 1.0f, 1.0f, b), SB_ERR_ARG, "must be finite");
+    CHECK_ERROR(sb_elu_backward(a, a, 1.0f, 1.0f, NAN, b), SB_ERR_ARG, "input_scale = nan");
+    CHECK_ERROR(sb_hardshrink_forward(a, NAN, b), SB_ERR_ARG, "must not be NaN");
+    CHECK_ERROR(sb_softshrink_forward(a, -0.5f, b), SB_ERR_ARG, "lambd = -0.5 must be >= 0");
+    CHECK_ERROR(sb_softshrink_backward(a, a, NAN, b), SB_ERR_ARG, "must be >= 0");
+    CHECK_ERROR(sb_threshold_forward(a, NAN, 0.0f, b), SB_ERR_ARG, "threshold is NaN");
+    CHECK_ERROR(sb_threshold_backward(a, a, NAN, b), SB_ERR_ARG, "threshold is NaN");
     sb_tensor_free(at); sb_tensor_free(qt); sb_tensor_free(q); sb_tensor_free(b3);
     sb_tensor_free(a); sb_tensor_free(b); sb_tensor_free(c); sb_tensor_free(ii);
 }

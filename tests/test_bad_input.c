@@ -133,6 +133,18 @@ CALL(hardsigmoid_f, sb_hardsigmoid_forward(t[0], t[1]))
 CALL(hardsigmoid_b, sb_hardsigmoid_backward(t[0], t[1], t[2]))
 CALL(hardswish_f, sb_hardswish_forward(t[0], t[1]))
 CALL(hardswish_b, sb_hardswish_backward(t[0], t[1], t[2]))
+CALL(elu_f, sb_elu_forward(t[0], 1.0f, 1.0f, 1.0f, t[1]))
+CALL(elu_b, sb_elu_backward(t[0], t[1], 1.0f, 1.0f, 1.0f, t[2]))
+CALL(mish_f, sb_mish_forward(t[0], t[1]))
+CALL(mish_b, sb_mish_backward(t[0], t[1], t[2]))
+CALL(logsigmoid_f, sb_logsigmoid_forward(t[0], t[1]))
+CALL(logsigmoid_b, sb_logsigmoid_backward(t[0], t[1], t[2]))
+CALL(hardshrink_f, sb_hardshrink_forward(t[0], 0.5f, t[1]))
+CALL(hardshrink_b, sb_hardshrink_backward(t[0], t[1], 0.5f, t[2]))
+CALL(softshrink_f, sb_softshrink_forward(t[0], 0.5f, t[1]))
+CALL(softshrink_b, sb_softshrink_backward(t[0], t[1], 0.5f, t[2]))
+CALL(threshold_f, sb_threshold_forward(t[0], 0.1f, 20.0f, t[1]))
+CALL(threshold_b, sb_threshold_backward(t[0], t[1], 0.1f, t[2]))
 CALL(matmul, sb_matmul(t[0], t[1], false, false, t[2]))
 CALL(matmul_b, sb_matmul_backward(t[0], t[1], t[2], false, false, t[3], t[4]))
 CALL(linear_f, sb_linear_forward(t[0], t[1], t[2], t[3]))
@@ -265,6 +277,16 @@ static const op_case ops[] = {
     UN(hardsigmoid_f, "sb_hardsigmoid_forward", "x", "y"),
     UNB(hardsigmoid_b, "sb_hardsigmoid_backward", "x"),
     UN(hardswish_f, "sb_hardswish_forward", "x", "y"), UNB(hardswish_b, "sb_hardswish_backward", "x"),
+    UN(elu_f, "sb_elu_forward", "x", "y"), UNB(elu_b, "sb_elu_backward", "x"),
+    UN(mish_f, "sb_mish_forward", "x", "y"), UNB(mish_b, "sb_mish_backward", "x"),
+    UN(logsigmoid_f, "sb_logsigmoid_forward", "x", "y"),
+    UNB(logsigmoid_b, "sb_logsigmoid_backward", "x"),
+    UN(hardshrink_f, "sb_hardshrink_forward", "x", "y"),
+    UNB(hardshrink_b, "sb_hardshrink_backward", "x"),
+    UN(softshrink_f, "sb_softshrink_forward", "x", "y"),
+    UNB(softshrink_b, "sb_softshrink_backward", "x"),
+    UN(threshold_f, "sb_threshold_forward", "x", "y"),
+    UNB(threshold_b, "sb_threshold_backward", "x"),
     {"sb_matmul", c_matmul, NULL,
      {{"a", F, S2(2, 3), IN}, {"b", F, S2(3, 4), IN}, {"out", F, S2(2, 4), OUT}}},
     {"sb_matmul_backward", c_matmul_b, NULL,

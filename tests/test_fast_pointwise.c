@@ -338,6 +338,37 @@ static void test_unary_and_activations(void) {
         sb_ref_hardswish_backward(n, x, dy, want);
         CHECK_OK(sb_hardswish_backward(&tx, &tdy, &tg));
         check_buf(got, want, n, false, "hardswish backward", cfg);
+        /* ELU as elu(1.5), SELU's coefficients and celu(2) = (2, 1, 0.5) */
+        static const float elu_p[3][3] = {{1.5f, 1.0f, 1.0f},
+                                          {0x1.ac5afap+0f, 0x1.0cfabep+0f, 1.0f},
+                                          {2.0f, 1.0f, 0.5f}};
+        for (int e = 0; e < 3; e++) {
+            const float *p = elu_p[e];
+            sb_ref_elu_forward(n, x, p[0], p[1], p[2], want);
+            CHECK_OK(sb_elu_forward(&tx, p[0], p[1], p[2], &tg));
+            check_buf(got, want, n, false, "elu", cfg);
+            sb_ref_elu_backward(n, x, dy, p[0], p[1], p[2], want);
+            CHECK_OK(sb_elu_backward(&tx, &tdy, p[0], p[1], p[2], &tg));
+            check_buf(got, want, n, false, "elu backward", cfg);
+        }
+        sb_ref_mish_forward(n, x, want);
+        CHECK_OK(sb_mish_forward(&tx, &tg));
+        check_buf(got, want, n, false, "mish", cfg);
+        sb_ref_mish_backward(n, x, dy, want);
+        CHECK_OK(sb_mish_backward(&tx, &tdy, &tg));
+        check_buf(got, want, n, false, "mish backward", cfg);
+        sb_ref_logsigmoid_forward(n, x, want);
+        CHECK_OK(sb_logsigmoid_forward(&tx, &tg));
+        check_buf(got, want, n, false, "logsigmoid", cfg);
+        sb_ref_logsigmoid_backward(n, x, dy, want);
+        CHECK_OK(sb_logsigmoid_backward(&tx, &tdy, &tg));
+        check_buf(got, want, n, false, "logsigmoid backward", cfg);
+        sb_ref_softshrink_forward(n, x, 0.5f, want);
+        CHECK_OK(sb_softshrink_forward(&tx, 0.5f, &tg));
+        check_buf(got, want, n, false, "softshrink", cfg);
+        sb_ref_threshold_forward(n, x, 0.25f, -2.0f, want);
+        CHECK_OK(sb_threshold_forward(&tx, 0.25f, -2.0f, &tg));
+        check_buf(got, want, n, false, "threshold", cfg);
     }
     sb_test_config_reset();
     free(x); free(y); free(dy); free(got); free(want);

@@ -1091,8 +1091,9 @@ static void test_math_activations(void) {
 
 /* ---- the hard activations: kinks, signed zeros, NaN ------------------------- */
 
-/* hardtanh (relu6 = hardtanh(0, 6) among its ranges), hardsigmoid and
- * hardswish forward and backward on the adversarial mixture with every kink
+/* hardtanh (relu6 = hardtanh(0, 6) among its ranges), hardsigmoid,
+ * hardswish, elu, mish, logsigmoid, hardshrink, softshrink and threshold
+ * forward and backward on the adversarial mixture with every kink
  * (+-3, 0, -0, 6, each range's ends and their neighbours) planted, and on a
  * transposed view. */
 static void test_hard_activations(void) {
@@ -1138,6 +1139,53 @@ static void test_hard_activations(void) {
     CHECK_OK(sb_hardswish_forward(tc, yt.c));
     CHECK_OK(sb_hardswish_forward(td, yt.d));
     check_same(&yt, "sb_hardswish_forward of a transposed view");
+    /* ELU (elu, SELU's and a CELU's coefficients), Mish, LogSigmoid
+     * (math.cl), the shrinks and threshold (pointwise.cl), each with its
+     * edges among the planted values */
+    const float elu_p[3][3] = {{1.5f, 1.0f, 1.0f}, {0x1.ac5afap+0f, 0x1.0cfabep+0f, 1.0f},
+                               {2.0f, 1.0f, 0.5f}};
+    for (int e = 0; e < 3; e++) {
+        const float *p = elu_p[e];
+        CHECK_OK(sb_elu_forward(x.c, p[0], p[1], p[2], y.c));
+        CHECK_OK(sb_elu_forward(x.d, p[0], p[1], p[2], y.d));
+        check_same(&y, "sb_elu_forward");
+        CHECK_OK(sb_elu_backward(x.c, dy.c, p[0], p[1], p[2], dx.c));
+        CHECK_OK(sb_elu_backward(x.d, dy.d, p[0], p[1], p[2], dx.d));
+        check_same(&dx, "sb_elu_backward");
+    }
+    CHECK_OK(sb_mish_forward(x.c, y.c));
+    CHECK_OK(sb_mish_forward(x.d, y.d));
+    check_same(&y, "sb_mish_forward");
+    CHECK_OK(sb_mish_backward(x.c, dy.c, dx.c));
+    CHECK_OK(sb_mish_backward(x.d, dy.d, dx.d));
+    check_same(&dx, "sb_mish_backward");
+    CHECK_OK(sb_logsigmoid_forward(x.c, y.c));
+    CHECK_OK(sb_logsigmoid_forward(x.d, y.d));
+    check_same(&y, "sb_logsigmoid_forward");
+    CHECK_OK(sb_logsigmoid_backward(x.c, dy.c, dx.c));
+    CHECK_OK(sb_logsigmoid_backward(x.d, dy.d, dx.d));
+    check_same(&dx, "sb_logsigmoid_backward");
+    CHECK_OK(sb_hardshrink_forward(x.c, 0.5f, y.c));
+    CHECK_OK(sb_hardshrink_forward(x.d, 0.5f, y.d));
+    check_same(&y, "sb_hardshrink_forward");
+    CHECK_OK(sb_hardshrink_backward(x.c, dy.c, 0.5f, dx.c));
+    CHECK_OK(sb_hardshrink_backward(x.d, dy.d, 0.5f, dx.d));
+    check_same(&dx, "sb_hardshrink_backward");
+    CHECK_OK(sb_softshrink_forward(x.c, 1.0f, y.c));
+    CHECK_OK(sb_softshrink_forward(x.d, 1.0f, y.d));
+    check_same(&y, "sb_softshrink_forward");
+    CHECK_OK(sb_softshrink_backward(x.c, dy.c, 1.0f, dx.c));
+    CHECK_OK(sb_softshrink_backward(x.d, dy.d, 1.0f, dx.d));
+    check_same(&dx, "sb_softshrink_backward");
+    CHECK_OK(sb_threshold_forward(x.c, 0.0f, -7.0f, y.c));
+    CHECK_OK(sb_threshold_forward(x.d, 0.0f, -7.0f, y.d));
+    check_same(&y, "sb_threshold_forward");
+    CHECK_OK(sb_threshold_backward(x.c, dy.c, 0.0f, dx.c));
+    CHECK_OK(sb_threshold_backward(x.d, dy.d, 0.0f, dx.d));
+    check_same(&dx, "sb_threshold_backward");
+    CHECK_OK(sb_mish_forward(tc, yt.c));
+    CHECK_OK(sb_mish_forward(td, yt.d));
+    check_same(&yt, "sb_mish_forward of a transposed view");
     sb_tensor_free(tc);
     sb_tensor_free(td);
     pair all[] = {x, dy, y, dx, yt};

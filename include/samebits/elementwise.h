@@ -168,6 +168,45 @@ SB_API sb_status sb_hardsigmoid_backward(const sb_tensor *x, const sb_tensor *dy
 SB_API sb_status sb_hardswish_forward(const sb_tensor *x, sb_tensor *y);
 SB_API sb_status sb_hardswish_backward(const sb_tensor *x, const sb_tensor *dy, sb_tensor *dx);
 
+/* ELU with PyTorch's coefficients (all finite): negcoef = alpha * scale;
+ * y = x > 0 ? x * scale : sb_expm1f(x * input_scale) * negcoef;
+ * dx = x > 0 ? dy * scale : ((dy * input_scale) * negcoef) * sb_expf(x * input_scale).
+ * elu(alpha) is (alpha, 1, 1); SELU and CELU(alpha) are (SELU_ALPHA,
+ * SELU_SCALE, 1) and (alpha, 1, 1/alpha) with the bits in the contract. */
+SB_API sb_status sb_elu_forward(const sb_tensor *x, float alpha, float scale, float input_scale,
+                                sb_tensor *y);
+SB_API sb_status sb_elu_backward(const sb_tensor *x, const sb_tensor *dy, float alpha, float scale,
+                                 float input_scale, sb_tensor *dx);
+
+/* Mish: t = sb_tanhf(sb_log1pf(sb_expf(x))), y = x * t;
+ * dx = dy * (t + (x * s) * (1.0f - t * t)) with s = 1.0f / (1.0f + sb_expf(-x)). */
+SB_API sb_status sb_mish_forward(const sb_tensor *x, sb_tensor *y);
+SB_API sb_status sb_mish_backward(const sb_tensor *x, const sb_tensor *dy, sb_tensor *dx);
+
+/* LogSigmoid: z = sb_expf(-|x|), y = min(x, 0) - sb_log1pf(z);
+ * q = z / (1.0f + z), dx = dy * (x < 0 ? 1.0f - q : q). */
+SB_API sb_status sb_logsigmoid_forward(const sb_tensor *x, sb_tensor *y);
+SB_API sb_status sb_logsigmoid_backward(const sb_tensor *x, const sb_tensor *dy, sb_tensor *dx);
+
+/* Hardshrink (lambd not NaN): y = (x >= -lambd && x <= lambd) ? +0.0f : x;
+ * dx = (x >= -lambd && x <= lambd) ? +0.0f : dy. */
+SB_API sb_status sb_hardshrink_forward(const sb_tensor *x, float lambd, sb_tensor *y);
+SB_API sb_status sb_hardshrink_backward(const sb_tensor *x, const sb_tensor *dy, float lambd,
+                                        sb_tensor *dx);
+
+/* Softshrink (lambd >= 0): y = x > lambd ? x - lambd : (x < -lambd ? x + lambd
+ * : x * 0.0f); dx as hardshrink's. */
+SB_API sb_status sb_softshrink_forward(const sb_tensor *x, float lambd, sb_tensor *y);
+SB_API sb_status sb_softshrink_backward(const sb_tensor *x, const sb_tensor *dy, float lambd,
+                                        sb_tensor *dx);
+
+/* Threshold (threshold not NaN): y = x <= threshold ? value : x;
+ * dx = x <= threshold ? +0.0f : dy. */
+SB_API sb_status sb_threshold_forward(const sb_tensor *x, float threshold, float value,
+                                      sb_tensor *y);
+SB_API sb_status sb_threshold_backward(const sb_tensor *x, const sb_tensor *dy, float threshold,
+                                       sb_tensor *dx);
+
 #ifdef __cplusplus
 }
 #endif

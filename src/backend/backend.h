@@ -55,13 +55,19 @@ typedef enum sb_act_kind {
     SB_ACT_HARDTANH,   /* p0 = min_val, p1 = max_val */
     SB_ACT_HARDSIGMOID,
     SB_ACT_HARDSWISH,
+    SB_ACT_ELU,        /* p0 = alpha, p1 = scale, p2 = input_scale (SELU, CELU) */
+    SB_ACT_MISH,
+    SB_ACT_LOGSIGMOID,
+    SB_ACT_HARDSHRINK, /* p0 = lambd */
+    SB_ACT_SOFTSHRINK, /* p0 = lambd */
+    SB_ACT_THRESHOLD,  /* p0 = threshold, p1 = value */
 } sb_act_kind;
 
 typedef struct sb_act_args {
     sb_act_kind kind;
     bool backward;
     bool approximate;
-    float p0, p1;
+    float p0, p1, p2;
 } sb_act_args;
 
 /* One entry per op family. Shapes in the comments; "raw" entries take dense

@@ -116,6 +116,12 @@ static void act_kernel(const void *ctx, int64_t n, const float *const *in, float
         case SB_ACT_HARDTANH: sb_ref_hardtanh_forward(n, in[0], c->p0, c->p1, out); break;
         case SB_ACT_HARDSIGMOID: sb_ref_hardsigmoid_forward(n, in[0], out); break;
         case SB_ACT_HARDSWISH: sb_ref_hardswish_forward(n, in[0], out); break;
+        case SB_ACT_ELU: sb_cpu_elu_forward(n, in[0], c->p0, c->p1, c->p2, out); break;
+        case SB_ACT_MISH: sb_cpu_mish_forward(n, in[0], out); break;
+        case SB_ACT_LOGSIGMOID: sb_cpu_logsigmoid_forward(n, in[0], out); break;
+        case SB_ACT_HARDSHRINK: sb_ref_hardshrink_forward(n, in[0], c->p0, out); break;
+        case SB_ACT_SOFTSHRINK: sb_ref_softshrink_forward(n, in[0], c->p0, out); break;
+        case SB_ACT_THRESHOLD: sb_ref_threshold_forward(n, in[0], c->p0, c->p1, out); break;
         }
         return;
     }
@@ -130,6 +136,12 @@ static void act_kernel(const void *ctx, int64_t n, const float *const *in, float
     case SB_ACT_HARDTANH: sb_ref_hardtanh_backward(n, in[0], in[1], c->p0, c->p1, out); break;
     case SB_ACT_HARDSIGMOID: sb_ref_hardsigmoid_backward(n, in[0], in[1], out); break;
     case SB_ACT_HARDSWISH: sb_ref_hardswish_backward(n, in[0], in[1], out); break;
+    case SB_ACT_ELU: sb_cpu_elu_backward(n, in[0], in[1], c->p0, c->p1, c->p2, out); break;
+    case SB_ACT_MISH: sb_cpu_mish_backward(n, in[0], in[1], out); break;
+    case SB_ACT_LOGSIGMOID: sb_cpu_logsigmoid_backward(n, in[0], in[1], out); break;
+    case SB_ACT_HARDSHRINK: sb_ref_hardshrink_backward(n, in[0], in[1], c->p0, out); break;
+    case SB_ACT_SOFTSHRINK: sb_ref_softshrink_backward(n, in[0], in[1], c->p0, out); break;
+    case SB_ACT_THRESHOLD: sb_ref_threshold_backward(n, in[0], in[1], c->p0, out); break;
     }
 }
 

@@ -461,19 +461,26 @@ static sb_status run_unary(run_ctx *r) {
 }
 
 static const char *const act_names[] = {"relu", "leaky_relu", "tanh", "sigmoid", "silu", "gelu", "gelu_tanh",
-                                        "softplus", "hardtanh", "hardsigmoid", "hardswish"};
+                                        "softplus", "hardtanh", "hardsigmoid", "hardswish",
+                                        "elu", "mish", "logsigmoid", "hardshrink", "softshrink",
+                                        "threshold"};
 
 static sb_status run_activation(run_ctx *r) {
     shp sx;
     int a = 0;
-    float slope, beta, threshold, min_val, max_val;
-    SB_TRY(pick(r, "fn", act_names, 11, &a));
+    float slope, beta, threshold, min_val, max_val, alpha, scale, input_scale, lambd, value;
+    SB_TRY(pick(r, "fn", act_names, 17, &a));
     SB_TRY(pshape(r, "x", &sx));
     SB_TRY(pflt(r, "slope", 0.01f, &slope));
     SB_TRY(pflt(r, "beta", 1.0f, &beta));
     SB_TRY(pflt(r, "threshold", 20.0f, &threshold));
     SB_TRY(pflt(r, "min", -1.0f, &min_val));
     SB_TRY(pflt(r, "max", 1.0f, &max_val));
+    SB_TRY(pflt(r, "alpha", 1.0f, &alpha));
+    SB_TRY(pflt(r, "elu_scale", 1.0f, &scale));
+    SB_TRY(pflt(r, "input_scale", 1.0f, &input_scale));
+    SB_TRY(pflt(r, "lambd", 0.5f, &lambd));
+    SB_TRY(pflt(r, "value", 0.0f, &value));
     sb_tensor *x, *y, *dy, *dx;
     SB_TRY(input(r, &x, &sx, 1));
     SB_TRY(zeros_like(r, &y, x));
@@ -496,6 +503,24 @@ static sb_status run_activation(run_ctx *r) {
         SB_TRY(sb_hardtanh_backward(x, dy, min_val, max_val, dx));
         break;
     case 9: SB_TRY(sb_hardsigmoid_forward(x, y)); SB_TRY(sb_hardsigmoid_backward(x, dy, dx)); break;
+    case 11:
+        SB_TRY(sb_elu_forward(x, alpha, scale, input_scale, y));
+        SB_TRY(sb_elu_backward(x, dy, alpha, scale, input_scale, dx));
+        break;
+    case 12: SB_TRY(sb_mish_forward(x, y)); SB_TRY(sb_mish_backward(x, dy, dx)); break;
+    case 13: SB_TRY(sb_logsigmoid_forward(x, y)); SB_TRY(sb_logsigmoid_backward(x, dy, dx)); break;
+    case 14:
+        SB_TRY(sb_hardshrink_forward(x, lambd, y));
+        SB_TRY(sb_hardshrink_backward(x, dy, lambd, dx));
+        break;
+    case 15:
+        SB_TRY(sb_softshrink_forward(x, lambd, y));
+        SB_TRY(sb_softshrink_backward(x, dy, lambd, dx));
+        break;
+    case 16:
+        SB_TRY(sb_threshold_forward(x, threshold, value, y));
+        SB_TRY(sb_threshold_backward(x, dy, threshold, dx));
+        break;
     default: SB_TRY(sb_hardswish_forward(x, y)); SB_TRY(sb_hardswish_backward(x, dy, dx)); break;
     }
     SB_TRY(out(r, "forward", y));

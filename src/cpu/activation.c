@@ -13,6 +13,7 @@
  * Outputs may alias an input exactly (y == x): every element's inputs are
  * read before its output is written, and the buffers hold only values
  * derived from the element itself. */
+#include <math.h>
 #include "cpu/ops_internal.h"
 #include "cpu/vmath.h"
 
@@ -145,6 +146,96 @@ void sb_cpu_softplus_backward(int64_t n, const float *x, const float *dy, float 
         for (int64_t i = 0; i < k; i++) {
             float z = x[i0 + i] * beta;
             dx[i0 + i] = z > threshold ? dy[i0 + i] : (dy[i0 + i] * e[i]) / (e[i] + 1.0f);
+        }
+    }
+}
+
+/* ELU: expm1 of the whole chunk (its value is discarded where x > 0). */
+void sb_cpu_elu_forward(int64_t n, const float *x, float alpha, float scale, float input_scale,
+                        float *y) {
+    float e[CHUNK];
+    float negcoef = alpha * scale;
+    for (int64_t i0 = 0; i0 < n; i0 += CHUNK) {
+        int64_t k = chunk_len(n, i0);
+        for (int64_t i = 0; i < k; i++) e[i] = x[i0 + i] * input_scale;
+        sb_cpu_expm1f_n(e, e, k);
+        for (int64_t i = 0; i < k; i++) {
+            float v = x[i0 + i];
+            y[i0 + i] = v > 0.0f ? v * scale : e[i] * negcoef;
+        }
+    }
+}
+
+void sb_cpu_elu_backward(int64_t n, const float *x, const float *dy, float alpha, float scale,
+                         float input_scale, float *dx) {
+    float e[CHUNK];
+    float negcoef = alpha * scale;
+    for (int64_t i0 = 0; i0 < n; i0 += CHUNK) {
+        int64_t k = chunk_len(n, i0);
+        for (int64_t i = 0; i < k; i++) e[i] = x[i0 + i] * input_scale;
+        sb_cpu_expf_n(e, e, k);
+        for (int64_t i = 0; i < k; i++) {
+            float v = x[i0 + i], g = dy[i0 + i];
+            dx[i0 + i] = v > 0.0f ? g * scale : ((g * input_scale) * negcoef) * e[i];
+        }
+    }
+}
+
+/* tanh(log1p(exp(x))) of a chunk into t: three batch calls in place. */
+static void mish_tanh_softplus(const float *x, float *t, int64_t k) {
+    sb_cpu_expf_n(x, t, k);
+    sb_cpu_log1pf_n(t, t, k);
+    sb_cpu_tanhf_n(t, t, k);
+}
+
+void sb_cpu_mish_forward(int64_t n, const float *x, float *y) {
+    float t[CHUNK];
+    for (int64_t i0 = 0; i0 < n; i0 += CHUNK) {
+        int64_t k = chunk_len(n, i0);
+        mish_tanh_softplus(x + i0, t, k);
+        for (int64_t i = 0; i < k; i++) y[i0 + i] = x[i0 + i] * t[i];
+    }
+}
+
+void sb_cpu_mish_backward(int64_t n, const float *x, const float *dy, float *dx) {
+    float t[CHUNK], e[CHUNK];
+    for (int64_t i0 = 0; i0 < n; i0 += CHUNK) {
+        int64_t k = chunk_len(n, i0);
+        mish_tanh_softplus(x + i0, t, k);
+        for (int64_t i = 0; i < k; i++) e[i] = -x[i0 + i];
+        sb_cpu_expf_n(e, e, k);
+        for (int64_t i = 0; i < k; i++) {
+            float v = x[i0 + i], th = t[i];
+            float s = 1.0f / (1.0f + e[i]);
+            dx[i0 + i] = dy[i0 + i] * (th + (v * s) * (1.0f - th * th));
+        }
+    }
+}
+
+void sb_cpu_logsigmoid_forward(int64_t n, const float *x, float *y) {
+    float z[CHUNK];
+    for (int64_t i0 = 0; i0 < n; i0 += CHUNK) {
+        int64_t k = chunk_len(n, i0);
+        for (int64_t i = 0; i < k; i++) z[i] = -fabsf(x[i0 + i]);
+        sb_cpu_expf_n(z, z, k);
+        sb_cpu_log1pf_n(z, z, k);
+        for (int64_t i = 0; i < k; i++) {
+            float v = x[i0 + i];
+            float m = 0.0f < v ? 0.0f : v;
+            y[i0 + i] = m - z[i];
+        }
+    }
+}
+
+void sb_cpu_logsigmoid_backward(int64_t n, const float *x, const float *dy, float *dx) {
+    float z[CHUNK];
+    for (int64_t i0 = 0; i0 < n; i0 += CHUNK) {
+        int64_t k = chunk_len(n, i0);
+        for (int64_t i = 0; i < k; i++) z[i] = -fabsf(x[i0 + i]);
+        sb_cpu_expf_n(z, z, k);
+        for (int64_t i = 0; i < k; i++) {
+            float q = z[i] / (1.0f + z[i]);
+            dx[i0 + i] = dy[i0 + i] * (x[i0 + i] < 0.0f ? 1.0f - q : q);
         }
     }
 }

@@ -153,6 +153,14 @@ void sb_cpu_gelu_backward(int64_t n, const float *x, const float *dy, bool appro
 void sb_cpu_softplus_forward(int64_t n, const float *x, float beta, float threshold, float *y);
 void sb_cpu_softplus_backward(int64_t n, const float *x, const float *dy, float beta,
                               float threshold, float *dx);
+void sb_cpu_elu_forward(int64_t n, const float *x, float alpha, float scale, float input_scale,
+                        float *y);
+void sb_cpu_elu_backward(int64_t n, const float *x, const float *dy, float alpha, float scale,
+                         float input_scale, float *dx);
+void sb_cpu_mish_forward(int64_t n, const float *x, float *y);
+void sb_cpu_mish_backward(int64_t n, const float *x, const float *dy, float *dx);
+void sb_cpu_logsigmoid_forward(int64_t n, const float *x, float *y);
+void sb_cpu_logsigmoid_backward(int64_t n, const float *x, const float *dy, float *dx);
 
 /* ---- norm.c (sb_ref_* of src/ref/ref_norm.h, same signatures) ----------------
  * Statistics are threaded over channels (batch norm) or rows (layer norm),

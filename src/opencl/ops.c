@@ -86,7 +86,7 @@ static const ocl_kernel
     /* the math program: math.cl and softmax.cl */
     K_MATH_EVAL = {SB_OCL_MATH, "sb_math_eval", 6, -1, GRID_STRIDE},
     K_MATH_UNARY = {SB_OCL_MATH, "sb_math_unary", 7, 2, GRID_STRIDE},
-    K_MATH_ACTIVATION = {SB_OCL_MATH, "sb_math_activation", 13, 6, GRID_STRIDE},
+    K_MATH_ACTIVATION = {SB_OCL_MATH, "sb_math_activation", 14, 7, GRID_STRIDE},
     K_SOFTMAX_FORWARD = {SB_OCL_MATH, "sb_softmax_forward", 8, -1, GRID_STRIDE},
     K_SOFTMAX_BACKWARD = {SB_OCL_MATH, "sb_softmax_backward", 10, -1, GRID_STRIDE},
     K_CLASS_LOSS_ROWS = {SB_OCL_MATH, "sb_class_loss_rows", 12, -1, GRID_STRIDE},
@@ -320,19 +320,24 @@ static const char *act_name(const sb_act_args *a) {
     static const char *fwd[] = {"relu_forward", "leaky_relu_forward", "tanh_forward",
                                 "sigmoid_forward", "silu_forward", "gelu_forward",
                                 "softplus_forward", "hardtanh_forward", "hardsigmoid_forward",
-                                "hardswish_forward"};
+                                "hardswish_forward", "elu_forward", "mish_forward",
+                                "logsigmoid_forward", "hardshrink_forward", "softshrink_forward",
+                                "threshold_forward"};
     static const char *bwd[] = {"relu_backward", "leaky_relu_backward", "tanh_backward",
                                 "sigmoid_backward", "silu_backward", "gelu_backward",
                                 "softplus_backward", "hardtanh_backward", "hardsigmoid_backward",
-                                "hardswish_backward"};
-    _Static_assert(sizeof fwd / sizeof *fwd == SB_ACT_HARDSWISH + 1, "a name per kind");
-    _Static_assert(sizeof bwd / sizeof *bwd == SB_ACT_HARDSWISH + 1, "a name per kind");
+                                "hardswish_backward", "elu_backward", "mish_backward",
+                                "logsigmoid_backward", "hardshrink_backward", "softshrink_backward",
+                                "threshold_backward"};
+    _Static_assert(sizeof fwd / sizeof *fwd == SB_ACT_THRESHOLD + 1, "a name per kind");
+    _Static_assert(sizeof bwd / sizeof *bwd == SB_ACT_THRESHOLD + 1, "a name per kind");
     return a->backward ? bwd[a->kind] : fwd[a->kind];
 }
 
-/* relu, leaky relu, hardtanh, hardsigmoid, hardswish, and tanh/sigmoid
- * backward (from y) in pointwise.cl; tanh, sigmoid, silu, gelu and
- * softplus forward, silu, gelu and softplus backward in math.cl (over
+/* relu, leaky relu, hardtanh, hardsigmoid, hardswish, hardshrink,
+ * softshrink, threshold, and tanh/sigmoid backward (from y) in
+ * pointwise.cl; tanh, sigmoid, silu, gelu, softplus, elu, mish and
+ * logsigmoid forward, and the backward of the last six, in math.cl (over
  * src/math's functions). */
 static sb_status ocl_activation(const sb_backend *be, const sb_act_args *a, const sb_tensor *in,
                                 sb_tensor *out) {
@@ -341,11 +346,12 @@ static sb_status ocl_activation(const sb_backend *be, const sb_act_args *a, cons
     (void)be;
     bool plain = a->kind == SB_ACT_RELU || a->kind == SB_ACT_LEAKY_RELU ||
                  a->kind == SB_ACT_HARDTANH || a->kind == SB_ACT_HARDSIGMOID ||
-                 a->kind == SB_ACT_HARDSWISH ||
+                 a->kind == SB_ACT_HARDSWISH || a->kind == SB_ACT_HARDSHRINK ||
+                 a->kind == SB_ACT_SOFTSHRINK || a->kind == SB_ACT_THRESHOLD ||
                  (a->backward && (a->kind == SB_ACT_TANH || a->kind == SB_ACT_SIGMOID));
     cl_long n = sb_tensor_numel(out);
     cl_int kind = (cl_int)a->kind, backward = a->backward, approximate = a->approximate;
-    float p0 = a->p0, p1 = a->p1;
+    float p0 = a->p0, p1 = a->p1, p2 = a->p2;
     sb_ocl_ptr px, pdy = {NULL, 0}, po;
     SB_TRY(view_ptr(fn, "x", &in[0], &px));
     if (a->backward) SB_TRY(view_ptr(fn, "dy", &in[1], &pdy));
@@ -358,9 +364,9 @@ static sb_status ocl_activation(const sb_backend *be, const sb_act_args *a, cons
         return launch(fn, &K_ACTIVATION, g.v, sizeof g.v, ARGS(args), n);
     }
     sb_ocl_arg args[] = {SB_OCL_ARG(kind), SB_OCL_ARG(backward), SB_OCL_ARG(approximate),
-                         SB_OCL_ARG(p0),   SB_OCL_ARG(p1),       SB_OCL_ARG(n),
-                         GEOM_ARG,         OPERAND(po),          OPERAND(px),
-                         OPERAND(pdy)};
+                         SB_OCL_ARG(p0),   SB_OCL_ARG(p1),       SB_OCL_ARG(p2),
+                         SB_OCL_ARG(n),    GEOM_ARG,             OPERAND(po),
+                         OPERAND(px),      OPERAND(pdy)};
     return launch(fn, &K_MATH_ACTIVATION, g.v, sizeof g.v, ARGS(args), n);
 }
 

@@ -12,7 +12,10 @@ typedef sb_act_args act_ctx;
 enum { ACT_RELU = SB_ACT_RELU, ACT_LEAKY = SB_ACT_LEAKY_RELU, ACT_TANH = SB_ACT_TANH,
        ACT_SIGMOID = SB_ACT_SIGMOID, ACT_SILU = SB_ACT_SILU, ACT_GELU = SB_ACT_GELU,
        ACT_SOFTPLUS = SB_ACT_SOFTPLUS, ACT_HARDTANH = SB_ACT_HARDTANH,
-       ACT_HARDSIGMOID = SB_ACT_HARDSIGMOID, ACT_HARDSWISH = SB_ACT_HARDSWISH };
+       ACT_HARDSIGMOID = SB_ACT_HARDSIGMOID, ACT_HARDSWISH = SB_ACT_HARDSWISH,
+       ACT_ELU = SB_ACT_ELU, ACT_MISH = SB_ACT_MISH, ACT_LOGSIGMOID = SB_ACT_LOGSIGMOID,
+       ACT_HARDSHRINK = SB_ACT_HARDSHRINK, ACT_SOFTSHRINK = SB_ACT_SOFTSHRINK,
+       ACT_THRESHOLD = SB_ACT_THRESHOLD };
 
 /* Forward: (src = x, out = y). Backward: (src = x or y, dy, out = dx). */
 static sb_status act_run(const char *fn, const act_ctx *c, const sb_tensor *src,
@@ -165,4 +168,104 @@ sb_status sb_hardswish_backward(const sb_tensor *x, const sb_tensor *dy, sb_tens
     SB_FPENV_GUARD();
     act_ctx c = { .kind = (sb_act_kind)ACT_HARDSWISH, .backward = true };
     return act_run("sb_hardswish_backward", &c, x, "x", dy, dx);
+}
+
+/* alpha, scale and input_scale finite (PyTorch accepts any; an infinite
+ * coefficient only makes inf * 0 NaNs). */
+static sb_status check_elu(const char *fn, float alpha, float scale, float input_scale) {
+    if (!isfinite(alpha) || !isfinite(scale) || !isfinite(input_scale))
+        return sb_fail(SB_ERR_ARG, "%s: alpha = %g, scale = %g and input_scale = %g must be "
+                       "finite", fn, (double)alpha, (double)scale, (double)input_scale);
+    return SB_OK;
+}
+sb_status sb_elu_forward(const sb_tensor *x, float alpha, float scale, float input_scale,
+                         sb_tensor *y) {
+    SB_FPENV_GUARD();
+    SB_TRY(check_elu("sb_elu_forward", alpha, scale, input_scale));
+    act_ctx c = { .kind = (sb_act_kind)ACT_ELU, .p0 = alpha, .p1 = scale, .p2 = input_scale };
+    return act_run("sb_elu_forward", &c, x, "x", NULL, y);
+}
+sb_status sb_elu_backward(const sb_tensor *x, const sb_tensor *dy, float alpha, float scale,
+                          float input_scale, sb_tensor *dx) {
+    SB_FPENV_GUARD();
+    SB_TRY(check_elu("sb_elu_backward", alpha, scale, input_scale));
+    act_ctx c = { .kind = (sb_act_kind)ACT_ELU, .backward = true, .p0 = alpha, .p1 = scale,
+                  .p2 = input_scale };
+    return act_run("sb_elu_backward", &c, x, "x", dy, dx);
+}
+
+sb_status sb_mish_forward(const sb_tensor *x, sb_tensor *y) {
+    SB_FPENV_GUARD();
+    act_ctx c = { .kind = (sb_act_kind)ACT_MISH };
+    return act_run("sb_mish_forward", &c, x, "x", NULL, y);
+}
+sb_status sb_mish_backward(const sb_tensor *x, const sb_tensor *dy, sb_tensor *dx) {
+    SB_FPENV_GUARD();
+    act_ctx c = { .kind = (sb_act_kind)ACT_MISH, .backward = true };
+    return act_run("sb_mish_backward", &c, x, "x", dy, dx);
+}
+
+sb_status sb_logsigmoid_forward(const sb_tensor *x, sb_tensor *y) {
+    SB_FPENV_GUARD();
+    act_ctx c = { .kind = (sb_act_kind)ACT_LOGSIGMOID };
+    return act_run("sb_logsigmoid_forward", &c, x, "x", NULL, y);
+}
+sb_status sb_logsigmoid_backward(const sb_tensor *x, const sb_tensor *dy, sb_tensor *dx) {
+    SB_FPENV_GUARD();
+    act_ctx c = { .kind = (sb_act_kind)ACT_LOGSIGMOID, .backward = true };
+    return act_run("sb_logsigmoid_backward", &c, x, "x", dy, dx);
+}
+
+/* hardshrink: lambd not NaN (a negative one keeps every x, as in PyTorch);
+ * softshrink: lambd >= 0 (PyTorch refuses a negative one). */
+static sb_status check_lambd(const char *fn, float lambd, bool soft) {
+    if (isnan(lambd) || (soft && lambd < 0.0f))
+        return sb_fail(SB_ERR_ARG, "%s: lambd = %g must %s", fn, (double)lambd,
+                       soft ? "be >= 0" : "not be NaN");
+    return SB_OK;
+}
+sb_status sb_hardshrink_forward(const sb_tensor *x, float lambd, sb_tensor *y) {
+    SB_FPENV_GUARD();
+    SB_TRY(check_lambd("sb_hardshrink_forward", lambd, false));
+    act_ctx c = { .kind = (sb_act_kind)ACT_HARDSHRINK, .p0 = lambd };
+    return act_run("sb_hardshrink_forward", &c, x, "x", NULL, y);
+}
+sb_status sb_hardshrink_backward(const sb_tensor *x, const sb_tensor *dy, float lambd,
+                                 sb_tensor *dx) {
+    SB_FPENV_GUARD();
+    SB_TRY(check_lambd("sb_hardshrink_backward", lambd, false));
+    act_ctx c = { .kind = (sb_act_kind)ACT_HARDSHRINK, .backward = true, .p0 = lambd };
+    return act_run("sb_hardshrink_backward", &c, x, "x", dy, dx);
+}
+sb_status sb_softshrink_forward(const sb_tensor *x, float lambd, sb_tensor *y) {
+    SB_FPENV_GUARD();
+    SB_TRY(check_lambd("sb_softshrink_forward", lambd, true));
+    act_ctx c = { .kind = (sb_act_kind)ACT_SOFTSHRINK, .p0 = lambd };
+    return act_run("sb_softshrink_forward", &c, x, "x", NULL, y);
+}
+sb_status sb_softshrink_backward(const sb_tensor *x, const sb_tensor *dy, float lambd,
+                                 sb_tensor *dx) {
+    SB_FPENV_GUARD();
+    SB_TRY(check_lambd("sb_softshrink_backward", lambd, true));
+    act_ctx c = { .kind = (sb_act_kind)ACT_SOFTSHRINK, .backward = true, .p0 = lambd };
+    return act_run("sb_softshrink_backward", &c, x, "x", dy, dx);
+}
+
+/* threshold not NaN (every comparison with it would be false). */
+static sb_status check_threshold(const char *fn, float threshold) {
+    if (isnan(threshold)) return sb_fail(SB_ERR_ARG, "%s: threshold is NaN", fn);
+    return SB_OK;
+}
+sb_status sb_threshold_forward(const sb_tensor *x, float threshold, float value, sb_tensor *y) {
+    SB_FPENV_GUARD();
+    SB_TRY(check_threshold("sb_threshold_forward", threshold));
+    act_ctx c = { .kind = (sb_act_kind)ACT_THRESHOLD, .p0 = threshold, .p1 = value };
+    return act_run("sb_threshold_forward", &c, x, "x", NULL, y);
+}
+sb_status sb_threshold_backward(const sb_tensor *x, const sb_tensor *dy, float threshold,
+                                sb_tensor *dx) {
+    SB_FPENV_GUARD();
+    SB_TRY(check_threshold("sb_threshold_backward", threshold));
+    act_ctx c = { .kind = (sb_act_kind)ACT_THRESHOLD, .backward = true, .p0 = threshold };
+    return act_run("sb_threshold_backward", &c, x, "x", dy, dx);
 }

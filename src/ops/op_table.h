@@ -322,6 +322,54 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
        (const sb_tensor *x, const sb_tensor *dy, float beta, float threshold, sb_tensor *dx), \
        activation, NULL, SB_OP_NONE, sb_ref_softplus_backward, SB_OP_NONE, \
        "activation") \
+    OP(sb_elu_forward, sb_status, \
+       (const sb_tensor *x, float alpha, float scale, float input_scale, sb_tensor *y), \
+       activation, NULL, SB_OP_NONE, sb_ref_elu_forward, sb_elu_backward, \
+       "activation") \
+    OP(sb_elu_backward, sb_status, \
+       (const sb_tensor *x, const sb_tensor *dy, float alpha, float scale, float input_scale, sb_tensor *dx), \
+       activation, NULL, SB_OP_NONE, sb_ref_elu_backward, SB_OP_NONE, \
+       "activation") \
+    OP(sb_mish_forward, sb_status, \
+       (const sb_tensor *x, sb_tensor *y), \
+       activation, NULL, SB_OP_NONE, sb_ref_mish_forward, sb_mish_backward, \
+       "activation") \
+    OP(sb_mish_backward, sb_status, \
+       (const sb_tensor *x, const sb_tensor *dy, sb_tensor *dx), \
+       activation, NULL, SB_OP_NONE, sb_ref_mish_backward, SB_OP_NONE, \
+       "activation") \
+    OP(sb_logsigmoid_forward, sb_status, \
+       (const sb_tensor *x, sb_tensor *y), \
+       activation, NULL, SB_OP_NONE, sb_ref_logsigmoid_forward, sb_logsigmoid_backward, \
+       "activation") \
+    OP(sb_logsigmoid_backward, sb_status, \
+       (const sb_tensor *x, const sb_tensor *dy, sb_tensor *dx), \
+       activation, NULL, SB_OP_NONE, sb_ref_logsigmoid_backward, SB_OP_NONE, \
+       "activation") \
+    OP(sb_hardshrink_forward, sb_status, \
+       (const sb_tensor *x, float lambd, sb_tensor *y), \
+       activation, NULL, SB_OP_NONE, sb_ref_hardshrink_forward, sb_hardshrink_backward, \
+       "activation") \
+    OP(sb_hardshrink_backward, sb_status, \
+       (const sb_tensor *x, const sb_tensor *dy, float lambd, sb_tensor *dx), \
+       activation, NULL, SB_OP_NONE, sb_ref_hardshrink_backward, SB_OP_NONE, \
+       "activation") \
+    OP(sb_softshrink_forward, sb_status, \
+       (const sb_tensor *x, float lambd, sb_tensor *y), \
+       activation, NULL, SB_OP_NONE, sb_ref_softshrink_forward, sb_softshrink_backward, \
+       "activation") \
+    OP(sb_softshrink_backward, sb_status, \
+       (const sb_tensor *x, const sb_tensor *dy, float lambd, sb_tensor *dx), \
+       activation, NULL, SB_OP_NONE, sb_ref_softshrink_backward, SB_OP_NONE, \
+       "activation") \
+    OP(sb_threshold_forward, sb_status, \
+       (const sb_tensor *x, float threshold, float value, sb_tensor *y), \
+       activation, NULL, SB_OP_NONE, sb_ref_threshold_forward, sb_threshold_backward, \
+       "activation") \
+    OP(sb_threshold_backward, sb_status, \
+       (const sb_tensor *x, const sb_tensor *dy, float threshold, sb_tensor *dx), \
+       activation, NULL, SB_OP_NONE, sb_ref_threshold_backward, SB_OP_NONE, \
+       "activation") \
     OP(sb_sum, sb_status, \
        (const sb_tensor *x, const int *dims, int ndims, bool keepdim, sb_tensor *out), \
        reduce, "sum", SB_OP_NONE, sb_ref_reduce, sb_sum_backward, \

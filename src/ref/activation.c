@@ -182,3 +182,104 @@ void sb_ref_hardswish_backward(int64_t n, const float *x, const float *dy, float
         dx[i] = v < -3.0f ? 0.0f : (v >= 3.0f ? dy[i] : dy[i] * (v / 3.0f + 0.5f));
     }
 }
+
+/* ---- ELU (SELU and CELU), Mish, LogSigmoid (PyTorch's CPU formulas) ---- */
+
+/* PyTorch's elu kernel: negcoef = alpha * scale (a float product),
+ * poscoef = scale, negiptcoef = input_scale. The test is x > 0 as in its
+ * vectorised loop, so NaN takes the expm1 branch (a NaN either way). */
+void sb_ref_elu_forward(int64_t n, const float *x, float alpha, float scale, float input_scale,
+                        float *y) {
+    float negcoef = alpha * scale;
+    for (int64_t i = 0; i < n; i++) {
+        float v = x[i];
+        y[i] = v > 0.0f ? v * scale : sb_expm1f(v * input_scale) * negcoef;
+    }
+}
+
+/* elu_backward with is_result = false (from x): grad * negiptcoef * negcoef
+ * * exp(x * negiptcoef), left to right. */
+void sb_ref_elu_backward(int64_t n, const float *x, const float *dy, float alpha, float scale,
+                         float input_scale, float *dx) {
+    float negcoef = alpha * scale;
+    for (int64_t i = 0; i < n; i++) {
+        float v = x[i];
+        dx[i] = v > 0.0f ? dy[i] * scale
+                         : ((dy[i] * input_scale) * negcoef) * sb_expf(v * input_scale);
+    }
+}
+
+/* x * tanh(log1p(exp(x))), with no threshold: exp overflows to inf for
+ * large x, log1p(inf) = inf, tanh(inf) = 1, so y = x there. */
+void sb_ref_mish_forward(int64_t n, const float *x, float *y) {
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] * sb_tanhf(sb_log1pf(sb_expf(x[i])));
+}
+
+void sb_ref_mish_backward(int64_t n, const float *x, const float *dy, float *dx) {
+    for (int64_t i = 0; i < n; i++) {
+        float v = x[i];
+        float s = 1.0f / (1.0f + sb_expf(-v));
+        float t = sb_tanhf(sb_log1pf(sb_expf(v)));
+        dx[i] = dy[i] * (t + (v * s) * (1.0f - t * t));
+    }
+}
+
+/* min(x, 0) - log1p(exp(-|x|)): never overflows; min keeps -0 and NaN. */
+void sb_ref_logsigmoid_forward(int64_t n, const float *x, float *y) {
+    for (int64_t i = 0; i < n; i++) {
+        float v = x[i];
+        float m = 0.0f < v ? 0.0f : v;
+        y[i] = m - sb_log1pf(sb_expf(-fabsf(v)));
+    }
+}
+
+/* dy * (max_deriv - sign * (z / (1 + z))) with z = exp(-|x|): for x < 0
+ * that is 1 - q, otherwise 0 - (-1 * q) = q exactly. */
+void sb_ref_logsigmoid_backward(int64_t n, const float *x, const float *dy, float *dx) {
+    for (int64_t i = 0; i < n; i++) {
+        float v = x[i];
+        float z = sb_expf(-fabsf(v));
+        float q = z / (1.0f + z);
+        dx[i] = dy[i] * (v < 0.0f ? 1.0f - q : q);
+    }
+}
+
+/* ---- shrinkage and threshold (no elementary function) ---- */
+
+/* +0 inside [-lambd, lambd] (the bounds included), x elsewhere and for NaN. */
+void sb_ref_hardshrink_forward(int64_t n, const float *x, float lambd, float *y) {
+    for (int64_t i = 0; i < n; i++) {
+        float v = x[i];
+        y[i] = (v >= -lambd && v <= lambd) ? 0.0f : v;
+    }
+}
+
+/* PyTorch's shrink_backward, shared by hardshrink and softshrink. */
+void sb_ref_hardshrink_backward(int64_t n, const float *x, const float *dy, float lambd,
+                                float *dx) {
+    for (int64_t i = 0; i < n; i++) dx[i] = (x[i] >= -lambd && x[i] <= lambd) ? 0.0f : dy[i];
+}
+
+/* x - lambd above, x + lambd below, x * 0 inside (so -0 for negative x
+ * inside, and NaN stays NaN). */
+void sb_ref_softshrink_forward(int64_t n, const float *x, float lambd, float *y) {
+    for (int64_t i = 0; i < n; i++) {
+        float v = x[i];
+        y[i] = v > lambd ? v - lambd : (v < -lambd ? v + lambd : v * 0.0f);
+    }
+}
+
+void sb_ref_softshrink_backward(int64_t n, const float *x, const float *dy, float lambd,
+                                float *dx) {
+    sb_ref_hardshrink_backward(n, x, dy, lambd, dx);
+}
+
+/* value where x <= threshold, x elsewhere (NaN x kept). */
+void sb_ref_threshold_forward(int64_t n, const float *x, float threshold, float value, float *y) {
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] <= threshold ? value : x[i];
+}
+
+void sb_ref_threshold_backward(int64_t n, const float *x, const float *dy, float threshold,
+                               float *dx) {
+    for (int64_t i = 0; i < n; i++) dx[i] = x[i] <= threshold ? 0.0f : dy[i];
+}

@@ -53,6 +53,22 @@ void sb_ref_hardsigmoid_forward(int64_t n, const float *x, float *y);
 void sb_ref_hardsigmoid_backward(int64_t n, const float *x, const float *dy, float *dx);
 void sb_ref_hardswish_forward(int64_t n, const float *x, float *y);
 void sb_ref_hardswish_backward(int64_t n, const float *x, const float *dy, float *dx);
+/* ELU with PyTorch's three coefficients (SELU and CELU are instances). */
+void sb_ref_elu_forward(int64_t n, const float *x, float alpha, float scale, float input_scale,
+                        float *y);
+void sb_ref_elu_backward(int64_t n, const float *x, const float *dy, float alpha, float scale,
+                         float input_scale, float *dx);
+void sb_ref_mish_forward(int64_t n, const float *x, float *y);
+void sb_ref_mish_backward(int64_t n, const float *x, const float *dy, float *dx);
+void sb_ref_logsigmoid_forward(int64_t n, const float *x, float *y);
+void sb_ref_logsigmoid_backward(int64_t n, const float *x, const float *dy, float *dx);
+void sb_ref_hardshrink_forward(int64_t n, const float *x, float lambd, float *y);
+void sb_ref_hardshrink_backward(int64_t n, const float *x, const float *dy, float lambd, float *dx);
+void sb_ref_softshrink_forward(int64_t n, const float *x, float lambd, float *y);
+void sb_ref_softshrink_backward(int64_t n, const float *x, const float *dy, float lambd, float *dx);
+void sb_ref_threshold_forward(int64_t n, const float *x, float threshold, float value, float *y);
+void sb_ref_threshold_backward(int64_t n, const float *x, const float *dy, float threshold,
+                               float *dx);
 
 /* 1.0f / 6.0f rounded (0x3e2aaaab): hardsigmoid's gradient factor. */
 #define SB_ONE_SIXTH 0x1.555556p-3f

@@ -1,8 +1,8 @@
 /* src/gpu/kernels/math.cl - the correctly rounded functions on the device
  * (sb_expf ... sb_erff of src/math, compiled from the same source, see
  * math_prelude.cl) and the pointwise ops built on them: unary exp and log,
- * the activations tanh, sigmoid, silu, gelu (both forms) and softplus
- * forward and backward (contract section 9, src/ref/activation.c). The
+ * the activations tanh, sigmoid, silu, gelu (both forms), softplus, elu,
+ * mish and logsigmoid forward and backward (contract section 9, src/ref/activation.c). The
  * program text includes pointwise.cl before this file (strided operands:
  * sb_pw_offset). */
 
@@ -45,9 +45,21 @@ SB_KERNEL sb_math_unary(int op, SB_LONG n, SB_GLOBAL const SB_LONG *geom, SB_GLO
 #define SB_MATH_ACT_SILU 4
 #define SB_MATH_ACT_GELU 5
 #define SB_MATH_ACT_SOFTPLUS 6
+#define SB_MATH_ACT_ELU 10
+#define SB_MATH_ACT_MISH 11
+#define SB_MATH_ACT_LOGSIGMOID 12
 
-SB_INLINE float sb_math_act_forward(int kind, int approximate, float p0, float p1, float v) {
+/* p0, p1, p2: softplus's beta and threshold, or ELU's alpha, scale and
+ * input_scale. */
+SB_INLINE float sb_math_act_forward(int kind, int approximate, float p0, float p1, float p2,
+                                    float v) {
     switch (kind) {
+    case SB_MATH_ACT_ELU: return v > 0.0f ? v * p1 : sb_expm1f(v * p2) * (p0 * p1);
+    case SB_MATH_ACT_MISH: return v * sb_tanhf(sb_log1pf(sb_expf(v)));
+    case SB_MATH_ACT_LOGSIGMOID: {
+        float m = 0.0f < v ? 0.0f : v;
+        return m - sb_log1pf(sb_expf(-SB_AS_F32(SB_AS_U32(v) & 0x7fffffffu)));
+    }
     case SB_MATH_ACT_TANH: return sb_tanhf(v);
     case SB_MATH_ACT_SIGMOID: return 1.0f / (1.0f + sb_expf(-v));
     case SB_MATH_ACT_SILU: return v / (1.0f + sb_expf(-v));
@@ -69,9 +81,21 @@ SB_INLINE float sb_math_act_forward(int kind, int approximate, float p0, float p
     }
 }
 
-SB_INLINE float sb_math_act_backward(int kind, int approximate, float p0, float p1, float v,
-                                     float g) {
+SB_INLINE float sb_math_act_backward(int kind, int approximate, float p0, float p1, float p2,
+                                     float v, float g) {
     switch (kind) {
+    case SB_MATH_ACT_ELU:
+        return v > 0.0f ? g * p1 : ((g * p2) * (p0 * p1)) * sb_expf(v * p2);
+    case SB_MATH_ACT_MISH: {
+        float s = 1.0f / (1.0f + sb_expf(-v));
+        float t = sb_tanhf(sb_log1pf(sb_expf(v)));
+        return g * (t + (v * s) * (1.0f - t * t));
+    }
+    case SB_MATH_ACT_LOGSIGMOID: {
+        float z = sb_expf(-SB_AS_F32(SB_AS_U32(v) & 0x7fffffffu));
+        float q = z / (1.0f + z);
+        return g * (v < 0.0f ? 1.0f - q : q);
+    }
     case SB_MATH_ACT_SILU: {
         float s = 1.0f / (1.0f + sb_expf(-v));
         return (g * s) * (1.0f + v * (1.0f - s));
@@ -106,16 +130,16 @@ SB_INLINE float sb_math_act_backward(int kind, int approximate, float p0, float 
     }
 }
 
-// forward: operands out, x; backward (silu, gelu, softplus): out, x, dy
+// forward: operands out, x; backward (silu, gelu, softplus, elu, mish, logsigmoid): out, x, dy
 SB_KERNEL sb_math_activation(int kind, int backward, int approximate, float p0, float p1,
-                             SB_LONG n, SB_GLOBAL const SB_LONG *geom, SB_GLOBAL float *out,
+                             float p2, SB_LONG n, SB_GLOBAL const SB_LONG *geom, SB_GLOBAL float *out,
                              SB_LONG oo, SB_GLOBAL const float *x, SB_LONG xo,
                              SB_GLOBAL const float *dy, SB_LONG dyo) {
     SB_FOR_EACH(i, n) {
         float v = x[xo + sb_pw_offset(geom, 1, i)];
-        float r = backward ? sb_math_act_backward(kind, approximate, p0, p1, v,
+        float r = backward ? sb_math_act_backward(kind, approximate, p0, p1, p2, v,
                                                   dy[dyo + sb_pw_offset(geom, 2, i)])
-                           : sb_math_act_forward(kind, approximate, p0, p1, v);
+                           : sb_math_act_forward(kind, approximate, p0, p1, p2, v);
         out[oo + sb_pw_offset(geom, 0, i)] = r;
     }
 }

@@ -170,19 +170,26 @@ SB_KERNEL sb_pw_unary_grad(int op, SB_LONG n, SB_GLOBAL const SB_LONG *geom, SB_
 #define SB_PW_ACT_HARDTANH 7
 #define SB_PW_ACT_HARDSIGMOID 8
 #define SB_PW_ACT_HARDSWISH 9
+#define SB_PW_ACT_HARDSHRINK 13
+#define SB_PW_ACT_SOFTSHRINK 14
+#define SB_PW_ACT_THRESHOLD 15
 #define SB_PW_ONE_SIXTH 0x1.555556p-3f /* 1/6 rounded, src/ref/ref_pointwise.h */
 
 /* min(max(v, 0), 6): v = x + 3 is never -0, and a NaN v stays NaN
  * (src/ref/activation.c). */
 SB_INLINE float sb_pw_clamp_0_6(float v) { return v < 0.0f ? 0.0f : (v > 6.0f ? 6.0f : v); }
 
-/* src/ref/activation.c's element formulas: p0 is leaky relu's slope or
- * hardtanh's min_val, p1 hardtanh's max_val. */
+/* src/ref/activation.c's element formulas: p0 is leaky relu's slope,
+ * hardtanh's min_val, the shrinks' lambd or threshold's threshold, p1
+ * hardtanh's max_val or threshold's value. */
 SB_INLINE float sb_pw_act_forward(int kind, float v, float p0, float p1) {
     switch (kind) {
     case SB_PW_ACT_HARDTANH: return v < p0 ? p0 : (v > p1 ? p1 : v);
     case SB_PW_ACT_HARDSIGMOID: return sb_pw_clamp_0_6(v + 3.0f) / 6.0f;
     case SB_PW_ACT_HARDSWISH: return (v * sb_pw_clamp_0_6(v + 3.0f)) / 6.0f;
+    case SB_PW_ACT_HARDSHRINK: return (v >= -p0 && v <= p0) ? 0.0f : v;
+    case SB_PW_ACT_SOFTSHRINK: return v > p0 ? v - p0 : (v < -p0 ? v + p0 : v * 0.0f);
+    case SB_PW_ACT_THRESHOLD: return v <= p0 ? p1 : v;
     default: return SB_ISNAN(v) ? v : (v > 0.0f ? v : (kind == SB_PW_ACT_RELU ? 0.0f : v * p0));
     }
 }
@@ -196,6 +203,9 @@ SB_INLINE float sb_pw_act_backward(int kind, float v, float g, float p0, float p
     case SB_PW_ACT_HARDTANH: return (v > p0 && v < p1) ? g : 0.0f;
     case SB_PW_ACT_HARDSIGMOID: return (v > -3.0f && v < 3.0f) ? g * SB_PW_ONE_SIXTH : 0.0f;
     case SB_PW_ACT_HARDSWISH: return v < -3.0f ? 0.0f : (v >= 3.0f ? g : g * (v / 3.0f + 0.5f));
+    case SB_PW_ACT_HARDSHRINK:
+    case SB_PW_ACT_SOFTSHRINK: return (v >= -p0 && v <= p0) ? 0.0f : g;
+    case SB_PW_ACT_THRESHOLD: return v <= p0 ? 0.0f : g;
     default: return (g * (1.0f - v)) * v; /* sigmoid */
     }
 }
