@@ -97,7 +97,7 @@ static float want_fwd(int k, float x) {
     case HARDSHRINK: return fabsf(x) <= LAMBD ? 0.0f : x;
     case SOFTSHRINK:
         if (x != x) return x;
-        return fabsf(x) <= LAMBD ? x * 0.0f : (x > 0.0f ? x - LAMBD : x + LAMBD);
+        return fabsf(x) <= LAMBD ? 0.0f : (x > 0.0f ? x - LAMBD : x + LAMBD);
     case THRESHOLD: return (x > TH || x != x) ? x : TH_VALUE;
     }
     return 0.0f;
@@ -168,7 +168,7 @@ static float want_bwd(int k, float s, float g) {
         float max_deriv = s < 0.0f ? 1.0f : 0.0f, sign = s < 0.0f ? 1.0f : -1.0f;
         return g * (max_deriv - sign * q);
     }
-    case HARDSHRINK: case SOFTSHRINK: return fabsf(s) <= LAMBD ? 0.0f : g;
+    case HARDSHRINK: case SOFTSHRINK: return fabsf(s) > LAMBD ? g : 0.0f;
     case THRESHOLD: return (s > TH || s != s) ? g : 0.0f;
     }
     return 0.0f;
@@ -432,15 +432,15 @@ static void test_conventions(void) {
     CHECK_BITS(dxv[4], 2.0f, "logsigmoid'(-inf) = dy");
     CHECK_BITS(dxv[5], 0.0f, "logsigmoid'(inf) = +0");
     CHECK_OK(sb_softshrink_forward(x, 0.5f, y));
-    CHECK_BITS(yv[0], -0.0f, "softshrink(-0) = -0 * 0");
-    CHECK_BITS(yv[7], -0.0f, "softshrink(-subnormal) = -0");
-    CHECK_BITS(yv[2], nan1, "softshrink(NaN) = NaN * 0 keeps the NaN");
+    CHECK_BITS(yv[0], 0.0f, "softshrink(-0) = +0");
+    CHECK_BITS(yv[7], 0.0f, "softshrink(-subnormal) = +0");
+    CHECK_BITS(yv[2], nan1, "softshrink(NaN) keeps the NaN");
     CHECK_BITS(yv[4], -INFINITY, "softshrink(-inf)");
     CHECK_OK(sb_hardshrink_forward(x, 0.5f, y));
     CHECK_BITS(yv[0], 0.0f, "hardshrink(-0) = +0");
     CHECK_BITS(yv[3], nan2, "hardshrink(NaN) keeps the NaN");
     CHECK_OK(sb_hardshrink_backward(x, dy, 0.5f, dx));
-    CHECK_BITS(dxv[2], 2.0f, "hardshrink'(NaN) passes dy");
+    CHECK_BITS(dxv[2], 0.0f, "hardshrink'(NaN) is +0 (PyTorch's vectorised mask)");
     CHECK_BITS(dxv[0], 0.0f, "hardshrink'(-0) = +0");
     CHECK_OK(sb_threshold_forward(x, 0.0f, 7.0f, y));
     CHECK_BITS(yv[0], 7.0f, "threshold(-0, 0) takes value");

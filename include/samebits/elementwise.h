@@ -189,13 +189,13 @@ SB_API sb_status sb_logsigmoid_forward(const sb_tensor *x, sb_tensor *y);
 SB_API sb_status sb_logsigmoid_backward(const sb_tensor *x, const sb_tensor *dy, sb_tensor *dx);
 
 /* Hardshrink (lambd not NaN): y = (x >= -lambd && x <= lambd) ? +0.0f : x;
- * dx = (x >= -lambd && x <= lambd) ? +0.0f : dy. */
+ * dx = (x < -lambd || x > lambd) ? dy : +0.0f (+0 for NaN x). */
 SB_API sb_status sb_hardshrink_forward(const sb_tensor *x, float lambd, sb_tensor *y);
 SB_API sb_status sb_hardshrink_backward(const sb_tensor *x, const sb_tensor *dy, float lambd,
                                         sb_tensor *dx);
 
 /* Softshrink (lambd >= 0): y = x > lambd ? x - lambd : (x < -lambd ? x + lambd
- * : x * 0.0f); dx as hardshrink's. */
+ * : (isnan(x) ? x : +0.0f)); dx as hardshrink's. */
 SB_API sb_status sb_softshrink_forward(const sb_tensor *x, float lambd, sb_tensor *y);
 SB_API sb_status sb_softshrink_backward(const sb_tensor *x, const sb_tensor *dy, float lambd,
                                         sb_tensor *dx);

@@ -29,6 +29,9 @@ __all__ = [
     "gelu", "gelu_backward", "hardtanh", "hardtanh_backward", "relu6", "hardsigmoid",
     "hardsigmoid_backward", "hardswish", "hardswish_backward", "silu", "silu_backward",
     "leaky_relu", "leaky_relu_backward", "softplus", "softplus_backward",
+    "elu", "elu_backward", "selu", "celu", "mish", "mish_backward", "logsigmoid",
+    "logsigmoid_backward", "hardshrink", "hardshrink_backward", "softshrink",
+    "softshrink_backward", "threshold", "threshold_backward",
     "softmax", "softmax_backward", "log_softmax", "log_softmax_backward",
     "cross_entropy", "cross_entropy_backward", "mse_loss", "mse_loss_backward",
     "conv2d", "conv2d_backward", "conv2d_input", "conv2d_weight",
@@ -1069,6 +1072,120 @@ def softplus_backward(x, dy, beta=1.0, threshold=20.0):
     return back(_map_backward("sb_softplus_backward", to_np(x, fn, "x"), to_np(dy, fn, "dy"),
                               *_softplus_args(beta, threshold, "sb_softplus_backward", 2, fn)),
                 kind_of(x, dy))
+
+
+# SELU's constants as PyTorch writes them (doubles); sb_elu_forward takes
+# their float32 roundings (contract section 9).
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _elu_args(alpha, scale, input_scale, function, index, fn):
+    return (_lib.arg_float(alpha, function, index, fn, "alpha"),
+            _lib.arg_float(scale, function, index + 1, fn, "scale"),
+            _lib.arg_float(input_scale, function, index + 2, fn, "input_scale"))
+
+
+def _celu_args(alpha, function, index, fn):
+    """celu(alpha) = elu with (alpha, 1, 1 / alpha), the reciprocal taken in
+    double and rounded once, as PyTorch's celu does."""
+    _lib.arg_float(alpha, function, index, fn, "alpha")  # a number that fits float32
+    a = float(alpha)
+    if a == 0.0:
+        raise ValueError("samebits.%s: alpha = 0 is not allowed for celu" % fn)
+    return _elu_args(a, 1.0, 1.0 / a, function, index, fn)
+
+
+def elu(x, alpha=1.0, scale=1.0, input_scale=1.0):
+    """x > 0 ? x * scale : expm1(x * input_scale) * (alpha * scale)."""
+    return back(_map("sb_elu_forward", to_np(x, "elu", "x"),
+                     *_elu_args(alpha, scale, input_scale, "sb_elu_forward", 1, "elu")),
+                kind_of(x))
+
+
+def elu_backward(x, dy, alpha=1.0, scale=1.0, input_scale=1.0):
+    fn = "elu_backward"
+    return back(_map_backward("sb_elu_backward", to_np(x, fn, "x"), to_np(dy, fn, "dy"),
+                              *_elu_args(alpha, scale, input_scale, "sb_elu_backward", 2, fn)),
+                kind_of(x, dy))
+
+
+def selu(x):
+    return elu(x, SELU_ALPHA, SELU_SCALE)
+
+
+def celu(x, alpha=1.0):
+    return back(_map("sb_elu_forward", to_np(x, "celu", "x"),
+                     *_celu_args(alpha, "sb_elu_forward", 1, "celu")), kind_of(x))
+
+
+def mish(x):
+    """x * tanh(log1p(exp(x)))."""
+    return back(_map("sb_mish_forward", to_np(x, "mish", "x")), kind_of(x))
+
+
+def mish_backward(x, dy):
+    fn = "mish_backward"
+    return back(_map_backward("sb_mish_backward", to_np(x, fn, "x"), to_np(dy, fn, "dy")),
+                kind_of(x, dy))
+
+
+def logsigmoid(x):
+    """min(x, 0) - log1p(exp(-|x|))."""
+    return back(_map("sb_logsigmoid_forward", to_np(x, "logsigmoid", "x")), kind_of(x))
+
+
+def logsigmoid_backward(x, dy):
+    fn = "logsigmoid_backward"
+    return back(_map_backward("sb_logsigmoid_backward", to_np(x, fn, "x"), to_np(dy, fn, "dy")),
+                kind_of(x, dy))
+
+
+def _lambd(lambd, function, index, fn):
+    return _lib.arg_float(lambd, function, index, fn, "lambd")
+
+
+def hardshrink(x, lambd=0.5):
+    """+0 where -lambd <= x <= lambd, x elsewhere."""
+    return back(_map("sb_hardshrink_forward", to_np(x, "hardshrink", "x"),
+                     _lambd(lambd, "sb_hardshrink_forward", 1, "hardshrink")), kind_of(x))
+
+
+def hardshrink_backward(x, dy, lambd=0.5):
+    fn = "hardshrink_backward"
+    return back(_map_backward("sb_hardshrink_backward", to_np(x, fn, "x"), to_np(dy, fn, "dy"),
+                              _lambd(lambd, "sb_hardshrink_backward", 2, fn)), kind_of(x, dy))
+
+
+def softshrink(x, lambd=0.5):
+    """x - lambd above lambd, x + lambd below -lambd, +0 between (NaN kept)."""
+    return back(_map("sb_softshrink_forward", to_np(x, "softshrink", "x"),
+                     _lambd(lambd, "sb_softshrink_forward", 1, "softshrink")), kind_of(x))
+
+
+def softshrink_backward(x, dy, lambd=0.5):
+    fn = "softshrink_backward"
+    return back(_map_backward("sb_softshrink_backward", to_np(x, fn, "x"), to_np(dy, fn, "dy"),
+                              _lambd(lambd, "sb_softshrink_backward", 2, fn)), kind_of(x, dy))
+
+
+def _threshold_args(threshold, value, function, fn):
+    t = _lib.arg_float(threshold, function, 1, fn, "threshold")
+    return (t,) if value is None else (t, _lib.arg_float(value, function, 2, fn, "value"))
+
+
+def threshold(x, threshold, value):
+    """value where x <= threshold, x elsewhere."""
+    return back(_map("sb_threshold_forward", to_np(x, "threshold", "x"),
+                     *_threshold_args(threshold, value, "sb_threshold_forward", "threshold")),
+                kind_of(x))
+
+
+def threshold_backward(x, dy, threshold):
+    fn = "threshold_backward"
+    return back(_map_backward("sb_threshold_backward", to_np(x, fn, "x"), to_np(dy, fn, "dy"),
+                              _lib.arg_float(threshold, "sb_threshold_backward", 2, fn,
+                                             "threshold")), kind_of(x, dy))
 
 
 def _gelu_flag(approximate):

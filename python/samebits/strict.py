@@ -543,6 +543,31 @@ def _repeat_interleave(args, kwargs):
     return SF.index_select(x, dim, index)
 
 
+def _alpha_activation(fn, in_place):
+    """F.elu / F.celu (input, alpha=1.0, inplace=False) and their in-place
+    forms elu_ / celu_ (input, alpha=1.0)."""
+    def route(args, kwargs):
+        _refuse_kwargs(kwargs, ("input", "alpha", "inplace"), fn.__name__)
+        x = _arg(args, kwargs, 0, "input")
+        alpha = _arg(args, kwargs, 1, "alpha", 1.0)
+        if in_place or _arg(args, kwargs, 2, "inplace", False):
+            return _inplace(x, fn(x.clone(), alpha))
+        return fn(x, alpha)
+    return route
+
+
+def _threshold(in_place):
+    """F.threshold(input, threshold, value, inplace=False) and threshold_."""
+    def route(args, kwargs):
+        _refuse_kwargs(kwargs, ("input", "threshold", "value", "inplace"), "threshold")
+        x = _arg(args, kwargs, 0, "input")
+        t, v = _arg(args, kwargs, 1, "threshold"), _arg(args, kwargs, 2, "value")
+        if in_place or _arg(args, kwargs, 3, "inplace", False):
+            return _inplace(x, SF.threshold(x.clone(), t, v))
+        return SF.threshold(x, t, v)
+    return route
+
+
 def _call(fn):
     def route(args, kwargs):
         return fn(*args, **kwargs)
@@ -589,6 +614,22 @@ ROUTED = {
     "leaky_relu": (_leaky_relu, "x > 0 ? x : x * negative_slope"),
     "leaky_relu_": (_in_place(_leaky_relu), "in-place leaky relu"),
     "softplus": (_call(SF.softplus), "log1p(exp(beta x)) / beta, identity above threshold"),
+    "elu": (_alpha_activation(SF.elu, False), "expm1 below 0, alpha-scaled"),
+    "elu_": (_alpha_activation(SF.elu, True), "in-place elu"),
+    "selu": (_activation(SF.selu), "elu with SELU's alpha and scale"),
+    "selu_": (_in_place(_activation(SF.selu)), "in-place selu"),
+    "celu": (_alpha_activation(SF.celu, False), "elu with (alpha, 1, 1 / alpha)"),
+    "celu_": (_alpha_activation(SF.celu, True), "in-place celu"),
+    "mish": (_activation(SF.mish), "x * tanh(log1p(exp(x)))"),
+    "logsigmoid": (_call(SF.logsigmoid), "min(x, 0) - log1p(exp(-|x|))"),
+    "log_sigmoid": (_call(SF.logsigmoid), "min(x, 0) - log1p(exp(-|x|))"),
+    "hardshrink": (_call(SF.hardshrink), "+0 inside [-lambd, lambd]"),
+    "softshrink": (_call(SF.softshrink), "shrink towards 0 by lambd"),
+    "threshold": (_threshold(False), "value where x <= threshold"),
+    "_threshold": (_threshold(False), "value where x <= threshold (F.threshold's name)"),
+    "threshold_": (_threshold(True), "in-place threshold"),
+    "softsign": (_call(SF.softsign), "x / (|x| + 1): abs, add, div"),
+    "tanhshrink": (_call(SF.tanhshrink), "x - tanh(x)"),
     "softmax": (_softmax(False), "softmax over one dim"),
     "log_softmax": (_softmax(True), "log-softmax over one dim"),
     # reductions: the canonical sum

@@ -254,18 +254,21 @@ void sb_ref_hardshrink_forward(int64_t n, const float *x, float lambd, float *y)
     }
 }
 
-/* PyTorch's shrink_backward, shared by hardshrink and softshrink. */
+/* PyTorch's shrink_backward, shared by hardshrink and softshrink, in its
+ * vectorised form (outside mask AND dy): dy strictly outside [-lambd,
+ * lambd], +0 inside and for NaN x (its scalar tail loop passes dy there). */
 void sb_ref_hardshrink_backward(int64_t n, const float *x, const float *dy, float lambd,
                                 float *dx) {
-    for (int64_t i = 0; i < n; i++) dx[i] = (x[i] >= -lambd && x[i] <= lambd) ? 0.0f : dy[i];
+    for (int64_t i = 0; i < n; i++) dx[i] = (x[i] < -lambd || x[i] > lambd) ? dy[i] : 0.0f;
 }
 
-/* x - lambd above, x + lambd below, x * 0 inside (so -0 for negative x
- * inside, and NaN stays NaN). */
+/* x - lambd above, x + lambd below, +0 inside (PyTorch's vectorised
+ * masks, also -0 and negative x); NaN is kept as PyTorch 2.x keeps it
+ * (1.13's masks turned it into +0 and hid it). */
 void sb_ref_softshrink_forward(int64_t n, const float *x, float lambd, float *y) {
     for (int64_t i = 0; i < n; i++) {
         float v = x[i];
-        y[i] = v > lambd ? v - lambd : (v < -lambd ? v + lambd : v * 0.0f);
+        y[i] = v > lambd ? v - lambd : (v < -lambd ? v + lambd : (sb_isnanf(v) ? v : 0.0f));
     }
 }
 

@@ -188,6 +188,20 @@ OPS["leaky_relu_backward"] = (lambda: dict(x=_f(2, 3), dy=_f(2, 3), negative_slo
 OPS["softplus"] = (lambda: dict(x=_f(2, 3), beta=2.0, threshold=10.0), _all("x", ELEMENTWISE_OK))
 OPS["softplus_backward"] = (lambda: dict(x=_f(2, 3), dy=_f(2, 3), beta=2.0, threshold=10.0),
                             set())
+OPS["elu"] = (lambda: dict(x=_f(2, 3), alpha=1.5, scale=1.0, input_scale=1.0),
+             _all("x", ELEMENTWISE_OK))
+OPS["elu_backward"] = (lambda: dict(x=_f(2, 3), dy=_f(2, 3), alpha=1.5, scale=1.0,
+                                    input_scale=1.0), set())
+OPS["celu"] = (lambda: dict(x=_f(2, 3), alpha=1.5), _all("x", ELEMENTWISE_OK))
+for _n in ("selu", "mish", "logsigmoid"):
+    OPS[_n] = (lambda: dict(x=_f(2, 3)), _all("x", ELEMENTWISE_OK))
+for _n in ("mish_backward", "logsigmoid_backward"):
+    OPS[_n] = (lambda: dict(x=_f(2, 3), dy=_f(2, 3)), set())
+for _n in ("hardshrink", "softshrink"):
+    OPS[_n] = (lambda: dict(x=_f(2, 3), lambd=0.25), _all("x", ELEMENTWISE_OK))
+    OPS[_n + "_backward"] = (lambda: dict(x=_f(2, 3), dy=_f(2, 3), lambd=0.25), set())
+OPS["threshold"] = (lambda: dict(x=_f(2, 3), threshold=0.1, value=2.0), _all("x", ELEMENTWISE_OK))
+OPS["threshold_backward"] = (lambda: dict(x=_f(2, 3), dy=_f(2, 3), threshold=0.1), set())
 for _n in ("add", "sub", "mul", "div"):
     OPS[_n] = (lambda: dict(a=_f(2, 3), b=_f(2, 3, positive=True)), BROADCAST_OK)
 for _n in ("neg", "abs", "sqrt", "exp", "log", "square", "reciprocal", "relu", "tanh", "sigmoid",
@@ -290,6 +304,19 @@ FUNCTIONAL["leaky_relu"] = (lambda: dict(input=_t(_f(2, 3)), negative_slope=0.1,
                             _all(["input"], ELEMENTWISE_OK))
 FUNCTIONAL["softplus"] = (lambda: dict(input=_t(_f(2, 3)), beta=2.0, threshold=10.0),
                           _all(["input"], ELEMENTWISE_OK))
+for _n in ("elu", "celu"):
+    FUNCTIONAL[_n] = (lambda: dict(input=_t(_f(2, 3)), alpha=1.5, inplace=False),
+                      _all(["input"], ELEMENTWISE_OK))
+for _n in ("selu", "mish"):
+    FUNCTIONAL[_n] = (lambda: dict(input=_t(_f(2, 3)), inplace=False),
+                      _all(["input"], ELEMENTWISE_OK))
+for _n in ("logsigmoid", "softsign", "tanhshrink"):
+    FUNCTIONAL[_n] = (lambda: dict(input=_t(_f(2, 3))), _all(["input"], ELEMENTWISE_OK))
+for _n in ("hardshrink", "softshrink"):
+    FUNCTIONAL[_n] = (lambda: dict(input=_t(_f(2, 3)), lambd=0.25),
+                      _all(["input"], ELEMENTWISE_OK))
+FUNCTIONAL["threshold"] = (lambda: dict(input=_t(_f(2, 3)), threshold=0.1, value=2.0,
+                                        inplace=False), _all(["input"], ELEMENTWISE_OK))
 
 MODULES = {"ops": (ops, OPS), "nn.functional": (F, FUNCTIONAL)}
 

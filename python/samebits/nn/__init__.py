@@ -24,7 +24,8 @@ __all__ = ["Linear", "Conv2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Group
            "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss",
            "KLDivLoss", "GELU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Dropout", "ReLU",
            "MaxPool2d", "AvgPool2d", "AdaptiveMaxPool2d", "AdaptiveAvgPool2d", "Hardtanh", "ReLU6", "Hardsigmoid",
-           "Hardswish", "SiLU", "LeakyReLU", "Softplus", "ConstantPad1d", "ConstantPad2d",
+           "Hardswish", "SiLU", "LeakyReLU", "Softplus", "ELU", "SELU", "CELU", "Mish",
+           "LogSigmoid", "Hardshrink", "Softshrink", "Threshold", "Softsign", "Tanhshrink", "ConstantPad1d", "ConstantPad2d",
            "ZeroPad2d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
            "ReplicationPad2d", "Embedding", "EmbeddingBag", "functional"]
 
@@ -308,6 +309,56 @@ class LeakyReLU(torch.nn.LeakyReLU):
 class Softplus(torch.nn.Softplus):
     def forward(self, input):
         return F.softplus(input, self.beta, self.threshold)
+
+
+class ELU(torch.nn.ELU):
+    def forward(self, input):
+        return F.elu(input, self.alpha, self.inplace)
+
+
+class SELU(torch.nn.SELU):
+    def forward(self, input):
+        return F.selu(input, self.inplace)
+
+
+class CELU(torch.nn.CELU):
+    def forward(self, input):
+        return F.celu(input, self.alpha, self.inplace)
+
+
+class Mish(torch.nn.Mish):
+    def forward(self, input):
+        return F.mish(input, self.inplace)
+
+
+class LogSigmoid(torch.nn.LogSigmoid):
+    def forward(self, input):
+        return F.logsigmoid(input)
+
+
+class Hardshrink(torch.nn.Hardshrink):
+    def forward(self, input):
+        return F.hardshrink(input, self.lambd)
+
+
+class Softshrink(torch.nn.Softshrink):
+    def forward(self, input):
+        return F.softshrink(input, self.lambd)
+
+
+class Threshold(torch.nn.Threshold):
+    def forward(self, input):
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+
+class Softsign(torch.nn.Softsign):
+    def forward(self, input):
+        return F.softsign(input)
+
+
+class Tanhshrink(torch.nn.Tanhshrink):
+    def forward(self, input):
+        return F.tanhshrink(input)
 
 
 def _pad_module(base, mode):

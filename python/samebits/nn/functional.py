@@ -25,6 +25,8 @@ from .._convert import to_np, to_np_index
 
 __all__ = ["linear", "conv2d", "pad", "max_pool2d", "avg_pool2d", "adaptive_max_pool2d",
            "adaptive_avg_pool2d", "relu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "silu", "leaky_relu", "softplus", "tanh", "sigmoid", "gelu",
+           "elu", "selu", "celu", "mish", "logsigmoid", "hardshrink", "softshrink", "threshold",
+           "softsign", "tanhshrink",
            "softmax", "log_softmax", "cross_entropy", "mse_loss", "l1_loss", "smooth_l1_loss",
            "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "batch_norm", "layer_norm",
            "rms_norm", "group_norm", "instance_norm",
@@ -279,8 +281,9 @@ class _Activation(torch.autograd.Function):
     def backward(ctx, dy):
         fwd, bwd, use_y = _ACT[ctx.name]
         (saved,) = ctx.saved_tensors
+        extra = ctx.extra[:_BACKWARD_EXTRA.get(ctx.name, len(ctx.extra))]
         dx = _ops._map_backward(bwd, to_np(saved, ctx.name, "saved"),
-                                to_np(dy, ctx.name, "grad"), *ctx.extra)
+                                to_np(dy, ctx.name, "grad"), *extra)
         return torch.from_numpy(dx), None, None
 
 
@@ -295,7 +298,15 @@ _ACT = {
     "silu": ("sb_silu_forward", "sb_silu_backward", False),
     "leaky_relu": ("sb_leaky_relu_forward", "sb_leaky_relu_backward", False),
     "softplus": ("sb_softplus_forward", "sb_softplus_backward", False),
+    "elu": ("sb_elu_forward", "sb_elu_backward", False),
+    "mish": ("sb_mish_forward", "sb_mish_backward", False),
+    "logsigmoid": ("sb_logsigmoid_forward", "sb_logsigmoid_backward", False),
+    "hardshrink": ("sb_hardshrink_forward", "sb_hardshrink_backward", False),
+    "softshrink": ("sb_softshrink_forward", "sb_softshrink_backward", False),
+    "threshold": ("sb_threshold_forward", "sb_threshold_backward", False),
 }
+# The backward takes fewer parameters than the forward (threshold's value).
+_BACKWARD_EXTRA = {"threshold": 1}
 
 
 def _maybe_inplace(input, name, extra, inplace, fn):
@@ -355,6 +366,69 @@ def softplus(input, beta=1.0, threshold=20.0):
     fn = "nn.functional.softplus"
     return _Activation.apply(input, "softplus",
                              _ops._softplus_args(beta, threshold, "sb_softplus_forward", 1, fn))
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """x > 0 ? x : expm1(x) * alpha (PyTorch's elu kernel with scale 1)."""
+    fn = "nn.functional.elu"
+    return _maybe_inplace(input, "elu", _ops._elu_args(alpha, 1.0, 1.0, "sb_elu_forward", 1, fn),
+                          inplace, fn)
+
+
+def selu(input, inplace=False):
+    """elu with SELU's alpha and scale rounded to float32."""
+    fn = "nn.functional.selu"
+    return _maybe_inplace(input, "elu", _ops._elu_args(_ops.SELU_ALPHA, _ops.SELU_SCALE, 1.0,
+                                                       "sb_elu_forward", 1, fn), inplace, fn)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """elu with (alpha, 1, 1 / alpha) as PyTorch's celu."""
+    fn = "nn.functional.celu"
+    return _maybe_inplace(input, "elu", _ops._celu_args(alpha, "sb_elu_forward", 1, fn), inplace,
+                          fn)
+
+
+def mish(input, inplace=False):
+    """x * tanh(log1p(exp(x)))."""
+    return _maybe_inplace(input, "mish", (), inplace, "nn.functional.mish")
+
+
+def logsigmoid(input):
+    """min(x, 0) - log1p(exp(-|x|))."""
+    return _Activation.apply(input, "logsigmoid", ())
+
+
+def hardshrink(input, lambd=0.5):
+    fn = "nn.functional.hardshrink"
+    return _Activation.apply(input, "hardshrink",
+                             (_ops._lambd(lambd, "sb_hardshrink_forward", 1, fn),))
+
+
+def softshrink(input, lambd=0.5):
+    fn = "nn.functional.softshrink"
+    return _Activation.apply(input, "softshrink",
+                             (_ops._lambd(lambd, "sb_softshrink_forward", 1, fn),))
+
+
+def threshold(input, threshold, value, inplace=False):
+    """value where x <= threshold, x elsewhere; dx = +0 where x <= threshold."""
+    fn = "nn.functional.threshold"
+    return _maybe_inplace(input, "threshold",
+                          _ops._threshold_args(threshold, value, "sb_threshold_forward", fn),
+                          inplace, fn)
+
+
+def softsign(input):
+    """x / (|x| + 1), PyTorch's own composition of three samebits ops (abs,
+    add, div); the backward is theirs, summed by autograd."""
+    one = torch.tensor(1.0, dtype=torch.float32)
+    return _Binary.apply(input, _Binary.apply(_Unary.apply(input, "abs"), one, "add"), "div")
+
+
+def tanhshrink(input):
+    """x - tanh(x), PyTorch's own composition (sub of samebits' tanh)."""
+    return _Binary.apply(input, tanh(input), "sub")
 
 
 def tanh(input):

@@ -188,7 +188,7 @@ SB_INLINE float sb_pw_act_forward(int kind, float v, float p0, float p1) {
     case SB_PW_ACT_HARDSIGMOID: return sb_pw_clamp_0_6(v + 3.0f) / 6.0f;
     case SB_PW_ACT_HARDSWISH: return (v * sb_pw_clamp_0_6(v + 3.0f)) / 6.0f;
     case SB_PW_ACT_HARDSHRINK: return (v >= -p0 && v <= p0) ? 0.0f : v;
-    case SB_PW_ACT_SOFTSHRINK: return v > p0 ? v - p0 : (v < -p0 ? v + p0 : v * 0.0f);
+    case SB_PW_ACT_SOFTSHRINK: return v > p0 ? v - p0 : (v < -p0 ? v + p0 : (SB_ISNAN(v) ? v : 0.0f));
     case SB_PW_ACT_THRESHOLD: return v <= p0 ? p1 : v;
     default: return SB_ISNAN(v) ? v : (v > 0.0f ? v : (kind == SB_PW_ACT_RELU ? 0.0f : v * p0));
     }
@@ -204,7 +204,7 @@ SB_INLINE float sb_pw_act_backward(int kind, float v, float g, float p0, float p
     case SB_PW_ACT_HARDSIGMOID: return (v > -3.0f && v < 3.0f) ? g * SB_PW_ONE_SIXTH : 0.0f;
     case SB_PW_ACT_HARDSWISH: return v < -3.0f ? 0.0f : (v >= 3.0f ? g : g * (v / 3.0f + 0.5f));
     case SB_PW_ACT_HARDSHRINK:
-    case SB_PW_ACT_SOFTSHRINK: return (v >= -p0 && v <= p0) ? 0.0f : g;
+    case SB_PW_ACT_SOFTSHRINK: return (v < -p0 || v > p0) ? g : 0.0f;
     case SB_PW_ACT_THRESHOLD: return v <= p0 ? 0.0f : g;
     default: return (g * (1.0f - v)) * v; /* sigmoid */
     }
