@@ -105,6 +105,11 @@ CALL(binary_scalar, sb_binary_scalar(SB_BINARY_SUB, t[0], 2.0f, t[1]))
 CALL(binary_backward, sb_binary_backward(SB_BINARY_MUL, t[0], t[1], t[2], t[3], t[4]))
 CALL(reduce_to_shape, sb_reduce_to_shape(t[0], t[1]))
 CALL(unary, sb_unary(SB_UNARY_SQUARE, t[0], t[1]))
+CALL(sin, sb_sin(t[0], t[1]))
+CALL(cos, sb_cos(t[0], t[1]))
+CALL(exp2, sb_exp2(t[0], t[1]))
+CALL(log2, sb_log2(t[0], t[1]))
+CALL(rsqrt, sb_rsqrt(t[0], t[1]))
 CALL(neg, sb_neg(t[0], t[1]))
 CALL(abs, sb_abs(t[0], t[1]))
 CALL(sqrt, sb_sqrt(t[0], t[1]))
@@ -263,6 +268,8 @@ static const op_case ops[] = {
     UN(unary, "sb_unary", "x", "out"), UN(neg, "sb_neg", "x", "out"), UN(abs, "sb_abs", "x", "out"),
     UN(sqrt, "sb_sqrt", "x", "out"), UN(exp, "sb_exp", "x", "out"), UN(log, "sb_log", "x", "out"),
     UN(square, "sb_square", "x", "out"), UN(reciprocal, "sb_reciprocal", "x", "out"),
+    UN(sin, "sb_sin", "x", "out"), UN(cos, "sb_cos", "x", "out"), UN(exp2, "sb_exp2", "x", "out"),
+    UN(log2, "sb_log2", "x", "out"), UN(rsqrt, "sb_rsqrt", "x", "out"),
     {"sb_unary_backward", c_unary_backward, NULL,
      {{"x", F, S2(2, 3), IN}, {"y", F, S2(2, 3), IN}, {"dy", F, S2(2, 3), IN},
       {"dx", F, S2(2, 3), OUT}}},

@@ -332,9 +332,11 @@ static void test_unary(void) {
     float *xv = x->data, *yv = y->data;
     memcpy(xv, sp, (size_t)ns * 4);
     for (int64_t i = ns; i < n; i++) xv[i] = frand(-20.0f, 20.0f);
-    sb_status (*fns[7])(const sb_tensor *, sb_tensor *) = { sb_neg, sb_abs, sb_sqrt, sb_exp,
-                                                          sb_log, sb_square, sb_reciprocal };
-    for (int op = 0; op < 7; op++) {
+    for (int64_t i = ns; i < n; i += 7) xv[i] = frand(-1e6f, 1e6f); /* sin/cos reduction */
+    sb_status (*fns[12])(const sb_tensor *, sb_tensor *) = { sb_neg, sb_abs, sb_sqrt, sb_exp,
+                                                           sb_log, sb_square, sb_reciprocal, sb_sin,
+                                                           sb_cos, sb_exp2, sb_log2, sb_rsqrt };
+    for (int op = 0; op < 12; op++) {
         CHECK_OK(fns[op](x, y));
         for (int64_t i = 0; i < n; i++) {
             float v = xv[i], want;
@@ -347,7 +349,25 @@ static void test_unary(void) {
             case SB_UNARY_EXP: want = sb_expf(v); break;
             case SB_UNARY_LOG: want = sb_logf(v); break;
             case SB_UNARY_SQUARE: want = (float)((double)v * (double)v); break;
+            case SB_UNARY_SIN: want = sb_sinf(v); break;
+            case SB_UNARY_COS: want = sb_cosf(v); break;
+            case SB_UNARY_EXP2: want = sb_exp2f(v); break;
+            case SB_UNARY_LOG2: want = sb_log2f(v); break;
+            /* two roundings: the float square root, then the division */
+            case SB_UNARY_RSQRT: want = (float)(1.0 / (double)(float)sqrt((double)v)); break;
             default: want = (float)(1.0 / (double)v); break;
+            }
+            if ((op == SB_UNARY_SIN || op == SB_UNARY_COS) && isfinite(v)) {
+                double t = op == SB_UNARY_SIN ? sin((double)v) : cos((double)v);
+                CHECK(fabs(yv[i] - t) <= 6e-8 * fmax(fabs(t), 1e-30) + 1e-45, "sin/cos op %d (%a) = %a far from %a", op, v, yv[i], t);
+            }
+            if (op == SB_UNARY_EXP2 && isfinite(v) && fabs(v) < 120) {
+                double t = exp2((double)v);
+                CHECK(fabs(yv[i] - t) <= 6e-8 * t, "exp2(%a) = %a far from %a", v, yv[i], t);
+            }
+            if (op == SB_UNARY_LOG2 && v > 0 && isfinite(v)) {
+                double t = log2((double)v);
+                CHECK(fabs(yv[i] - t) <= 6e-8 * fabs(t) + 1e-45, "log2(%a) = %a far from %a", v, yv[i], t);
             }
             CHECK(same_result(yv[i], want, nan_class), "unary op %d x=%a got %a want %a", op, v, yv[i], want);
             if (op == SB_UNARY_EXP && isfinite(v) && fabs(v) < 80) {
@@ -375,9 +395,11 @@ static void test_unary_backward(void) {
     int64_t n = 64;
     sb_tensor *x = tnew(1, &n), *y = tnew(1, &n), *dy = tnew(1, &n), *dx = tnew(1, &n);
     float *xv = x->data, *yv = y->data, *dyv = dy->data, *dxv = dx->data;
-    for (int op = 0; op < 7; op++) {
+    for (int op = 0; op < 12; op++) {
+        bool positive = op == SB_UNARY_SQRT || op == SB_UNARY_LOG || op == SB_UNARY_LOG2 ||
+                        op == SB_UNARY_RSQRT;
         for (int64_t i = 0; i < n; i++) {
-            xv[i] = frand(0.25f, 4.0f) * (op == SB_UNARY_SQRT || op == SB_UNARY_LOG || i % 2 ? 1.0f : -1.0f);
+            xv[i] = frand(0.25f, 4.0f) * (positive || i % 2 ? 1.0f : -1.0f);
             dyv[i] = frand(-2.0f, 2.0f);
         }
         CHECK_OK(sb_unary((sb_unary_op)op, x, y));
@@ -392,6 +414,18 @@ static void test_unary_backward(void) {
             case SB_UNARY_EXP: want = g * r; fp = exp(v + h); fm = exp(v - h); break;
             case SB_UNARY_LOG: want = g / v; fp = log(v + h); fm = log(v - h); break;
             case SB_UNARY_SQUARE: want = g * (2.0f * v); fp = (v + h) * (v + h); fm = (v - h) * (v - h); break;
+            case SB_UNARY_SIN: want = g * sb_cosf(v); fp = sin(v + h); fm = sin(v - h); break;
+            case SB_UNARY_COS: want = g * -sb_sinf(v); fp = cos(v + h); fm = cos(v - h); break;
+            case SB_UNARY_EXP2: want = (g * r) * 0x1.62e43p-1f; fp = exp2(v + h); fm = exp2(v - h); break;
+            case SB_UNARY_LOG2: want = g / (v * 0x1.62e43p-1f); fp = log2(v + h); fm = log2(v - h); break;
+            case SB_UNARY_RSQRT: {
+                float c = r * r;
+                c = c * r;
+                want = (g * -0.5f) * c;
+                fp = 1.0 / sqrt(v + h);
+                fm = 1.0 / sqrt(v - h);
+                break;
+            }
             default: want = -g * (r * r); fp = 1.0 / (v + h); fm = 1.0 / (v - h); break;
             }
             CHECK_BITS(dxv[i], want, "unary backward op %d x=%a", op, v);
@@ -399,6 +433,16 @@ static void test_unary_backward(void) {
             CHECK(fabs(dxv[i] - fd) <= 1e-3 * (1 + fabs(fd)), "unary backward op %d x=%a: %a vs fd %g", op, v, dxv[i], fd);
         }
     }
+    /* ln 2 rounded is PyTorch's (float)M_LN2 */
+    CHECK(sb_test_bits(0x1.62e43p-1f) == sb_test_bits((float)0.69314718055994530942), "LN2 bits");
+    /* rsqrt's edges: 1/sqrt(+-0) = +-inf, 1/sqrt(inf) = +0, negative is NaN */
+    xv[0] = 0.0f; xv[1] = -0.0f; xv[2] = INFINITY; xv[3] = -1.0f; xv[4] = 4.0f;
+    CHECK_OK(sb_rsqrt(x, y));
+    CHECK_BITS(yv[0], INFINITY, "rsqrt(+0)");
+    CHECK_BITS(yv[1], -INFINITY, "rsqrt(-0) = 1 / -0");
+    CHECK_BITS(yv[2], 0.0f, "rsqrt(inf)");
+    CHECK(yv[3] != yv[3], "rsqrt(-1) is NaN");
+    CHECK_BITS(yv[4], 0.5f, "rsqrt(4)");
     /* abs at +-0 gives 0, NaN poisons */
     xv[0] = -0.0f; xv[1] = NAN; dyv[0] = 3.0f; dyv[1] = 3.0f;
     CHECK_OK(sb_unary_backward(SB_UNARY_ABS, x, y, dy, dx));
@@ -583,8 +627,8 @@ static void test_bad_inputs(void) {
         CHECK_ERROR(ufns[k](a, w), SB_ERR_SHAPE, want);
         CHECK_ERROR(ufns[k](ii, o), SB_ERR_DTYPE, "x has dtype int32");
     }
-    CHECK_ERROR(sb_unary((sb_unary_op)7, a, o), SB_ERR_ARG, "sb_unary: op = 7");
-    CHECK_ERROR(sb_unary_backward((sb_unary_op)7, a, a, a, o), SB_ERR_ARG, "op = 7");
+    CHECK_ERROR(sb_unary((sb_unary_op)12, a, o), SB_ERR_ARG, "sb_unary: op = 12");
+    CHECK_ERROR(sb_unary_backward((sb_unary_op)12, a, a, a, o), SB_ERR_ARG, "op = 12");
     CHECK_ERROR(sb_unary_backward(SB_UNARY_EXP, a, NULL, a, o), SB_ERR_NULL, "sb_unary_backward: y is NULL");
     CHECK_ERROR(sb_unary_backward(SB_UNARY_EXP, a, a, w, o), SB_ERR_SHAPE, "dy has shape [2, 4]");
     CHECK_ERROR(sb_unary_backward(SB_UNARY_EXP, a, a, a, NULL), SB_ERR_NULL, "dx is NULL");

@@ -89,7 +89,12 @@ typedef enum sb_unary_op {
     SB_UNARY_EXP,        /* sb_expf(x) */
     SB_UNARY_LOG,        /* sb_logf(x) */
     SB_UNARY_SQUARE,     /* x * x */
-    SB_UNARY_RECIPROCAL  /* 1.0f / x */
+    SB_UNARY_RECIPROCAL, /* 1.0f / x */
+    SB_UNARY_SIN,        /* sb_sinf(x) */
+    SB_UNARY_COS,        /* sb_cosf(x) */
+    SB_UNARY_EXP2,       /* sb_exp2f(x) */
+    SB_UNARY_LOG2,       /* sb_log2f(x) */
+    SB_UNARY_RSQRT       /* 1.0f / sqrtf(x): two roundings, as PyTorch's CPU rsqrt */
 } sb_unary_op;
 
 SB_API sb_status sb_unary(sb_unary_op op, const sb_tensor *x, sb_tensor *out);
@@ -100,12 +105,20 @@ SB_API sb_status sb_exp(const sb_tensor *x, sb_tensor *out);
 SB_API sb_status sb_log(const sb_tensor *x, sb_tensor *out);
 SB_API sb_status sb_square(const sb_tensor *x, sb_tensor *out);
 SB_API sb_status sb_reciprocal(const sb_tensor *x, sb_tensor *out);
+SB_API sb_status sb_sin(const sb_tensor *x, sb_tensor *out);
+SB_API sb_status sb_cos(const sb_tensor *x, sb_tensor *out);
+SB_API sb_status sb_exp2(const sb_tensor *x, sb_tensor *out);
+SB_API sb_status sb_log2(const sb_tensor *x, sb_tensor *out);
+SB_API sb_status sb_rsqrt(const sb_tensor *x, sb_tensor *out);
 
 /* Backward of y = op(x): x, y (the forward output) and dy have one shape,
  * dx receives the gradient (may alias dy). Per element:
  *   neg: -dy           abs: dy * sgn(x) (sgn: +-1, 0 for +-0, x for NaN)
  *   sqrt: dy / (2.0f * y)   exp: dy * y   log: dy / x
- *   square: dy * (2.0f * x)  reciprocal: -dy * (y * y)                */
+ *   square: dy * (2.0f * x)  reciprocal: -dy * (y * y)
+ *   sin: dy * sb_cosf(x)     cos: dy * -sb_sinf(x)
+ *   exp2: (dy * y) * LN2     log2: dy / (x * LN2)   (LN2 = 0x1.62e43p-1f)
+ *   rsqrt: (-0.5f * dy) * ((y * y) * y)                                 */
 SB_API sb_status sb_unary_backward(sb_unary_op op, const sb_tensor *x, const sb_tensor *y,
                             const sb_tensor *dy, sb_tensor *dx);
 

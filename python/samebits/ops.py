@@ -24,7 +24,8 @@ from ._convert import to_np, to_np_index, back, kind_of, empty, device_of, is_to
 __all__ = [
     "mm", "mm_backward", "linear", "linear_backward",
     "add", "sub", "mul", "div", "binary_backward",
-    "neg", "abs", "sqrt", "exp", "log", "square", "reciprocal", "unary_backward",
+    "neg", "abs", "sqrt", "exp", "log", "square", "reciprocal", "sin", "cos", "exp2", "log2",
+    "rsqrt", "unary_backward",
     "relu", "relu_backward", "tanh", "tanh_backward", "sigmoid", "sigmoid_backward",
     "gelu", "gelu_backward", "hardtanh", "hardtanh_backward", "relu6", "hardsigmoid",
     "hardsigmoid_backward", "hardswish", "hardswish_backward", "silu", "silu_backward",
@@ -48,7 +49,8 @@ __all__ = [
 ]
 
 _BINARY = {"add": 0, "sub": 1, "mul": 2, "div": 3, "maximum": 4, "minimum": 5}
-_UNARY = {"neg": 0, "abs": 1, "sqrt": 2, "exp": 3, "log": 4, "square": 5, "reciprocal": 6}
+_UNARY = {"neg": 0, "abs": 1, "sqrt": 2, "exp": 3, "log": 4, "square": 5, "reciprocal": 6,
+          "sin": 7, "cos": 8, "exp2": 9, "log2": 10, "rsqrt": 11}
 _REDUCTION = {"none": 0, "mean": 1, "sum": 2}
 
 
@@ -933,6 +935,11 @@ exp = _unary_public("exp")
 log = _unary_public("log")
 square = _unary_public("square")
 reciprocal = _unary_public("reciprocal")
+sin = _unary_public("sin")
+cos = _unary_public("cos")
+exp2 = _unary_public("exp2")
+log2 = _unary_public("log2")
+rsqrt = _unary_public("rsqrt")
 
 
 def unary_backward(op, x, y, dy):

@@ -568,6 +568,40 @@ def _threshold(in_place):
     return route
 
 
+_POW_EXACT = "1 (copy), 2 (x * x), 3 ((x * x) * x), 0.5 (sqrt), -0.5 (rsqrt), -1 (1 / x), " \
+             "-2 (1 / (x * x))"
+
+
+def _pow(args, kwargs):
+    """Tensor.pow / torch.pow / ** with a Python number exponent that
+    PyTorch's CPU kernel itself evaluates without std::pow: the same
+    sequence of samebits ops. Any other exponent needs a correctly rounded
+    powf, which samebits does not have yet: refused."""
+    _refuse_kwargs(kwargs, ("input", "exponent"), "pow")
+    x, e = _arg(args, kwargs, 0, "input"), _arg(args, kwargs, 1, "exponent")
+    if not isinstance(x, torch.Tensor) or isinstance(e, (torch.Tensor, bool)) or \
+            not isinstance(e, (int, float)):
+        raise _Missing("pow of %s to %s: only a tensor to a number exponent"
+                       % (type(x).__name__, type(e).__name__))
+    e = float(e)
+    if e == 1.0:
+        return x.clone()
+    if e == 2.0:
+        return SF._Unary.apply(x, "square")
+    if e == 3.0:
+        return SF._Binary.apply(SF._Unary.apply(x, "square"), x, "mul")
+    if e == 0.5:
+        return SF._Unary.apply(x, "sqrt")
+    if e == -0.5:
+        return SF._Unary.apply(x, "rsqrt")
+    if e == -1.0:
+        return SF._Unary.apply(x, "reciprocal")
+    if e == -2.0:
+        return SF._Unary.apply(SF._Unary.apply(x, "square"), "reciprocal")
+    raise _Missing("exponent %r: no correctly rounded powf yet (exact exponents: %s)"
+                   % (e, _POW_EXACT))
+
+
 def _call(fn):
     def route(args, kwargs):
         return fn(*args, **kwargs)
@@ -597,6 +631,18 @@ ROUTED = {
     "log": (_unary("log"), "sb_logf"),
     "square": (_unary("square"), "x * x"),
     "reciprocal": (_unary("reciprocal"), "1 / x"),
+    "sin": (_unary("sin"), "correctly rounded sine"),
+    "cos": (_unary("cos"), "correctly rounded cosine"),
+    "exp2": (_unary("exp2"), "correctly rounded 2^x"),
+    "log2": (_unary("log2"), "correctly rounded base-2 log"),
+    "rsqrt": (_unary("rsqrt"), "1 / sqrt(x), two roundings as PyTorch's CPU kernel"),
+    "sin_": (_in_place(_unary("sin")), "in-place sin"),
+    "cos_": (_in_place(_unary("cos")), "in-place cos"),
+    "exp2_": (_in_place(_unary("exp2")), "in-place exp2"),
+    "log2_": (_in_place(_unary("log2")), "in-place log2"),
+    "rsqrt_": (_in_place(_unary("rsqrt")), "in-place rsqrt"),
+    "pow": (_pow, "scalar exponents with an exact samebits equivalent: " + _POW_EXACT),
+    "pow_": (_in_place(_pow), "in-place pow, exponents as pow"),
     "relu": (_activation(SF.relu), "max(x, +0)"),
     "relu_": (_in_place(_activation(SF.relu)), "in-place relu"),
     "tanh": (_activation(SF.tanh), "sb_tanhf"),
@@ -740,6 +786,7 @@ _DUNDERS = {
     "__truediv__": "div", "__rtruediv__": "rdiv", "__itruediv__": "div_", "__div__": "div",
     "__rdiv__": "rdiv", "__idiv__": "div_",
     "__matmul__": "matmul", "__neg__": "neg", "__abs__": "abs",
+    "__pow__": "pow", "__ipow__": "pow_",
 }
 
 
@@ -855,7 +902,7 @@ class StrictMode(TorchFunctionMode):
                 not any(t.is_floating_point() for t in tensors) \
                 and key not in ("div", "true_divide", "rdiv", "div_", "mean", "softmax",
                                 "log_softmax", "sqrt", "exp", "log", "reciprocal", "tanh",
-                                "sigmoid", "gelu"):
+                                "sigmoid", "gelu", "sin", "cos", "exp2", "log2", "rsqrt"):
             self._note("passed", shown + " (integer, exact)", caller)
             return func(*args, **kwargs)
         why = "samebits has no version of it"

@@ -86,6 +86,11 @@ static const spec specs[] = {
     {"unary", 40, true, "op=square,x=65,adv=5"},
     {"unary", 41, true, "op=reciprocal,x=65,adv=5"},
     {"unary", 42, false, "op=exp,x=10007,adv=100,scale=40"},
+    {"unary", 184, true, "op=sin,x=99,adv=5,scale=1000"},
+    {"unary", 185, true, "op=cos,x=99,adv=5,scale=1000"},
+    {"unary", 186, true, "op=exp2,x=99,adv=5,scale=40"},
+    {"unary", 187, true, "op=log2,x=99,adv=5,scale=10"},
+    {"unary", 188, true, "op=rsqrt,x=99,adv=5,scale=10"},
     /* activations */
     {"activation", 43, true, "fn=relu,x=3x37,adv=5"},
     {"activation", 44, true, "fn=leaky_relu,x=3x37,slope=0.2,adv=5"},

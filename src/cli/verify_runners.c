@@ -403,7 +403,8 @@ static sb_status run_pad2d(run_ctx *r) {
 }
 
 static const char *const binary_names[] = {"add", "sub", "mul", "div", "maximum", "minimum"};
-static const char *const unary_names[] = {"neg", "abs", "sqrt", "exp", "log", "square", "reciprocal"};
+static const char *const unary_names[] = {"neg", "abs", "sqrt", "exp", "log", "square", "reciprocal",
+                                          "sin", "cos", "exp2", "log2", "rsqrt"};
 
 static sb_status pick(run_ctx *r, const char *key, const char *const *names, int n, int *out_i) {
     const char *v = param_raw(r, key);
@@ -447,7 +448,7 @@ static sb_status run_binary(run_ctx *r) {
 static sb_status run_unary(run_ctx *r) {
     shp sx;
     int op = 0;
-    SB_TRY(pick(r, "op", unary_names, 7, &op));
+    SB_TRY(pick(r, "op", unary_names, 12, &op));
     SB_TRY(pshape(r, "x", &sx));
     sb_tensor *x, *y, *dy, *dx;
     SB_TRY(input(r, &x, &sx, 1));

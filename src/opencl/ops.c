@@ -86,6 +86,7 @@ static const ocl_kernel
     /* the math program: math.cl and softmax.cl */
     K_MATH_EVAL = {SB_OCL_MATH, "sb_math_eval", 6, -1, GRID_STRIDE},
     K_MATH_UNARY = {SB_OCL_MATH, "sb_math_unary", 7, 2, GRID_STRIDE},
+    K_MATH_UNARY_GRAD = {SB_OCL_MATH, "sb_math_unary_grad", 11, 2, GRID_STRIDE},
     K_MATH_ACTIVATION = {SB_OCL_MATH, "sb_math_activation", 14, 7, GRID_STRIDE},
     K_SOFTMAX_FORWARD = {SB_OCL_MATH, "sb_softmax_forward", 8, -1, GRID_STRIDE},
     K_SOFTMAX_BACKWARD = {SB_OCL_MATH, "sb_softmax_backward", 10, -1, GRID_STRIDE},
@@ -275,7 +276,9 @@ static sb_status ocl_unary(const sb_backend *be, sb_unary_op op, const sb_tensor
                            sb_tensor *out) {
     (void)be;
     const char *fn = "sb_unary";
-    bool math = op == SB_UNARY_EXP || op == SB_UNARY_LOG; /* the correctly rounded ones */
+    /* the correctly rounded ones */
+    bool math = op == SB_UNARY_EXP || op == SB_UNARY_LOG || op == SB_UNARY_SIN ||
+                op == SB_UNARY_COS || op == SB_UNARY_EXP2 || op == SB_UNARY_LOG2;
     cl_long n = sb_tensor_numel(out);
     cl_int o = (cl_int)op;
     sb_ocl_ptr px, po;
@@ -300,7 +303,9 @@ static sb_status ocl_unary_backward(const sb_backend *be, sb_unary_op op, const 
     pw_geom g = PW_GEOM_OF(dx, dx, x, y, dy);
     sb_ocl_arg args[] = {SB_OCL_ARG(o), SB_OCL_ARG(n), GEOM_ARG,    OPERAND(pdx),
                          OPERAND(px),   OPERAND(py),   OPERAND(pdy)};
-    return launch(fn, &K_UNARY_GRAD, g.v, sizeof g.v, ARGS(args), n);
+    /* sin and cos differentiate to the other function: the math program */
+    bool math = op == SB_UNARY_SIN || op == SB_UNARY_COS;
+    return launch(fn, math ? &K_MATH_UNARY_GRAD : &K_UNARY_GRAD, g.v, sizeof g.v, ARGS(args), n);
 }
 
 sb_status sb_ocl_math_eval(int f, const float *x, float *y, int64_t n) {

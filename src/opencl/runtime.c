@@ -278,10 +278,12 @@ static int family_sources(sb_ocl_family f, const char **texts, const char **name
                            sb_gpu_src_expf_c,          sb_gpu_src_expm1f_c,
                            sb_gpu_src_logf_c,          sb_gpu_src_log1pf_c,
                            sb_gpu_src_tanhf_c,         sb_gpu_src_erff_c,
+                           sb_gpu_src_exp2f_c,         sb_gpu_src_log2f_c,
+                           sb_gpu_src_sinf_c,          sb_gpu_src_cosf_c,
                            sb_gpu_src_pointwise_cl,    sb_gpu_src_sum_acc_cl,
                            sb_gpu_src_math_cl,         sb_gpu_src_softmax_cl};
-        for (int i = 0; i < 12; i++) texts[i] = t[i];
-        return 12;
+        for (int i = 0; i < 16; i++) texts[i] = t[i];
+        return 16;
     }
     case SB_OCL_RNG:
         *name = "math_prelude.cl + src/rng/philox.c + dropout.cl";
@@ -305,7 +307,7 @@ static int family_sources(sb_ocl_family f, const char **texts, const char **name
 
 static sb_status build_program(const char *fn, sb_ocl_family family, const char *options,
                                cl_program *out) {
-    const char *texts[13] = {sb_gpu_src_dialect_h}, *files = NULL;
+    const char *texts[17] = {sb_gpu_src_dialect_h}, *files = NULL;
     cl_uint count = 1 + (cl_uint)family_sources(family, texts + 1, &files);
     cl_int e = CL_SUCCESS;
     cl_program prog = clCreateProgramWithSource(ocl.ctx, count, texts, NULL, &e);

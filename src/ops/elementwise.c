@@ -13,7 +13,7 @@ static bool valid_binary(sb_binary_op op) {
 }
 
 static bool valid_unary(sb_unary_op op) {
-    return (int)op >= (int)SB_UNARY_NEG && (int)op <= (int)SB_UNARY_RECIPROCAL;
+    return (int)op >= (int)SB_UNARY_NEG && (int)op <= (int)SB_UNARY_RSQRT;
 }
 
 /* The broadcast shape of a and b (NumPy rules). */
@@ -238,6 +238,26 @@ sb_status sb_square(const sb_tensor *x, sb_tensor *out) {
 sb_status sb_reciprocal(const sb_tensor *x, sb_tensor *out) {
     SB_FPENV_GUARD();
     return unary_impl("sb_reciprocal", SB_UNARY_RECIPROCAL, x, out);
+}
+sb_status sb_sin(const sb_tensor *x, sb_tensor *out) {
+    SB_FPENV_GUARD();
+    return unary_impl("sb_sin", SB_UNARY_SIN, x, out);
+}
+sb_status sb_cos(const sb_tensor *x, sb_tensor *out) {
+    SB_FPENV_GUARD();
+    return unary_impl("sb_cos", SB_UNARY_COS, x, out);
+}
+sb_status sb_exp2(const sb_tensor *x, sb_tensor *out) {
+    SB_FPENV_GUARD();
+    return unary_impl("sb_exp2", SB_UNARY_EXP2, x, out);
+}
+sb_status sb_log2(const sb_tensor *x, sb_tensor *out) {
+    SB_FPENV_GUARD();
+    return unary_impl("sb_log2", SB_UNARY_LOG2, x, out);
+}
+sb_status sb_rsqrt(const sb_tensor *x, sb_tensor *out) {
+    SB_FPENV_GUARD();
+    return unary_impl("sb_rsqrt", SB_UNARY_RSQRT, x, out);
 }
 
 sb_status sb_unary_backward(sb_unary_op op, const sb_tensor *x, const sb_tensor *y,

@@ -238,6 +238,26 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
        (const sb_tensor *x, sb_tensor *out), \
        elementwise, NULL, SB_OP_NONE, sb_ref_unary, sb_unary_backward, \
        "exempt: sb_unary with SB_UNARY_RECIPROCAL, which verify runs") \
+    OP(sb_sin, sb_status, \
+       (const sb_tensor *x, sb_tensor *out), \
+       elementwise, NULL, SB_OP_NONE, sb_ref_unary, sb_unary_backward, \
+       "exempt: sb_unary with SB_UNARY_SIN, which verify runs") \
+    OP(sb_cos, sb_status, \
+       (const sb_tensor *x, sb_tensor *out), \
+       elementwise, NULL, SB_OP_NONE, sb_ref_unary, sb_unary_backward, \
+       "exempt: sb_unary with SB_UNARY_COS, which verify runs") \
+    OP(sb_exp2, sb_status, \
+       (const sb_tensor *x, sb_tensor *out), \
+       elementwise, NULL, SB_OP_NONE, sb_ref_unary, sb_unary_backward, \
+       "exempt: sb_unary with SB_UNARY_EXP2, which verify runs") \
+    OP(sb_log2, sb_status, \
+       (const sb_tensor *x, sb_tensor *out), \
+       elementwise, NULL, SB_OP_NONE, sb_ref_unary, sb_unary_backward, \
+       "exempt: sb_unary with SB_UNARY_LOG2, which verify runs") \
+    OP(sb_rsqrt, sb_status, \
+       (const sb_tensor *x, sb_tensor *out), \
+       elementwise, NULL, SB_OP_NONE, sb_ref_unary, sb_unary_backward, \
+       "exempt: sb_unary with SB_UNARY_RSQRT, which verify runs") \
     OP(sb_unary_backward, sb_status, \
        (sb_unary_op op, const sb_tensor *x, const sb_tensor *y, const sb_tensor *dy, sb_tensor *dx), \
        elementwise, NULL, SB_OP_NONE, sb_ref_unary_backward, SB_OP_NONE, \

@@ -50,6 +50,11 @@ float sb_ref_unary1(sb_unary_op op, float x) {
     case SB_UNARY_LOG: return sb_logf(x);
     case SB_UNARY_SQUARE: return x * x;
     case SB_UNARY_RECIPROCAL: return 1.0f / x;
+    case SB_UNARY_SIN: return sb_sinf(x);
+    case SB_UNARY_COS: return sb_cosf(x);
+    case SB_UNARY_EXP2: return sb_exp2f(x);
+    case SB_UNARY_LOG2: return sb_log2f(x);
+    case SB_UNARY_RSQRT: return 1.0f / sqrtf(x);
     }
     return x;
 }
@@ -127,6 +132,15 @@ void sb_ref_unary_backward(sb_unary_op op, int64_t n, const float *x, const floa
         case SB_UNARY_LOG: r = g / x[i]; break;
         case SB_UNARY_SQUARE: r = g * (2.0f * x[i]); break;
         case SB_UNARY_RECIPROCAL: r = -g * (y[i] * y[i]); break;
+        /* PyTorch's derivative formulas in their order: grad * cos(x),
+         * grad * -sin(x), grad * result * M_LN2, grad / (x * M_LN2) (M_LN2
+         * becomes a float scalar), -0.5 * grad * result.pow(3) (pow 3 is
+         * x * x * x). */
+        case SB_UNARY_SIN: r = g * sb_cosf(x[i]); break;
+        case SB_UNARY_COS: r = g * -sb_sinf(x[i]); break;
+        case SB_UNARY_EXP2: r = (g * y[i]) * SB_LN2F; break;
+        case SB_UNARY_LOG2: r = g / (x[i] * SB_LN2F); break;
+        case SB_UNARY_RSQRT: r = (-0.5f * g) * ((y[i] * y[i]) * y[i]); break;
         default: r = g; break;
         }
         dx[i] = r;

@@ -72,6 +72,9 @@ void sb_ref_threshold_backward(int64_t n, const float *x, const float *dy, float
 
 /* 1.0f / 6.0f rounded (0x3e2aaaab): hardsigmoid's gradient factor. */
 #define SB_ONE_SIXTH 0x1.555556p-3f
+/* ln 2 rounded to float (0x3f317218): PyTorch's M_LN2 in the float
+ * gradients of exp2 and log2. */
+#define SB_LN2F 0x1.62e43p-1f
 
 /* GELU constants (bits stated in the contract). */
 #define SB_GELU_SQRT1_2 0x1.6a09e6p-1f     /* 1/sqrt(2)        0x3f3504f3 */

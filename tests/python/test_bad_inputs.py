@@ -204,7 +204,8 @@ OPS["threshold"] = (lambda: dict(x=_f(2, 3), threshold=0.1, value=2.0), _all("x"
 OPS["threshold_backward"] = (lambda: dict(x=_f(2, 3), dy=_f(2, 3), threshold=0.1), set())
 for _n in ("add", "sub", "mul", "div"):
     OPS[_n] = (lambda: dict(a=_f(2, 3), b=_f(2, 3, positive=True)), BROADCAST_OK)
-for _n in ("neg", "abs", "sqrt", "exp", "log", "square", "reciprocal", "relu", "tanh", "sigmoid",
+for _n in ("neg", "abs", "sqrt", "exp", "log", "square", "reciprocal", "sin", "cos", "exp2", "log2",
+           "rsqrt", "relu", "tanh", "sigmoid",
            "gelu"):
     OPS[_n] = (lambda: dict(x=_f(2, 3, positive=True)), _all("x", ELEMENTWISE_OK))
 

@@ -31,12 +31,35 @@ SB_KERNEL sb_math_eval(int f, SB_LONG n, SB_GLOBAL const float *x, SB_LONG x0,
     }
 }
 
-// out = exp(x) (op 3) or log(x) (op 4); operands out, x
+// out = f(x) for the sb_unary_op codes exp 3, log 4, sin 7, cos 8, exp2 9,
+// log2 10; operands out, x
 SB_KERNEL sb_math_unary(int op, SB_LONG n, SB_GLOBAL const SB_LONG *geom, SB_GLOBAL float *out,
                         SB_LONG oo, SB_GLOBAL const float *x, SB_LONG xo) {
     SB_FOR_EACH(i, n) {
-        float v = x[xo + sb_pw_offset(geom, 1, i)];
-        out[oo + sb_pw_offset(geom, 0, i)] = op == 3 ? sb_expf(v) : sb_logf(v);
+        float v = x[xo + sb_pw_offset(geom, 1, i)], r;
+        switch (op) {
+        case 3: r = sb_expf(v); break;
+        case 7: r = sb_sinf(v); break;
+        case 8: r = sb_cosf(v); break;
+        case 9: r = sb_exp2f(v); break;
+        case 10: r = sb_log2f(v); break;
+        default: r = sb_logf(v); break;
+        }
+        out[oo + sb_pw_offset(geom, 0, i)] = r;
+    }
+}
+
+// dx of sin (op 7: dy * cos x) and cos (op 8: dy * -sin x); operands dx, x,
+// y, dy as sb_pw_unary_grad's
+SB_KERNEL sb_math_unary_grad(int op, SB_LONG n, SB_GLOBAL const SB_LONG *geom,
+                             SB_GLOBAL float *dx, SB_LONG dxo, SB_GLOBAL const float *x,
+                             SB_LONG xo, SB_GLOBAL const float *y, SB_LONG yo,
+                             SB_GLOBAL const float *dy, SB_LONG dyo) {
+    SB_FOR_EACH(i, n) {
+        float xv = x[xo + sb_pw_offset(geom, 1, i)], g = dy[dyo + sb_pw_offset(geom, 3, i)];
+        (void)y;
+        (void)yo;
+        dx[dxo + sb_pw_offset(geom, 0, i)] = op == 7 ? g * sb_cosf(xv) : g * -sb_sinf(xv);
     }
 }
 

@@ -112,13 +112,18 @@ SB_KERNEL sb_pw_binary_grad(int op, int which, SB_LONG n, SB_GLOBAL const SB_LON
     }
 }
 
-/* ---- unary ops (sb_unary_op order; exp and log need the correctly
- * rounded functions and are not in this file) ---- */
+/* ---- unary ops (sb_unary_op order; exp, log, sin, cos, exp2 and log2
+ * need the correctly rounded functions and are in math.cl; the gradients
+ * of sin and cos too) ---- */
 #define SB_PW_UN_NEG 0
 #define SB_PW_UN_ABS 1
 #define SB_PW_UN_SQRT 2
 #define SB_PW_UN_SQUARE 5
 #define SB_PW_UN_RECIPROCAL 6
+#define SB_PW_UN_EXP2 9
+#define SB_PW_UN_LOG2 10
+#define SB_PW_UN_RSQRT 11
+#define SB_PW_LN2F 0x1.62e43p-1f /* ln 2 rounded, src/ref/ref_pointwise.h */
 
 // operands out, x
 SB_KERNEL sb_pw_unary(int op, SB_LONG n, SB_GLOBAL const SB_LONG *geom, SB_GLOBAL float *out,
@@ -129,6 +134,7 @@ SB_KERNEL sb_pw_unary(int op, SB_LONG n, SB_GLOBAL const SB_LONG *geom, SB_GLOBA
         else if (op == SB_PW_UN_ABS) r = SB_AS_F32(SB_AS_U32(v) & 0x7fffffffu);
         else if (op == SB_PW_UN_SQRT) r = SB_SQRT(v);
         else if (op == SB_PW_UN_SQUARE) r = v * v;
+        else if (op == SB_PW_UN_RSQRT) r = 1.0f / SB_SQRT(v);
         else r = 1.0f / v;
         out[oo + sb_pw_offset(geom, 0, i)] = r;
     }
@@ -156,6 +162,9 @@ SB_KERNEL sb_pw_unary_grad(int op, SB_LONG n, SB_GLOBAL const SB_LONG *geom, SB_
         case 3: r = g * yv; break;  /* exp */
         case 4: r = g / xv; break;  /* log */
         case SB_PW_UN_SQUARE: r = g * (2.0f * xv); break;
+        case SB_PW_UN_EXP2: r = (g * yv) * SB_PW_LN2F; break;
+        case SB_PW_UN_LOG2: r = g / (xv * SB_PW_LN2F); break;
+        case SB_PW_UN_RSQRT: r = (-0.5f * g) * ((yv * yv) * yv); break;
         default: r = -g * (yv * yv); break;
         }
         dx[dxo + sb_pw_offset(geom, 0, i)] = r;
