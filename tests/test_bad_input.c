@@ -86,6 +86,7 @@ typedef struct op_case {
 #define S0 0, {0}
 
 static const sb_conv2d_params conv_p = {1, 1, 1, 1, 1, 1, 1};
+static const sb_conv_transpose2d_params convt_p = {2, 2, 1, 1, 1, 1, 1, 1, 2};
 static const sb_pool2d_params pool_p = {2, 2, 2, 2, 0, 0, false, false, 0, 0, 0};
 static const sb_pad2d_params pad_p = {1, 2, 2, 1, SB_PAD_REFLECT, 0.0f};
 static const int dim1[1] = {1};
@@ -156,6 +157,8 @@ CALL(linear_f, sb_linear_forward(t[0], t[1], t[2], t[3]))
 CALL(linear_b, sb_linear_backward(t[0], t[1], t[2], t[3], t[4], t[5]))
 CALL(conv_f, sb_conv2d_forward(t[0], t[1], t[2], &conv_p, t[3]))
 CALL(conv_b, sb_conv2d_backward(t[0], t[1], t[2], &conv_p, t[3], t[4], t[5]))
+CALL(convt_f, sb_conv_transpose2d_forward(t[0], t[1], t[2], &convt_p, t[3]))
+CALL(convt_b, sb_conv_transpose2d_backward(t[0], t[1], t[2], &convt_p, t[3], t[4], t[5]))
 CALL(maxpool_f, sb_max_pool2d_forward(t[0], &pool_p, t[1], t[2]))
 CALL(maxpool_b, sb_max_pool2d_backward(t[0], t[1], &pool_p, t[2]))
 CALL(avgpool_f, sb_avg_pool2d_forward(t[0], &pool_p, t[1]))
@@ -312,6 +315,13 @@ static const op_case ops[] = {
      {{"dy", F, S4(2, 5, 4, 4), IN}, {"x", F, S4(2, 3, 4, 4), IN}, {"w", F, S4(5, 3, 3, 3), IN},
       {"dx", F, S4(2, 3, 4, 4), OUT | OPT}, {"dw", F, S4(5, 3, 3, 3), OUT | OPT},
       {"db", F, S1(5), OUT | OPT}}},
+    {"sb_conv_transpose2d_forward", c_convt_f, NULL,
+     {{"x", F, S4(2, 4, 3, 3), IN}, {"w", F, S4(4, 3, 3, 3), IN}, {"bias", F, S1(6), IN | OPT},
+      {"y", F, S4(2, 6, 6, 6), OUT}}},
+    {"sb_conv_transpose2d_backward", c_convt_b, NULL,
+     {{"dy", F, S4(2, 6, 6, 6), IN}, {"x", F, S4(2, 4, 3, 3), IN}, {"w", F, S4(4, 3, 3, 3), IN},
+      {"dx", F, S4(2, 4, 3, 3), OUT | OPT}, {"dw", F, S4(4, 3, 3, 3), OUT | OPT},
+      {"db", F, S1(6), OUT | OPT}}},
     {"sb_max_pool2d_forward", c_maxpool_f, NULL,
      {{"x", F, S4(2, 3, 4, 4), IN}, {"y", F, S4(2, 3, 2, 2), OUT}, {"indices", L, S4(2, 3, 2, 2), OUT | OPT}}},
     {"sb_max_pool2d_backward", c_maxpool_b, init_maxpool_b,
@@ -806,6 +816,17 @@ static void bad_sizes_and_kernels(void) {
     cp.stride_h = 0;
     BAD(sb_conv2d_output_size, sb_conv2d_output_size(4, 4, 3, 3, &cp, &oh, &ow), SB_ERR_ARG, "stride_h");
     BAD(sb_conv2d_output_size, sb_conv2d_output_size(4, 4, 3, 3, NULL, NULL, &ow), SB_ERR_NULL, "out_h");
+    sb_conv_transpose2d_params tp = {2, 2, 1, 1, 1, 1, 1, 1, 1};
+    BAD(sb_conv_transpose2d_output_size, sb_conv_transpose2d_output_size(INT64_MAX, 4, 3, 3, &tp, &oh, &ow), SB_ERR_ARG, "height");
+    BAD(sb_conv_transpose2d_output_size, sb_conv_transpose2d_output_size(0, 4, 3, 3, &tp, &oh, &ow), SB_ERR_SHAPE, "height");
+    BAD(sb_conv_transpose2d_output_size, sb_conv_transpose2d_output_size(4, 4, 3, INT64_MAX, &tp, &oh, &ow), SB_ERR_ARG, "kernel_w");
+    BAD(sb_conv_transpose2d_output_size, sb_conv_transpose2d_output_size(1, 1, 1, 1, &tp, &oh, &ow), SB_ERR_SHAPE, "padding");
+    tp.output_pad_w = 2;
+    BAD(sb_conv_transpose2d_output_size, sb_conv_transpose2d_output_size(4, 4, 3, 3, &tp, &oh, &ow), SB_ERR_ARG, "output_pad");
+    tp.output_pad_w = 1;
+    tp.groups = 0;
+    BAD(sb_conv_transpose2d_output_size, sb_conv_transpose2d_output_size(4, 4, 3, 3, &tp, &oh, &ow), SB_ERR_ARG, "groups");
+    BAD(sb_conv_transpose2d_output_size, sb_conv_transpose2d_output_size(4, 4, 3, 3, NULL, &oh, NULL), SB_ERR_NULL, "out_h");
     sb_pool2d_params pp = {2, 2, 0, 0, 1, 1, true, false, 0, 0, 0};
     BAD(sb_pool2d_output_size, sb_pool2d_output_size(INT64_MAX, 4, &pp, &oh, &ow), SB_ERR_ARG, "height");
     BAD(sb_pool2d_output_size, sb_pool2d_output_size(4, 4, NULL, &oh, &ow), SB_ERR_NULL, "params");
@@ -959,6 +980,9 @@ static void bad_modules_and_graphs(void) {
     BAD_VIA(sb_nn_linear, "sb_tensor_new", sb_nn_linear(&m, (int64_t)1 << 40, (int64_t)1 << 40, true), SB_ERR_SHAPE, "too large");
     BAD(sb_nn_linear, sb_nn_linear(NULL, 3, 4, true), SB_ERR_NULL, "out");
     BAD(sb_nn_conv2d, sb_nn_conv2d(&m, 3, 4, 0, 3, NULL, true), SB_ERR_ARG, "");
+    BAD(sb_nn_conv_transpose2d, sb_nn_conv_transpose2d(&m, 3, 4, 3, 0, NULL, true), SB_ERR_ARG, "kernel");
+    BAD(sb_nn_conv_transpose2d, sb_nn_conv_transpose2d(NULL, 3, 4, 3, 3, NULL, true), SB_ERR_NULL, "out");
+    BAD(sb_nn_conv_transpose2d, sb_nn_conv_transpose2d(&m, INT64_MAX, INT64_MAX, 3, 3, NULL, true), SB_ERR_SHAPE, "too large");
     BAD_VIA(sb_nn_conv2d, "sb_tensor_new", sb_nn_conv2d(&m, INT64_MAX, INT64_MAX, 3, 3, NULL, true), SB_ERR_SHAPE, "too large");
     sb_pool2d_params bad_pool = {0, 2, 0, 0, 0, 0, false, false, 0, 0, 0};
     BAD(sb_nn_max_pool2d, sb_nn_max_pool2d(&m, NULL), SB_ERR_NULL, "");
@@ -1022,6 +1046,10 @@ static void bad_modules_and_graphs(void) {
     BAD(sb_ag_linear, sb_ag_linear(g, &bad_var, vw, NULL, &y), SB_ERR_SHAPE, "ndim 100");
     BAD_VIA(sb_ag_conv2d, "sb_conv2d_forward", sb_ag_conv2d(g, vx, vw, NULL, &cp, &y), SB_ERR_SHAPE, "");
     BAD(sb_ag_conv2d, sb_ag_conv2d(g, &bad_var, vw, NULL, &cp, &y), SB_ERR_SHAPE, "ndim 100");
+    sb_conv_transpose2d_params ctp = SB_CONV_TRANSPOSE2D_PARAMS_DEFAULT;
+    BAD(sb_ag_conv_transpose2d, sb_ag_conv_transpose2d(g, vx, vw, NULL, &ctp, &y), SB_ERR_SHAPE, "4 dims");
+    BAD(sb_ag_conv_transpose2d, sb_ag_conv_transpose2d(g, &bad_var, vw, NULL, &ctp, &y), SB_ERR_SHAPE, "ndim 100");
+    BAD(sb_ag_conv_transpose2d, sb_ag_conv_transpose2d(g, vx, vw, NULL, NULL, &y), SB_ERR_NULL, "params");
     sb_pool2d_params pool = {2, 2, 0, 0, 0, 0, false, false, 0, 0, 0};
     BAD(sb_ag_max_pool2d, sb_ag_max_pool2d(g, vx, &pool, &y), SB_ERR_SHAPE, "");
     BAD(sb_ag_avg_pool2d, sb_ag_avg_pool2d(g, &bad_var, &pool, &y), SB_ERR_SHAPE, "ndim 100");

@@ -76,6 +76,26 @@ static void test_construction(void) {
     CHECK_OK(sb_nn_conv2d(&m, 3, 4, 3, 3, NULL, false)); /* NULL params = defaults */
     CHECK(sb_module_num_scalars(m) == 4 * 3 * 9, "conv2d without bias");
     sb_module_free(m);
+    sb_conv_transpose2d_params tp = {2, 2, 1, 1, 1, 0, 1, 1, 2};
+    CHECK_OK(sb_nn_conv_transpose2d(&m, 4, 6, 3, 2, &tp, true));
+    CHECK_OK(sb_module_parameters(m, p, 2, &n));
+    CHECK(n == 2 && p[0].value->shape[0] == 4 && p[0].value->shape[1] == 3 && p[0].value->shape[2] == 3 &&
+              p[0].value->shape[3] == 2 && p[1].value->shape[0] == 6,
+          "conv_transpose2d weight (C, O/groups, KH, KW) and bias (O)");
+    /* PyTorch's init bound 1/sqrt(O/groups * KH * KW) */
+    CHECK_OK(sb_module_init(m, 7));
+    float bound = 1.0f / sqrtf(3.0f * 3.0f * 2.0f), wmax = 0.0f;
+    for (int64_t e = 0; e < sb_tensor_numel(p[0].value); e++)
+        wmax = fmaxf(wmax, fabsf(((float *)p[0].value->data)[e]));
+    CHECK(wmax > 0.0f && wmax <= bound, "conv_transpose2d init within +-%g, max %g", bound, wmax);
+    sb_module_free(m);
+    tp.output_pad_h = 2;
+    CHECK_ERROR(sb_nn_conv_transpose2d(&m, 4, 6, 3, 2, &tp, true), SB_ERR_ARG, "output_pad");
+    tp.output_pad_h = 1;
+    CHECK_ERROR(sb_nn_conv_transpose2d(&m, 4, 5, 3, 2, &tp, true), SB_ERR_ARG, "groups");
+    CHECK_OK(sb_nn_conv_transpose2d(&m, 3, 4, 3, 3, NULL, false)); /* NULL params = defaults */
+    CHECK(sb_module_num_scalars(m) == 3 * 4 * 9, "conv_transpose2d without bias");
+    sb_module_free(m);
 
     sb_pool2d_params pp = SB_POOL2D_PARAMS(2, 2);
     const char *kinds[] = {"max_pool2d", "avg_pool2d", "relu", "tanh", "sigmoid", "gelu", "flatten", "dropout"};

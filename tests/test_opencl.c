@@ -851,6 +851,31 @@ static void test_conv_pool(void) {
         for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
     }
 
+    /* conv_transpose2d: composed of the device's conv2d entries, with an
+     * output_pad at or above the stride (below the dilation) */
+    const sb_conv_transpose2d_params tps[] = {{2, 1, 1, 0, 1, 0, 1, 2, 2}, {1, 2, 0, 1, 1, 1, 2, 1, 1}};
+    for (size_t ti = 0; ti < sizeof tps / sizeof *tps; ti++) {
+        const sb_conv_transpose2d_params *tp = &tps[ti];
+        int64_t oh, ow;
+        CHECK_OK(sb_conv_transpose2d_output_size(5, 6, 3, 2, tp, &oh, &ow));
+        int64_t sx[4] = {2, 4, 5, 6}, sw[4] = {4, 3, 3, 2}, sb[1] = {3 * tp->groups},
+                sy[4] = {2, 3 * tp->groups, oh, ow};
+        pair x = pair_rand(4, sx, 2.0f, true), w = pair_rand(4, sw, 2.0f, false),
+             b = pair_rand(1, sb, 2.0f, false), y = pair_zeros(SB_F32, 4, sy),
+             dy = pair_rand(4, sy, 2.0f, true), dx = pair_zeros(SB_F32, 4, sx),
+             dw = pair_zeros(SB_F32, 4, sw), db = pair_zeros(SB_F32, 1, sb);
+        CHECK_OK(sb_conv_transpose2d_forward(x.c, w.c, b.c, tp, y.c));
+        CHECK_OK(sb_conv_transpose2d_forward(x.d, w.d, b.d, tp, y.d));
+        check_same(&y, "sb_conv_transpose2d_forward");
+        CHECK_OK(sb_conv_transpose2d_backward(dy.c, x.c, w.c, tp, dx.c, dw.c, db.c));
+        CHECK_OK(sb_conv_transpose2d_backward(dy.d, x.d, w.d, tp, dx.d, dw.d, db.d));
+        check_same(&dx, "sb_conv_transpose2d_backward dx");
+        check_same(&dw, "sb_conv_transpose2d_backward dw");
+        check_same(&db, "sb_conv_transpose2d_backward db");
+        pair all[] = {x, w, b, y, dy, dx, dw, db};
+        for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
+    }
+
     const sb_pool2d_params pools[] = {
         {.kernel_h = 2, .kernel_w = 2, .stride_h = 2, .stride_w = 2},
         {.kernel_h = 3, .kernel_w = 2, .stride_h = 2, .stride_w = 1, .pad_h = 1, .pad_w = 1,

@@ -39,7 +39,7 @@ for p in sorted(glob.glob("src/*/*.c")):
 # ---- contract sections ----
 def section(o):
     n, f = o["name"], o["family"]
-    if f == "linalg" or n.startswith("sb_conv2d") or n == "sb_sgemm":
+    if f == "linalg" or n.startswith(("sb_conv2d", "sb_conv_transpose2d")) or n == "sb_sgemm":
         return "§7 GEMM family"
     if f == "conv":
         return "§8 Pooling"
@@ -70,9 +70,9 @@ def fast(o):
     n, f = o["name"], o["family"]
     if f == "linalg" or n == "sb_sgemm":
         return "`src/cpu/gemm.c` (+ `gemm_{sse2,avx2,avx512,neon}.c`)"
-    if n.startswith("sb_conv2d_output") or n.startswith("sb_pool2d_output"):
+    if n.startswith(("sb_conv2d_output", "sb_pool2d_output", "sb_conv_transpose2d_output")):
         return "—"
-    if n.startswith("sb_conv2d"):
+    if n.startswith(("sb_conv2d", "sb_conv_transpose2d")):  # transposed: conv2d's kernels
         return "`src/cpu/conv2d.c` (+ `conv2d_{avx2,avx512}.c`), `src/cpu/gemm.c`"
     if n.startswith("sb_pad2d"):
         return "`src/cpu/pad2d.c`"

@@ -63,6 +63,12 @@ SB_API sb_status sb_graph_backward(sb_graph *g, sb_variable *loss);
 SB_API sb_status sb_ag_linear(sb_graph *g, sb_variable *x, sb_variable *w, sb_variable *bias, sb_variable **y);
 SB_API sb_status sb_ag_conv2d(sb_graph *g, sb_variable *x, sb_variable *w, sb_variable *bias,
                        const sb_conv2d_params *params, sb_variable **y);
+/* Transposed convolution, conv.h's sb_conv_transpose2d_forward: x (N,C,H,W),
+ * w (C,O/groups,KH,KW), bias (O) or NULL; params may not be NULL. */
+SB_API sb_status sb_ag_conv_transpose2d(sb_graph *g, sb_variable *x, sb_variable *w,
+                                        sb_variable *bias,
+                                        const sb_conv_transpose2d_params *params,
+                                        sb_variable **y);
 SB_API sb_status sb_ag_max_pool2d(sb_graph *g, sb_variable *x, const sb_pool2d_params *params, sb_variable **y);
 SB_API sb_status sb_ag_avg_pool2d(sb_graph *g, sb_variable *x, const sb_pool2d_params *params, sb_variable **y);
 /* Adaptive pooling to an (out_h, out_w) output, each >= 0 (conv.h). */

@@ -1,5 +1,5 @@
-/* samebits/conv.h - 2-D convolution, 2-D max / average pooling and 2-D
- * padding.
+/* samebits/conv.h - 2-D convolution, 2-D transposed convolution, 2-D max /
+ * average pooling and 2-D padding.
  *
  * Images are NCHW, filters OIHW. Each convolution output element is one
  * GEMM-family chain (contract section "GEMM family": acc starts at +0.0f,
@@ -65,6 +65,59 @@ SB_API sb_status sb_conv2d_forward(const sb_tensor *x, const sb_tensor *w, const
 SB_API sb_status sb_conv2d_backward(const sb_tensor *dy, const sb_tensor *x, const sb_tensor *w,
                              const sb_conv2d_params *params, sb_tensor *dx, sb_tensor *dw,
                              sb_tensor *db);
+
+/* ---- conv_transpose2d ------------------------------------------------------
+ * The transposed convolution (PyTorch's conv_transpose2d), the adjoint of
+ * conv2d: its forward is conv2d's input gradient, its input gradient is
+ * conv2d's forward and its weight gradient conv2d's weight gradient with
+ * input and output exchanged (contract section "GEMM family",
+ * conv_transpose2d). stride >= 1, pad >= 0, dilation >= 1, groups >= 1
+ * dividing both channel counts, 0 <= output_pad < stride or < dilation per
+ * axis (PyTorch's rule). A NULL params pointer means
+ * SB_CONV_TRANSPOSE2D_PARAMS_DEFAULT. */
+typedef struct sb_conv_transpose2d_params {
+    int64_t stride_h, stride_w;
+    int64_t pad_h, pad_w;
+    int64_t output_pad_h, output_pad_w;
+    int64_t dilation_h, dilation_w;
+    int64_t groups;
+} sb_conv_transpose2d_params;
+
+#define SB_CONV_TRANSPOSE2D_PARAMS_DEFAULT ((sb_conv_transpose2d_params){1, 1, 0, 0, 0, 0, 1, 1, 1})
+
+/* out = (in - 1)*stride - 2*pad + dilation*(kernel-1) + output_pad + 1 per
+ * axis. in >= 1; fails (SB_ERR_SHAPE) when out < 1, (SB_ERR_ARG) on
+ * out-of-range params or int64 overflow. */
+SB_API sb_status sb_conv_transpose2d_output_size(int64_t in_h, int64_t in_w, int64_t kernel_h,
+                                                 int64_t kernel_w,
+                                                 const sb_conv_transpose2d_params *params,
+                                                 int64_t *out_h, int64_t *out_w);
+
+/* x (N, C, H, W), w (C, O/groups, KH, KW), bias (O) or NULL, y (N, O, OH, OW).
+ * Group g owns input channels g*C/groups.. and output channels g*O/groups..
+ * y[n][g*O/groups + o][p][q] = chain over (c, i, j) lexicographic (c over
+ * the group's input channels) of x[n][c][r][s] * w[c][o][i][j], taking only
+ * the taps with r*sh - ph + i*dh == p and s*sw - pw + j*dw == q for an
+ * input position (r, s) (no padding terms; +0.0f when there are none), then
+ * + bias[o] with one IEEE addition. */
+SB_API sb_status sb_conv_transpose2d_forward(const sb_tensor *x, const sb_tensor *w,
+                                             const sb_tensor *bias,
+                                             const sb_conv_transpose2d_params *params,
+                                             sb_tensor *y);
+
+/* Gradients of sb_conv_transpose2d_forward given dy (N, O, OH, OW); dx
+ * (shape of x), dw (shape of w) and db (O) may each be NULL.
+ *   dx[n][c][r][s] = chain over (o, i, j) lexicographic (o over the group's
+ *       output channels) of dy_pad[n][o][r*sh - ph + i*dh][s*sw - pw + j*dw]
+ *       * w[c][o][i][j], dy_pad = +0.0f outside dy (padded taps ARE terms).
+ *   dw[c][o][i][j] = chain over (n, r, s) lexicographic of x[n][c][r][s] *
+ *       dy_pad[n][o][r*sh - ph + i*dh][s*sw - pw + j*dw] (padded taps ARE
+ *       terms).
+ *   db[o] = canonical sum over (n, p, q) lexicographic of dy[n][o][p][q]. */
+SB_API sb_status sb_conv_transpose2d_backward(const sb_tensor *dy, const sb_tensor *x,
+                                              const sb_tensor *w,
+                                              const sb_conv_transpose2d_params *params,
+                                              sb_tensor *dx, sb_tensor *dw, sb_tensor *db);
 
 /* ---- 2-D pooling ------------------------------------------------------------
  * kernel >= 1; stride >= 1, or 0 meaning "equal to the kernel" (PyTorch's

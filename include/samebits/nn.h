@@ -37,6 +37,12 @@ SB_API sb_status sb_nn_linear(sb_module **out, int64_t in_features, int64_t out_
 SB_API sb_status sb_nn_conv2d(sb_module **out, int64_t in_channels, int64_t out_channels,
                        int64_t kernel_h, int64_t kernel_w, const sb_conv2d_params *params,
                        bool bias);
+/* Transposed convolution: weight (in, out/groups, KH, KW), bias (out);
+ * params NULL means SB_CONV_TRANSPOSE2D_PARAMS_DEFAULT. Initialised like
+ * PyTorch's ConvTranspose2d: fan_in = out/groups * KH * KW. */
+SB_API sb_status sb_nn_conv_transpose2d(sb_module **out, int64_t in_channels,
+                                        int64_t out_channels, int64_t kernel_h, int64_t kernel_w,
+                                        const sb_conv_transpose2d_params *params, bool bias);
 SB_API sb_status sb_nn_max_pool2d(sb_module **out, const sb_pool2d_params *params);
 SB_API sb_status sb_nn_avg_pool2d(sb_module **out, const sb_pool2d_params *params);
 SB_API sb_status sb_nn_relu(sb_module **out);

@@ -26,6 +26,7 @@ struct sb_node {
     const sb_tensor *target;                /* losses: the targets */
     union {                                 /* op-specific scalars */
         sb_conv2d_params conv;
+        sb_conv_transpose2d_params conv_t;
         sb_pool2d_params pool;
         struct { float f0, f1; int64_t i0, i1; bool b0; } s;
         struct { float scale, dropout_p; int causal; uint64_t seed, stream, offset; } sdpa;

@@ -1,4 +1,4 @@
-/* Autograd for the GEMM family: matmul, linear and conv2d. */
+/* Autograd for the GEMM family: matmul, linear, conv2d and conv_transpose2d. */
 #include "core/fpenv.h"
 #include "autograd/graph_internal.h"
 #include "samebits/conv.h"
@@ -104,5 +104,44 @@ sb_status sb_ag_conv2d(sb_graph *g, sb_variable *x, sb_variable *w, sb_variable 
     sb_node *node;
     SB_TRY(sb_ag_finish(g, "conv2d", conv2d_backward, in, 3, out, y, &node));
     if (node) node->p.conv = *p;
+    return SB_OK;
+}
+
+static sb_status conv_transpose2d_backward(sb_graph *g, sb_node *n) {
+    sb_tensor *d[SB_NODE_MAX_INPUTS];
+    SB_TRY(sb_ag_targets(g, n, d));
+    SB_TRY(sb_conv_transpose2d_backward(n->out->grad, n->in[0]->value, n->in[1]->value,
+                                        &n->p.conv_t, d[0], d[1], d[2]));
+    return sb_ag_commit(g, n, d);
+}
+
+sb_status sb_ag_conv_transpose2d(sb_graph *g, sb_variable *x, sb_variable *w, sb_variable *b,
+                                 const sb_conv_transpose2d_params *p, sb_variable **y) {
+    SB_FPENV_GUARD();
+    const char *fn = "sb_ag_conv_transpose2d";
+    if (!y) return sb_fail(SB_ERR_NULL, "%s: y is NULL", fn);
+    *y = NULL;
+    if (!g) return sb_fail(SB_ERR_NULL, "%s: graph is NULL", fn);
+    if (!p) return sb_fail(SB_ERR_NULL, "%s: params is NULL", fn);
+    SB_TRY(sb_ag_check_var(fn, "x", x));
+    SB_TRY(sb_ag_check_var(fn, "w", w));
+    if (b) SB_TRY(sb_ag_check_var(fn, "b", b));
+    if (x->value->ndim != 4 || w->value->ndim != 4)
+        return sb_fail(SB_ERR_SHAPE, "%s: x (N,C,H,W) and w (C,O/groups,KH,KW) need 4 dims", fn);
+    /* O = w's dim 1 times groups; the forward call validates the rest */
+    int64_t shape[4] = {x->value->shape[0], 0, 0, 0};
+    if (p->groups < 1 || p->groups > INT32_MAX || w->value->shape[1] > INT64_MAX / p->groups)
+        return sb_fail(SB_ERR_ARG, "%s: params->groups = %lld is out of range for w", fn,
+                       (long long)p->groups);
+    shape[1] = w->value->shape[1] * p->groups;
+    SB_TRY(sb_conv_transpose2d_output_size(x->value->shape[2], x->value->shape[3],
+                                           w->value->shape[2], w->value->shape[3], p, &shape[2],
+                                           &shape[3]));
+    sb_variable *in[3] = {x, w, b}, *out;
+    SB_TRY(sb_ag_output(g, 4, shape, in, 3, &out));
+    SB_TRY(sb_conv_transpose2d_forward(x->value, w->value, b ? b->value : NULL, p, out->value));
+    sb_node *node;
+    SB_TRY(sb_ag_finish(g, "conv_transpose2d", conv_transpose2d_backward, in, 3, out, y, &node));
+    if (node) node->p.conv_t = *p;
     return SB_OK;
 }

@@ -88,6 +88,55 @@ sb_status sb_nn_conv2d(sb_module **out, int64_t in_channels, int64_t out_channel
     return s;
 }
 
+static sb_status conv_transpose2d_forward(sb_module *m, sb_graph *g, sb_variable *x,
+                                          sb_variable **y) {
+    sb_variable *w, *b;
+    SB_TRY(param_or_null(m, g, 0, &w));
+    SB_TRY(param_or_null(m, g, 1, &b));
+    return sb_ag_conv_transpose2d(g, x, w, b, &m->cfg.conv_t, y);
+}
+
+sb_status sb_nn_conv_transpose2d(sb_module **out, int64_t in_channels, int64_t out_channels,
+                                 int64_t kernel_h, int64_t kernel_w,
+                                 const sb_conv_transpose2d_params *params, bool bias) {
+    SB_FPENV_GUARD();
+    const char *fn = "sb_nn_conv_transpose2d";
+    if (out) *out = NULL;
+    if (!out) return sb_fail(SB_ERR_NULL, "%s: out is NULL", fn);
+    sb_conv_transpose2d_params p = params ? *params : SB_CONV_TRANSPOSE2D_PARAMS_DEFAULT;
+    if (p.groups < 1 || in_channels <= 0 || out_channels <= 0 || kernel_h <= 0 || kernel_w <= 0 ||
+        in_channels % p.groups || out_channels % p.groups)
+        return sb_fail(SB_ERR_ARG,
+                       "%s: need positive channels and kernel, channels divisible by groups (in "
+                       "%lld, out %lld, kernel %lldx%lld, groups %lld)",
+                       fn, (long long)in_channels, (long long)out_channels, (long long)kernel_h,
+                       (long long)kernel_w, (long long)p.groups);
+    bool op_ok = (p.output_pad_h < p.stride_h || p.output_pad_h < p.dilation_h) &&
+                 (p.output_pad_w < p.stride_w || p.output_pad_w < p.dilation_w);
+    if (p.stride_h < 1 || p.stride_w < 1 || p.pad_h < 0 || p.pad_w < 0 || p.dilation_h < 1 ||
+        p.dilation_w < 1 || p.output_pad_h < 0 || p.output_pad_w < 0 || !op_ok)
+        return sb_fail(SB_ERR_ARG,
+                       "%s: need stride >= 1, pad >= 0, dilation >= 1 and 0 <= output_pad < "
+                       "stride or dilation",
+                       fn);
+    int64_t ws[4] = {in_channels, out_channels / p.groups, kernel_h, kernel_w}, numel;
+    if (!sb_checked_numel(4, ws, &numel))
+        return sb_fail(SB_ERR_SHAPE, "%s: the weight [%lld, %lld, %lld, %lld] is too large", fn,
+                       (long long)ws[0], (long long)ws[1], (long long)ws[2], (long long)ws[3]);
+    SB_TRY(sb_module_alloc("conv_transpose2d", conv_transpose2d_forward, out));
+    sb_module *m = *out;
+    m->cfg.conv_t = p;
+    m->fan_in = ws[1] * kernel_h * kernel_w; /* PyTorch's fan_in: weight dim 1 x kernel */
+    sb_status s = sb_module_add_param(m, "weight", 4, ws, SB_INIT_FAN_IN_UNIFORM);
+    if (s == SB_OK && bias)
+        s = sb_module_add_param(m, "bias", 1, &out_channels, SB_INIT_FAN_IN_UNIFORM);
+    if (s != SB_OK) {
+        sb_module_free(m);
+        *out = NULL;
+    }
+    return s;
+}
+
 /* ---- pooling ---- */
 static sb_status max_pool_forward(sb_module *m, sb_graph *g, sb_variable *x, sb_variable **y) {
     return sb_ag_max_pool2d(g, x, &m->cfg.pool, y);

@@ -33,6 +33,7 @@ struct sb_module {
     /* layer settings */
     union {
         sb_conv2d_params conv;
+        sb_conv_transpose2d_params conv_t;
         sb_pool2d_params pool;
         struct { int start, end; } flatten;
         struct { float eps, momentum; } bn;

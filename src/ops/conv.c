@@ -8,6 +8,7 @@
 #include "core/checked.h"
 #include "core/fpenv.h"
 #include "ops/validate.h"
+#include "samebits/elementwise.h"
 
 /* Geometry parameters are capped so that every index computation of the
  * kernels fits easily in int64 (tensor sizes are capped by sb_tensor_new). */
@@ -156,6 +157,176 @@ sb_status sb_conv2d_backward(const sb_tensor *dy, const sb_tensor *x, const sb_t
     SB_TRY(SB_OPS_BACKEND(fn, &be, dy, x, w, dx, dw, db));
     return SB_BACKEND_RUN(fn, be, conv2d_backward, &g, dy->data, x->data, w->data,
                           dx ? dx->data : NULL, dw ? dw->data : NULL, db ? db->data : NULL);
+}
+
+/* ---- conv_transpose2d ----
+ * Composed of conv2d's own backend entries on the adjoint geometry (no
+ * kernel of its own): the conv2d whose input is the transposed conv's
+ * output (N, O, OH, OW), whose weight is w read as (C, O/groups, KH, KW)
+ * (C "output" channels) and whose output is the transposed conv's input
+ * (N, C, H, W). Its oh, ow are set to H, W: with output_pad >= stride
+ * (allowed when output_pad < dilation) conv2d's own output-size rule would
+ * give one row more, which no input element feeds. */
+
+static sb_status check_transpose_params(const char *fn, const sb_conv_transpose2d_params *p) {
+    sb_conv2d_params c = {p->stride_h, p->stride_w, p->pad_h, p->pad_w, p->dilation_h,
+                          p->dilation_w, p->groups};
+    SB_TRY(check_conv_params(fn, &c));
+    SB_TRY(check_param(fn, "params->output_pad_h", p->output_pad_h, 0));
+    SB_TRY(check_param(fn, "params->output_pad_w", p->output_pad_w, 0));
+    if ((p->output_pad_h >= p->stride_h && p->output_pad_h >= p->dilation_h) ||
+        (p->output_pad_w >= p->stride_w && p->output_pad_w >= p->dilation_w))
+        return sb_fail(SB_ERR_ARG,
+                       "%s: params->output_pad (%lld, %lld) must be smaller than either stride "
+                       "(%lld, %lld) or dilation (%lld, %lld) per axis",
+                       fn, (long long)p->output_pad_h, (long long)p->output_pad_w,
+                       (long long)p->stride_h, (long long)p->stride_w, (long long)p->dilation_h,
+                       (long long)p->dilation_w);
+    return SB_OK;
+}
+
+/* One axis: (in - 1)*stride - 2*pad + dilation*(k - 1) + output_pad + 1. */
+static sb_status transpose_axis(const char *fn, const char *axis, int64_t in, int64_t k,
+                                int64_t stride, int64_t pad, int64_t dilation, int64_t out_pad,
+                                int64_t *out) {
+    if (in < 1)
+        return sb_fail(SB_ERR_SHAPE, "%s: input %s is %lld, must be >= 1", fn, axis, (long long)in);
+    /* k, dilation, pad, out_pad <= PARAM_MAX: span - 2*pad fits. */
+    int64_t span = dilation * (k - 1) + out_pad + 1 - 2 * pad, strided, o;
+    if (!sb_checked_mul(in - 1, stride, &strided) || !sb_checked_add(strided, span, &o))
+        return sb_fail(SB_ERR_ARG, "%s: output %s for input %lld overflows int64", fn, axis,
+                       (long long)in);
+    if (o < 1)
+        return sb_fail(SB_ERR_SHAPE, "%s: output %s would be %lld (padding %lld is too large)", fn,
+                       axis, (long long)o, (long long)pad);
+    *out = o;
+    return SB_OK;
+}
+
+static sb_status transpose_output_size(const char *fn, int64_t in_h, int64_t in_w, int64_t kh,
+                                       int64_t kw, const sb_conv_transpose2d_params *p,
+                                       int64_t *oh, int64_t *ow) {
+    SB_TRY(check_transpose_params(fn, p));
+    SB_TRY(check_param(fn, "kernel_h", kh, 1));
+    SB_TRY(check_param(fn, "kernel_w", kw, 1));
+    SB_TRY(transpose_axis(fn, "height", in_h, kh, p->stride_h, p->pad_h, p->dilation_h,
+                          p->output_pad_h, oh));
+    return transpose_axis(fn, "width", in_w, kw, p->stride_w, p->pad_w, p->dilation_w,
+                          p->output_pad_w, ow);
+}
+
+sb_status sb_conv_transpose2d_output_size(int64_t in_h, int64_t in_w, int64_t kernel_h,
+                                          int64_t kernel_w,
+                                          const sb_conv_transpose2d_params *params,
+                                          int64_t *out_h, int64_t *out_w) {
+    const char *fn = "sb_conv_transpose2d_output_size";
+    if (!out_h || !out_w) return sb_fail(SB_ERR_NULL, "%s: out_h or out_w is NULL", fn);
+    sb_conv_transpose2d_params def = SB_CONV_TRANSPOSE2D_PARAMS_DEFAULT;
+    int64_t oh = 0, ow = 0;
+    SB_TRY(transpose_output_size(fn, in_h, in_w, kernel_h, kernel_w, params ? params : &def, &oh,
+                                 &ow));
+    *out_h = oh;
+    *out_w = ow;
+    return SB_OK;
+}
+
+/* Checks x (N, C, H, W), w (C, O/groups, KH, KW) and params; fills the
+ * adjoint conv2d geometry g (input (N, O, OH, OW), output (N, C, H, W)). */
+static sb_status plan_transpose(const char *fn, const sb_tensor *x, const sb_tensor *w,
+                                const sb_conv_transpose2d_params *params, sb_conv2d_geom *g) {
+    sb_conv_transpose2d_params p = params ? *params : SB_CONV_TRANSPOSE2D_PARAMS_DEFAULT;
+    SB_TRY(check4(fn, "x", x, SB_F32, NULL));
+    SB_TRY(check4(fn, "w", w, SB_F32, NULL));
+    SB_TRY(check_transpose_params(fn, &p));
+    int64_t c = x->shape[1];
+    if (w->shape[0] != c || c % p.groups != 0 || w->shape[2] < 1 || w->shape[3] < 1) {
+        char buf[160];
+        return sb_fail(SB_ERR_SHAPE,
+                       "%s: w has shape %s, expected [in = %lld (divisible by groups = %lld), "
+                       "out/groups, kh >= 1, kw >= 1]",
+                       fn, sb_shape_str(w, buf, sizeof buf), (long long)c, (long long)p.groups);
+    }
+    int64_t o;
+    if (!sb_checked_mul(w->shape[1], p.groups, &o))
+        return sb_fail(SB_ERR_ARG, "%s: out channels %lld * groups %lld overflow int64", fn,
+                       (long long)w->shape[1], (long long)p.groups);
+    *g = (sb_conv2d_geom){.n = x->shape[0], .c_in = o, .c_out = c, .oh = x->shape[2],
+                          .ow = x->shape[3], .kh = w->shape[2], .kw = w->shape[3],
+                          .stride_h = p.stride_h, .stride_w = p.stride_w, .pad_h = p.pad_h,
+                          .pad_w = p.pad_w, .dilation_h = p.dilation_h,
+                          .dilation_w = p.dilation_w, .groups = p.groups};
+    return transpose_output_size(fn, g->oh, g->ow, g->kh, g->kw, &p, &g->h, &g->w);
+}
+
+/* The conv2d geometry whose backward bias sum runs over dy (N, O, OH, OW):
+ * a 1x1 convolution of dy's own size. */
+static sb_conv2d_geom bias_geom(const sb_conv2d_geom *g) {
+    return (sb_conv2d_geom){.n = g->n, .c_in = g->c_in, .h = g->h, .w = g->w, .c_out = g->c_in,
+                            .kh = 1, .kw = 1, .oh = g->h, .ow = g->w, .stride_h = 1,
+                            .stride_w = 1, .dilation_h = 1, .dilation_w = 1, .groups = 1};
+}
+
+sb_status sb_conv_transpose2d_forward(const sb_tensor *x, const sb_tensor *w,
+                                      const sb_tensor *bias,
+                                      const sb_conv_transpose2d_params *params, sb_tensor *y) {
+    SB_FPENV_GUARD();
+    const char *fn = "sb_conv_transpose2d_forward";
+    sb_conv2d_geom g;
+    SB_TRY(plan_transpose(fn, x, w, params, &g));
+    if (bias) SB_TRY(check_bias(fn, "bias", bias, g.c_in));
+    int64_t yshape[4] = {g.n, g.c_in, g.h, g.w};
+    SB_TRY(check4(fn, "y", y, SB_F32, yshape));
+    SB_TRY(sb_check_no_alias(fn, "y", y, "x", x));
+    SB_TRY(sb_check_no_alias(fn, "y", y, "w", w));
+    SB_TRY(sb_check_no_alias(fn, "y", y, "bias", bias));
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, x, w, bias, y));
+    /* y = conv2d's input gradient with x as its dy */
+    SB_TRY(SB_BACKEND_RUN(fn, be, conv2d_backward, &g, x->data, NULL, w->data, y->data, NULL,
+                          NULL));
+    if (!bias || sb_tensor_numel(y) == 0) return SB_OK;
+    /* then + bias[o], one IEEE addition per element, as conv2d adds it:
+     * bias viewed as (1, O, 1, 1) broadcast to y's shape */
+    sb_tensor bview = *y;
+    bview.data = bias->data;
+    bview.strides[0] = bview.strides[2] = bview.strides[3] = 0;
+    bview.strides[1] = 1;
+    return SB_BACKEND_RUN(fn, be, binary, SB_BINARY_ADD, y, &bview, y);
+}
+
+sb_status sb_conv_transpose2d_backward(const sb_tensor *dy, const sb_tensor *x, const sb_tensor *w,
+                                       const sb_conv_transpose2d_params *params, sb_tensor *dx,
+                                       sb_tensor *dw, sb_tensor *db) {
+    SB_FPENV_GUARD();
+    const char *fn = "sb_conv_transpose2d_backward";
+    sb_conv2d_geom g;
+    SB_TRY(plan_transpose(fn, x, w, params, &g));
+    int64_t yshape[4] = {g.n, g.c_in, g.h, g.w};
+    SB_TRY(check4(fn, "dy", dy, SB_F32, yshape));
+    if (dx) SB_TRY(check4(fn, "dx", dx, SB_F32, x->shape));
+    if (dw) SB_TRY(check4(fn, "dw", dw, SB_F32, w->shape));
+    if (db) SB_TRY(check_bias(fn, "db", db, g.c_in));
+    const sb_tensor *ins[3] = {dy, x, w}, *outs[3] = {dx, dw, db};
+    const char *in_names[3] = {"dy", "x", "w"}, *out_names[3] = {"dx", "dw", "db"};
+    for (int o = 0; o < 3; o++) {
+        for (int i = 0; i < 3; i++)
+            SB_TRY(sb_check_no_alias(fn, out_names[o], outs[o], in_names[i], ins[i]));
+        for (int o2 = o + 1; o2 < 3; o2++)
+            SB_TRY(sb_check_no_alias(fn, out_names[o], outs[o], out_names[o2], outs[o2]));
+    }
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, dy, x, w, dx, dw, db));
+    /* dx = conv2d forward of dy; dw = conv2d's weight gradient with x as
+     * its dy and dy as its input */
+    if (dx)
+        SB_TRY(SB_BACKEND_RUN(fn, be, conv2d_forward, &g, dy->data, w->data, NULL, dx->data));
+    if (dw)
+        SB_TRY(SB_BACKEND_RUN(fn, be, conv2d_backward, &g, x->data, dy->data, NULL, NULL,
+                              dw->data, NULL));
+    if (!db) return SB_OK;
+    sb_conv2d_geom bg = bias_geom(&g);
+    return SB_BACKEND_RUN(fn, be, conv2d_backward, &bg, dy->data, NULL, NULL, NULL, NULL,
+                          db->data);
 }
 
 /* ---- pooling ---- */

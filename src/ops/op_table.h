@@ -104,6 +104,22 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
         sb_tensor *dx, sb_tensor *dw, sb_tensor *db), \
        conv, NULL, SB_OP_NONE, sb_ref_conv2d_backward_input, SB_OP_NONE, \
        "conv2d") \
+    OP(sb_conv_transpose2d_output_size, sb_status, \
+       (int64_t in_h, int64_t in_w, int64_t kernel_h, int64_t kernel_w, \
+        const sb_conv_transpose2d_params *params, int64_t *out_h, int64_t *out_w), \
+       conv, NULL, SB_OP_NONE, SB_OP_NONE, SB_OP_NONE, \
+       "exempt: composed of conv2d's chains, whose vectors the conv2d case replays") \
+    OP(sb_conv_transpose2d_forward, sb_status, \
+       (const sb_tensor *x, const sb_tensor *w, const sb_tensor *bias, \
+        const sb_conv_transpose2d_params *params, sb_tensor *y), \
+       conv, "conv_transpose2d", SB_OP_NONE, sb_ref_conv2d_backward_input, \
+       sb_conv_transpose2d_backward, \
+       "exempt: composed of conv2d's chains, whose vectors the conv2d case replays") \
+    OP(sb_conv_transpose2d_backward, sb_status, \
+       (const sb_tensor *dy, const sb_tensor *x, const sb_tensor *w, \
+        const sb_conv_transpose2d_params *params, sb_tensor *dx, sb_tensor *dw, sb_tensor *db), \
+       conv, NULL, SB_OP_NONE, sb_ref_conv2d_forward, SB_OP_NONE, \
+       "exempt: composed of conv2d's chains, whose vectors the conv2d case replays") \
     OP(sb_pool2d_output_size, sb_status, \
        (int64_t in_h, int64_t in_w, const sb_pool2d_params *params, int64_t *out_h, int64_t *out_w), \
        conv, NULL, SB_OP_NONE, SB_OP_NONE, SB_OP_NONE, \
