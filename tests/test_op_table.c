@@ -22,6 +22,12 @@
         F(sb_conv2d_params, pad_h) F(sb_conv2d_params, pad_w)                             \
         F(sb_conv2d_params, dilation_h) F(sb_conv2d_params, dilation_w)                   \
         F(sb_conv2d_params, groups)                                                       \
+    S(sb_conv_transpose2d_params) F(sb_conv_transpose2d_params, stride_h)                 \
+        F(sb_conv_transpose2d_params, stride_w) F(sb_conv_transpose2d_params, pad_h)      \
+        F(sb_conv_transpose2d_params, pad_w) F(sb_conv_transpose2d_params, output_pad_h)  \
+        F(sb_conv_transpose2d_params, output_pad_w)                                       \
+        F(sb_conv_transpose2d_params, dilation_h)                                         \
+        F(sb_conv_transpose2d_params, dilation_w) F(sb_conv_transpose2d_params, groups)   \
     S(sb_pool2d_params) F(sb_pool2d_params, kernel_h) F(sb_pool2d_params, kernel_w)       \
         F(sb_pool2d_params, stride_h) F(sb_pool2d_params, stride_w)                       \
         F(sb_pool2d_params, pad_h) F(sb_pool2d_params, pad_w)                             \

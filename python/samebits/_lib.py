@@ -194,6 +194,12 @@ class Conv2dParams(CheckedStructure):
                 ("stride_h", "stride_w", "pad_h", "pad_w", "dilation_h", "dilation_w", "groups")]
 
 
+class ConvTranspose2dParams(CheckedStructure):
+    _fields_ = [(n, ctypes.c_int64) for n in
+                ("stride_h", "stride_w", "pad_h", "pad_w", "output_pad_h", "output_pad_w",
+                 "dilation_h", "dilation_w", "groups")]
+
+
 class Pool2dParams(CheckedStructure):
     _fields_ = [(n, ctypes.c_int64) for n in
                 ("kernel_h", "kernel_w", "stride_h", "stride_w", "pad_h", "pad_w")] + [
@@ -310,6 +316,12 @@ _SIGS = {
                                    ctypes.POINTER(_i64), ctypes.POINTER(_i64)]),
     "sb_conv2d_forward": (_i, [_T, _T, _T, ctypes.POINTER(Conv2dParams), _T]),
     "sb_conv2d_backward": (_i, [_T, _T, _T, ctypes.POINTER(Conv2dParams), _T, _T, _T]),
+    "sb_conv_transpose2d_output_size": (_i, [_i64, _i64, _i64, _i64,
+                                             ctypes.POINTER(ConvTranspose2dParams),
+                                             ctypes.POINTER(_i64), ctypes.POINTER(_i64)]),
+    "sb_conv_transpose2d_forward": (_i, [_T, _T, _T, ctypes.POINTER(ConvTranspose2dParams), _T]),
+    "sb_conv_transpose2d_backward": (_i, [_T, _T, _T, ctypes.POINTER(ConvTranspose2dParams), _T,
+                                          _T, _T]),
     "sb_pool2d_output_size": (_i, [_i64, _i64, ctypes.POINTER(Pool2dParams),
                                    ctypes.POINTER(_i64), ctypes.POINTER(_i64)]),
     "sb_max_pool2d_forward": (_i, [_T, ctypes.POINTER(Pool2dParams), _T, _T]),

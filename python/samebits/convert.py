@@ -20,6 +20,9 @@ class UnsupportedModuleError(NotImplementedError):
 _CONVERT = {
     torch.nn.Linear: snn.Linear,
     torch.nn.Conv2d: snn.Conv2d,
+    torch.nn.Conv1d: snn.Conv1d,
+    torch.nn.ConvTranspose2d: snn.ConvTranspose2d,
+    torch.nn.ConvTranspose1d: snn.ConvTranspose1d,
     torch.nn.BatchNorm1d: snn.BatchNorm1d,
     torch.nn.BatchNorm2d: snn.BatchNorm2d,
     torch.nn.LayerNorm: snn.LayerNorm,

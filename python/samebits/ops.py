@@ -200,6 +200,40 @@ def _conv2d_backward(dy, x, w, p, need_x, need_w, need_b):
     return dx, dw, db
 
 
+def _conv_transpose_params(stride, padding, output_padding, dilation, groups,
+                           fn="conv_transpose2d"):
+    P = _lib.ConvTranspose2dParams
+    sh, sw = _pair(stride, fn, "stride", P, "stride_h")
+    ph, pw = _pair(padding, fn, "padding", P, "pad_h")
+    oph, opw = _pair(output_padding, fn, "output_padding", P, "output_pad_h")
+    dh, dw = _pair(dilation, fn, "dilation", P, "dilation_h")
+    return P(sh, sw, ph, pw, oph, opw, dh, dw, _lib.field_int(groups, P, "groups", fn, "groups"))
+
+
+def _conv_transpose2d(x, w, b, p):
+    """x (N, C, H, W), w (C, O/groups, KH, KW): y (N, O, OH, OW)."""
+    if x.ndim != 4 or w.ndim != 4:
+        raise _lib.SamebitsError("samebits.conv_transpose2d: x (N,C,H,W) and weight "
+                                 "(C,O/groups,KH,KW) need 4 dims, got %s and %s"
+                                 % (x.shape, w.shape))
+    oh, ow = ctypes.c_int64(), ctypes.c_int64()
+    call("sb_conv_transpose2d_output_size", x.shape[2], x.shape[3], w.shape[2], w.shape[3],
+         ctypes.byref(p), ctypes.byref(oh), ctypes.byref(ow))
+    y = empty((x.shape[0], w.shape[1] * p.groups, oh.value, ow.value))
+    call("sb_conv_transpose2d_forward", ref(wrap(x)), ref(wrap(w)), ref(_w(b)), ctypes.byref(p),
+         ref(wrap(y)))
+    return y
+
+
+def _conv_transpose2d_backward(dy, x, w, p, need_x, need_w, need_b):
+    dx = empty(x.shape) if need_x else None
+    dw = empty(w.shape) if need_w else None
+    db = empty((dy.shape[1],)) if need_b else None
+    call("sb_conv_transpose2d_backward", ref(wrap(dy)), ref(wrap(x)), ref(wrap(w)),
+         ctypes.byref(p), ref(_w(dx)), ref(_w(dw)), ref(_w(db)))
+    return dx, dw, db
+
+
 def _pool_params(kernel_size, stride, padding, ceil_mode, count_include_pad, fn="pool2d",
                  dilation=1, divisor_override=None):
     """dilation is max pooling's, divisor_override (None or a nonzero int)

@@ -687,6 +687,10 @@ ROUTED = {
     "bmm": (_matmul, "batched 3-D matrix product"),
     "linear": (_call(SF.linear), "x @ W^T + b"),
     "conv2d": (_call(SF.conv2d), "2-D convolution, int, 'valid' or 'same' zero padding"),
+    "conv1d": (_call(SF.conv1d), "conv2d at height 1, int, 'valid' or 'same' zero padding"),
+    "conv_transpose2d": (_call(SF.conv_transpose2d), "conv2d's chains, input and output "
+                         "exchanged"),
+    "conv_transpose1d": (_call(SF.conv_transpose1d), "conv_transpose2d at height 1"),
     "pad": (_call(SF.pad), "padding of the last 1 or 2 dims: constant, reflect, replicate, "
                            "circular"),
     "max_pool2d": (_call(SF.max_pool2d), "max pooling, with dilation"),

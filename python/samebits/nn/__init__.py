@@ -19,7 +19,7 @@ import torch
 from . import functional as F
 from .. import random as _random
 
-__all__ = ["Linear", "Conv2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm",
+__all__ = ["Linear", "Conv2d", "Conv1d", "ConvTranspose2d", "ConvTranspose1d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm",
            "InstanceNorm1d", "InstanceNorm2d", "CrossEntropyLoss",
            "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss",
            "KLDivLoss", "GELU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Dropout", "ReLU",
@@ -61,6 +61,86 @@ class Conv2d(torch.nn.Conv2d):
                             self.groups)
         return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
                         self.groups)
+
+
+class Conv1d(torch.nn.Conv1d):
+    """1-D convolution: conv2d at height 1 (contract section 7, conv1d), with
+    Conv2d's padding rules (int, 'valid', 'same'; padding_mode as a pad()
+    then an unpadded convolution)."""
+
+    def reset_parameters(self):
+        first = _random._next_streams(2 if self.bias is not None else 1)
+        _random.fan_in_uniform_([self.weight, self.bias],
+                                self.in_channels // self.groups * self.kernel_size[0],
+                                _random.initial_seed(), first)
+
+    def forward(self, input):
+        if self.padding_mode != "zeros":
+            # (left, right), 'same' resolved by torch.nn.Conv1d
+            input = F.pad(input, tuple(self._reversed_padding_repeated_twice),
+                          mode=self.padding_mode)
+            return F.conv1d(input, self.weight, self.bias, self.stride, 0, self.dilation,
+                            self.groups)
+        return F.conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                        self.groups)
+
+
+class _ConvTransposeMixin:
+    """PyTorch's init for transposed convolutions (fan_in = out/groups x
+    kernel, weight (in, out/groups, kernel...)) and forward's output_size."""
+
+    def reset_parameters(self):
+        fan_in = self.out_channels // self.groups
+        for k in self.kernel_size:
+            fan_in *= k
+        first = _random._next_streams(2 if self.bias is not None else 1)
+        _random.fan_in_uniform_([self.weight, self.bias], fan_in, _random.initial_seed(), first)
+
+    def _resolved_output_padding(self, input, output_size):
+        """output_padding, or the one that gives output_size (the spatial
+        sizes, or the full shape) as PyTorch computes it."""
+        if output_size is None:
+            return self.output_padding
+        k = len(self.kernel_size)
+        size = [int(v) for v in output_size]
+        leading = 2 if input.dim() == k + 2 else 1  # (N, C) or (C)
+        if len(size) == leading + k:
+            size = size[leading:]
+        if len(size) != k:
+            raise ValueError("samebits.nn.%s: output_size must have %d or %d elements, got %r"
+                             % (type(self).__name__, k, k + leading, tuple(output_size)))
+        pads = []
+        for d in range(k):
+            n_in = input.shape[input.dim() - k + d]
+            least = ((n_in - 1) * self.stride[d] - 2 * self.padding[d]
+                     + self.dilation[d] * (self.kernel_size[d] - 1) + 1)
+            if not least <= size[d] < least + self.stride[d]:
+                raise ValueError("samebits.nn.%s: requested output size %r is not reachable: "
+                                 "dimension %d must be in [%d, %d]"
+                                 % (type(self).__name__, tuple(size), d, least,
+                                    least + self.stride[d] - 1))
+            pads.append(size[d] - least)
+        return tuple(pads)
+
+
+class ConvTranspose2d(_ConvTransposeMixin, torch.nn.ConvTranspose2d):
+    """2-D transposed convolution (contract section 7, conv_transpose2d):
+    conv2d's chains with input and output exchanged. padding_mode 'zeros'
+    only (as PyTorch)."""
+
+    def forward(self, input, output_size=None):
+        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._resolved_output_padding(input, output_size), self.groups,
+                                  self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeMixin, torch.nn.ConvTranspose1d):
+    """1-D transposed convolution: conv_transpose2d at height 1."""
+
+    def forward(self, input, output_size=None):
+        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._resolved_output_padding(input, output_size), self.groups,
+                                  self.dilation)
 
 
 class _BatchNormMixin:

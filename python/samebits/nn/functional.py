@@ -23,7 +23,7 @@ from .. import _lib
 from .. import ops as _ops
 from .._convert import to_np, to_np_index
 
-__all__ = ["linear", "conv2d", "pad", "max_pool2d", "avg_pool2d", "adaptive_max_pool2d",
+__all__ = ["linear", "conv2d", "conv1d", "conv_transpose2d", "conv_transpose1d", "pad", "max_pool2d", "avg_pool2d", "adaptive_max_pool2d",
            "adaptive_avg_pool2d", "relu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "silu", "leaky_relu", "softplus", "tanh", "sigmoid", "gelu",
            "elu", "selu", "celu", "mish", "logsigmoid", "hardshrink", "softshrink", "threshold",
            "softsign", "tanhshrink",
@@ -117,6 +117,98 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
             raise ValueError("samebits.nn.functional.conv2d: padding must be ints, 'valid' or "
                              "'same', got %r" % (padding,))
     return _Conv2d.apply(input, weight, bias, stride, padding, dilation, groups)
+
+
+def _single(v, fn, name):
+    """The int of a 1-D parameter given as an int or a 1-tuple."""
+    if isinstance(v, (tuple, list)):
+        if len(v) != 1:
+            raise ValueError("samebits.nn.functional.%s: %s must be an int or a 1-tuple, got %r"
+                             % (fn, name, v))
+        v = v[0]
+    return v
+
+
+def _check_1d(input, weight, fn):
+    if not isinstance(input, torch.Tensor) or not isinstance(weight, torch.Tensor):
+        raise TypeError("samebits.nn.functional.%s: input and weight must be torch.Tensors"
+                        % fn)
+    if weight.dim() != 3:
+        raise ValueError("samebits.nn.functional.%s: weight must be 3-D, got shape %s"
+                         % (fn, tuple(weight.shape)))
+    if input.dim() not in (2, 3):
+        raise ValueError("samebits.nn.functional.%s: input must be (N, C, L) or (C, L), got "
+                         "shape %s" % (fn, tuple(input.shape)))
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """The conv2d of input (N, C, L) viewed as (N, C, 1, L) with weight
+    (O, C/groups, K) viewed as (O, C/groups, 1, K) (contract section 7,
+    conv1d): exact views, so the chains are conv2d's at height 1. padding
+    may be an int, 'valid' or 'same'; an unbatched (C, L) input works too."""
+    _check_1d(input, weight, "conv1d")
+    if input.dim() == 2:
+        return conv1d(input.unsqueeze(0), weight, bias, stride, padding, dilation,
+                      groups).squeeze(0)
+    if not isinstance(padding, str):
+        padding = (0, _single(padding, "conv1d", "padding"))
+    y = conv2d(input.unsqueeze(2), weight.unsqueeze(2), bias,
+               (1, _single(stride, "conv1d", "stride")), padding,
+               (1, _single(dilation, "conv1d", "dilation")), groups)
+    return y.squeeze(2)
+
+
+class _ConvTranspose2d(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w, b, p):
+        ctx.save_for_backward(x, w)
+        ctx.p = p
+        ctx.has_bias = b is not None
+        fn = "conv_transpose2d"
+        return _t(_ops._conv_transpose2d(to_np(x, fn, "input"), to_np(w, fn, "weight"),
+                                         _np(b, fn, "bias"), p))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        x, w = ctx.saved_tensors
+        nx, nw, nb = ctx.needs_input_grad[:3]
+        fn = "conv_transpose2d"
+        dx, dw, db = _ops._conv_transpose2d_backward(to_np(dy, fn, "grad"), to_np(x, fn, "input"),
+                                                     to_np(w, fn, "weight"), ctx.p, nx, nw,
+                                                     nb and ctx.has_bias)
+        return _t(dx), _t(dw), _t(db), None
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """torch.nn.functional.conv_transpose2d (same argument order: groups
+    before dilation): input (N, C, H, W) or (C, H, W), weight
+    (C, O/groups, KH, KW); output_padding < stride or < dilation."""
+    if isinstance(input, torch.Tensor) and input.dim() == 3:
+        return conv_transpose2d(input.unsqueeze(0), weight, bias, stride, padding, output_padding,
+                                groups, dilation).squeeze(0)
+    if isinstance(padding, str):
+        raise ValueError("samebits.nn.functional.conv_transpose2d: padding must be ints, got %r"
+                         % (padding,))
+    p = _ops._conv_transpose_params(stride, padding, output_padding, dilation, groups)
+    return _ConvTranspose2d.apply(input, weight, bias, p)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """conv_transpose2d at height 1 (input (N, C, L) or (C, L), weight
+    (C, O/groups, K)), as conv1d is conv2d at height 1."""
+    _check_1d(input, weight, "conv_transpose1d")
+    if input.dim() == 2:
+        return conv_transpose1d(input.unsqueeze(0), weight, bias, stride, padding, output_padding,
+                                groups, dilation).squeeze(0)
+    fn = "conv_transpose1d"
+    y = conv_transpose2d(input.unsqueeze(2), weight.unsqueeze(2), bias,
+                         (1, _single(stride, fn, "stride")), (0, _single(padding, fn, "padding")),
+                         (0, _single(output_padding, fn, "output_padding")), groups,
+                         (1, _single(dilation, fn, "dilation")))
+    return y.squeeze(2)
 
 
 def pad(input, pad, mode="constant", value=None):
