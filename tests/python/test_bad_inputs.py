@@ -214,11 +214,22 @@ def _t(a):
     return torch.from_numpy(a)
 
 
+# one rank less is the unbatched form (C, L) / (C, H, W), valid as in PyTorch
+CONV_OK = {"input:zero", "input:mismatch", "weight:mismatch", "input:rank_down"}
+
 FUNCTIONAL = {
     "linear": (lambda: dict(input=_t(_f(2, 3)), weight=_t(_f(4, 3)), bias=_t(_f(4))),
                {"input:rank_up", "input:rank_down", "input:zero"}),
     "conv2d": (lambda: dict(input=_t(_f(1, 2, 5, 5)), weight=_t(_f(3, 2, 3, 3)), bias=_t(_f(3))),
                {"input:zero", "input:mismatch", "weight:mismatch"}),
+    "conv1d": (lambda: dict(input=_t(_f(1, 2, 6)), weight=_t(_f(3, 2, 3)), bias=_t(_f(3))),
+               CONV_OK),
+    "conv_transpose2d": (lambda: dict(input=_t(_f(1, 2, 4, 4)), weight=_t(_f(2, 3, 3, 3)),
+                                      bias=_t(_f(3)), stride=2, padding=1, output_padding=1),
+                         CONV_OK),
+    "conv_transpose1d": (lambda: dict(input=_t(_f(1, 2, 5)), weight=_t(_f(2, 3, 3)),
+                                      bias=_t(_f(3)), stride=2, padding=1, output_padding=1),
+                         CONV_OK),
     "max_pool2d": (lambda: dict(input=_t(_f(1, 2, 4, 4)), kernel_size=2, stride=2, padding=0,
                                 dilation=1, ceil_mode=False, return_indices=False),
                    {"input:zero", "input:mismatch", "stride:none"}),

@@ -19,7 +19,8 @@ import torch
 from . import functional as F
 from .. import random as _random
 
-__all__ = ["Linear", "Conv2d", "Conv1d", "ConvTranspose2d", "ConvTranspose1d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm",
+__all__ = ["Linear", "Conv2d", "Conv1d", "ConvTranspose2d", "ConvTranspose1d", "BatchNorm1d",
+           "BatchNorm2d", "LayerNorm", "GroupNorm",
            "InstanceNorm1d", "InstanceNorm2d", "CrossEntropyLoss",
            "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss",
            "KLDivLoss", "GELU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Dropout", "ReLU",

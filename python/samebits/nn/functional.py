@@ -23,7 +23,8 @@ from .. import _lib
 from .. import ops as _ops
 from .._convert import to_np, to_np_index
 
-__all__ = ["linear", "conv2d", "conv1d", "conv_transpose2d", "conv_transpose1d", "pad", "max_pool2d", "avg_pool2d", "adaptive_max_pool2d",
+__all__ = ["linear", "conv2d", "conv1d", "conv_transpose2d", "conv_transpose1d", "pad",
+           "max_pool2d", "avg_pool2d", "adaptive_max_pool2d",
            "adaptive_avg_pool2d", "relu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "silu", "leaky_relu", "softplus", "tanh", "sigmoid", "gelu",
            "elu", "selu", "celu", "mish", "logsigmoid", "hardshrink", "softshrink", "threshold",
            "softsign", "tanhshrink",
