@@ -450,7 +450,9 @@ static void test_autograd(void) {
     free_bufs(&B);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    (void)argc;
+    SB_TEST_MAIN_NAME(argv[0]);
     sb_test_seed(0x7c0417);
     test_output_size();
     test_against_oracle(false);
