@@ -78,6 +78,7 @@ static float want_binary(sb_binary_op op, float a, float b) {
         if (a != a) return a;
         if (b != b) return b;
         return okey(a) <= okey(b) ? a : b;
+    case SB_BINARY_POW: return sb_powf(a, b); /* proven by tests/test_powf.c */
     }
     return 0.0f;
 }
@@ -90,7 +91,7 @@ static int same_result(float got, float want, int nan_class) {
 }
 
 static const char *op_name(sb_binary_op op) {
-    static const char *n[] = { "add", "sub", "mul", "div", "maximum", "minimum" };
+    static const char *n[] = { "add", "sub", "mul", "div", "maximum", "minimum", "pow" };
     return n[op];
 }
 
@@ -157,7 +158,7 @@ static void test_broadcast_shapes(void) {
         { 4, {2, 1, 3, 1}, 3, {4, 1, 6}, 4, {2, 4, 3, 6} },
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        for (int op = SB_BINARY_ADD; op <= SB_BINARY_MINIMUM; op++) {
+        for (int op = SB_BINARY_ADD; op <= SB_BINARY_POW; op++) {
             sb_tensor *a = tnew(cases[c].na, cases[c].a), *b = tnew(cases[c].nb, cases[c].b);
             sb_tensor *o = tnew(cases[c].no, cases[c].o);
             fill_random(a, 1);
@@ -523,7 +524,7 @@ static void test_binary_backward(void) {
         { 0, {0}, 2, {4, 3}, 2, {4, 3} }, { 2, {6, 7}, 2, {6, 7}, 2, {6, 7} },
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        for (int op = 0; op < 6; op++) {
+        for (int op = 0; op <= SB_BINARY_POW; op++) {
             sb_tensor *a = tnew(cases[c].na, cases[c].a), *b = tnew(cases[c].nb, cases[c].b);
             sb_tensor *dy = tnew(cases[c].no, cases[c].o), *da = tnew(cases[c].na, cases[c].a);
             sb_tensor *db = tnew(cases[c].nb, cases[c].b);
@@ -543,6 +544,10 @@ static void test_binary_backward(void) {
                 case SB_BINARY_SUB: wa = g; wb = -g; break;
                 case SB_BINARY_MUL: wa = g * y; wb = g * x; break;
                 case SB_BINARY_DIV: { float q = x / y; wa = g / y; wb = -(g * (q / y)); break; }
+                case SB_BINARY_POW:
+                    wa = y == 0.0f ? 0.0f : g * (y * sb_powf(x, y - 1.0f));
+                    wb = x == 0.0f && y >= 0.0f ? 0.0f : g * (sb_powf(x, y) * sb_logf(x));
+                    break;
                 default: {
                     int amax = op == SB_BINARY_MAXIMUM ? x > y : x < y;
                     wa = x == y ? g * 0.5f : (amax ? g : 0.0f);
@@ -577,6 +582,20 @@ static void test_binary_backward(void) {
     double fa = ((av + h) / bv - (av - h) / bv) / (2 * h), fb = (av / (bv + h) - av / (bv - h)) / (2 * h);
     CHECK(fabs(((float *)da->data)[0] - fa) < 1e-5 && fabs(((float *)db->data)[0] - fb) < 1e-5,
           "div grads %g %g vs fd %g %g", (double)((float *)da->data)[0], (double)((float *)db->data)[0], fa, fb);
+    /* pow: against float64 derivatives at a positive base, and the zero
+     * rules (0^b with b >= 0 has no exponent gradient, a^0 no base
+     * gradient: +0, not 0 * inf or NaN) */
+    ((float *)a->data)[0] = 1.7f; ((float *)b->data)[0] = -2.5f;
+    CHECK_OK(sb_binary_backward(SB_BINARY_POW, dy, a, b, da, db));
+    double pa = -2.5 * pow(1.7, -3.5), pb = pow(1.7, -2.5) * log(1.7);
+    CHECK(fabs(((float *)da->data)[0] - pa) < 1e-6 && fabs(((float *)db->data)[0] - pb) < 1e-6,
+          "pow grads %g %g vs %g %g", (double)((float *)da->data)[0],
+          (double)((float *)db->data)[0], pa, pb);
+    ((float *)a->data)[0] = 0.0f; ((float *)b->data)[0] = 0.0f;
+    CHECK_OK(sb_binary_backward(SB_BINARY_POW, dy, a, b, da, db));
+    CHECK(sb_test_bits(((float *)da->data)[0]) == 0 && sb_test_bits(((float *)db->data)[0]) == 0,
+          "pow grads at 0^0 are +0: %g %g", (double)((float *)da->data)[0],
+          (double)((float *)db->data)[0]);
     sb_tensor_free(a); sb_tensor_free(b); sb_tensor_free(dy); sb_tensor_free(da); sb_tensor_free(db);
 }
 
@@ -635,7 +654,7 @@ static void test_bad_inputs(void) {
     /* binary backward */
     int64_t s31[2] = { 3, 1 }, s14[2] = { 1, 4 }, s34[2] = { 3, 4 };
     sb_tensor *p = tnew(2, s31), *q = tnew(2, s14), *dy = tnew(2, s34), *dp = tnew(2, s31), *dq = tnew(2, s14);
-    CHECK_ERROR(sb_binary_backward((sb_binary_op)6, dy, p, q, dp, dq), SB_ERR_ARG, "sb_binary_backward: op = 6");
+    CHECK_ERROR(sb_binary_backward((sb_binary_op)7, dy, p, q, dp, dq), SB_ERR_ARG, "sb_binary_backward: op = 7");
     CHECK_ERROR(sb_binary_backward(SB_BINARY_MUL, NULL, p, q, dp, dq), SB_ERR_NULL, "dy is NULL");
     CHECK_ERROR(sb_binary_backward(SB_BINARY_MUL, dy, p, q, dq, dq), SB_ERR_SHAPE, "da has shape [1, 4], expected the shape of a [3, 1]");
     CHECK_ERROR(sb_binary_backward(SB_BINARY_MUL, dy, p, q, dp, dp), SB_ERR_SHAPE, "expected the shape of b");

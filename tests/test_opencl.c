@@ -189,6 +189,10 @@ static void test_pointwise(void) {
              dy = pair_rand(3, s, 3.0f, true), o = pair_zeros(SB_F32, 3, s),
              g = pair_zeros(SB_F32, 3, s), gr = pair_zeros(SB_F32, 3, srow),
              gc = pair_zeros(SB_F32, 3, scol);
+        /* pow (sb_powf) has no device kernel yet: refused by name */
+        CHECK_ERROR(sb_binary(SB_BINARY_POW, x.d, y.d, o.d), SB_ERR_UNSUPPORTED, "no kernel for pow");
+        CHECK_ERROR(sb_binary_scalar(SB_BINARY_POW, x.d, 2.5f, o.d), SB_ERR_UNSUPPORTED,
+                    "no kernel for pow");
         for (int op = SB_BINARY_ADD; op <= SB_BINARY_MINIMUM; op++) {
             snprintf(what, sizeof what, "sb_binary op %d shape %d", op, (int)si);
             CHECK_OK(sb_binary((sb_binary_op)op, x.c, y.c, o.c));

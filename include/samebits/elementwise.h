@@ -36,7 +36,8 @@ typedef enum sb_binary_op {
     SB_BINARY_MUL,     /* a * b */
     SB_BINARY_DIV,     /* a / b */
     SB_BINARY_MAXIMUM, /* NaN-propagating maximum, -0 < +0 (see contract) */
-    SB_BINARY_MINIMUM  /* NaN-propagating minimum, -0 < +0 (see contract) */
+    SB_BINARY_MINIMUM, /* NaN-propagating minimum, -0 < +0 (see contract) */
+    SB_BINARY_POW      /* sb_powf(a, b), correctly rounded (include/samebits/math.h) */
 } sb_binary_op;
 
 /* out = a op b, broadcasting a and b to out's shape. */
@@ -68,6 +69,8 @@ SB_API sb_status sb_div_scalar(const sb_tensor *x, float s, sb_tensor *out);
  *   div: ga = dy / b,   gb = -dy * ((a / b) / b)
  *   maximum/minimum: dy to the winning operand, dy * 0.5f to each on a tie
  *        (a == b), NaN operands win (a first).
+ *   pow: ga = b == 0 ? +0 : dy * (b * sb_powf(a, b - 1.0f)),
+ *        gb = (a == 0 && b >= 0) ? +0 : dy * (sb_powf(a, b) * sb_logf(a))
  * then each of ga, gb is summed back to its input's shape by
  * sb_reduce_to_shape. da/db must not overlap dy, a or b. */
 SB_API sb_status sb_binary_backward(sb_binary_op op, const sb_tensor *dy, const sb_tensor *a,

@@ -431,6 +431,7 @@ _SIGS = {
     "sb_expf": (_f, [_f]),
     "sb_logf": (_f, [_f]),
     "sb_tanhf": (_f, [_f]),
+    "sb_powf": (_f, [_f, _f]),
 }
 
 for _name, (_res, _args) in _SIGS.items():

@@ -48,7 +48,7 @@ __all__ = [
     "index_add", "scaled_dot_product_attention", "default_scale",
 ]
 
-_BINARY = {"add": 0, "sub": 1, "mul": 2, "div": 3, "maximum": 4, "minimum": 5}
+_BINARY = {"add": 0, "sub": 1, "mul": 2, "div": 3, "maximum": 4, "minimum": 5, "pow": 6}
 _UNARY = {"neg": 0, "abs": 1, "sqrt": 2, "exp": 3, "log": 4, "square": 5, "reciprocal": 6,
           "sin": 7, "cos": 8, "exp2": 9, "log2": 10, "rsqrt": 11}
 _REDUCTION = {"none": 0, "mean": 1, "sum": 2}

@@ -573,17 +573,25 @@ _POW_EXACT = "1 (copy), 2 (x * x), 3 ((x * x) * x), 0.5 (sqrt), -0.5 (rsqrt), -1
 
 
 def _pow(args, kwargs):
-    """Tensor.pow / torch.pow / ** with a Python number exponent that
-    PyTorch's CPU kernel itself evaluates without std::pow: the same
-    sequence of samebits ops. Any other exponent needs a correctly rounded
-    powf, which samebits does not have yet: refused."""
-    _refuse_kwargs(kwargs, ("input", "exponent"), "pow")
-    x, e = _arg(args, kwargs, 0, "input"), _arg(args, kwargs, 1, "exponent")
-    if not isinstance(x, torch.Tensor) or isinstance(e, (torch.Tensor, bool)) or \
-            not isinstance(e, (int, float)):
-        raise _Missing("pow of %s to %s: only a tensor to a number exponent"
-                       % (type(x).__name__, type(e).__name__))
-    e = float(e)
+    """Tensor.pow / torch.pow / ** (and a number base: torch.pow(2, t),
+    2 ** t). A number exponent that PyTorch's CPU kernel evaluates without
+    std::pow runs the same sequence of samebits ops (so the bits match
+    PyTorch's); every other exponent, a tensor exponent included, is the
+    correctly rounded sb_powf, elementwise with broadcasting, the exponent
+    rounded to float32 first as PyTorch does."""
+    _refuse_kwargs(kwargs, ("input", "exponent", "self"), "pow")
+    x = _arg(args, kwargs, 0, "input") if "self" not in kwargs else kwargs["self"]
+    e = _arg(args, kwargs, 1, "exponent")
+    if not isinstance(x, torch.Tensor):          # a number base
+        return SF._Binary.apply(_as_operand(x, e), e, "pow")
+    if isinstance(e, (int, float)) and not isinstance(e, bool):
+        exact = _pow_exact(x, float(e))
+        if exact is not None:
+            return exact
+    return SF._Binary.apply(x, _as_operand(e, x), "pow")
+
+
+def _pow_exact(x, e):
     if e == 1.0:
         return x.clone()
     if e == 2.0:
@@ -598,8 +606,14 @@ def _pow(args, kwargs):
         return SF._Unary.apply(x, "reciprocal")
     if e == -2.0:
         return SF._Unary.apply(SF._Unary.apply(x, "square"), "reciprocal")
-    raise _Missing("exponent %r: no correctly rounded powf yet (exact exponents: %s)"
-                   % (e, _POW_EXACT))
+    return None
+
+
+def _rpow(args, kwargs):
+    """number ** tensor (Tensor.__rpow__(self, other) = other ** self)."""
+    _refuse_kwargs(kwargs, ("input", "other"), "rpow")
+    t, base = args[0], _arg(args, kwargs, 1, "other")
+    return SF._Binary.apply(_as_operand(base, t), t, "pow")
 
 
 def _call(fn):
@@ -641,8 +655,10 @@ ROUTED = {
     "exp2_": (_in_place(_unary("exp2")), "in-place exp2"),
     "log2_": (_in_place(_unary("log2")), "in-place log2"),
     "rsqrt_": (_in_place(_unary("rsqrt")), "in-place rsqrt"),
-    "pow": (_pow, "scalar exponents with an exact samebits equivalent: " + _POW_EXACT),
+    "pow": (_pow, "sb_powf elementwise (correctly rounded), or for the exponents PyTorch "
+                  "evaluates without std::pow the same samebits ops: " + _POW_EXACT),
     "pow_": (_in_place(_pow), "in-place pow, exponents as pow"),
+    "rpow": (_rpow, "number ** tensor: sb_powf"),
     "relu": (_activation(SF.relu), "max(x, +0)"),
     "relu_": (_in_place(_activation(SF.relu)), "in-place relu"),
     "tanh": (_activation(SF.tanh), "sb_tanhf"),
@@ -790,7 +806,7 @@ _DUNDERS = {
     "__truediv__": "div", "__rtruediv__": "rdiv", "__itruediv__": "div_", "__div__": "div",
     "__rdiv__": "rdiv", "__idiv__": "div_",
     "__matmul__": "matmul", "__neg__": "neg", "__abs__": "abs",
-    "__pow__": "pow", "__ipow__": "pow_",
+    "__pow__": "pow", "__ipow__": "pow_", "__rpow__": "rpow",
 }
 
 

@@ -21,7 +21,7 @@ static sb_status binary_forward(const char *fn, const char *name, sb_graph *g, s
     if (!y) return sb_fail(SB_ERR_NULL, "%s: y is NULL", fn);
     *y = NULL;
     if (!g) return sb_fail(SB_ERR_NULL, "%s: graph is NULL", fn);
-    if ((int)op < (int)SB_BINARY_ADD || (int)op > (int)SB_BINARY_MINIMUM)
+    if ((int)op < (int)SB_BINARY_ADD || (int)op > (int)SB_BINARY_POW)
         return sb_fail(SB_ERR_ARG, "%s: op = %d is not an sb_binary_op", fn, (int)op);
     SB_TRY(sb_ag_check_var(fn, "a", a));
     SB_TRY(sb_ag_check_var(fn, "b", b));

@@ -9,7 +9,7 @@
 #include "ops/validate.h"
 
 static bool valid_binary(sb_binary_op op) {
-    return (int)op >= (int)SB_BINARY_ADD && (int)op <= (int)SB_BINARY_MINIMUM;
+    return (int)op >= (int)SB_BINARY_ADD && (int)op <= (int)SB_BINARY_POW;
 }
 
 static bool valid_unary(sb_unary_op op) {

@@ -37,6 +37,7 @@ float sb_ref_binary1(sb_binary_op op, float a, float b) {
     case SB_BINARY_DIV: return a / b;
     case SB_BINARY_MAXIMUM: return maximum1(a, b);
     case SB_BINARY_MINIMUM: return minimum1(a, b);
+    case SB_BINARY_POW: return sb_powf(a, b);
     }
     return a; /* unreachable: the wrappers validate op */
 }
@@ -95,6 +96,13 @@ void sb_ref_binary_backward(sb_binary_op op, int64_t n, const float *dy, const f
              * where the true gradient is representable. PyTorch's order. */
             da = g / y;
             db = -g * ((x / y) / y);
+            break;
+        case SB_BINARY_POW:
+            /* PyTorch's pow_backward_self and pow_backward_exponent, in
+             * their order: a zero exponent and a zero base with a
+             * non-negative exponent give +0 (not 0 * inf or 0 * NaN). */
+            da = y == 0.0f ? 0.0f : g * (y * sb_powf(x, y - 1.0f));
+            db = x == 0.0f && y >= 0.0f ? 0.0f : g * (sb_powf(x, y) * sb_logf(x));
             break;
         case SB_BINARY_MAXIMUM:
         case SB_BINARY_MINIMUM: {

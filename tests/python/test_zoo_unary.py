@@ -1,6 +1,7 @@
-"""sin, cos, exp2, log2, rsqrt and pow with exact exponents: samebits.ops,
-strict routing of torch.X / Tensor.X / in-place forms / **, and the
-refusal of the exponents that would need a correctly rounded powf.
+"""sin, cos, exp2, log2, rsqrt and pow: samebits.ops, strict routing of
+torch.X / Tensor.X / in-place forms / **; pow's exact exponents as the
+samebits ops PyTorch's kernel itself uses, every other exponent (and a
+tensor exponent, a number base) as the correctly rounded sb_powf.
 
 sin/cos/exp2/log2 are samebits' correctly rounded functions: close to
 PyTorch (whose are not), bit-equal where PyTorch's kernel is plain IEEE
@@ -63,17 +64,48 @@ def test_pow_exact_exponents_match_pytorch_bits(e):
             assert _bits_equal(got, want)
 
 
-def test_pow_other_exponents_are_refused():
+def test_pow_other_exponents_are_sb_powf():
+    """Any other exponent, a tensor exponent and a number base run the
+    correctly rounded sb_powf (elementwise, broadcasting), forward and
+    backward, close to PyTorch, and the same bits at every thread count."""
+    torch.manual_seed(5)
+    x = torch.rand(64) * 3 + 0.25
+    e = torch.randn(64) * 2
+    cases = [(lambda a, b: torch.pow(a, 1.7), (x,)), (lambda a, b: a ** 0.25, (x,)),
+             (lambda a, b: 2.0 ** a, (x,)), (lambda a, b: torch.pow(a, b), (x, e)),
+             (lambda a, b: a.pow(b[:1]), (x, e))]
+    for f, args in cases:
+        leaves = [t.clone().requires_grad_() for t in args]
+        ref = [t.clone().requires_grad_() for t in args]
+        with samebits.StrictMode():
+            y = f(*(leaves + [None] * (2 - len(leaves))))
+        want = f(*(ref + [None] * (2 - len(ref))))
+        assert torch.allclose(y, want, rtol=2e-6, atol=0)
+        g = torch.randn(y.shape)
+        y.backward(g)
+        want.backward(g)
+        for a, b in zip(leaves, ref):
+            assert torch.allclose(a.grad, b.grad, rtol=5e-5, atol=1e-6)
+    # sb_powf's bits, directly: equal to the C function at 1 and 3 threads
+    old = samebits.get_num_threads()
+    try:
+        outs = []
+        for threads in (1, 3):
+            samebits.set_num_threads(threads)
+            with samebits.StrictMode():
+                outs.append(torch.pow(x, e))
+    finally:
+        samebits.set_num_threads(old)
+    assert _bits_equal(outs[0], outs[1])
+    want = torch.tensor([samebits._lib.lib.sb_powf(float(a), float(b)) for a, b in zip(x, e)])
+    assert _bits_equal(outs[0], want)
+
+
+def test_pow_refusals_name_pow():
     x = torch.rand(5) + 0.5
     with samebits.StrictMode():
-        with pytest.raises(samebits.NotReproducibleError, match="pow.*no correctly rounded powf"):
-            torch.pow(x, 1.7)
         with pytest.raises(samebits.NotReproducibleError, match="pow"):
-            x ** 0.25
-        with pytest.raises(samebits.NotReproducibleError, match="pow"):
-            2.0 ** x
-        with pytest.raises(samebits.NotReproducibleError, match="pow"):
-            torch.pow(x, x)
+            torch.pow(x, 2.0, out=torch.empty(5))
 
 
 def test_same_bits_at_every_setting():
