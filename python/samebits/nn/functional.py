@@ -778,14 +778,20 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                             _lib.arg_float(eps, c, 7, fn, "eps"))
 
 
-class _LayerNorm(torch.autograd.Function):
+# Layer norm and group norm normalise rows and share their op shape: the
+# samebits.ops (forward, backward) pair of each, told what a row is by one
+# argument (layer norm: how many trailing dims; group norm: the groups).
+_ROW_NORMS = {"layer_norm": (_ops._layer_norm, _ops._layer_norm_backward),
+              "group_norm": (_ops._group_norm, _ops._group_norm_backward)}
+
+
+class _RowNorm(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x, w, b, nd, eps):
-        fn = "layer_norm"
-        y, mean, rstd = _ops._layer_norm(to_np(x, fn, "input"), nd, _np(w, fn, "weight"),
-                                         _np(b, fn, "bias"), eps)
+    def forward(ctx, x, w, b, rows, eps, fn):
+        y, mean, rstd = _ROW_NORMS[fn][0](to_np(x, fn, "input"), rows, _np(w, fn, "weight"),
+                                          _np(b, fn, "bias"), eps)
         ctx.save_for_backward(x, w)
-        ctx.stats = (mean, rstd, nd)
+        ctx.stats = (mean, rstd, rows, fn)
         ctx.has = (w is not None, b is not None)
         return torch.from_numpy(y)
 
@@ -793,20 +799,19 @@ class _LayerNorm(torch.autograd.Function):
     @once_differentiable
     def backward(ctx, dy):
         x, w = ctx.saved_tensors
-        mean, rstd, nd = ctx.stats
+        mean, rstd, rows, fn = ctx.stats
         nx, nw, nb = ctx.needs_input_grad[:3]
-        fn = "layer_norm"
-        dx, dw, db = _ops._layer_norm_backward(to_np(dy, fn, "grad"), to_np(x, fn, "input"), nd,
-                                               _np(w, fn, "weight"), mean, rstd, nx,
-                                               nw and ctx.has[0], nb and ctx.has[1])
-        return _t(dx), _t(dw), _t(db), None, None
+        dx, dw, db = _ROW_NORMS[fn][1](to_np(dy, fn, "grad"), to_np(x, fn, "input"), rows,
+                                       _np(w, fn, "weight"), mean, rstd, nx,
+                                       nw and ctx.has[0], nb and ctx.has[1])
+        return _t(dx), _t(dw), _t(db), None, None, None
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     fn = "nn.functional.layer_norm"
     nd = _ops._normalized_ndim(to_np(input, fn, "input").shape, normalized_shape, fn)
-    return _LayerNorm.apply(input, weight, bias, nd,
-                            _lib.arg_float(eps, "sb_layer_norm_forward", 4, fn, "eps"))
+    return _RowNorm.apply(input, weight, bias, nd,
+                          _lib.arg_float(eps, "sb_layer_norm_forward", 4, fn, "eps"), "layer_norm")
 
 
 class _RMSNorm(torch.autograd.Function):
@@ -840,37 +845,13 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
                                                             "eps"))
 
 
-class _GroupNorm(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, w, b, groups, eps):
-        fn = "group_norm"
-        y, mean, rstd = _ops._group_norm(to_np(x, fn, "input"), groups, _np(w, fn, "weight"),
-                                         _np(b, fn, "bias"), eps)
-        ctx.save_for_backward(x, w)
-        ctx.stats = (mean, rstd, groups)
-        ctx.has = (w is not None, b is not None)
-        return torch.from_numpy(y)
-
-    @staticmethod
-    @once_differentiable
-    def backward(ctx, dy):
-        x, w = ctx.saved_tensors
-        mean, rstd, groups = ctx.stats
-        nx, nw, nb = ctx.needs_input_grad[:3]
-        fn = "group_norm"
-        dx, dw, db = _ops._group_norm_backward(to_np(dy, fn, "grad"), to_np(x, fn, "input"),
-                                               groups, _np(w, fn, "weight"), mean, rstd, nx,
-                                               nw and ctx.has[0], nb and ctx.has[1])
-        return _t(dx), _t(dw), _t(db), None, None
-
-
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Group norm (contract section 12): statistics per (sample, group of
     C/num_groups channels), per-channel affine."""
     fn = "nn.functional.group_norm"
-    return _GroupNorm.apply(input, weight, bias,
-                            _lib.arg_int(num_groups, "sb_group_norm_forward", 1, fn, "num_groups"),
-                            _lib.arg_float(eps, "sb_group_norm_forward", 4, fn, "eps"))
+    return _RowNorm.apply(input, weight, bias,
+                          _lib.arg_int(num_groups, "sb_group_norm_forward", 1, fn, "num_groups"),
+                          _lib.arg_float(eps, "sb_group_norm_forward", 4, fn, "eps"), "group_norm")
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
