@@ -191,6 +191,36 @@ static sb_status ln_input(const char *fn, const sb_tensor *x, int normalized_ndi
     return SB_OK;
 }
 
+/* Layer norm and RMS norm share their tensors' shapes: per-position
+ * parameters over the normalized (trailing) dims, per-row statistics over
+ * the leading ones (`lead` of them). */
+static sb_status ln_param(const char *fn, const char *name, const sb_tensor *t,
+                          const sb_tensor *x, int lead) {
+    return check_optional(fn, name, t, x->ndim - lead, x->shape + lead,
+                          "the last normalized_ndim dims of x");
+}
+
+/* A per-row statistic; a required one names the forward that writes it. */
+static sb_status ln_stat(const char *fn, const char *name, const sb_tensor *t, const sb_tensor *x,
+                         int lead, const char *written_by) {
+    if (!t && written_by)
+        return sb_fail(SB_ERR_NULL, "%s: %s is NULL (pass the %s written by %s)", fn, name, name,
+                       written_by);
+    return check_optional(fn, name, t, lead, x->shape,
+                          "the leading dims of x, before the normalized ones");
+}
+
+/* x, normalized_ndim and the tensor of x's shape (y, or dy and dx). */
+static sb_status ln_rows(const char *fn, const sb_tensor *x, int normalized_ndim,
+                         const char *name, const sb_tensor *like_x, const char *opt_name,
+                         const sb_tensor *opt_like_x, int64_t *R, int64_t *D, int *lead) {
+    SB_TRY(ln_input(fn, x, normalized_ndim, R, D, lead));
+    if (!like_x) return sb_fail(SB_ERR_NULL, "%s: %s is NULL", fn, name);
+    SB_TRY(check_exact(fn, name, like_x, x->ndim, x->shape, "the shape of x"));
+    return opt_name ? check_optional(fn, opt_name, opt_like_x, x->ndim, x->shape, "the shape of x")
+                    : SB_OK;
+}
+
 sb_status sb_layer_norm_forward(const sb_tensor *x, int normalized_ndim, const sb_tensor *gamma,
                                 const sb_tensor *beta, float eps, sb_tensor *y,
                                 sb_tensor *save_mean, sb_tensor *save_rstd) {
@@ -198,16 +228,12 @@ sb_status sb_layer_norm_forward(const sb_tensor *x, int normalized_ndim, const s
     const char *fn = "sb_layer_norm_forward";
     int64_t R, D;
     int lead;
-    SB_TRY(ln_input(fn, x, normalized_ndim, &R, &D, &lead));
-    if (!y) return sb_fail(SB_ERR_NULL, "%s: y is NULL", fn);
-    SB_TRY(check_exact(fn, "y", y, x->ndim, x->shape, "the shape of x"));
+    SB_TRY(ln_rows(fn, x, normalized_ndim, "y", y, NULL, NULL, &R, &D, &lead));
     SB_TRY(check_eps(fn, eps));
-    const char *trail = "the last normalized_ndim dims of x";
-    const char *leading = "the leading dims of x, before the normalized ones";
-    SB_TRY(check_optional(fn, "gamma", gamma, normalized_ndim, x->shape + lead, trail));
-    SB_TRY(check_optional(fn, "beta", beta, normalized_ndim, x->shape + lead, trail));
-    SB_TRY(check_optional(fn, "save_mean", save_mean, lead, x->shape, leading));
-    SB_TRY(check_optional(fn, "save_rstd", save_rstd, lead, x->shape, leading));
+    SB_TRY(ln_param(fn, "gamma", gamma, x, lead));
+    SB_TRY(ln_param(fn, "beta", beta, x, lead));
+    SB_TRY(ln_stat(fn, "save_mean", save_mean, x, lead, NULL));
+    SB_TRY(ln_stat(fn, "save_rstd", save_rstd, x, lead, NULL));
 
     /* y may be x itself (in place); nothing else may overlap. */
     SB_TRY(sb_check_disjoint(fn, 3, (const char *const[]){"y", "save_mean", "save_rstd"},
@@ -231,23 +257,12 @@ sb_status sb_layer_norm_backward(const sb_tensor *dy, const sb_tensor *x, int no
     const char *fn = "sb_layer_norm_backward";
     int64_t R, D;
     int lead;
-    SB_TRY(ln_input(fn, x, normalized_ndim, &R, &D, &lead));
-    if (!dy) return sb_fail(SB_ERR_NULL, "%s: dy is NULL", fn);
-    SB_TRY(check_exact(fn, "dy", dy, x->ndim, x->shape, "the shape of x"));
-    SB_TRY(check_optional(fn, "dx", dx, x->ndim, x->shape, "the shape of x"));
-    const char *trail = "the last normalized_ndim dims of x";
-    const char *leading = "the leading dims of x, before the normalized ones";
-    SB_TRY(check_optional(fn, "gamma", gamma, normalized_ndim, x->shape + lead, trail));
-    if (!save_mean)
-        return sb_fail(SB_ERR_NULL, "%s: save_mean is NULL (pass the save_mean written by "
-                       "sb_layer_norm_forward)", fn);
-    if (!save_rstd)
-        return sb_fail(SB_ERR_NULL, "%s: save_rstd is NULL (pass the save_rstd written by "
-                       "sb_layer_norm_forward)", fn);
-    SB_TRY(check_exact(fn, "save_mean", save_mean, lead, x->shape, leading));
-    SB_TRY(check_exact(fn, "save_rstd", save_rstd, lead, x->shape, leading));
-    SB_TRY(check_optional(fn, "dgamma", dgamma, normalized_ndim, x->shape + lead, trail));
-    SB_TRY(check_optional(fn, "dbeta", dbeta, normalized_ndim, x->shape + lead, trail));
+    SB_TRY(ln_rows(fn, x, normalized_ndim, "dy", dy, "dx", dx, &R, &D, &lead));
+    SB_TRY(ln_param(fn, "gamma", gamma, x, lead));
+    SB_TRY(ln_stat(fn, "save_mean", save_mean, x, lead, "sb_layer_norm_forward"));
+    SB_TRY(ln_stat(fn, "save_rstd", save_rstd, x, lead, "sb_layer_norm_forward"));
+    SB_TRY(ln_param(fn, "dgamma", dgamma, x, lead));
+    SB_TRY(ln_param(fn, "dbeta", dbeta, x, lead));
 
     /* Outputs overlap nothing (dx = dy in place would change the bits). */
     SB_TRY(sb_check_disjoint(fn, 3, (const char *const[]){"dx", "dgamma", "dbeta"}, (const sb_tensor *const[]){dx, dgamma, dbeta},
@@ -267,14 +282,10 @@ sb_status sb_rms_norm_forward(const sb_tensor *x, int normalized_ndim, const sb_
     const char *fn = "sb_rms_norm_forward";
     int64_t R, D;
     int lead;
-    SB_TRY(ln_input(fn, x, normalized_ndim, &R, &D, &lead));
-    if (!y) return sb_fail(SB_ERR_NULL, "%s: y is NULL", fn);
-    SB_TRY(check_exact(fn, "y", y, x->ndim, x->shape, "the shape of x"));
+    SB_TRY(ln_rows(fn, x, normalized_ndim, "y", y, NULL, NULL, &R, &D, &lead));
     SB_TRY(check_eps(fn, eps));
-    const char *trail = "the last normalized_ndim dims of x";
-    const char *leading = "the leading dims of x, before the normalized ones";
-    SB_TRY(check_optional(fn, "weight", weight, normalized_ndim, x->shape + lead, trail));
-    SB_TRY(check_optional(fn, "save_rrms", save_rrms, lead, x->shape, leading));
+    SB_TRY(ln_param(fn, "weight", weight, x, lead));
+    SB_TRY(ln_stat(fn, "save_rrms", save_rrms, x, lead, NULL));
 
     /* y may be x itself (in place); nothing else may overlap. */
     SB_TRY(sb_check_disjoint(fn, 2, (const char *const[]){"y", "save_rrms"},
@@ -297,18 +308,10 @@ sb_status sb_rms_norm_backward(const sb_tensor *dy, const sb_tensor *x, int norm
     const char *fn = "sb_rms_norm_backward";
     int64_t R, D;
     int lead;
-    SB_TRY(ln_input(fn, x, normalized_ndim, &R, &D, &lead));
-    if (!dy) return sb_fail(SB_ERR_NULL, "%s: dy is NULL", fn);
-    SB_TRY(check_exact(fn, "dy", dy, x->ndim, x->shape, "the shape of x"));
-    SB_TRY(check_optional(fn, "dx", dx, x->ndim, x->shape, "the shape of x"));
-    const char *trail = "the last normalized_ndim dims of x";
-    const char *leading = "the leading dims of x, before the normalized ones";
-    SB_TRY(check_optional(fn, "weight", weight, normalized_ndim, x->shape + lead, trail));
-    if (!save_rrms)
-        return sb_fail(SB_ERR_NULL, "%s: save_rrms is NULL (pass the save_rrms written by "
-                       "sb_rms_norm_forward)", fn);
-    SB_TRY(check_exact(fn, "save_rrms", save_rrms, lead, x->shape, leading));
-    SB_TRY(check_optional(fn, "dweight", dweight, normalized_ndim, x->shape + lead, trail));
+    SB_TRY(ln_rows(fn, x, normalized_ndim, "dy", dy, "dx", dx, &R, &D, &lead));
+    SB_TRY(ln_param(fn, "weight", weight, x, lead));
+    SB_TRY(ln_stat(fn, "save_rrms", save_rrms, x, lead, "sb_rms_norm_forward"));
+    SB_TRY(ln_param(fn, "dweight", dweight, x, lead));
 
     /* Outputs overlap nothing (dx = dy in place would change the bits). */
     SB_TRY(sb_check_disjoint(fn, 2, (const char *const[]){"dx", "dweight"}, (const sb_tensor *const[]){dx, dweight},
