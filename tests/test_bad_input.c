@@ -180,6 +180,10 @@ CALL(argmin, sb_argmin(t[0], dim1, 1, false, t[1]))
 CALL(sum_b, sb_sum_backward(t[0], dim1, 1, false, t[1]))
 CALL(mean_b, sb_mean_backward(t[0], dim1, 1, false, t[1]))
 CALL(max_b, sb_max_backward(t[0], t[1], dim1, 1, false, t[2]))
+CALL(cumsum, sb_cumsum(t[0], 1, t[1]))
+CALL(cumsum_b, sb_cumsum_backward(t[0], 1, t[1]))
+CALL(cumprod, sb_cumprod(t[0], 1, t[1]))
+CALL(cumprod_b, sb_cumprod_backward(t[0], t[1], t[2], 1, t[3]))
 CALL(gather, sb_gather(t[0], 1, t[1], t[2]))
 CALL(gather_b, sb_gather_backward(t[0], 1, t[1], t[2]))
 CALL(scatter_add, sb_scatter_add(1, t[0], t[1], t[2]))
@@ -354,6 +358,11 @@ static const op_case ops[] = {
     {"sb_mean_backward", c_mean_b, NULL, {{"dy", F, S1(2), IN}, {"dx", F, S2(2, 3), OUT}}},
     {"sb_max_backward", c_max_b, NULL,
      {{"dy", F, S1(2), IN}, {"indices", L, S1(2), IN}, {"dx", F, S2(2, 3), OUT}}},
+    {"sb_cumsum", c_cumsum, NULL, {{"x", F, S2(2, 3), IN}, {"out", F, S2(2, 3), OUT}}},
+    {"sb_cumsum_backward", c_cumsum_b, NULL, {{"dy", F, S2(2, 3), IN}, {"dx", F, S2(2, 3), OUT}}},
+    {"sb_cumprod", c_cumprod, NULL, {{"x", F, S2(2, 3), IN}, {"out", F, S2(2, 3), OUT}}},
+    {"sb_cumprod_backward", c_cumprod_b, NULL,
+     {{"x", F, S2(2, 3), IN}, {"y", F, S2(2, 3), IN}, {"dy", F, S2(2, 3), IN}, {"dx", F, S2(2, 3), OUT}}},
     {"sb_gather", c_gather, NULL,
      {{"x", F, S2(2, 3), IN}, {"index", L, S2(2, 4), IN}, {"out", F, S2(2, 4), OUT}}},
     {"sb_gather_backward", c_gather_b, NULL,

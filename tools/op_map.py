@@ -80,6 +80,8 @@ def fast(o):
         return "`src/cpu/pool2d.c` (+ `pool2d_avx512.c`)"
     if n == "sb_reduce_to_shape":
         return "`src/cpu/reduce.c`"
+    if n.startswith(("sb_cumsum", "sb_cumprod")):
+        return "`src/cpu/cumulative.c`"
     if f in ("elementwise", "activation"):
         return "`src/cpu/pointwise.c` (+ `pointwise_*.c`), `src/cpu/vmath.c`"
     if f == "reduce":

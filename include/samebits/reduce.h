@@ -70,6 +70,21 @@ SB_API sb_status sb_mean_backward(const sb_tensor *dy, const int *dims, int ndim
 SB_API sb_status sb_max_backward(const sb_tensor *dy, const sb_tensor *indices, const int *dims,
                           int ndims, bool keepdim, sb_tensor *dx);
 
+/* Cumulative sum and product along one axis (contract section 10,
+ * "Cumulative sum and product"). dim counts from the end when negative; a
+ * 0-dim tensor accepts 0 and -1. Every tensor has x's shape (any strides);
+ * the written one must not overlap the others. Per column along dim:
+ *   cumsum:  s = +0, s = s + x_i for i ascending, out_i = s
+ *   cumsum backward: the same from the last index down over dy
+ *   cumprod: p = 1, p = p * x_i for i ascending, out_i = p
+ *   cumprod backward: PyTorch's cumprod_backward as sequential chains
+ *            (the contract states it, zeros included); y = cumprod(x). */
+SB_API sb_status sb_cumsum(const sb_tensor *x, int dim, sb_tensor *out);
+SB_API sb_status sb_cumsum_backward(const sb_tensor *dy, int dim, sb_tensor *dx);
+SB_API sb_status sb_cumprod(const sb_tensor *x, int dim, sb_tensor *out);
+SB_API sb_status sb_cumprod_backward(const sb_tensor *x, const sb_tensor *y, const sb_tensor *dy,
+                                     int dim, sb_tensor *dx);
+
 #ifdef __cplusplus
 }
 #endif

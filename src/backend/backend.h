@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include "samebits.h"
 #include "ref/ref_attention.h"
+#include "ref/ref_cumulative.h"
 #include "ref/ref_index.h"
 #include "ref/ref_linalg.h"
 #include "ref/ref_pad.h"
@@ -220,6 +221,11 @@ typedef struct sb_backend_ops {
     sb_status (*index_scatter_add)(const sb_backend *be, const sb_ref_index_geom *g,
                                    const float *dense, const int64_t *index, bool scale,
                                    float alpha, float *table);
+
+    /* ---- cumulative sum and product (section 10); strided through the
+     * geometry; y and dy are read by SB_CUM_PROD_BACKWARD only ---- */
+    sb_status (*cumulative)(const sb_backend *be, sb_ref_cum_kind kind, const sb_ref_cum_geom *g,
+                            const float *x, const float *y, const float *dy, float *out);
 
     /* ---- attention (section 19); dense buffers as sb_ref_sdpa_forward /
      * sb_ref_sdpa_backward take them ---- */

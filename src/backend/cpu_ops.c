@@ -440,6 +440,16 @@ static sb_status cpu_index_scatter_add(const sb_backend *be, const sb_ref_index_
     return SB_OK;
 }
 
+/* ---- cumulative sum and product ---- */
+
+static sb_status cpu_cumulative(const sb_backend *be, sb_ref_cum_kind kind,
+                                const sb_ref_cum_geom *g, const float *x, const float *y,
+                                const float *dy, float *out) {
+    (void)be;
+    sb_cpu_cumulative(kind, g, x, y, dy, out);
+    return SB_OK;
+}
+
 /* ---- attention ---- */
 
 static sb_status cpu_sdpa_forward(const sb_backend *be, const sb_ref_sdpa_geom *g, const float *q,
@@ -550,6 +560,7 @@ const sb_backend_ops sb_cpu_backend_ops = {
     .spread = cpu_spread,
     .index_gather = cpu_index_gather,
     .index_scatter_add = cpu_index_scatter_add,
+    .cumulative = cpu_cumulative,
     .sdpa_forward = cpu_sdpa_forward,
     .sdpa_backward = cpu_sdpa_backward,
     .dropout_forward = cpu_dropout_forward,

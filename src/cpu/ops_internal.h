@@ -19,6 +19,7 @@
 #include "samebits/optim.h"
 #include "cpu/cpu.h"
 #include "ref/ref_attention.h"
+#include "ref/ref_cumulative.h"
 #include "ref/ref_index.h"
 #include "ref/ref_pointwise.h"
 
@@ -220,6 +221,12 @@ void sb_cpu_index_gather(const sb_ref_index_geom *g, const float *table, const i
                          float *dense);
 void sb_cpu_index_scatter_add(const sb_ref_index_geom *g, const float *dense,
                               const int64_t *index, bool scale, float alpha, float *table);
+
+/* ---- cumulative.c (sb_ref_cumulative): threaded over columns, each column
+ * the reference's sequential chain, so the bits are the reference's at
+ * every thread count. */
+void sb_cpu_cumulative(sb_ref_cum_kind kind, const sb_ref_cum_geom *g, const float *x,
+                       const float *y, const float *dy, float *out);
 
 /* ---- dropout.c (sb_ref_dropout_* of src/ref/ref_loss.h): element ranges
  * over threads; element i's mask depends on (seed, stream, offset + i)

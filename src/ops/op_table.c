@@ -8,6 +8,7 @@
 #include "core/canonical_sum.h"
 #include "cpu/ops_internal.h"
 #include "ref/ref_attention.h"
+#include "ref/ref_cumulative.h"
 #include "ref/ref_index.h"
 #include "ref/ref_linalg.h"
 #include "ref/ref_loss.h"

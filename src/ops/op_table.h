@@ -455,6 +455,22 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
         sb_tensor *dx), \
        reduce, NULL, SB_OP_NONE, sb_ref_reduce_scatter, SB_OP_NONE, \
        "reduce") \
+    OP(sb_cumsum, sb_status, \
+       (const sb_tensor *x, int dim, sb_tensor *out), \
+       reduce, NULL, SB_OP_NONE, sb_ref_cumulative, sb_cumsum_backward, \
+       "exempt: no verify vectors yet; test_cumulative checks the order bit for bit") \
+    OP(sb_cumsum_backward, sb_status, \
+       (const sb_tensor *dy, int dim, sb_tensor *dx), \
+       reduce, NULL, SB_OP_NONE, sb_ref_cumulative, SB_OP_NONE, \
+       "exempt: no verify vectors yet; test_cumulative checks the order bit for bit") \
+    OP(sb_cumprod, sb_status, \
+       (const sb_tensor *x, int dim, sb_tensor *out), \
+       reduce, NULL, SB_OP_NONE, sb_ref_cumulative, sb_cumprod_backward, \
+       "exempt: no verify vectors yet; test_cumulative checks the order bit for bit") \
+    OP(sb_cumprod_backward, sb_status, \
+       (const sb_tensor *x, const sb_tensor *y, const sb_tensor *dy, int dim, sb_tensor *dx), \
+       reduce, NULL, SB_OP_NONE, sb_ref_cumulative, SB_OP_NONE, \
+       "exempt: no verify vectors yet; test_cumulative checks the order bit for bit") \
     OP(sb_gather, sb_status, \
        (const sb_tensor *x, int dim, const sb_tensor *index, sb_tensor *out), \
        index, "gather", SB_OP_NONE, sb_ref_index_gather, sb_gather_backward, \
