@@ -189,11 +189,7 @@ static void test_pointwise(void) {
              dy = pair_rand(3, s, 3.0f, true), o = pair_zeros(SB_F32, 3, s),
              g = pair_zeros(SB_F32, 3, s), gr = pair_zeros(SB_F32, 3, srow),
              gc = pair_zeros(SB_F32, 3, scol);
-        /* pow (sb_powf) has no device kernel yet: refused by name */
-        CHECK_ERROR(sb_binary(SB_BINARY_POW, x.d, y.d, o.d), SB_ERR_UNSUPPORTED, "no kernel for pow");
-        CHECK_ERROR(sb_binary_scalar(SB_BINARY_POW, x.d, 2.5f, o.d), SB_ERR_UNSUPPORTED,
-                    "no kernel for pow");
-        for (int op = SB_BINARY_ADD; op <= SB_BINARY_MINIMUM; op++) {
+        for (int op = SB_BINARY_ADD; op <= SB_BINARY_POW; op++) {
             snprintf(what, sizeof what, "sb_binary op %d shape %d", op, (int)si);
             CHECK_OK(sb_binary((sb_binary_op)op, x.c, y.c, o.c));
             CHECK_OK(sb_binary((sb_binary_op)op, x.d, y.d, o.d));
@@ -270,6 +266,53 @@ static void test_pointwise(void) {
         pair all[] = {x, y, row, col, dy, o, g, gr, gc};
         for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
     }
+}
+
+
+/* pow on every pair of special values, broadcast as a column (bases)
+ * against a row (exponents): zeros of both signs, +-1, +-inf, NaN,
+ * negative bases with odd, even and non-integer exponents, subnormals,
+ * values next to 1 with large exponents, results that overflow and
+ * underflow; then adversarial values fill the rest. Forward, scalar
+ * exponents and both gradients, bit for bit with the CPU. */
+static const float POW_SPECIALS[] = {
+    0.0f,   -0.0f,    1.0f,  -1.0f,  INFINITY, -INFINITY,     NAN,           2.0f,
+    -2.0f,  3.0f,     -3.0f, 0.5f,   -0.5f,    2.5f,          -2.5f,         1.5e-39f,
+    -1.5e-39f, 0x1.000002p0f, 0x1.fffffep-1f, 1e30f, -1e30f, 16777217.0f, -16777215.0f,
+    0.1f,   -7.25f,   100.0f, -100.0f, 127.0f, -149.0f};
+
+static pair pair_specials(int ndim, const int64_t *shape) {
+    pair p = pair_rand(ndim, shape, 4.0f, true);
+    int64_t k = (int64_t)(sizeof POW_SPECIALS / sizeof *POW_SPECIALS);
+    for (int64_t i = 0; i < k && i < sb_tensor_numel(p.c); i++) sb_tensor_f32(p.c)[i] = POW_SPECIALS[i];
+    sb_tensor_free(p.d);
+    return pair_of(p.c);
+}
+
+static void test_pow_special(void) {
+    int64_t m = (int64_t)(sizeof POW_SPECIALS / sizeof *POW_SPECIALS) + 35;
+    int64_t scol[2] = {m, 1}, srow[2] = {1, m}, sfull[2] = {m, m};
+    pair col = pair_specials(2, scol), row = pair_specials(2, srow),
+         dy = pair_rand(2, sfull, 2.0f, false), o = pair_zeros(SB_F32, 2, sfull),
+         gc = pair_zeros(SB_F32, 2, scol), gr = pair_zeros(SB_F32, 2, srow),
+         oc = pair_zeros(SB_F32, 2, scol);
+    CHECK_OK(sb_binary(SB_BINARY_POW, col.c, row.c, o.c));
+    CHECK_OK(sb_binary(SB_BINARY_POW, col.d, row.d, o.d));
+    check_same(&o, "pow of every special base by every special exponent");
+    CHECK_OK(sb_binary_backward(SB_BINARY_POW, dy.c, col.c, row.c, gc.c, gr.c));
+    CHECK_OK(sb_binary_backward(SB_BINARY_POW, dy.d, col.d, row.d, gc.d, gr.d));
+    check_same(&gc, "pow's base gradient on special values, summed over the broadcast");
+    check_same(&gr, "pow's exponent gradient on special values, summed over the broadcast");
+    for (size_t j = 0; j < sizeof POW_SPECIALS / sizeof *POW_SPECIALS; j++) {
+        char what[64];
+        snprintf(what, sizeof what, "pow of the special bases by the scalar %a",
+                 (double)POW_SPECIALS[j]);
+        CHECK_OK(sb_binary_scalar(SB_BINARY_POW, col.c, POW_SPECIALS[j], oc.c));
+        CHECK_OK(sb_binary_scalar(SB_BINARY_POW, col.d, POW_SPECIALS[j], oc.d));
+        check_same(&oc, what);
+    }
+    pair all[] = {col, row, dy, o, gc, gr, oc};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
 }
 
 /* ---- the canonical sum and reductions -------------------------------------- */
@@ -1244,13 +1287,70 @@ static void test_mse(void) {
             CHECK_OK(sb_mse_backward(x.d, t.d, (sb_loss_reduction)red, g->d, dx.d, NULL));
             check_same(&dx, "sb_mse_backward without dtarget");
         }
-        /* the other elementwise losses have no kernel yet: refused by name */
-        sb_elementwise_loss l1 = {SB_LOSS_L1, 0.0f, false}, mse = {SB_LOSS_MSE, 0.0f, false};
-        CHECK_ERROR(sb_elementwise_loss_forward(&l1, x.d, t.d, NULL, NULL, SB_LOSS_SUM, one.d),
-                    SB_ERR_UNSUPPORTED, "no kernel for the l1 loss");
-        CHECK_ERROR(sb_elementwise_loss_forward(&mse, x.d, t.d, t.d, NULL, SB_LOSS_SUM, one.d),
-                    SB_ERR_UNSUPPORTED, "mse loss with a weight");
         pair all[] = {x, t, per, dx, dt, one, dl, dl0};
+        for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
+    }
+}
+
+/* Every elementwise loss kind (sb_elementwise_loss: src/ref/loss_terms.h in
+ * the math program) x reduction x weight (and pos_weight for BCE with
+ * logits) x with and without dtarget, forward and backward, bit for bit
+ * with the CPU, on adversarial values (BCE: probabilities with exact 0, 1
+ * and values near them; KL: probabilities, zeros and NaN targets). */
+static pair pair_probabilities(int64_t n, bool specials) {
+    sb_tensor *t = NULL;
+    CHECK_OK(sb_tensor_new(&t, SB_F32, 1, &n));
+    static const float edge[] = {0.0f, 1.0f, 0x1p-149f, 0x1.fffffep-1f, 1e-30f, 0.5f};
+    for (int64_t i = 0; i < n; i++)
+        sb_tensor_f32(t)[i] = specials && i < 6 ? edge[i] : sb_test_unif(0.0f, 1.0f);
+    return pair_of(t);
+}
+
+static void test_elementwise_losses(void) {
+    static const sb_elementwise_loss kinds[] = {
+        {SB_LOSS_MSE, 0.0f, false},   {SB_LOSS_L1, 0.0f, false},
+        {SB_LOSS_SMOOTH_L1, 1.0f, false}, {SB_LOSS_SMOOTH_L1, 0.0f, false},
+        {SB_LOSS_SMOOTH_L1, 0.3f, false}, {SB_LOSS_HUBER, 1.0f, false},
+        {SB_LOSS_HUBER, 2.5f, false}, {SB_LOSS_BCE, 0.0f, false},
+        {SB_LOSS_BCE_WITH_LOGITS, 0.0f, false}, {SB_LOSS_KL_DIV, 0.0f, false},
+        {SB_LOSS_KL_DIV, 0.0f, true}};
+    const int64_t lengths[] = {1, 37, 4099};
+    for (size_t li = 0; li < sizeof lengths / sizeof *lengths; li++) {
+        int64_t n = lengths[li], s[1] = {n};
+        pair xa = pair_rand(1, s, 4.0f, true), ta = pair_rand(1, s, 4.0f, true),
+             xp = pair_probabilities(n, true), tp = pair_probabilities(n, false),
+             w = pair_rand(1, s, 2.0f, true), pw = pair_rand(1, s, 3.0f, false),
+             per = pair_zeros(SB_F32, 1, s), one = pair_zeros(SB_F32, 0, NULL),
+             dx = pair_zeros(SB_F32, 1, s), dt = pair_zeros(SB_F32, 1, s),
+             dl = pair_rand(1, s, 2.0f, false), dl0 = pair_rand(0, NULL, 2.0f, false);
+        for (size_t ki = 0; ki < sizeof kinds / sizeof *kinds; ki++) {
+            const sb_elementwise_loss *p = &kinds[ki];
+            bool bce = p->kind == SB_LOSS_BCE, kl = p->kind == SB_LOSS_KL_DIV;
+            const pair *x = bce ? &xp : &xa, *t = bce || (kl && !p->log_target) ? &tp : &ta;
+            bool has_dt = p->kind <= SB_LOSS_HUBER;
+            for (int red = SB_LOSS_NONE; red <= SB_LOSS_SUM; red++)
+                for (int opt = 0; opt < (p->kind == SB_LOSS_BCE_WITH_LOGITS ? 4 : 2); opt++) {
+                    char what[128];
+                    snprintf(what, sizeof what, "loss kind %d beta %g log_target %d, reduction %d, "
+                             "weight %d, pos_weight %d, n %lld", (int)p->kind, (double)p->beta,
+                             (int)p->log_target, red, opt & 1, opt >> 1, (long long)n);
+                    const sb_tensor *wc = opt & 1 ? w.c : NULL, *wd = opt & 1 ? w.d : NULL;
+                    const sb_tensor *pc = opt & 2 ? pw.c : NULL, *pd = opt & 2 ? pw.d : NULL;
+                    pair *out = red == SB_LOSS_NONE ? &per : &one;
+                    pair *g = red == SB_LOSS_NONE ? &dl : &dl0;
+                    sb_loss_reduction r = (sb_loss_reduction)red;
+                    CHECK_OK(sb_elementwise_loss_forward(p, x->c, t->c, wc, pc, r, out->c));
+                    CHECK_OK(sb_elementwise_loss_forward(p, x->d, t->d, wd, pd, r, out->d));
+                    check_same(out, what);
+                    CHECK_OK(sb_elementwise_loss_backward(p, x->c, t->c, wc, pc, r, g->c, dx.c,
+                                                          has_dt ? dt.c : NULL));
+                    CHECK_OK(sb_elementwise_loss_backward(p, x->d, t->d, wd, pd, r, g->d, dx.d,
+                                                          has_dt ? dt.d : NULL));
+                    check_same(&dx, what);
+                    if (has_dt) check_same(&dt, what);
+                }
+        }
+        pair all[] = {xa, ta, xp, tp, w, pw, per, one, dx, dt, dl, dl0};
         for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
     }
 }
@@ -1391,6 +1491,7 @@ int main(int argc, char **argv) {
     test_refusal();
     test_memory();
     test_pointwise();
+    test_pow_special();
     test_sum();
     test_extreme();
     test_dropout();
@@ -1407,6 +1508,7 @@ int main(int argc, char **argv) {
     test_math_activations();
     test_hard_activations();
     test_mse();
+    test_elementwise_losses();
     test_lenet_training();
     test_softmax_losses();
     test_lenet_cross_entropy();

@@ -94,7 +94,7 @@ typedef enum sb_ocl_family {
     SB_OCL_CONV,          /* sum_acc.cl, src/ref/pool_geometry.h, conv.cl,
                              src/ref/pad_geometry.h, pad.cl */
     SB_OCL_MATH,          /* math_prelude.cl, src/math, pointwise.cl, sum_acc.cl,
-                             math.cl, softmax.cl */
+                             math.cl, softmax.cl, loss_terms.h, loss.cl */
     SB_OCL_RNG,           /* math_prelude.cl, src/rng/philox.c, dropout.cl */
     SB_OCL_NORM,          /* sum_acc.cl + norm.cl */
     SB_OCL_FAMILIES
@@ -134,8 +134,11 @@ extern const char sb_gpu_src_exp2f_c[];
 extern const char sb_gpu_src_log2f_c[];
 extern const char sb_gpu_src_sinf_c[];
 extern const char sb_gpu_src_cosf_c[];
+extern const char sb_gpu_src_powf_c[];
 extern const char sb_gpu_src_math_cl[];
 extern const char sb_gpu_src_softmax_cl[];
+extern const char sb_gpu_src_loss_terms_h[];
+extern const char sb_gpu_src_loss_cl[];
 extern const char sb_gpu_src_philox_c[];
 extern const char sb_gpu_src_dropout_cl[];
 extern const char sb_gpu_src_norm_cl[];

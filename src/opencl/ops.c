@@ -37,6 +37,16 @@ static sb_status dense_ptr(const char *fn, const char *what, const void *p, int6
     return sb_ocl_resolve(fn, what, n > 0 ? p : NULL, n > 0 ? (size_t)n * elem : 0, elem, out);
 }
 
+/* An optional dense operand: resolved when p is not NULL (and its bit
+ * set in *have), a null operand otherwise. */
+static sb_status optional_ptr(const char *fn, const char *what, const void *p, int64_t n, int bit,
+                              cl_int *have, sb_ocl_ptr *out) {
+    *out = (sb_ocl_ptr){NULL, 0};
+    if (!p) return SB_OK;
+    *have |= bit;
+    return dense_ptr(fn, what, p, n, sizeof(float), out);
+}
+
 /* A device operand is two kernel parameters: the buffer and the element
  * offset into it. */
 #define OPERAND(p) SB_OCL_ARG((p).mem), SB_OCL_ARG((p).off)
@@ -92,6 +102,12 @@ static const ocl_kernel
     K_SOFTMAX_BACKWARD = {SB_OCL_MATH, "sb_softmax_backward", 10, -1, GRID_STRIDE},
     K_CLASS_LOSS_ROWS = {SB_OCL_MATH, "sb_class_loss_rows", 12, -1, GRID_STRIDE},
     K_CLASS_LOSS_GRAD = {SB_OCL_MATH, "sb_class_loss_grad", 16, -1, GRID_STRIDE},
+    K_MATH_POW = {SB_OCL_MATH, "sb_math_pow", 9, 2, GRID_STRIDE},
+    K_MATH_POW_SCALAR = {SB_OCL_MATH, "sb_math_pow_scalar", 8, 2, GRID_STRIDE},
+    K_MATH_POW_GRAD = {SB_OCL_MATH, "sb_math_pow_grad", 12, 3, GRID_STRIDE},
+    /* the math program: loss.cl over src/ref/loss_terms.h */
+    K_LOSS_TERMS = {SB_OCL_MATH, "sb_loss_terms", 16, -1, GRID_STRIDE},
+    K_LOSS_GRAD = {SB_OCL_MATH, "sb_loss_grad_all", 24, -1, GRID_STRIDE},
     /* the generator's program: src/rng/philox.c and dropout.cl */
     K_DROPOUT_FORWARD = {SB_OCL_RNG, "sb_dropout_forward", 14, -1, GRID_STRIDE},
     K_DROPOUT_BACKWARD = {SB_OCL_RNG, "sb_dropout_backward", 9, -1, GRID_STRIDE},
@@ -241,18 +257,17 @@ sb_status sb_ocl_fill(const sb_backend *be, sb_tensor *t, float value) {
 
 /* ---- pointwise ops ---- */
 
-/* pow needs sb_powf, which is not in the OpenCL math program yet. */
-static sb_status binary_kernel(const char *fn, sb_binary_op op) {
-    if (op == SB_BINARY_POW)
-        return sb_fail(SB_ERR_UNSUPPORTED, "%s: the opencl device has no kernel for pow yet", fn);
-    return SB_OK;
+/* pow needs sb_powf: its kernels are in the math program (math.cl) and
+ * take the pointwise kernels' parameters. */
+static const ocl_kernel *binary_kernel(sb_binary_op op, const ocl_kernel *pointwise,
+                                       const ocl_kernel *math) {
+    return op == SB_BINARY_POW ? math : pointwise;
 }
 
 static sb_status ocl_binary(const sb_backend *be, sb_binary_op op, const sb_tensor *a,
                             const sb_tensor *b, sb_tensor *out) {
     (void)be;
     const char *fn = "sb_binary";
-    SB_TRY(binary_kernel(fn, op));
     cl_long n = sb_tensor_numel(out);
     cl_int o = (cl_int)op;
     sb_ocl_ptr pa, pb, po;
@@ -262,14 +277,13 @@ static sb_status ocl_binary(const sb_backend *be, sb_binary_op op, const sb_tens
     pw_geom g = PW_GEOM_OF(out, out, a, b);
     sb_ocl_arg args[] = {SB_OCL_ARG(o), SB_OCL_ARG(n), GEOM_ARG, OPERAND(po), OPERAND(pa),
                          OPERAND(pb)};
-    return launch(fn, &K_BINARY, g.v, sizeof g.v, ARGS(args), n);
+    return launch(fn, binary_kernel(op, &K_BINARY, &K_MATH_POW), g.v, sizeof g.v, ARGS(args), n);
 }
 
 static sb_status ocl_binary_scalar(const sb_backend *be, sb_binary_op op, const sb_tensor *x,
                                    float s, sb_tensor *out) {
     (void)be;
     const char *fn = "sb_binary_scalar";
-    SB_TRY(binary_kernel(fn, op));
     cl_long n = sb_tensor_numel(out);
     cl_int o = (cl_int)op;
     sb_ocl_ptr px, po;
@@ -278,7 +292,8 @@ static sb_status ocl_binary_scalar(const sb_backend *be, sb_binary_op op, const 
     pw_geom g = PW_GEOM_OF(out, out, x);
     sb_ocl_arg args[] = {SB_OCL_ARG(o), SB_OCL_ARG(n), GEOM_ARG, OPERAND(po), OPERAND(px),
                          SB_OCL_ARG(s)};
-    return launch(fn, &K_BINARY_SCALAR, g.v, sizeof g.v, ARGS(args), n);
+    return launch(fn, binary_kernel(op, &K_BINARY_SCALAR, &K_MATH_POW_SCALAR), g.v, sizeof g.v,
+                  ARGS(args), n);
 }
 
 static sb_status ocl_unary(const sb_backend *be, sb_unary_op op, const sb_tensor *x,
@@ -517,7 +532,6 @@ static sb_status ocl_binary_backward(const sb_backend *be, sb_binary_op op, cons
                                      const sb_tensor *a, const sb_tensor *b, sb_tensor *da,
                                      sb_tensor *db) {
     const char *fn = "sb_binary_backward";
-    SB_TRY(binary_kernel(fn, op));
     cl_long n = sb_tensor_numel(dy);
     if (n == 0) {
         if (da) SB_TRY(sb_ocl_fill(be, da, 0.0f));
@@ -545,7 +559,8 @@ static sb_status ocl_binary_backward(const sb_backend *be, sb_binary_op op, cons
         if (!grads[w]) continue;
         sb_ocl_arg args[] = {SB_OCL_ARG(o), SB_OCL_ARG(w), SB_OCL_ARG(n), GEOM_ARG,
                              OPERAND(pf),   OPERAND(pdy),  OPERAND(pa),   OPERAND(pb)};
-        st = launch(fn, &K_BINARY_GRAD, g.v, sizeof g.v, ARGS(args), n);
+        st = launch(fn, binary_kernel(op, &K_BINARY_GRAD, &K_MATH_POW_GRAD), g.v, sizeof g.v,
+                    ARGS(args), n);
         if (st == SB_OK) st = ocl_reduce_to_shape(be, &full, grads[w]);
     }
     sb_ocl_release(be, tmp);
@@ -567,18 +582,13 @@ static sb_status ocl_spread(const sb_backend *be, const sb_tensor *dy, bool divi
     return launch(fn, &K_SPREAD, g.v, sizeof g.v, ARGS(args), n);
 }
 
-/* ---- elementwise losses: mean squared error ---- */
+/* ---- elementwise losses ---- */
 
-/* pointwise.cl has MSE's terms and gradient; the other kinds need the
- * correctly rounded functions of the math program and have no kernel yet. */
-static sb_status elementwise_loss_kernel(const char *fn, const sb_elementwise_loss *p,
-                                         const float *w, const float *pw) {
-    static const char *const names[] = {"mse", "l1", "smooth_l1", "huber", "bce",
-                                        "bce_with_logits", "kl_div"};
-    if (p->kind != SB_LOSS_MSE || w || pw)
-        return sb_fail(SB_ERR_UNSUPPORTED, "%s: the opencl device has no kernel for the %s loss%s "
-                       "yet", fn, names[p->kind], p->kind == SB_LOSS_MSE ? " with a weight" : "");
-    return SB_OK;
+/* MSE without a weight keeps pointwise.cl's kernels (no function of the
+ * math program); every other kind, and weighted MSE, runs loss.cl over
+ * src/ref/loss_terms.h in the math program. */
+static bool plain_mse(const sb_elementwise_loss *p, const float *w, const float *pw) {
+    return p->kind == SB_LOSS_MSE && !w && !pw;
 }
 
 static sb_status ocl_elementwise_loss_forward(const sb_backend *be, const sb_elementwise_loss *p,
@@ -586,18 +596,29 @@ static sb_status ocl_elementwise_loss_forward(const sb_backend *be, const sb_ele
                                               const float *pw, int64_t n,
                                               sb_loss_reduction reduction, float *loss) {
     const char *fn = "sb_elementwise_loss_forward";
-    SB_TRY(elementwise_loss_kernel(fn, p, w, pw));
-    sb_ocl_ptr px, py, pl;
+    sb_ocl_ptr px, py, pl, pwt, ppw;
+    cl_int have = 0; /* 1: a weight, 2: a pos_weight */
     SB_TRY(dense_ptr(fn, "x", x, n, sizeof(float), &px));
     SB_TRY(dense_ptr(fn, "target", y, n, sizeof(float), &py));
+    SB_TRY(optional_ptr(fn, "weight", w, n, 1, &have, &pwt));
+    SB_TRY(optional_ptr(fn, "pos_weight", pw, n, 2, &have, &ppw));
     SB_TRY(dense_ptr(fn, "loss", loss, reduction == SB_LOSS_NONE ? n : 1, sizeof(float), &pl));
     void *tmp = NULL; /* the terms, summed by the canonical sum unless NONE */
     if (reduction != SB_LOSS_NONE) SB_TRY(sb_ocl_alloc(be, (size_t)(n ? n : 1) * sizeof(float), &tmp));
     sb_ocl_ptr pq = pl;
     sb_status st = tmp ? dense_ptr(fn, "terms", tmp, n, sizeof(float), &pq) : SB_OK;
     cl_long nn = n;
-    sb_ocl_arg args[] = {SB_OCL_ARG(nn), OPERAND(px), OPERAND(py), OPERAND(pq)};
-    if (st == SB_OK) st = launch(fn, &K_MSE_TERMS, NULL, 0, ARGS(args), n);
+    if (st == SB_OK && plain_mse(p, w, pw)) {
+        sb_ocl_arg args[] = {SB_OCL_ARG(nn), OPERAND(px), OPERAND(py), OPERAND(pq)};
+        st = launch(fn, &K_MSE_TERMS, NULL, 0, ARGS(args), n);
+    } else if (st == SB_OK) {
+        cl_int kind = (cl_int)p->kind, lt = p->log_target, hw = have & 1, hp = (have & 2) != 0;
+        float beta = p->beta;
+        sb_ocl_arg args[] = {SB_OCL_ARG(kind), SB_OCL_ARG(beta), SB_OCL_ARG(lt), SB_OCL_ARG(hw),
+                             SB_OCL_ARG(hp),   SB_OCL_ARG(nn),   OPERAND(px),    OPERAND(py),
+                             OPERAND(pwt),     OPERAND(ppw),     OPERAND(pq)};
+        st = launch(fn, &K_LOSS_TERMS, NULL, 0, ARGS(args), n);
+    }
     if (st == SB_OK && tmp) { /* sum, or sum / (float)n: the reduction's kinds 0 and 1 */
         sb_ref_reduce_geom g = {0};
         g.nred = 1;
@@ -617,21 +638,35 @@ static sb_status ocl_elementwise_loss_backward(const sb_backend *be, const sb_el
                                                float *dx, float *dy) {
     (void)be;
     const char *fn = "sb_elementwise_loss_backward";
-    SB_TRY(elementwise_loss_kernel(fn, p, w, pw));
     if (n == 0) return SB_OK;
-    sb_ocl_ptr px, py, pl, pdx, pdy = {NULL, 0};
+    sb_ocl_ptr px, py, pl, pdx, pdy = {NULL, 0}, pwt, ppw;
+    cl_int have = 0; /* 1: a weight, 2: a pos_weight */
     SB_TRY(dense_ptr(fn, "x", x, n, sizeof(float), &px));
     SB_TRY(dense_ptr(fn, "target", y, n, sizeof(float), &py));
+    SB_TRY(optional_ptr(fn, "weight", w, n, 1, &have, &pwt));
+    SB_TRY(optional_ptr(fn, "pos_weight", pw, n, 2, &have, &ppw));
     SB_TRY(dense_ptr(fn, "dloss", dloss, reduction == SB_LOSS_NONE ? n : 1, sizeof(float), &pl));
     SB_TRY(dense_ptr(fn, "dx", dx, n, sizeof(float), &pdx));
     if (dy) SB_TRY(dense_ptr(fn, "dtarget", dy, n, sizeof(float), &pdy));
-    float norm = reduction == SB_LOSS_MEAN ? 2.0f / (float)n : 2.0f;
+    /* src/ref/loss.c's factors: MSE's norm, the others' count for MEAN */
+    float norm = reduction == SB_LOSS_MEAN ? 2.0f / (float)n : 2.0f, count = (float)n;
     cl_int per = reduction == SB_LOSS_NONE, want = dy != NULL;
     cl_long nn = n;
-    sb_ocl_arg args[] = {SB_OCL_ARG(norm), SB_OCL_ARG(per), SB_OCL_ARG(want), SB_OCL_ARG(nn),
-                         OPERAND(px),      OPERAND(py),     OPERAND(pl),      OPERAND(pdx),
+    if (plain_mse(p, w, pw)) {
+        sb_ocl_arg args[] = {SB_OCL_ARG(norm), SB_OCL_ARG(per), SB_OCL_ARG(want), SB_OCL_ARG(nn),
+                             OPERAND(px),      OPERAND(py),     OPERAND(pl),      OPERAND(pdx),
+                             OPERAND(pdy)};
+        return launch(fn, &K_MSE_GRAD, NULL, 0, ARGS(args), n);
+    }
+    cl_int kind = (cl_int)p->kind, lt = p->log_target, hw = have & 1, hp = (have & 2) != 0;
+    cl_int red = reduction == SB_LOSS_NONE ? 0 : (reduction == SB_LOSS_MEAN ? 1 : 2);
+    float beta = p->beta;
+    sb_ocl_arg args[] = {SB_OCL_ARG(kind),  SB_OCL_ARG(beta), SB_OCL_ARG(lt),    SB_OCL_ARG(hw),
+                         SB_OCL_ARG(hp),    SB_OCL_ARG(red),  SB_OCL_ARG(norm),  SB_OCL_ARG(count),
+                         SB_OCL_ARG(want),  SB_OCL_ARG(nn),   OPERAND(px),       OPERAND(py),
+                         OPERAND(pwt),      OPERAND(ppw),     OPERAND(pl),       OPERAND(pdx),
                          OPERAND(pdy)};
-    return launch(fn, &K_MSE_GRAD, NULL, 0, ARGS(args), n);
+    return launch(fn, &K_LOSS_GRAD, NULL, 0, ARGS(args), n);
 }
 
 /* ---- softmax and the class losses (softmax.cl, in the math program) ---- */
@@ -1128,16 +1163,6 @@ enum {
     NORM_GAMMA = 1, NORM_BETA = 2, NORM_RUNNING = 4, NORM_SAVE_MEAN = 8, NORM_SAVE_RSTD = 16,
     NORM_DX = 32, NORM_DGAMMA = 64, NORM_DBETA = 128, NORM_RMS = 256
 };
-
-/* An optional dense operand: resolved when p is not NULL (and its bit
- * set in *have), a null operand otherwise. */
-static sb_status optional_ptr(const char *fn, const char *what, const void *p, int64_t n, int bit,
-                              cl_int *have, sb_ocl_ptr *out) {
-    *out = (sb_ocl_ptr){NULL, 0};
-    if (!p) return SB_OK;
-    *have |= bit;
-    return dense_ptr(fn, what, p, n, sizeof(float), out);
-}
 
 static sb_status ocl_batch_norm_forward(const sb_backend *be, const float *x, const float *gamma,
                                         const float *beta, float *running_mean,

@@ -273,17 +273,21 @@ static int family_sources(sb_ocl_family f, const char **texts, const char **name
         texts[4] = sb_gpu_src_pad_cl;
         return 5;
     case SB_OCL_MATH: {
-        *name = "math_prelude.cl + src/math + pointwise.cl + sum_acc.cl + math.cl + softmax.cl";
+        *name = "math_prelude.cl + src/math + pointwise.cl + sum_acc.cl + math.cl + softmax.cl + "
+                "src/ref/loss_terms.h + loss.cl";
         const char *t[] = {sb_gpu_src_math_prelude_cl, sb_gpu_src_math_internal_h,
                            sb_gpu_src_expf_c,          sb_gpu_src_expm1f_c,
                            sb_gpu_src_logf_c,          sb_gpu_src_log1pf_c,
                            sb_gpu_src_tanhf_c,         sb_gpu_src_erff_c,
                            sb_gpu_src_exp2f_c,         sb_gpu_src_log2f_c,
                            sb_gpu_src_sinf_c,          sb_gpu_src_cosf_c,
-                           sb_gpu_src_pointwise_cl,    sb_gpu_src_sum_acc_cl,
-                           sb_gpu_src_math_cl,         sb_gpu_src_softmax_cl};
-        for (int i = 0; i < 16; i++) texts[i] = t[i];
-        return 16;
+                           sb_gpu_src_powf_c,          sb_gpu_src_pointwise_cl,
+                           sb_gpu_src_sum_acc_cl,      sb_gpu_src_math_cl,
+                           sb_gpu_src_softmax_cl,      sb_gpu_src_loss_terms_h,
+                           sb_gpu_src_loss_cl};
+        int count = (int)(sizeof t / sizeof *t);
+        for (int i = 0; i < count; i++) texts[i] = t[i];
+        return count;
     }
     case SB_OCL_RNG:
         *name = "math_prelude.cl + src/rng/philox.c + dropout.cl";
@@ -307,7 +311,7 @@ static int family_sources(sb_ocl_family f, const char **texts, const char **name
 
 static sb_status build_program(const char *fn, sb_ocl_family family, const char *options,
                                cl_program *out) {
-    const char *texts[17] = {sb_gpu_src_dialect_h}, *files = NULL;
+    const char *texts[20] = {sb_gpu_src_dialect_h}, *files = NULL;
     cl_uint count = 1 + (cl_uint)family_sources(family, texts + 1, &files);
     cl_int e = CL_SUCCESS;
     cl_program prog = clCreateProgramWithSource(ocl.ctx, count, texts, NULL, &e);

@@ -2,12 +2,31 @@
  * and their derivatives (contract section 11, "Elementwise losses"): one
  * text for the reference and every kernel. Each sequence is written in
  * its exact order of roundings; sb_expf, sb_logf and sb_log1pf are the
- * correctly rounded functions. Not installed. */
+ * correctly rounded functions. The OpenCL math program embeds this file
+ * after src/math (its #include lines are dropped there, so the block below
+ * gives the enum values and the struct in OpenCL C). Not installed. */
 #ifndef SAMEBITS_LOSS_TERMS_H
 #define SAMEBITS_LOSS_TERMS_H
 
+#ifdef __OPENCL_VERSION__
+/* sb_elementwise_loss_kind's values and sb_elementwise_loss
+ * (include/samebits/loss.h). */
+#define SB_LOSS_MSE 0
+#define SB_LOSS_L1 1
+#define SB_LOSS_SMOOTH_L1 2
+#define SB_LOSS_HUBER 3
+#define SB_LOSS_BCE 4
+#define SB_LOSS_BCE_WITH_LOGITS 5
+#define SB_LOSS_KL_DIV 6
+typedef struct sb_elementwise_loss {
+    int kind;
+    float beta;
+    bool log_target;
+} sb_elementwise_loss;
+#else
 #include "samebits/loss.h"
 #include "samebits/math.h"
+#endif
 
 /* max(v, -100) as PyTorch's BCE clamps a log (a NaN stays NaN). */
 static inline float sb_loss_clamp_log(float v) { return v < -100.0f ? -100.0f : v; }

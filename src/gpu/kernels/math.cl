@@ -166,3 +166,47 @@ SB_KERNEL sb_math_activation(int kind, int backward, int approximate, float p0, 
         out[oo + sb_pw_offset(geom, 0, i)] = r;
     }
 }
+
+/* ---- pow (sb_binary_op 6: sb_powf of src/math/powf.c) ----
+ * The same parameters as pointwise.cl's sb_pw_binary, sb_pw_binary_scalar
+ * and sb_pw_binary_grad (op is always pow here), so the host launches
+ * either with one argument list. */
+
+// out = pow(a, b); a, b broadcast to out's shape through geom (operands out, a, b)
+SB_KERNEL sb_math_pow(int op, SB_LONG n, SB_GLOBAL const SB_LONG *geom, SB_GLOBAL float *out,
+                      SB_LONG oo, SB_GLOBAL const float *a, SB_LONG ao, SB_GLOBAL const float *b,
+                      SB_LONG bo) {
+    (void)op;
+    SB_FOR_EACH(i, n) {
+        out[oo + sb_pw_offset(geom, 0, i)] =
+            sb_powf(a[ao + sb_pw_offset(geom, 1, i)], b[bo + sb_pw_offset(geom, 2, i)]);
+    }
+}
+
+// out = pow(x, s) (operands out, x)
+SB_KERNEL sb_math_pow_scalar(int op, SB_LONG n, SB_GLOBAL const SB_LONG *geom,
+                             SB_GLOBAL float *out, SB_LONG oo, SB_GLOBAL const float *x,
+                             SB_LONG xo, float s) {
+    (void)op;
+    SB_FOR_EACH(i, n) {
+        out[oo + sb_pw_offset(geom, 0, i)] = sb_powf(x[xo + sb_pw_offset(geom, 1, i)], s);
+    }
+}
+
+// the gradient of the base (which 0) or the exponent (which 1) at the
+// broadcast shape, PyTorch's pow_backward_self / pow_backward_exponent as
+// src/ref/elementwise.c orders them; operands out, dy, a, b
+SB_KERNEL sb_math_pow_grad(int op, int which, SB_LONG n, SB_GLOBAL const SB_LONG *geom,
+                           SB_GLOBAL float *out, SB_LONG oo, SB_GLOBAL const float *dy,
+                           SB_LONG dyo, SB_GLOBAL const float *a, SB_LONG ao,
+                           SB_GLOBAL const float *b, SB_LONG bo) {
+    (void)op;
+    SB_FOR_EACH(i, n) {
+        float g = dy[dyo + sb_pw_offset(geom, 1, i)];
+        float x = a[ao + sb_pw_offset(geom, 2, i)], y = b[bo + sb_pw_offset(geom, 3, i)];
+        float r;
+        if (which == 0) r = y == 0.0f ? 0.0f : g * (y * sb_powf(x, y - 1.0f));
+        else r = x == 0.0f && y >= 0.0f ? 0.0f : g * (sb_powf(x, y) * sb_logf(x));
+        out[oo + sb_pw_offset(geom, 0, i)] = r;
+    }
+}
