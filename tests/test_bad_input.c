@@ -123,6 +123,8 @@ CALL(relu_f, sb_relu_forward(t[0], t[1]))
 CALL(relu_b, sb_relu_backward(t[0], t[1], t[2]))
 CALL(leaky_f, sb_leaky_relu_forward(t[0], 0.1f, t[1]))
 CALL(leaky_b, sb_leaky_relu_backward(t[0], t[1], 0.1f, t[2]))
+CALL(prelu_f, sb_prelu_forward(t[0], t[1], t[2]))
+CALL(prelu_b, sb_prelu_backward(t[0], t[1], t[2], t[3], t[4]))
 CALL(tanh_f, sb_tanh_forward(t[0], t[1]))
 CALL(tanh_b, sb_tanh_backward(t[0], t[1], t[2]))
 CALL(sigmoid_f, sb_sigmoid_forward(t[0], t[1]))
@@ -437,6 +439,11 @@ static const op_case ops[] = {
      {{"dy", F, S3(2, 4, 3), IN}, {"x", F, S3(2, 4, 3), IN}, {"gamma", F, S1(4), IN | OPT},
       {"save_mean", F, S2(2, 2), IN}, {"save_rstd", F, S2(2, 2), IN}, {"dx", F, S3(2, 4, 3), OUT | OPT},
       {"dgamma", F, S1(4), OUT | OPT}, {"dbeta", F, S1(4), OUT | OPT}}},
+    {"sb_prelu_forward", c_prelu_f, NULL,
+     {{"x", F, S3(2, 3, 4), IN}, {"weight", F, S1(3), IN}, {"y", F, S3(2, 3, 4), OUT}}},
+    {"sb_prelu_backward", c_prelu_b, NULL,
+     {{"x", F, S3(2, 3, 4), IN}, {"weight", F, S1(3), IN}, {"dy", F, S3(2, 3, 4), IN},
+      {"dx", F, S3(2, 3, 4), OUT | OPT}, {"dweight", F, S1(3), OUT | OPT}}},
     {"sb_dropout_forward", c_dropout_f, NULL,
      {{"x", F, S2(2, 3), IN}, {"y", F, S2(2, 3), OUT}, {"mask", F, S2(2, 3), OUT | OPT}}},
     {"sb_dropout_backward", c_dropout_b, init_dropout_mask,

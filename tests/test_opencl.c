@@ -1452,10 +1452,14 @@ static void test_complete(void) {
      * offsetof(sb_backend_ops, name) / sizeof(entry) before SIZE_MAX, so that
      * no other entry can go missing unnoticed: attention (contract section
      * 19) and cumsum/cumprod (section 10; one sequential chain per column,
-     * still to be written as an OpenCL kernel), CPU only so far. */
+     * still to be written as an OpenCL kernel), CPU only so far; PReLU
+     * (section 9), CPU only so far: its weight gradient needs a per-channel
+     * canonical sum kernel on the device. */
     const size_t not_yet[] = {offsetof(sb_backend_ops, sdpa_forward) / sizeof(entry),
                               offsetof(sb_backend_ops, sdpa_backward) / sizeof(entry),
-                              offsetof(sb_backend_ops, cumulative) / sizeof(entry), SIZE_MAX};
+                              offsetof(sb_backend_ops, cumulative) / sizeof(entry),
+                              offsetof(sb_backend_ops, prelu_forward) / sizeof(entry),
+                              offsetof(sb_backend_ops, prelu_backward) / sizeof(entry), SIZE_MAX};
     for (size_t k = 0; not_yet[k] != SIZE_MAX; k++) cpu[not_yet[k]] = NULL;
     int missing = 0;
     for (int i = 0; i < ENTRIES; i++)

@@ -223,6 +223,21 @@ SB_API sb_status sb_threshold_forward(const sb_tensor *x, float threshold, float
 SB_API sb_status sb_threshold_backward(const sb_tensor *x, const sb_tensor *dy, float threshold,
                                        sb_tensor *dx);
 
+/* PReLU like PyTorch's F.prelu (contract section 9, "PReLU"). x is
+ * (N, C, ...) with rank >= 1; weight is 1-D with 1 element (shared) or C =
+ * x.shape[1] elements (one per channel; a 1-D x has one channel, so its
+ * weight has 1 element). x, weight, y, dy, dx contiguous float32.
+ *   y = NaN ? x : (x > 0 ? x : w_c * x)          y may be x (in place)
+ *   dx = x > 0 ? dy : w_c * dy                    dx may be dy
+ *   dweight_c = canonical sum, in row-major order over the positions of
+ *               channel c (all positions for a shared weight), of
+ *               (x > 0 ? +0.0f : x * dy)
+ * dx and dweight may each be NULL (not computed). Runs on the CPU (and the
+ * CPU mirror); other devices answer SB_ERR_UNSUPPORTED. */
+SB_API sb_status sb_prelu_forward(const sb_tensor *x, const sb_tensor *weight, sb_tensor *y);
+SB_API sb_status sb_prelu_backward(const sb_tensor *x, const sb_tensor *weight, const sb_tensor *dy,
+                                   sb_tensor *dx, sb_tensor *dweight);
+
 #ifdef __cplusplus
 }
 #endif

@@ -371,6 +371,8 @@ _SIGS = {
     "sb_softshrink_backward": (_i, [_T, _T, _f, _T]),
     "sb_threshold_forward": (_i, [_T, _f, _f, _T]),
     "sb_threshold_backward": (_i, [_T, _T, _f, _T]),
+    "sb_prelu_forward": (_i, [_T, _T, _T]),
+    "sb_prelu_backward": (_i, [_T, _T, _T, _T, _T]),
     "sb_sum": (_i, [_T, _ip, _i, _b, _T]),
     "sb_mean": (_i, [_T, _ip, _i, _b, _T]),
     "sb_sum_backward": (_i, [_T, _ip, _i, _b, _T]),

@@ -54,6 +54,7 @@ _CONVERT = {
     torch.nn.Hardswish: snn.Hardswish,
     torch.nn.SiLU: snn.SiLU,
     torch.nn.LeakyReLU: snn.LeakyReLU,
+    torch.nn.PReLU: snn.PReLU,
     torch.nn.Softplus: snn.Softplus,
     torch.nn.ELU: snn.ELU,
     torch.nn.SELU: snn.SELU,

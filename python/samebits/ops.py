@@ -32,7 +32,7 @@ __all__ = [
     "leaky_relu", "leaky_relu_backward", "softplus", "softplus_backward",
     "elu", "elu_backward", "selu", "celu", "mish", "mish_backward", "logsigmoid",
     "logsigmoid_backward", "hardshrink", "hardshrink_backward", "softshrink",
-    "softshrink_backward", "threshold", "threshold_backward",
+    "softshrink_backward", "threshold", "threshold_backward", "prelu", "prelu_backward",
     "softmax", "softmax_backward", "log_softmax", "log_softmax_backward",
     "cross_entropy", "cross_entropy_backward", "mse_loss", "mse_loss_backward",
     "conv2d", "conv2d_backward", "conv2d_input", "conv2d_weight",
@@ -1227,6 +1227,50 @@ def threshold_backward(x, dy, threshold):
     return back(_map_backward("sb_threshold_backward", to_np(x, fn, "x"), to_np(dy, fn, "dy"),
                               _lib.arg_float(threshold, "sb_threshold_backward", 2, fn,
                                              "threshold")), kind_of(x, dy))
+
+
+def _prelu_weight(x, w, fn):
+    """PReLU's weight as the 1-D array the C op takes (a 0-D weight is one
+    shared slope, as in PyTorch)."""
+    if w.ndim > 1:
+        raise ValueError("samebits.%s: weight must be a scalar or 1-D, got shape %s"
+                         % (fn, w.shape))
+    if x.ndim == 0:
+        raise ValueError("samebits.%s: input must have at least 1 dimension" % fn)
+    return w.reshape(1) if w.ndim == 0 else w
+
+
+def _prelu(x, w, fn="prelu"):
+    y = empty(x.shape)
+    call("sb_prelu_forward", ref(wrap(x)), ref(wrap(_prelu_weight(x, w, fn))), ref(wrap(y)))
+    return y
+
+
+def _prelu_backward(x, w, dy, need_x, need_w, fn="prelu_backward"):
+    """(dx, dweight), each None when not asked for; dweight has w's shape."""
+    w1 = _prelu_weight(x, w, fn)
+    dx = empty(x.shape) if need_x else None
+    dw = empty(w1.shape) if need_w else None
+    call("sb_prelu_backward", ref(wrap(x)), ref(wrap(w1)), ref(wrap(dy)), ref(_w(dx)),
+         ref(_w(dw)))
+    return dx, None if dw is None else dw.reshape(w.shape)
+
+
+def prelu(x, weight):
+    """x > 0 ? x : weight_c * x, with weight_c the slope of x's channel
+    (dim 1; one shared slope when weight has 1 element)."""
+    fn = "prelu"
+    return back(_prelu(to_np(x, fn, "x"), to_np(weight, fn, "weight"), fn), kind_of(x))
+
+
+def prelu_backward(x, weight, dy):
+    """(dx, dweight): dx = x > 0 ? dy : weight_c * dy; dweight_c the canonical
+    sum over channel c of (x > 0 ? 0 : x * dy)."""
+    fn = "prelu_backward"
+    dx, dw = _prelu_backward(to_np(x, fn, "x"), to_np(weight, fn, "weight"), to_np(dy, fn, "dy"),
+                             True, True, fn)
+    k = kind_of(x, weight, dy)
+    return back(dx, k), back(dw, k)
 
 
 def _gelu_flag(approximate):

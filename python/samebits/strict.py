@@ -688,6 +688,7 @@ ROUTED = {
     "hardshrink": (_call(SF.hardshrink), "+0 inside [-lambd, lambd]"),
     "softshrink": (_call(SF.softshrink), "shrink towards 0 by lambd"),
     "threshold": (_threshold(False), "value where x <= threshold"),
+    "prelu": (_call(SF.prelu), "x > 0 ? x : weight_c * x, weight gradient by canonical sums"),
     "_threshold": (_threshold(False), "value where x <= threshold (F.threshold's name)"),
     "threshold_": (_threshold(True), "in-place threshold"),
     "softsign": (_call(SF.softsign), "x / (|x| + 1): abs, add, div"),

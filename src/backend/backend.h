@@ -236,6 +236,14 @@ typedef struct sb_backend_ops {
                                const float *q, const float *k, const float *v, const void *mask,
                                const float *probs, float *dq, float *dk, float *dv);
 
+    /* ---- PReLU (section 9, "PReLU"); dense buffers as sb_ref_prelu_forward /
+     * sb_ref_prelu_backward take them (x as (outer, c, inner)) ---- */
+    sb_status (*prelu_forward)(const sb_backend *be, int64_t outer, int64_t c, int64_t inner,
+                               const float *x, const float *w, float *y);
+    sb_status (*prelu_backward)(const sb_backend *be, int64_t outer, int64_t c, int64_t inner,
+                                const float *x, const float *w, const float *dy, float *dx,
+                                float *dw);
+
     /* ---- dropout (section 13), dense n elements; mask may be NULL ---- */
     sb_status (*dropout_forward)(const sb_backend *be, const float *x, int64_t n, float p,
                                  bool train, uint64_t seed, uint64_t stream, uint64_t offset,

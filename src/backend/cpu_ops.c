@@ -467,6 +467,24 @@ static sb_status cpu_sdpa_backward(const sb_backend *be, const sb_ref_sdpa_geom 
     return sb_cpu_sdpa_backward(g, dout, q, k, v, mask, probs, dq, dk, dv);
 }
 
+/* ---- PReLU: the reference itself (one compare and multiply per element,
+ * one canonical sum per channel; not worth a kernel of its own yet) ---- */
+
+static sb_status cpu_prelu_forward(const sb_backend *be, int64_t outer, int64_t c, int64_t inner,
+                                   const float *x, const float *w, float *y) {
+    (void)be;
+    sb_ref_prelu_forward(outer, c, inner, x, w, y);
+    return SB_OK;
+}
+
+static sb_status cpu_prelu_backward(const sb_backend *be, int64_t outer, int64_t c,
+                                    int64_t inner, const float *x, const float *w,
+                                    const float *dy, float *dx, float *dw) {
+    (void)be;
+    sb_ref_prelu_backward(outer, c, inner, x, w, dy, dx, dw);
+    return SB_OK;
+}
+
 /* ---- dropout ---- */
 
 static sb_status cpu_dropout_forward(const sb_backend *be, const float *x, int64_t n, float p,
@@ -563,6 +581,8 @@ const sb_backend_ops sb_cpu_backend_ops = {
     .cumulative = cpu_cumulative,
     .sdpa_forward = cpu_sdpa_forward,
     .sdpa_backward = cpu_sdpa_backward,
+    .prelu_forward = cpu_prelu_forward,
+    .prelu_backward = cpu_prelu_backward,
     .dropout_forward = cpu_dropout_forward,
     .dropout_backward = cpu_dropout_backward,
     .sgd = cpu_sgd,

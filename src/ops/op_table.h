@@ -406,6 +406,15 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
        (const sb_tensor *x, const sb_tensor *dy, float threshold, sb_tensor *dx), \
        activation, NULL, SB_OP_NONE, sb_ref_threshold_backward, SB_OP_NONE, \
        "activation") \
+    OP(sb_prelu_forward, sb_status, \
+       (const sb_tensor *x, const sb_tensor *weight, sb_tensor *y), \
+       activation, NULL, SB_OP_NONE, sb_ref_prelu_forward, sb_prelu_backward, \
+       "exempt: not in verify's vectors yet; tests/test_prelu.c checks it bitwise") \
+    OP(sb_prelu_backward, sb_status, \
+       (const sb_tensor *x, const sb_tensor *weight, const sb_tensor *dy, sb_tensor *dx, \
+        sb_tensor *dweight), \
+       activation, NULL, SB_OP_NONE, sb_ref_prelu_backward, SB_OP_NONE, \
+       "exempt: not in verify's vectors yet; tests/test_prelu.c checks it bitwise") \
     OP(sb_sum, sb_status, \
        (const sb_tensor *x, const int *dims, int ndims, bool keepdim, sb_tensor *out), \
        reduce, "sum", SB_OP_NONE, sb_ref_reduce, sb_sum_backward, \

@@ -69,6 +69,13 @@ void sb_ref_softshrink_backward(int64_t n, const float *x, const float *dy, floa
 void sb_ref_threshold_forward(int64_t n, const float *x, float threshold, float value, float *y);
 void sb_ref_threshold_backward(int64_t n, const float *x, const float *dy, float threshold,
                                float *dx);
+/* PReLU (src/ref/prelu.c): x, y, dy, dx are (outer, c, inner), w is (c,);
+ * a shared weight is the geometry (1, 1, n). dx, dw may be NULL. dx may be
+ * dy and y may be x. */
+void sb_ref_prelu_forward(int64_t outer, int64_t c, int64_t inner, const float *x,
+                          const float *w, float *y);
+void sb_ref_prelu_backward(int64_t outer, int64_t c, int64_t inner, const float *x,
+                           const float *w, const float *dy, float *dx, float *dw);
 
 /* 1.0f / 6.0f rounded (0x3e2aaaab): hardsigmoid's gradient factor. */
 #define SB_ONE_SIXTH 0x1.555556p-3f

@@ -25,7 +25,7 @@ __all__ = ["Linear", "Conv2d", "Conv1d", "ConvTranspose2d", "ConvTranspose1d", "
            "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss",
            "KLDivLoss", "GELU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Dropout", "ReLU",
            "MaxPool2d", "AvgPool2d", "AdaptiveMaxPool2d", "AdaptiveAvgPool2d", "Hardtanh", "ReLU6", "Hardsigmoid",
-           "Hardswish", "SiLU", "LeakyReLU", "Softplus", "ELU", "SELU", "CELU", "Mish",
+           "Hardswish", "SiLU", "LeakyReLU", "PReLU", "Softplus", "ELU", "SELU", "CELU", "Mish",
            "LogSigmoid", "Hardshrink", "Softshrink", "Threshold", "Softsign", "Tanhshrink", "ConstantPad1d", "ConstantPad2d",
            "ZeroPad2d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
            "ReplicationPad2d", "Embedding", "EmbeddingBag", "functional"]
@@ -385,6 +385,25 @@ class SiLU(torch.nn.SiLU):
 class LeakyReLU(torch.nn.LeakyReLU):
     def forward(self, input):
         return F.leaky_relu(input, self.negative_slope, self.inplace)
+
+
+class PReLU(torch.nn.PReLU):
+    """x > 0 ? x : weight_c * x; weight (num_parameters,) filled with init at
+    construction, as PyTorch, and owning one parameter stream."""
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        super().__init__(num_parameters, init, device=device, dtype=dtype)
+        self.init = init  # torch 1.13 does not keep it
+        if "reset_parameters" not in vars(torch.nn.PReLU):  # torch 1.13 fills in __init__
+            self.reset_parameters()
+
+    def reset_parameters(self):
+        with torch.no_grad():
+            self.weight.fill_(getattr(self, "init", 0.25))
+        _random._next_streams(1)
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
 
 
 class Softplus(torch.nn.Softplus):

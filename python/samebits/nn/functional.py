@@ -27,7 +27,7 @@ __all__ = ["linear", "conv2d", "conv1d", "conv_transpose2d", "conv_transpose1d",
            "max_pool2d", "avg_pool2d", "adaptive_max_pool2d",
            "adaptive_avg_pool2d", "relu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "silu", "leaky_relu", "softplus", "tanh", "sigmoid", "gelu",
            "elu", "selu", "celu", "mish", "logsigmoid", "hardshrink", "softshrink", "threshold",
-           "softsign", "tanhshrink",
+           "prelu", "softsign", "tanhshrink",
            "softmax", "log_softmax", "cross_entropy", "mse_loss", "l1_loss", "smooth_l1_loss",
            "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "batch_norm", "layer_norm",
            "rms_norm", "group_norm", "instance_norm",
@@ -776,6 +776,34 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                             _ops._flag(training, fn, "training"),
                             _lib.arg_float(momentum, c, 6, fn, "momentum"),
                             _lib.arg_float(eps, c, 7, fn, "eps"))
+
+
+class _PReLU(torch.autograd.Function):
+    """y = x > 0 ? x : w_c * x; the weight gets its gradient (contract
+    section 9, "PReLU": one canonical sum per channel)."""
+
+    @staticmethod
+    def forward(ctx, x, w):
+        fn = "prelu"
+        y = _ops._prelu(to_np(x, fn, "input"), to_np(w, fn, "weight"), fn)
+        ctx.save_for_backward(x, w)
+        return torch.from_numpy(y)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        x, w = ctx.saved_tensors
+        nx, nw = ctx.needs_input_grad
+        fn = "prelu"
+        dx, dw = _ops._prelu_backward(to_np(x, fn, "input"), to_np(w, fn, "weight"),
+                                      to_np(dy, fn, "grad"), nx, nw, fn)
+        return _t(dx), _t(dw)
+
+
+def prelu(input, weight):
+    """F.prelu: x > 0 ? x : weight_c * x with weight_c the slope of the
+    channel (dim 1) or one shared slope; NaN x is kept."""
+    return _PReLU.apply(input, weight)
 
 
 # Layer norm and group norm normalise rows and share their op shape: the
