@@ -78,7 +78,7 @@ static void want_backward(const geom *g, const float *x, const float *w, const f
     free(terms);
 }
 
-/* ---- helpers ---- */
+/* ---- tensors over test buffers ---- */
 
 static sb_tensor *wrap(float *data, int nd, const int64_t *shape) {
     sb_tensor *t = NULL;
