@@ -202,6 +202,11 @@ for _n in ("hardshrink", "softshrink"):
     OPS[_n + "_backward"] = (lambda: dict(x=_f(2, 3), dy=_f(2, 3), lambd=0.25), set())
 OPS["threshold"] = (lambda: dict(x=_f(2, 3), threshold=0.1, value=2.0), _all("x", ELEMENTWISE_OK))
 OPS["threshold_backward"] = (lambda: dict(x=_f(2, 3), dy=_f(2, 3), threshold=0.1), set())
+# x (N, C, L): any N and L are valid; a 0-D weight is one shared slope
+OPS["prelu"] = (lambda: dict(x=_f(2, 3, 4), weight=_f(3)),
+                {"x:zero", "x:mismatch", "weight:rank_down"})
+OPS["prelu_backward"] = (lambda: dict(x=_f(2, 3, 4), weight=_f(3), dy=_f(2, 3, 4)),
+                         {"weight:rank_down"})
 for _n in ("add", "sub", "mul", "div"):
     OPS[_n] = (lambda: dict(a=_f(2, 3), b=_f(2, 3, positive=True)), BROADCAST_OK)
 for _n in ("neg", "abs", "sqrt", "exp", "log", "square", "reciprocal", "sin", "cos", "exp2", "log2",
@@ -327,6 +332,8 @@ for _n in ("logsigmoid", "softsign", "tanhshrink"):
 for _n in ("hardshrink", "softshrink"):
     FUNCTIONAL[_n] = (lambda: dict(input=_t(_f(2, 3)), lambd=0.25),
                       _all(["input"], ELEMENTWISE_OK))
+FUNCTIONAL["prelu"] = (lambda: dict(input=_t(_f(2, 3, 4)), weight=_t(_f(3))),
+                       {"input:zero", "input:mismatch", "weight:rank_down"})
 FUNCTIONAL["threshold"] = (lambda: dict(input=_t(_f(2, 3)), threshold=0.1, value=2.0,
                                         inplace=False), _all(["input"], ELEMENTWISE_OK))
 

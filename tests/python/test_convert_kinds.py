@@ -68,9 +68,9 @@ def test_other_pytorch_module_kinds_are_refused():
         def forward(self, x):
             return x
 
-    m = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.PReLU())
+    m = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.RReLU())
     with pytest.raises(samebits.UnsupportedModuleError,
-                       match=r"cannot convert torch\.nn\.modules\.activation\.PReLU \(at '1'\)"):
+                       match=r"cannot convert torch\.nn\.modules\.activation\.RReLU \(at '1'\)"):
         samebits.from_torch_module(m)
     fake = type("Fused", (torch.nn.Module,), {"forward": lambda self, x: x})
     fake.__module__ = "torch.ao.nn.intrinsic.modules.fused"
