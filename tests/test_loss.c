@@ -8,28 +8,7 @@
  * the float64 losses. */
 #include <math.h>
 #include "harness.h"
-
-/* ---- the canonical sum, restated recursively ---- */
-static float tsum(const float *x, int64_t n) {
-    if (n == 0) return 0.0f;
-    if (n <= 8192) {
-        float lane[32];
-        for (int j = 0; j < 32; j++) lane[j] = -0.0f;
-        for (int64_t i = 0; i < n; i++) lane[i % 32] += x[i];
-        for (int s = 16; s >= 1; s /= 2)
-            for (int j = 0; j < s; j++) lane[j] += lane[j + s];
-        return lane[0];
-    }
-    int64_t nb = (n + 8191) / 8192;
-    float *b = malloc((size_t)nb * sizeof *b);
-    for (int64_t k = 0; k < nb; k++) {
-        int64_t len = n - k * 8192 < 8192 ? n - k * 8192 : 8192;
-        b[k] = tsum(x + k * 8192, len);
-    }
-    float r = tsum(b, nb);
-    free(b);
-    return r;
-}
+#include "support/oracle.h"
 
 /* ---- the contract, restated on a gathered row ---- */
 static float t_max(const float *x, int64_t n) {
@@ -45,7 +24,7 @@ static void t_softmax(const float *x, int64_t n, int log, float *y) {
     float m = t_max(x, n);
     float *e = calloc((size_t)n + 1, sizeof *e);
     for (int64_t j = 0; j < n; j++) e[j] = sb_expf(x[j] - m);
-    float s = tsum(e, n);
+    float s = oracle_canonical_sum(e, n);
     float ls = sb_logf(s);
     for (int64_t j = 0; j < n; j++) {
         float d = x[j] - m;
@@ -57,14 +36,14 @@ static void t_softmax(const float *x, int64_t n, int log, float *y) {
 static void t_softmax_back(const float *y, const float *dy, int64_t n, int log, float *dx) {
     float *p = calloc((size_t)n + 1, sizeof *p);
     if (log) {
-        float g = tsum(dy, n);
+        float g = oracle_canonical_sum(dy, n);
         for (int64_t j = 0; j < n; j++) {
             float q = sb_expf(y[j]) * g;
             dx[j] = dy[j] - q;
         }
     } else {
         for (int64_t j = 0; j < n; j++) p[j] = dy[j] * y[j];
-        float dot = tsum(p, n);
+        float dot = oracle_canonical_sum(p, n);
         for (int64_t j = 0; j < n; j++) {
             float t = dy[j] - dot;
             dx[j] = y[j] * t;
@@ -132,7 +111,7 @@ static void test_softmax_rows(void) {
                 for (int64_t j = 0; j < n; j++) seq += sb_expf(x[j] - m32);
                 float *e = malloc((size_t)n * 4);
                 for (int64_t j = 0; j < n; j++) e[j] = sb_expf(x[j] - m32);
-                if (sb_test_bits(seq) != sb_test_bits(tsum(e, n))) order_matters++;
+                if (sb_test_bits(seq) != sb_test_bits(oracle_canonical_sum(e, n))) order_matters++;
                 free(e);
             }
             /* backward */
@@ -264,7 +243,7 @@ static float t_ce_row(const float *x, int64_t C, int64_t t, float eps) {
     float nll = -lp[t];
     float r = nll;
     if (eps != 0.0f) {
-        float smooth = -tsum(lp, C);
+        float smooth = -oracle_canonical_sum(lp, C);
         float c = eps / (float)C;
         float a = (1.0f - eps) * nll;
         float b = smooth * c;
@@ -319,7 +298,7 @@ static void test_cross_entropy(void) {
                     CHECK(bad == 0 && far == 0, "CE NONE eps %g: %d differ, %d far", (double)eps, bad, far);
                     CHECK_BITS(loss[4], 0.0f, "ignored row is +0");
                 } else {
-                    float s = tsum(rows, N);
+                    float s = oracle_canonical_sum(rows, N);
                     float want = red == SB_LOSS_MEAN ? s / (float)count : s;
                     CHECK_BITS(scalar, want, "CE red %d eps %g targets %s", (int)red, (double)eps, ti ? "i32" : "i64");
                     CHECK(fabs(scalar - ref) < 1e-5 * (1 + fabs(ref)), "CE vs float64: %g vs %g", (double)scalar, ref);
@@ -424,9 +403,9 @@ static void test_nll(void) {
     lp[10 * C + t[10]] = -1.0f;
     rows[10] = 1.0f;
     CHECK_OK(sb_nll_loss_forward(tlp, tt, SB_LOSS_SUM, 17, tsc));
-    CHECK_BITS(sc, tsum(rows, N), "NLL SUM");
+    CHECK_BITS(sc, oracle_canonical_sum(rows, N), "NLL SUM");
     CHECK_OK(sb_nll_loss_forward(tlp, tt, SB_LOSS_MEAN, 17, tsc));
-    CHECK_BITS(sc, tsum(rows, N) / 39.0f, "NLL MEAN");
+    CHECK_BITS(sc, oracle_canonical_sum(rows, N) / 39.0f, "NLL MEAN");
     CHECK_OK(sb_nll_loss_backward(tlp, tt, SB_LOSS_MEAN, 17, tg, td));
     bad = 0;
     for (int r = 0; r < N; r++)
@@ -472,12 +451,12 @@ static void test_mse(void) {
     CHECK_OK(sb_mse_forward(tx, ty, SB_LOSS_NONE, tl));
     CHECK(memcmp(l, q, (size_t)n * 4) == 0, "MSE NONE");
     CHECK_OK(sb_mse_forward(tx, ty, SB_LOSS_SUM, tsc));
-    CHECK_BITS(sc, tsum(q, n), "MSE SUM is the canonical sum of NONE");
+    CHECK_BITS(sc, oracle_canonical_sum(q, n), "MSE SUM is the canonical sum of NONE");
     float seq = 0;
     for (int64_t i = 0; i < n; i++) seq += q[i];
     CHECK(sb_test_bits(seq) != sb_test_bits(sc), "a sequential sum would have matched: weak test");
     CHECK_OK(sb_mse_forward(tx, ty, SB_LOSS_MEAN, tsc));
-    CHECK_BITS(sc, tsum(q, n) / (float)n, "MSE MEAN");
+    CHECK_BITS(sc, oracle_canonical_sum(q, n) / (float)n, "MSE MEAN");
     double ref = 0;
     for (int64_t i = 0; i < n; i++) ref += ((double)x[i] - y[i]) * ((double)x[i] - y[i]);
     CHECK(fabs(sc - ref / (double)n) < 1e-5 * ref / (double)n, "MSE vs float64");

@@ -13,6 +13,7 @@
  * different bits for the same inputs, so the bitwise checks can fail. */
 #include <math.h>
 #include "harness.h"
+#include "support/oracle.h"
 
 /* ---- test-local tools ---- */
 
@@ -25,31 +26,6 @@ static uint64_t rng_next(void) {
 }
 /* Uniform in [-1, 1), 24 random bits: exact in float. */
 static float urand(void) { return (float)(rng_next() >> 40) * 0x1p-23f - 1.0f; }
-
-/* The canonical sum, restated recursively over arrays:
- *   n == 0 -> +0; n <= 8192 -> 32 lanes of -0, element i into lane i % 32 in
- *   order, lanes folded by lane[j] += lane[j+s] for s = 16, 8, 4, 2, 1;
- *   n > 8192 -> sums of consecutive 8192-blocks, summed by the same rule. */
-static float tsum(const float *v, int64_t n) {
-    if (n == 0) return 0.0f;
-    if (n <= 8192) {
-        float lane[32];
-        for (int j = 0; j < 32; j++) lane[j] = -0.0f;
-        for (int64_t i = 0; i < n; i++) lane[i % 32] += v[i];
-        for (int s = 16; s >= 1; s >>= 1)
-            for (int j = 0; j < s; j++) lane[j] += lane[j + s];
-        return lane[0];
-    }
-    int64_t nb = (n + 8191) / 8192;
-    float *blocks = malloc((size_t)nb * sizeof *blocks);
-    for (int64_t b = 0; b < nb; b++) {
-        int64_t len = n - b * 8192 < 8192 ? n - b * 8192 : 8192;
-        blocks[b] = tsum(v + b * 8192, len);
-    }
-    float r = tsum(blocks, nb);
-    free(blocks);
-    return r;
-}
 
 static sb_tensor *mk(int ndim, const int64_t *shape) {
     sb_tensor *t = NULL;
@@ -106,12 +82,12 @@ static void model_bn_forward(const float *x, const float *g, const float *b, flo
         gather_channel(x, d, c, v);
         float mean, rstd;
         if (train) {
-            mean = tsum(v, cnt) / (float)cnt;
+            mean = oracle_canonical_sum(v, cnt) / (float)cnt;
             for (int64_t i = 0; i < cnt; i++) {
                 float dev = v[i] - mean;
                 sq[i] = dev * dev;
             }
-            float ss = tsum(sq, cnt);
+            float ss = oracle_canonical_sum(sq, cnt);
             float var = ss / (float)cnt;
             float sd = sqrtf(var + eps);
             rstd = 1.0f / sd;
@@ -156,7 +132,7 @@ static void model_bn_backward(const float *dy, const float *x, const float *g, c
             xh[i] = (xv[i] - m[c]) * r[c];
             p[i] = dyv[i] * xh[i];
         }
-        float sdy = tsum(dyv, cnt), sdyx = tsum(p, cnt);
+        float sdy = oracle_canonical_sum(dyv, cnt), sdyx = oracle_canonical_sum(p, cnt);
         dg[c] = sdyx;
         db[c] = sdy;
         float k = g ? g[c] * r[c] : r[c];
@@ -181,12 +157,12 @@ static void model_ln_forward(const float *x, const float *w, const float *b, flo
     float *sq = malloc((size_t)D * sizeof *sq);
     for (int64_t r = 0; r < R; r++) {
         const float *row = x + r * D;
-        float mean = tsum(row, D) / (float)D;
+        float mean = oracle_canonical_sum(row, D) / (float)D;
         for (int64_t i = 0; i < D; i++) {
             float dev = row[i] - mean;
             sq[i] = dev * dev;
         }
-        float var = tsum(sq, D) / (float)D;
+        float var = oracle_canonical_sum(sq, D) / (float)D;
         float rstd = 1.0f / sqrtf(var + eps);
         sm[r] = mean;
         sr[r] = rstd;
@@ -212,7 +188,7 @@ static void model_ln_backward(const float *dy, const float *x, const float *w, c
             g[i] = w ? dy[r * D + i] * w[i] : dy[r * D + i];
             gx[i] = g[i] * xh[i];
         }
-        float a = tsum(g, D) / (float)D, bq = tsum(gx, D) / (float)D;
+        float a = oracle_canonical_sum(g, D) / (float)D, bq = oracle_canonical_sum(gx, D) / (float)D;
         for (int64_t i = 0; i < D; i++) {
             float u = g[i] - a, v = xh[i] * bq;
             dx[r * D + i] = rs[r] * (u - v);
@@ -224,8 +200,8 @@ static void model_ln_backward(const float *dy, const float *x, const float *w, c
             col[r] = dy[r * D + i] * xhat;
             col2[r] = dy[r * D + i];
         }
-        dw[i] = tsum(col, R);
-        db[i] = tsum(col2, R);
+        dw[i] = oracle_canonical_sum(col, R);
+        db[i] = oracle_canonical_sum(col2, R);
     }
     free(g); free(gx); free(xh); free(col); free(col2);
 }
@@ -512,7 +488,7 @@ static void test_bn_order_matters(void) {
     F(x)[63] = -0x1p25f;
     float seq = 0.0f;
     for (int i = 0; i < 64; i++) seq += F(x)[i];
-    float canon_mean = tsum(F(x), 64) / 64.0f;
+    float canon_mean = oracle_canonical_sum(F(x), 64) / 64.0f;
     CHECK(seq / 64.0f != canon_mean, "sequential and canonical means must differ here");
     CHECK_OK(sb_batch_norm_forward(x, NULL, NULL, NULL, NULL, true, 0.1f, 1e-5f, y, sm, sr));
     CHECK_BITS(F(sm)[0], canon_mean, "mean uses the canonical sum");
@@ -993,9 +969,9 @@ static void model_gn(const float *x, const float *gm, const float *bt, const flo
     float *t2 = malloc((size_t)(D + N * S) * sizeof(float) + 4);
     for (int64_t r = 0; r < N * G; r++) {
         const float *row = x + r * D;
-        float mean = tsum(row, D) / (float)D;
+        float mean = oracle_canonical_sum(row, D) / (float)D;
         for (int64_t i = 0; i < D; i++) t1[i] = (row[i] - mean) * (row[i] - mean);
-        float rstd = 1.0f / sqrtf(tsum(t1, D) / (float)D + eps);
+        float rstd = 1.0f / sqrtf(oracle_canonical_sum(t1, D) / (float)D + eps);
         sm[r] = mean;
         sr[r] = rstd;
         for (int64_t i = 0; i < D; i++) {
@@ -1011,7 +987,7 @@ static void model_gn(const float *x, const float *gm, const float *bt, const flo
             t1[i] = gm ? dy[r * D + i] * gm[c] : dy[r * D + i];
             t2[i] = t1[i] * xh;
         }
-        float a = tsum(t1, D) / (float)D, bq = tsum(t2, D) / (float)D;
+        float a = oracle_canonical_sum(t1, D) / (float)D, bq = oracle_canonical_sum(t2, D) / (float)D;
         for (int64_t i = 0; i < D; i++) {
             float xh = (row[i] - mean) * rstd;
             dx[r * D + i] = rstd * ((t1[i] - a) - xh * bq);
@@ -1025,8 +1001,8 @@ static void model_gn(const float *x, const float *gm, const float *bt, const flo
                 t1[k] = dy[e] * ((x[e] - sm[r]) * sr[r]);
                 t2[k++] = dy[e];
             }
-        dg[c] = tsum(t1, k);
-        db[c] = tsum(t2, k);
+        dg[c] = oracle_canonical_sum(t1, k);
+        db[c] = oracle_canonical_sum(t2, k);
     }
     free(t1);
     free(t2);

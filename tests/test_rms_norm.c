@@ -16,6 +16,7 @@
 #include <float.h>
 #include <math.h>
 #include "harness.h"
+#include "support/oracle.h"
 #include "support/fastpath.h"
 
 /* ---- test-local tools ---- */
@@ -29,31 +30,6 @@ static uint64_t rng_next(void) {
 }
 /* Uniform in [-1, 1), 24 random bits: exact in float. */
 static float urand(void) { return (float)(rng_next() >> 40) * 0x1p-23f - 1.0f; }
-
-/* The canonical sum, restated recursively: n == 0 -> +0; n <= 8192 -> 32
- * lanes of -0, element i into lane i % 32 in order, folded by lane[j] +=
- * lane[j+s] for s = 16, 8, 4, 2, 1; n > 8192 -> the sums of consecutive
- * 8192-blocks, summed by the same rule. */
-static float tsum(const float *v, int64_t n) {
-    if (n == 0) return 0.0f;
-    if (n <= 8192) {
-        float lane[32];
-        for (int j = 0; j < 32; j++) lane[j] = -0.0f;
-        for (int64_t i = 0; i < n; i++) lane[i % 32] += v[i];
-        for (int s = 16; s >= 1; s >>= 1)
-            for (int j = 0; j < s; j++) lane[j] += lane[j + s];
-        return lane[0];
-    }
-    int64_t nb = (n + 8191) / 8192;
-    float *blocks = malloc((size_t)nb * sizeof *blocks);
-    for (int64_t b = 0; b < nb; b++) {
-        int64_t len = n - b * 8192 < 8192 ? n - b * 8192 : 8192;
-        blocks[b] = tsum(v + b * 8192, len);
-    }
-    float r = tsum(blocks, nb);
-    free(blocks);
-    return r;
-}
 
 static sb_tensor *mk(int ndim, const int64_t *shape) {
     sb_tensor *t = NULL;
@@ -95,7 +71,7 @@ static void model_forward(const float *x, const float *w, float eps, float *y, f
     for (int64_t r = 0; r < R; r++) {
         const float *xr = x + r * D;
         for (int64_t i = 0; i < D; i++) t[i] = xr[i] * xr[i];
-        float ms = tsum(t, D) / (float)D;
+        float ms = oracle_canonical_sum(t, D) / (float)D;
         float rr = 1.0f / sqrtf(ms + eps);
         rrms[r] = rr;
         for (int64_t i = 0; i < D; i++) {
@@ -116,7 +92,7 @@ static void model_backward(const float *dy, const float *x, const float *w, cons
             float g = w ? dyr[i] * w[i] : dyr[i];
             t[i] = g * (xr[i] * rr);
         }
-        float c = tsum(t, D) / (float)D;
+        float c = oracle_canonical_sum(t, D) / (float)D;
         for (int64_t i = 0; i < D; i++) {
             float g = w ? dyr[i] * w[i] : dyr[i];
             dx[r * D + i] = rr * (g - (xr[i] * rr) * c);
@@ -124,7 +100,7 @@ static void model_backward(const float *dy, const float *x, const float *w, cons
     }
     for (int64_t i = 0; i < D; i++) {
         for (int64_t r = 0; r < R; r++) t[r] = dy[r * D + i] * (x[r * D + i] * rrms[r]);
-        dw[i] = tsum(t, R);
+        dw[i] = oracle_canonical_sum(t, R);
     }
     free(t);
 }
@@ -245,7 +221,7 @@ static void test_order_matters(void) {
         }
         float seq = 0.0f;
         for (int i = 0; i < D; i++) seq += sq[i];
-        float canon = tsum(sq, D);
+        float canon = oracle_canonical_sum(sq, D);
         if (sb_test_bits(seq) == sb_test_bits(canon)) continue;
         found = 1;
         int64_t shape[2] = {1, D};
