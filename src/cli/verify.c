@@ -112,6 +112,9 @@ static const spec specs[] = {
     {"activation", 181, true, "fn=hardshrink,x=3x37,lambd=0.5,adv=5,scale=2"},
     {"activation", 182, true, "fn=softshrink,x=3x37,lambd=0.5,adv=5,scale=2"},
     {"activation", 183, true, "fn=threshold,x=3x37,threshold=0.25,value=-2,adv=5,scale=2"},
+    {"prelu", 520, true, "x=3x4x5x3,adv=6"},
+    {"prelu", 521, true, "x=5x7,shared=1,adv=6"},
+    {"prelu", 522, false, "x=2x3x90x50,adv=50"},
     {"activation", 51, false, "fn=gelu,x=9001,adv=100,scale=5"},
     {"activation", 52, false, "fn=tanh,x=9001,adv=100,scale=10"},
     /* reductions, incl. > 8192 elements for the canonical sum's blocks */
@@ -125,6 +128,11 @@ static const spec specs[] = {
     {"reduce", 60, false, "fn=mean,x=3x9000,dims=2"},
     {"reduce", 61, false, "fn=var,x=9000x3,dims=1,correction=1,shift=1000"},
     {"reduce", 62, false, "fn=max,x=10000"},
+    {"cumulative", 523, true, "fn=cumsum,x=3x4x5,dim=1,adv=8"},
+    {"cumulative", 524, true, "fn=cumsum,x=4x33,dim=-1,adv=8,scale=100"},
+    {"cumulative", 525, true, "fn=cumprod,x=3x4x5,dim=2,adv=8"},
+    {"cumulative", 526, true, "fn=cumprod,x=17x3,dim=0,adv=6"},
+    {"cumulative", 527, false, "fn=cumsum,x=3x10000,dim=1,scale=10"},
     /* softmax and losses */
     {"softmax", 63, true, "x=4x10,adv=12,scale=10"},
     {"softmax", 64, false, "x=3x40x5,dim=1,scale=30"},
@@ -162,6 +170,12 @@ static const spec specs[] = {
     {"group_norm", 152, false, "x=4x32x9x9,groups=8,shift=-50"},
     {"dropout", 80, true, "x=5x13,p=0.3,offset=17"},
     {"dropout", 81, false, "x=10000,p=0.5,offset=123456789"},
+    /* attention */
+    {"sdpa", 528, true, "q=2x2x5x4,lk=5,ev=3,mask=none,adv=8"},
+    {"sdpa", 529, true, "q=1x3x4x8,lk=6,ev=8,mask=float,causal=2"},
+    {"sdpa", 530, true, "q=2x1x7x4,lk=7,ev=5,mask=bool,causal=1,attn_scale=0.75"},
+    {"sdpa", 531, true, "q=1x2x3x4,lk=9,ev=4,mask=none,p=0.25,offset=11"},
+    {"sdpa", 532, false, "q=2x4x40x16,lk=40,ev=16,mask=none,causal=1,scale=3"},
     /* optimizers */
     {"sgd", 82, true, "x=37,steps=3,momentum=0.9,wd=0.01"},
     {"sgd", 83, false, "x=100,steps=4,momentum=0.5,nesterov=1,maximize=0"},

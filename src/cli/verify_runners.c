@@ -528,6 +528,28 @@ static sb_status run_activation(run_ctx *r) {
     return out(r, "backward", dx);
 }
 
+/* PReLU with one weight per channel (channels=1: the shared weight). */
+static sb_status run_prelu(run_ctx *r) {
+    shp sx;
+    int64_t shared;
+    SB_TRY(pshape(r, "x", &sx));
+    SB_TRY(pint(r, "shared", 0, &shared));
+    if (sx.nd < 1) return bad_param(r, "x");
+    shp sw = {1, {shared || sx.nd < 2 ? 1 : sx.d[1]}};
+    sb_tensor *x, *w, *y, *dy, *dx, *dw;
+    SB_TRY(input(r, &x, &sx, 1));
+    SB_TRY(input(r, &w, &sw, 2));
+    SB_TRY(zeros_like(r, &y, x));
+    SB_TRY(sb_prelu_forward(x, w, y));
+    SB_TRY(out(r, "forward", y));
+    SB_TRY(input(r, &dy, &sx, 3));
+    SB_TRY(zeros_like(r, &dx, x));
+    SB_TRY(zeros_like(r, &dw, w));
+    SB_TRY(sb_prelu_backward(x, w, dy, dx, dw));
+    SB_TRY(out(r, "backward_x", dx));
+    return out(r, "backward_weight", dw);
+}
+
 /* dims=BITS: bit k set reduces axis k (0: all axes). */
 static sb_status reduce_setup(run_ctx *r, sb_tensor **x, int *dims, int *nd, bool *keep, shp *so) {
     shp sx;
@@ -587,6 +609,33 @@ static sb_status run_reduce(run_ctx *r) {
         SB_TRY(fn == 4 ? sb_argmax(x, dims, nd, keep, idx) : sb_argmin(x, dims, nd, keep, idx));
         return out(r, "arg", idx);
     }
+}
+
+/* cumsum / cumprod along dim, forward and backward (contract section 10). */
+static const char *const cumulative_names[] = {"cumsum", "cumprod"};
+
+static sb_status run_cumulative(run_ctx *r) {
+    shp sx;
+    int64_t dim;
+    int fn;
+    SB_TRY(pshape(r, "x", &sx));
+    SB_TRY(pick(r, "fn", cumulative_names, 2, &fn));
+    SB_TRY(pint(r, "dim", 0, &dim));
+    if (sx.nd < 1 || dim < -sx.nd || dim >= sx.nd) return bad_param(r, "dim");
+    sb_tensor *x, *y, *dy, *dx;
+    SB_TRY(input(r, &x, &sx, 1));
+    SB_TRY(zeros_like(r, &y, x));
+    SB_TRY(input(r, &dy, &sx, 2));
+    SB_TRY(zeros_like(r, &dx, x));
+    if (fn == 0) {
+        SB_TRY(sb_cumsum(x, (int)dim, y));
+        SB_TRY(sb_cumsum_backward(dy, (int)dim, dx));
+    } else {
+        SB_TRY(sb_cumprod(x, (int)dim, y));
+        SB_TRY(sb_cumprod_backward(x, y, dy, (int)dim, dx));
+    }
+    SB_TRY(out(r, "forward", y));
+    return out(r, "backward", dx);
 }
 
 static sb_status run_softmax(run_ctx *r, bool log) {
@@ -843,6 +892,63 @@ static sb_status run_dropout(run_ctx *r) {
     SB_TRY(zeros_like(r, &dx, x));
     SB_TRY(sb_dropout_backward(dy, mask, p, true, dx));
     return out(r, "backward", dx);
+}
+
+/* Scaled dot-product attention (contract section 19): q (B, H, Lq, E),
+ * k (B, H, Lk, E), v (B, H, Lk, Ev); mask none, float (Lq, Lk) added, or
+ * boolean (B, 1, 1, Lk) key padding; causal 0/1/2 as sb_sdpa_causal;
+ * scale 0 means the default. */
+static const char *const sdpa_masks[] = {"none", "float", "bool"};
+
+static sb_status run_sdpa(run_ctx *r) {
+    shp sq;
+    int64_t lk, ev, causal, offset;
+    float scale, p;
+    int mask_kind;
+    SB_TRY(pshape(r, "q", &sq));
+    SB_TRY(pint(r, "lk", 0, &lk));
+    SB_TRY(pint(r, "ev", 0, &ev));
+    SB_TRY(pint(r, "causal", 0, &causal));
+    SB_TRY(pint(r, "offset", 0, &offset));
+    SB_TRY(pflt(r, "attn_scale", 0.0f, &scale));
+    SB_TRY(pflt(r, "p", 0.0f, &p));
+    SB_TRY(pick(r, "mask", sdpa_masks, 3, &mask_kind));
+    if (sq.nd != 4) return bad_param(r, "q");
+    if (lk < 1 || lk > 4096) return bad_param(r, "lk");
+    if (ev < 1 || ev > 4096) return bad_param(r, "ev");
+    if (causal < 0 || causal > 2) return bad_param(r, "causal");
+    if (offset < 0) return bad_param(r, "offset");
+    int64_t b = sq.d[0], h = sq.d[1], lq = sq.d[2], e = sq.d[3];
+    if (scale == 0.0f) SB_TRY(sb_sdpa_default_scale(e, &scale));
+    shp sk = {4, {b, h, lk, e}}, sv = {4, {b, h, lk, ev}}, so = {4, {b, h, lq, ev}},
+        sp = {4, {b, h, lq, lk}}, sfm = {2, {lq, lk}}, sbm = {4, {b, 1, 1, lk}};
+    sb_tensor *q, *k, *v, *mask = NULL, *o, *probs, *dout, *dq, *dk, *dv;
+    SB_TRY(input(r, &q, &sq, 1));
+    SB_TRY(input(r, &k, &sk, 2));
+    SB_TRY(input(r, &v, &sv, 3));
+    if (mask_kind == 1) SB_TRY(input(r, &mask, &sfm, 4));
+    if (mask_kind == 2) {
+        /* Keys kept or dropped from a Philox draw; key 0 always kept. */
+        SB_TRY(tnew(r, &mask, SB_I32, &sbm));
+        int32_t *m = mask->data;
+        for (int64_t i = 0; i < b * lk; i++)
+            m[i] = i % lk == 0 || sb_rng_bounded_at(r->c->seed, 5, (uint64_t)i, 4) != 0;
+    }
+    SB_TRY(tnew(r, &o, SB_F32, &so));
+    SB_TRY(tnew(r, &probs, SB_F32, &sp));
+    sb_sdpa_causal c = (sb_sdpa_causal)causal;
+    uint64_t seed = r->c->seed, off = (uint64_t)offset;
+    SB_TRY(sb_sdpa_forward(q, k, v, mask, c, scale, p, seed, 6, off, o, probs));
+    SB_TRY(out(r, "forward", o));
+    SB_TRY(out(r, "probs", probs));
+    SB_TRY(input(r, &dout, &so, 7));
+    SB_TRY(zeros_like(r, &dq, q));
+    SB_TRY(zeros_like(r, &dk, k));
+    SB_TRY(zeros_like(r, &dv, v));
+    SB_TRY(sb_sdpa_backward(dout, q, k, v, mask, c, scale, p, seed, 6, off, probs, dq, dk, dv));
+    SB_TRY(out(r, "backward_q", dq));
+    SB_TRY(out(r, "backward_k", dk));
+    return out(r, "backward_v", dv);
 }
 
 /* K optimizer steps on one parameter tensor, a fresh gradient each step. */
@@ -1224,6 +1330,8 @@ static const runner runners[] = {
     {"elementwise_loss", run_elementwise_loss},
     {"layer_norm", run_layer_norm}, {"group_norm", run_group_norm},
     {"rms_norm", run_rms_norm}, {"dropout", run_dropout},
+    {"prelu", run_prelu},           {"cumulative", run_cumulative},
+    {"sdpa", run_sdpa},
     {"sgd", run_sgd},               {"adam", run_adam},
     {"rng", run_rng},               {"math", run_math},
     {"powf", run_powf},

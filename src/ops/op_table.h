@@ -409,12 +409,12 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
     OP(sb_prelu_forward, sb_status, \
        (const sb_tensor *x, const sb_tensor *weight, sb_tensor *y), \
        activation, NULL, SB_OP_NONE, sb_ref_prelu_forward, sb_prelu_backward, \
-       "exempt: not in verify's vectors yet; tests/test_prelu.c checks it bitwise") \
+       "prelu") \
     OP(sb_prelu_backward, sb_status, \
        (const sb_tensor *x, const sb_tensor *weight, const sb_tensor *dy, sb_tensor *dx, \
         sb_tensor *dweight), \
        activation, NULL, SB_OP_NONE, sb_ref_prelu_backward, SB_OP_NONE, \
-       "exempt: not in verify's vectors yet; tests/test_prelu.c checks it bitwise") \
+       "prelu") \
     OP(sb_sum, sb_status, \
        (const sb_tensor *x, const int *dims, int ndims, bool keepdim, sb_tensor *out), \
        reduce, "sum", SB_OP_NONE, sb_ref_reduce, sb_sum_backward, \
@@ -467,19 +467,19 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
     OP(sb_cumsum, sb_status, \
        (const sb_tensor *x, int dim, sb_tensor *out), \
        reduce, NULL, SB_OP_NONE, sb_ref_cumulative, sb_cumsum_backward, \
-       "exempt: no verify vectors yet; test_cumulative checks the order bit for bit") \
+       "cumulative") \
     OP(sb_cumsum_backward, sb_status, \
        (const sb_tensor *dy, int dim, sb_tensor *dx), \
        reduce, NULL, SB_OP_NONE, sb_ref_cumulative, SB_OP_NONE, \
-       "exempt: no verify vectors yet; test_cumulative checks the order bit for bit") \
+       "cumulative") \
     OP(sb_cumprod, sb_status, \
        (const sb_tensor *x, int dim, sb_tensor *out), \
        reduce, NULL, SB_OP_NONE, sb_ref_cumulative, sb_cumprod_backward, \
-       "exempt: no verify vectors yet; test_cumulative checks the order bit for bit") \
+       "cumulative") \
     OP(sb_cumprod_backward, sb_status, \
        (const sb_tensor *x, const sb_tensor *y, const sb_tensor *dy, int dim, sb_tensor *dx), \
        reduce, NULL, SB_OP_NONE, sb_ref_cumulative, SB_OP_NONE, \
-       "exempt: no verify vectors yet; test_cumulative checks the order bit for bit") \
+       "cumulative") \
     OP(sb_gather, sb_status, \
        (const sb_tensor *x, int dim, const sb_tensor *index, sb_tensor *out), \
        index, "gather", SB_OP_NONE, sb_ref_index_gather, sb_gather_backward, \
@@ -633,14 +633,14 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
         sb_sdpa_causal causal, float scale, float dropout_p, uint64_t seed, uint64_t stream, \
         uint64_t offset, sb_tensor *out, sb_tensor *probs), \
        attention, "sdpa", SB_OP_NONE, sb_ref_sdpa_forward, sb_sdpa_backward, \
-       "exempt: no verify vectors yet; test_attention checks the reference bit for bit") \
+       "sdpa") \
     OP(sb_sdpa_backward, sb_status, \
        (const sb_tensor *dout, const sb_tensor *q, const sb_tensor *k, const sb_tensor *v, \
         const sb_tensor *mask, sb_sdpa_causal causal, float scale, float dropout_p, \
         uint64_t seed, uint64_t stream, uint64_t offset, const sb_tensor *probs, sb_tensor *dq, \
         sb_tensor *dk, sb_tensor *dv), \
        attention, NULL, SB_OP_NONE, sb_ref_sdpa_backward, SB_OP_NONE, \
-       "exempt: no verify vectors yet; test_attention checks the reference bit for bit") \
+       "sdpa") \
     OP(sb_sgd_default_config, sb_sgd_config, \
        (double lr), \
        optim, NULL, SB_OP_NONE, SB_OP_NONE, SB_OP_NONE, \
