@@ -767,6 +767,63 @@ static void test_index(void) {
         }
 }
 
+/* A pair whose CPU values get a zero at every `every`-th element (cumprod's
+ * zero cases), copied to the device again. */
+static pair pair_with_zeros(pair p, int64_t every) {
+    float *v = sb_tensor_f32(p.c);
+    for (int64_t i = 0; i < sb_tensor_numel(p.c); i += every) v[i] = 0.0f;
+    sb_tensor_free(p.d);
+    p.d = NULL;
+    CHECK_OK(sb_tensor_to(&p.d, p.c, SB_DEVICE_OPENCL));
+    return p;
+}
+
+/* cumsum/cumprod and their backward along every dim: adversarial chains,
+ * cumprod columns with one and several zeros, a column of 2000, length-1
+ * columns, and a transposed view as the input. */
+static void test_cumulative(void) {
+    const int64_t shapes[][3] = {{4, 6, 5}, {2, 2000, 1}, {1, 1, 1}};
+    for (int si = 0; si < 3; si++)
+        for (int dim = 0; dim < 3; dim++)
+            for (int variant = 0; variant < 3; variant++) {
+                const int64_t *sh = shapes[si];
+                pair x = pair_rand(3, sh, 2.0f, variant == 1), dy = pair_rand(3, sh, 2.0f, true),
+                     y = pair_zeros(SB_F32, 3, sh), dx = pair_zeros(SB_F32, 3, sh);
+                if (variant == 2) x = pair_with_zeros(x, 7);
+                char what[96];
+                snprintf(what, sizeof what, "sb_cumsum (%lld,%lld,%lld) dim %d variant %d",
+                         (long long)sh[0], (long long)sh[1], (long long)sh[2], dim, variant);
+                CHECK_OK(sb_cumsum(x.c, dim, y.c));
+                CHECK_OK(sb_cumsum(x.d, dim, y.d));
+                check_same(&y, what);
+                CHECK_OK(sb_cumsum_backward(dy.c, dim, dx.c));
+                CHECK_OK(sb_cumsum_backward(dy.d, dim, dx.d));
+                check_same(&dx, "sb_cumsum_backward");
+                CHECK_OK(sb_cumprod(x.c, dim, y.c));
+                CHECK_OK(sb_cumprod(x.d, dim, y.d));
+                check_same(&y, "sb_cumprod");
+                CHECK_OK(sb_cumprod_backward(x.c, y.c, dy.c, dim, dx.c));
+                CHECK_OK(sb_cumprod_backward(x.d, y.d, dy.d, dim, dx.d));
+                check_same(&dx, "sb_cumprod_backward");
+                /* a transposed view as the input */
+                sb_tensor *tc = NULL, *td = NULL;
+                int other = (dim + 1) % 3;
+                CHECK_OK(sb_tensor_transpose(&tc, x.c, dim, other));
+                CHECK_OK(sb_tensor_transpose(&td, x.d, dim, other));
+                int64_t vs[3] = {sh[0], sh[1], sh[2]};
+                vs[dim] = sh[other];
+                vs[other] = sh[dim];
+                pair vy = pair_zeros(SB_F32, 3, vs);
+                CHECK_OK(sb_cumprod(tc, dim, vy.c));
+                CHECK_OK(sb_cumprod(td, dim, vy.d));
+                check_same(&vy, "sb_cumprod of a transposed view");
+                sb_tensor_free(tc);
+                sb_tensor_free(td);
+                pair all[] = {x, dy, y, dx, vy};
+                for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
+            }
+}
+
 /* RMS norm (layer norm's kernels without the mean): the CPU's bits. */
 static void test_rms_norm(void) {
     const int64_t shapes[][3] = {{4, 3, 11}, {2, 1, 9000}, {1, 1, 1}};
@@ -1451,13 +1508,10 @@ static void test_complete(void) {
     /* Entries not yet on OpenCL are named here, as
      * offsetof(sb_backend_ops, name) / sizeof(entry) before SIZE_MAX, so that
      * no other entry can go missing unnoticed: attention (contract section
-     * 19) and cumsum/cumprod (section 10; one sequential chain per column,
-     * still to be written as an OpenCL kernel), CPU only so far; PReLU
-     * (section 9), CPU only so far: its weight gradient needs a per-channel
-     * canonical sum kernel on the device. */
+     * 19), CPU only so far; PReLU (section 9), CPU only so far: its weight
+     * gradient needs a per-channel canonical sum kernel on the device. */
     const size_t not_yet[] = {offsetof(sb_backend_ops, sdpa_forward) / sizeof(entry),
                               offsetof(sb_backend_ops, sdpa_backward) / sizeof(entry),
-                              offsetof(sb_backend_ops, cumulative) / sizeof(entry),
                               offsetof(sb_backend_ops, prelu_forward) / sizeof(entry),
                               offsetof(sb_backend_ops, prelu_backward) / sizeof(entry), SIZE_MAX};
     for (size_t k = 0; not_yet[k] != SIZE_MAX; k++) cpu[not_yet[k]] = NULL;
@@ -1505,6 +1559,7 @@ int main(int argc, char **argv) {
     test_group_norm();
     test_pad2d();
     test_index();
+    test_cumulative();
     test_gemm();
     test_conv_pool();
     test_optim();

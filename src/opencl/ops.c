@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include "core/internal.h"
 #include "opencl/opencl_internal.h"
+#include "ref/ref_cumulative.h"
 #include "ref/ref_index.h"
 #include "ref/ref_loss.h"
 #include "ref/ref_pad.h"
@@ -88,6 +89,8 @@ static const ocl_kernel
     /* index.cl: strided through the index geometry */
     K_INDEX_GATHER = {SB_OCL_POINTWISE, "sb_index_gather", 8, 0, GRID_STRIDE},
     K_INDEX_SCATTER_ADD = {SB_OCL_POINTWISE, "sb_index_scatter_add", 10, 0, GRID_STRIDE},
+    /* cumulative.cl: one work-item per column, strided through its geometry */
+    K_CUMULATIVE = {SB_OCL_POINTWISE, "sb_cumulative", 11, 0, GRID_STRIDE},
     /* pointwise.cl: dense operands */
     K_MSE_TERMS = {SB_OCL_POINTWISE, "sb_loss_mse_terms", 7, -1, GRID_STRIDE},
     K_MSE_GRAD = {SB_OCL_POINTWISE, "sb_loss_mse_grad", 14, -1, GRID_STRIDE},
@@ -1081,6 +1084,47 @@ static sb_status ocl_index_scatter_add(const sb_backend *be, const sb_ref_index_
     return launch(fn, &K_INDEX_SCATTER_ADD, v, sizeof v, ARGS(args), fibers);
 }
 
+/* ---- cumulative sum and product (cumulative.cl) ---- */
+
+#define CUM_DIMS 8 /* cumulative.cl's SB_CUM_DIMS */
+
+/* An operand of the cumulative geometry: the elements its strides reach. */
+static sb_status cum_operand(const char *fn, const char *what, const sb_ref_cum_geom *g,
+                             const int64_t *stride, const float *p, sb_ocl_ptr *out) {
+    int64_t last = 0;
+    for (int k = 0; k < g->ndim; k++) last += (g->shape[k] - 1) * stride[k];
+    return dense_ptr(fn, what, p, last + 1, sizeof(float), out);
+}
+
+static sb_status ocl_cumulative(const sb_backend *be, sb_ref_cum_kind kind,
+                                const sb_ref_cum_geom *g, const float *x, const float *y,
+                                const float *dy, float *out) {
+    (void)be;
+    const char *fn = "sb_cumulative";
+    _Static_assert(SB_MAX_DIMS <= CUM_DIMS, "cumulative.cl holds every dimension");
+    for (int k = 0; k < g->ndim; k++)
+        if (g->shape[k] == 0) return SB_OK;
+    int64_t columns = sb_ref_cum_columns(g);
+    sb_ocl_ptr px, py = {NULL, 0}, pdy = {NULL, 0}, po;
+    SB_TRY(cum_operand(fn, "x", g, g->x_stride, x, &px));
+    if (kind == SB_CUM_PROD_BACKWARD) {
+        SB_TRY(cum_operand(fn, "y", g, g->y_stride, y, &py));
+        SB_TRY(cum_operand(fn, "dy", g, g->dy_stride, dy, &pdy));
+    }
+    SB_TRY(cum_operand(fn, "out", g, g->out_stride, out, &po));
+    cl_long v[2 + 5 * CUM_DIMS] = {g->ndim, g->dim};
+    for (int k = 0; k < g->ndim; k++) {
+        const int64_t *const col[5] = {g->shape, g->x_stride, g->y_stride, g->dy_stride,
+                                       g->out_stride};
+        for (int t = 0; t < 5; t++) v[2 + t * CUM_DIMS + k] = col[t][k];
+    }
+    cl_int kd = (cl_int)kind;
+    cl_long nc = columns;
+    sb_ocl_arg args[] = {GEOM_ARG,    SB_OCL_ARG(kd), SB_OCL_ARG(nc), OPERAND(px),
+                         OPERAND(py), OPERAND(pdy),   OPERAND(po)};
+    return launch(fn, &K_CUMULATIVE, v, sizeof v, ARGS(args), columns);
+}
+
 /* ---- 2-D padding (pad.cl) ---- */
 
 #define PAD_GEOM 8 /* pad.cl's SB_PAD_GEOM */
@@ -1428,6 +1472,7 @@ const sb_backend_ops sb_ocl_ops = {
     .spread = ocl_spread,
     .index_gather = ocl_index_gather,
     .index_scatter_add = ocl_index_scatter_add,
+    .cumulative = ocl_cumulative,
     .dropout_forward = ocl_dropout_forward,
     .dropout_backward = ocl_dropout_backward,
     .sgd = ocl_sgd,

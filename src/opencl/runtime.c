@@ -251,10 +251,12 @@ cl_command_queue sb_ocl_queue(void) { return ocl.queue; }
 static int family_sources(sb_ocl_family f, const char **texts, const char **name) {
     switch (f) {
     case SB_OCL_POINTWISE:
-        *name = "pointwise.cl + index.cl";
+        *name = "pointwise.cl + index.cl + src/ref/cumulative_chain.h + cumulative.cl";
         texts[0] = sb_gpu_src_pointwise_cl;
         texts[1] = sb_gpu_src_index_cl;
-        return 2;
+        texts[2] = sb_gpu_src_cumulative_chain_h;
+        texts[3] = sb_gpu_src_cumulative_cl;
+        return 4;
     case SB_OCL_SUM:
         *name = "sum_acc.cl + sum.cl";
         texts[0] = sb_gpu_src_sum_acc_cl;
