@@ -233,7 +233,7 @@ SB_API sb_status sb_threshold_backward(const sb_tensor *x, const sb_tensor *dy, 
  *               channel c (all positions for a shared weight), of
  *               (x > 0 ? +0.0f : x * dy)
  * dx and dweight may each be NULL (not computed). Runs on the CPU (and the
- * CPU mirror); other devices answer SB_ERR_UNSUPPORTED. */
+ * CPU mirror) and OpenCL; CUDA answers SB_ERR_UNSUPPORTED. */
 SB_API sb_status sb_prelu_forward(const sb_tensor *x, const sb_tensor *weight, sb_tensor *y);
 SB_API sb_status sb_prelu_backward(const sb_tensor *x, const sb_tensor *weight, const sb_tensor *dy,
                                    sb_tensor *dx, sb_tensor *dweight);

@@ -120,6 +120,10 @@ static const ocl_kernel
     K_ROWS_FORWARD = {SB_OCL_NORM, "sb_rows_forward", 19, -1, GRID_STRIDE},
     K_ROWS_BACKWARD_DX = {SB_OCL_NORM, "sb_rows_backward_dx", 18, -1, GRID_STRIDE},
     K_ROWS_BACKWARD_PARAMS = {SB_OCL_NORM, "sb_rows_backward_params", 17, -1, GRID_STRIDE},
+    /* prelu.cl (in the norm program): per element, and per channel for dweight */
+    K_PRELU_FORWARD = {SB_OCL_NORM, "sb_prelu_forward", 9, -1, GRID_STRIDE},
+    K_PRELU_BACKWARD_DX = {SB_OCL_NORM, "sb_prelu_backward_dx", 11, -1, GRID_STRIDE},
+    K_PRELU_BACKWARD_DW = {SB_OCL_NORM, "sb_prelu_backward_dw", 9, -1, GRID_STRIDE},
     /* sum.cl, gemm.cl, conv.cl */
     K_SUM = {SB_OCL_SUM, "sb_sum_reduce", 10, 5, GRID_LANES32},
     K_REDUCE_EXTREME = {SB_OCL_SUM, "sb_reduce_extreme", 12, 3, GRID_STRIDE},
@@ -1125,6 +1129,49 @@ static sb_status ocl_cumulative(const sb_backend *be, sb_ref_cum_kind kind,
     return launch(fn, &K_CUMULATIVE, v, sizeof v, ARGS(args), columns);
 }
 
+/* ---- PReLU (prelu.cl) ---- */
+
+static sb_status ocl_prelu_forward(const sb_backend *be, int64_t outer, int64_t c, int64_t inner,
+                                   const float *x, const float *w, float *y) {
+    (void)be;
+    const char *fn = "sb_prelu_forward";
+    int64_t n = outer * c * inner;
+    if (n == 0) return SB_OK;
+    sb_ocl_ptr px, pw, py;
+    SB_TRY(dense_ptr(fn, "x", x, n, sizeof(float), &px));
+    SB_TRY(dense_ptr(fn, "weight", w, c, sizeof(float), &pw));
+    SB_TRY(dense_ptr(fn, "y", y, n, sizeof(float), &py));
+    cl_long o = outer, nc = c, in = inner;
+    sb_ocl_arg args[] = {SB_OCL_ARG(o), SB_OCL_ARG(nc), SB_OCL_ARG(in),
+                         OPERAND(px),   OPERAND(pw),    OPERAND(py)};
+    return launch(fn, &K_PRELU_FORWARD, NULL, 0, ARGS(args), n);
+}
+
+/* dweight first: it reads dy, which dx may overwrite (the queue is in order). */
+static sb_status ocl_prelu_backward(const sb_backend *be, int64_t outer, int64_t c, int64_t inner,
+                                    const float *x, const float *w, const float *dy, float *dx,
+                                    float *dw) {
+    (void)be;
+    const char *fn = "sb_prelu_backward";
+    int64_t n = outer * c * inner;
+    sb_ocl_ptr px, pw, pdy, pdx, pdw;
+    SB_TRY(dense_ptr(fn, "x", x, n, sizeof(float), &px));
+    SB_TRY(dense_ptr(fn, "weight", w, c, sizeof(float), &pw));
+    SB_TRY(dense_ptr(fn, "dy", dy, n, sizeof(float), &pdy));
+    cl_long o = outer, nc = c, in = inner;
+    if (dw) {
+        SB_TRY(dense_ptr(fn, "dweight", dw, c, sizeof(float), &pdw));
+        sb_ocl_arg args[] = {SB_OCL_ARG(o), SB_OCL_ARG(nc), SB_OCL_ARG(in),
+                             OPERAND(px),   OPERAND(pdy),   OPERAND(pdw)};
+        SB_TRY(launch(fn, &K_PRELU_BACKWARD_DW, NULL, 0, ARGS(args), c));
+    }
+    if (!dx || n == 0) return SB_OK;
+    SB_TRY(dense_ptr(fn, "dx", dx, n, sizeof(float), &pdx));
+    sb_ocl_arg args[] = {SB_OCL_ARG(o), SB_OCL_ARG(nc), SB_OCL_ARG(in), OPERAND(px),
+                         OPERAND(pw),   OPERAND(pdy),   OPERAND(pdx)};
+    return launch(fn, &K_PRELU_BACKWARD_DX, NULL, 0, ARGS(args), n);
+}
+
 /* ---- 2-D padding (pad.cl) ---- */
 
 #define PAD_GEOM 8 /* pad.cl's SB_PAD_GEOM */
@@ -1473,6 +1520,8 @@ const sb_backend_ops sb_ocl_ops = {
     .index_gather = ocl_index_gather,
     .index_scatter_add = ocl_index_scatter_add,
     .cumulative = ocl_cumulative,
+    .prelu_forward = ocl_prelu_forward,
+    .prelu_backward = ocl_prelu_backward,
     .dropout_forward = ocl_dropout_forward,
     .dropout_backward = ocl_dropout_backward,
     .sgd = ocl_sgd,

@@ -298,10 +298,12 @@ static int family_sources(sb_ocl_family f, const char **texts, const char **name
         texts[2] = sb_gpu_src_dropout_cl;
         return 3;
     case SB_OCL_NORM:
-        *name = "sum_acc.cl + norm.cl";
+        *name = "sum_acc.cl + norm.cl + src/ref/prelu_terms.h + prelu.cl";
         texts[0] = sb_gpu_src_sum_acc_cl;
         texts[1] = sb_gpu_src_norm_cl;
-        return 2;
+        texts[2] = sb_gpu_src_prelu_terms_h;
+        texts[3] = sb_gpu_src_prelu_cl;
+        return 4;
     default:
         *name = "?";
         return 0;
