@@ -767,11 +767,11 @@ static void test_index(void) {
         }
 }
 
-/* A pair whose CPU values get a zero at every `every`-th element (cumprod's
- * zero cases), copied to the device again. */
-static pair pair_with_zeros(pair p, int64_t every) {
+/* A pair whose CPU values get `value` at every `every`-th element from
+ * `first` (cumprod's zeros, a NaN key), copied to the device again. */
+static pair pair_with_value(pair p, int64_t first, int64_t every, float value) {
     float *v = sb_tensor_f32(p.c);
-    for (int64_t i = 0; i < sb_tensor_numel(p.c); i += every) v[i] = 0.0f;
+    for (int64_t i = first; i < sb_tensor_numel(p.c); i += every) v[i] = value;
     sb_tensor_free(p.d);
     p.d = NULL;
     CHECK_OK(sb_tensor_to(&p.d, p.c, SB_DEVICE_OPENCL));
@@ -789,7 +789,7 @@ static void test_cumulative(void) {
                 const int64_t *sh = shapes[si];
                 pair x = pair_rand(3, sh, 2.0f, variant == 1), dy = pair_rand(3, sh, 2.0f, true),
                      y = pair_zeros(SB_F32, 3, sh), dx = pair_zeros(SB_F32, 3, sh);
-                if (variant == 2) x = pair_with_zeros(x, 7);
+                if (variant == 2) x = pair_with_value(x, 0, 7, 0.0f);
                 char what[96];
                 snprintf(what, sizeof what, "sb_cumsum (%lld,%lld,%lld) dim %d variant %d",
                          (long long)sh[0], (long long)sh[1], (long long)sh[2], dim, variant);
@@ -856,6 +856,78 @@ static void test_prelu(void) {
             check_same(&dy, "sb_prelu_backward dx written over dy");
             check_same(&dw, "sb_prelu_backward dweight with dx over dy");
             pair all[] = {x, w, dy, y, dx, dw};
+            for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
+        }
+}
+
+/* Scaled dot-product attention: no mask, a broadcast float mask, a boolean
+ * key-padding mask with a batch entry whose keys are all excluded, causal
+ * top-left and bottom-right (more queries than keys, so some rows see no
+ * key), dropout at an offset, an explicit scale, adversarial scores, and
+ * every subset of the backward's outputs. */
+static void test_sdpa(void) {
+    const struct { int64_t b, h, lq, lk, e, ev; int mask, causal; float p; } cases[] = {
+        {2, 2, 5, 5, 4, 3, 0, 0, 0.0f},   {1, 3, 4, 6, 8, 8, 1, 2, 0.0f},
+        {2, 1, 7, 7, 4, 5, 2, 1, 0.0f},   {1, 2, 3, 9, 4, 4, 0, 0, 0.25f},
+        {2, 2, 6, 4, 3, 2, 2, 2, 0.5f},   {1, 1, 40, 40, 16, 16, 0, 1, 0.1f},
+        {1, 1, 1, 1, 1, 1, 1, 0, 0.0f},   {2, 1, 3, 0, 2, 2, 0, 0, 0.0f}};
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++)
+        for (int adv = 0; adv < 2; adv++) {
+            const int64_t B = cases[ci].b, H = cases[ci].h, LQ = cases[ci].lq, LK = cases[ci].lk;
+            int64_t sq[4] = {B, H, LQ, cases[ci].e}, sk[4] = {B, H, LK, cases[ci].e},
+                    sv[4] = {B, H, LK, cases[ci].ev}, so[4] = {B, H, LQ, cases[ci].ev},
+                    sp[4] = {B, H, LQ, LK}, sfm[2] = {LQ, LK}, sbm[4] = {B, 1, 1, LK};
+            pair q = pair_rand(4, sq, 2.0f, adv), k = pair_rand(4, sk, 2.0f, false),
+                 v = pair_rand(4, sv, 2.0f, adv), dout = pair_rand(4, so, 2.0f, adv),
+                 out = pair_zeros(SB_F32, 4, so), probs = pair_zeros(SB_F32, 4, sp),
+                 dq = pair_zeros(SB_F32, 4, sq), dk = pair_zeros(SB_F32, 4, sk),
+                 dv = pair_zeros(SB_F32, 4, sv), mask = {NULL, NULL};
+            /* adversarial: a NaN in one key after the first (its score is NaN,
+             * which must win the row's maximum) */
+            if (adv && LK > 2) k = pair_with_value(k, 2 * cases[ci].e + 1, B * H * LK * cases[ci].e, NAN);
+            if (cases[ci].mask == 1) mask = pair_rand(2, sfm, 3.0f, false);
+            if (cases[ci].mask == 2) {
+                sb_tensor *m = NULL;
+                CHECK_OK(sb_tensor_new(&m, SB_I32, 4, sbm));
+                int32_t *mv = m->data;
+                /* batch entry 1 excludes every key; entry 0 keeps key 0 */
+                for (int64_t i = 0; i < B * LK; i++)
+                    mv[i] = i < LK && (i == 0 || sb_test_unif(0.0f, 1.0f) < 0.7f);
+                mask = pair_of(m);
+            }
+            float scale = ci == 2 ? 0.75f : 0.0f;
+            if (scale == 0.0f) CHECK_OK(sb_sdpa_default_scale(cases[ci].e, &scale));
+            sb_sdpa_causal c = (sb_sdpa_causal)cases[ci].causal;
+            float p = cases[ci].p;
+            uint64_t seed = 0x1234567890abull + ci, offset = 1000003u * ci;
+            char what[96];
+            snprintf(what, sizeof what, "sb_sdpa_forward case %zu adversarial %d", ci, adv);
+            CHECK_OK(sb_sdpa_forward(q.c, k.c, v.c, mask.c, c, scale, p, seed, 7, offset, out.c,
+                                     probs.c));
+            CHECK_OK(sb_sdpa_forward(q.d, k.d, v.d, mask.d, c, scale, p, seed, 7, offset, out.d,
+                                     probs.d));
+            check_same(&out, what);
+            check_same(&probs, "sb_sdpa_forward probs");
+            for (int outs = 1; outs < 8; outs++) {
+                bool wq = outs & 1, wk = outs & 2, wv = outs & 4;
+                CHECK_OK(sb_sdpa_backward(dout.c, q.c, k.c, v.c, mask.c, c, scale, p, seed, 7,
+                                          offset, probs.c, cpu_of(&dq, wq), cpu_of(&dk, wk),
+                                          cpu_of(&dv, wv)));
+                CHECK_OK(sb_sdpa_backward(dout.d, q.d, k.d, v.d, mask.d, c, scale, p, seed, 7,
+                                          offset, probs.d, dev_of(&dq, wq), dev_of(&dk, wk),
+                                          dev_of(&dv, wv)));
+                check_same(&dq, "sb_sdpa_backward dq");
+                check_same(&dk, "sb_sdpa_backward dk");
+                check_same(&dv, "sb_sdpa_backward dv");
+            }
+            /* the forward without probs gives the same output */
+            pair out2 = pair_zeros(SB_F32, 4, so);
+            CHECK_OK(sb_sdpa_forward(q.d, k.d, v.d, mask.d, c, scale, p, seed, 7, offset, out2.d,
+                                     NULL));
+            CHECK_OK(sb_sdpa_forward(q.c, k.c, v.c, mask.c, c, scale, p, seed, 7, offset, out2.c,
+                                     NULL));
+            check_same(&out2, "sb_sdpa_forward without probs");
+            pair all[] = {q, k, v, dout, out, probs, dq, dk, dv, mask, out2};
             for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
         }
 }
@@ -1543,11 +1615,8 @@ static void test_complete(void) {
     memcpy(ocl, &sb_ocl_ops, sizeof ocl);
     /* Entries not yet on OpenCL are named here, as
      * offsetof(sb_backend_ops, name) / sizeof(entry) before SIZE_MAX, so that
-     * no other entry can go missing unnoticed: attention (contract section
-     * 19), CPU only so far. */
-    const size_t not_yet[] = {offsetof(sb_backend_ops, sdpa_forward) / sizeof(entry),
-                              offsetof(sb_backend_ops, sdpa_backward) / sizeof(entry),
-                              SIZE_MAX};
+     * no other entry can go missing unnoticed (none today). */
+    const size_t not_yet[] = {SIZE_MAX};
     for (size_t k = 0; not_yet[k] != SIZE_MAX; k++) cpu[not_yet[k]] = NULL;
     int missing = 0;
     for (int i = 0; i < ENTRIES; i++)
@@ -1595,6 +1664,7 @@ int main(int argc, char **argv) {
     test_index();
     test_cumulative();
     test_prelu();
+    test_sdpa();
     test_gemm();
     test_conv_pool();
     test_optim();

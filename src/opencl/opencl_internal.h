@@ -150,6 +150,8 @@ extern const char sb_gpu_src_cumulative_chain_h[];
 extern const char sb_gpu_src_cumulative_cl[];
 extern const char sb_gpu_src_prelu_terms_h[];
 extern const char sb_gpu_src_prelu_cl[];
+extern const char sb_gpu_src_attention_rules_h[];
+extern const char sb_gpu_src_attention_cl[];
 
 /* Test hook: y[i] = f(x[i]) on the device for f = 0 expf, 1 logf, 2 expm1f,
  * 3 log1pf, 4 tanhf, 5 erff (x, y: n floats of opencl device memory). */

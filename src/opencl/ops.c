@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include "core/internal.h"
 #include "opencl/opencl_internal.h"
+#include "ref/ref_attention.h"
 #include "ref/ref_cumulative.h"
 #include "ref/ref_index.h"
 #include "ref/ref_loss.h"
@@ -111,9 +112,14 @@ static const ocl_kernel
     /* the math program: loss.cl over src/ref/loss_terms.h */
     K_LOSS_TERMS = {SB_OCL_MATH, "sb_loss_terms", 16, -1, GRID_STRIDE},
     K_LOSS_GRAD = {SB_OCL_MATH, "sb_loss_grad_all", 24, -1, GRID_STRIDE},
+    /* the math program: attention.cl over src/ref/attention_rules.h */
+    K_SDPA_FORWARD = {SB_OCL_MATH, "sb_sdpa_forward", 19, 0, GRID_STRIDE},
+    K_SDPA_BACKWARD_ROWS = {SB_OCL_MATH, "sb_sdpa_backward_rows", 22, 0, GRID_STRIDE},
+    K_SDPA_BACKWARD_KEYS = {SB_OCL_MATH, "sb_sdpa_backward_keys", 14, 0, GRID_STRIDE},
     /* the generator's program: src/rng/philox.c and dropout.cl */
     K_DROPOUT_FORWARD = {SB_OCL_RNG, "sb_dropout_forward", 14, -1, GRID_STRIDE},
     K_DROPOUT_BACKWARD = {SB_OCL_RNG, "sb_dropout_backward", 9, -1, GRID_STRIDE},
+    K_DROPOUT_KEEP = {SB_OCL_RNG, "sb_dropout_keep", 7, -1, GRID_STRIDE},
     /* norm.cl: one work-item per channel, row or column */
     K_BN_FORWARD = {SB_OCL_NORM, "sb_bn_forward", 25, -1, GRID_STRIDE},
     K_BN_BACKWARD = {SB_OCL_NORM, "sb_bn_backward", 22, -1, GRID_STRIDE},
@@ -1172,6 +1178,151 @@ static sb_status ocl_prelu_backward(const sb_backend *be, int64_t outer, int64_t
     return launch(fn, &K_PRELU_BACKWARD_DX, NULL, 0, ARGS(args), n);
 }
 
+/* ---- scaled dot-product attention (attention.cl) ---- */
+
+#define SDPA_DIMS 8 /* attention.cl's SB_SDPA_DIMS */
+#define SDPA_GEOM (10 + 2 * SDPA_DIMS)
+
+static void sdpa_geom(const sb_ref_sdpa_geom *g, cl_long v[SDPA_GEOM]) {
+    _Static_assert(SB_MAX_DIMS <= SDPA_DIMS, "attention.cl holds every leading dimension");
+    memset(v, 0, SDPA_GEOM * sizeof *v);
+    v[0] = g->nlead;
+    for (int d = 0; d < g->nlead; d++) {
+        v[1 + d] = g->lead[d];
+        v[1 + SDPA_DIMS + d] = g->mask_lead_stride[d];
+    }
+    cl_long tail[] = {g->mask_stride_i, g->mask_stride_j, g->batch, g->lq, g->lk, g->e, g->ev,
+                      (cl_long)g->mask_kind, (cl_long)g->causal};
+    memcpy(v + 1 + 2 * SDPA_DIMS, tail, sizeof tail);
+}
+
+/* What both passes share: the operands q, k, v and the mask (the elements
+ * its broadcast strides reach), and, with dropout, a temporary of keep
+ * flags indexed like probs (release it with sdpa_release). */
+typedef struct sdpa_operands {
+    sb_ocl_ptr q, k, v, mask, keep;
+    void *keep_mem;
+    int dropout;
+    float dscale;
+} sdpa_operands;
+
+static void sdpa_release(const sb_backend *be, sdpa_operands *o) {
+    if (o->keep_mem) sb_ocl_release(be, o->keep_mem);
+    o->keep_mem = NULL;
+}
+
+static sb_status sdpa_prepare(const sb_backend *be, const char *fn, const sb_ref_sdpa_geom *g,
+                              const float *q, const float *k, const float *v, const void *mask,
+                              sdpa_operands *o) {
+    *o = (sdpa_operands){.dropout = g->dropout_p > 0.0f};
+    SB_TRY(dense_ptr(fn, "q", q, g->batch * g->lq * g->e, sizeof(float), &o->q));
+    SB_TRY(dense_ptr(fn, "k", k, g->batch * g->lk * g->e, sizeof(float), &o->k));
+    SB_TRY(dense_ptr(fn, "v", v, g->batch * g->lk * g->ev, sizeof(float), &o->v));
+    o->mask = (sb_ocl_ptr){NULL, 0};
+    if (mask) {
+        int64_t last = (g->lq - 1) * g->mask_stride_i + (g->lk - 1) * g->mask_stride_j;
+        for (int d = 0; d < g->nlead; d++) last += (g->lead[d] - 1) * g->mask_lead_stride[d];
+        SB_TRY(dense_ptr(fn, "mask", mask, last + 1, sizeof(float), &o->mask));
+    }
+    o->keep = (sb_ocl_ptr){NULL, 0};
+    if (!o->dropout) return SB_OK;
+    cl_long n = g->batch * g->lq * g->lk;
+    o->dscale = sb_dropout_scale(g->dropout_p);
+    SB_TRY(sb_ocl_alloc(be, (size_t)n * sizeof(float), &o->keep_mem));
+    sb_status st = dense_ptr(fn, "keep", o->keep_mem, n, sizeof(float), &o->keep);
+    if (st == SB_OK) {
+        float p = g->dropout_p;
+        cl_ulong seed = g->seed, stream = g->stream, offset = g->offset;
+        sb_ocl_arg args[] = {SB_OCL_ARG(n),      SB_OCL_ARG(p),      SB_OCL_ARG(seed),
+                             SB_OCL_ARG(stream), SB_OCL_ARG(offset), OPERAND(o->keep)};
+        st = launch(fn, &K_DROPOUT_KEEP, NULL, 0, ARGS(args), n);
+    }
+    if (st != SB_OK) sdpa_release(be, o);
+    return st;
+}
+
+static sb_status ocl_sdpa_forward(const sb_backend *be, const sb_ref_sdpa_geom *g, const float *q,
+                                  const float *k, const float *v, const void *mask, float *out,
+                                  float *probs) {
+    const char *fn = "sb_sdpa_forward";
+    int64_t rows = g->batch * g->lq;
+    if (rows == 0) return SB_OK;
+    sb_ocl_ptr po, pp = {NULL, 0};
+    SB_TRY(dense_ptr(fn, "out", out, rows * g->ev, sizeof(float), &po));
+    cl_int want_probs = probs != NULL;
+    if (probs) SB_TRY(dense_ptr(fn, "probs", probs, rows * g->lk, sizeof(float), &pp));
+    sdpa_operands o;
+    SB_TRY(sdpa_prepare(be, fn, g, q, k, v, mask, &o));
+    cl_long geom[SDPA_GEOM];
+    sdpa_geom(g, geom);
+    float scale = g->scale;
+    cl_int dropout = o.dropout;
+    sb_ocl_arg args[] = {GEOM_ARG,       SB_OCL_ARG(scale),  SB_OCL_ARG(dropout),
+                         SB_OCL_ARG(o.dscale), OPERAND(o.q), OPERAND(o.k),
+                         OPERAND(o.v),   OPERAND(o.mask),    OPERAND(o.keep),
+                         OPERAND(po),    SB_OCL_ARG(want_probs), OPERAND(pp)};
+    sb_status st = launch(fn, &K_SDPA_FORWARD, geom, sizeof geom, ARGS(args), rows);
+    sdpa_release(be, &o);
+    return st;
+}
+
+/* The rows kernel (dq, and the score gradients dk needs, in a temporary),
+ * then one chain per key feature for dk and for dv. */
+static sb_status ocl_sdpa_backward(const sb_backend *be, const sb_ref_sdpa_geom *g,
+                                   const float *dout, const float *q, const float *k,
+                                   const float *v, const void *mask, const float *probs,
+                                   float *dq, float *dk, float *dv) {
+    const char *fn = "sb_sdpa_backward";
+    int64_t rows = g->batch * g->lq, n = rows * g->lk;
+    sb_ocl_ptr pdo, pp, pdq = {NULL, 0}, pdk, pdv, pgs = {NULL, 0};
+    SB_TRY(dense_ptr(fn, "dout", dout, rows * g->ev, sizeof(float), &pdo));
+    SB_TRY(dense_ptr(fn, "probs", probs, n, sizeof(float), &pp));
+    if (dq) SB_TRY(dense_ptr(fn, "dq", dq, rows * g->e, sizeof(float), &pdq));
+    sdpa_operands o;
+    SB_TRY(sdpa_prepare(be, fn, g, q, k, v, mask, &o));
+    cl_long geom[SDPA_GEOM];
+    sdpa_geom(g, geom);
+    float scale = g->scale;
+    cl_int dropout = o.dropout, want_dq = dq != NULL, want_gs = dk != NULL && n > 0;
+    void *gs_mem = NULL;
+    sb_status st = SB_OK;
+    if (want_gs) {
+        st = sb_ocl_alloc(be, (size_t)n * sizeof(float), &gs_mem);
+        if (st == SB_OK) st = dense_ptr(fn, "the score gradients", gs_mem, n, sizeof(float), &pgs);
+    }
+    if (st == SB_OK && (want_dq || want_gs)) {
+        sb_ocl_arg args[] = {GEOM_ARG,         SB_OCL_ARG(scale),    SB_OCL_ARG(dropout),
+                             SB_OCL_ARG(o.dscale), OPERAND(pdo),     OPERAND(o.k),
+                             OPERAND(o.v),     OPERAND(o.mask),      OPERAND(o.keep),
+                             OPERAND(pp),      SB_OCL_ARG(want_dq),  OPERAND(pdq),
+                             SB_OCL_ARG(want_gs), OPERAND(pgs)};
+        st = launch(fn, &K_SDPA_BACKWARD_ROWS, geom, sizeof geom, ARGS(args), rows);
+    }
+    /* dk from (gs, q), dv from (probs with keep, dout) */
+    for (cl_int want_dv = 0; want_dv < 2 && st == SB_OK; want_dv++) {
+        float *dst = want_dv ? dv : dk;
+        if (!dst) continue;
+        int64_t count = g->batch * g->lk * (want_dv ? g->ev : g->e);
+        if (count == 0) continue;
+        sb_ocl_ptr *pd = want_dv ? &pdv : &pdk, w = want_dv ? pp : pgs, a = want_dv ? pdo : o.q;
+        st = dense_ptr(fn, want_dv ? "dv" : "dk", dst, count, sizeof(float), pd);
+        if (st != SB_OK) break;
+        if (rows == 0) { /* no query row: every chain is empty */
+            sb_tensor t = {.dtype = SB_F32, .device = SB_DEVICE_OPENCL, .ndim = 1,
+                           .shape = {count}, .strides = {1}, .data = dst};
+            st = sb_ocl_fill(be, &t, 0.0f);
+            continue;
+        }
+        sb_ocl_arg args[] = {GEOM_ARG,        SB_OCL_ARG(want_dv), SB_OCL_ARG(dropout),
+                             SB_OCL_ARG(o.dscale), OPERAND(o.mask), OPERAND(o.keep),
+                             OPERAND(w),      OPERAND(a),          OPERAND(*pd)};
+        st = launch(fn, &K_SDPA_BACKWARD_KEYS, geom, sizeof geom, ARGS(args), count);
+    }
+    if (gs_mem) sb_ocl_release(be, gs_mem);
+    sdpa_release(be, &o);
+    return st;
+}
+
 /* ---- 2-D padding (pad.cl) ---- */
 
 #define PAD_GEOM 8 /* pad.cl's SB_PAD_GEOM */
@@ -1520,6 +1671,8 @@ const sb_backend_ops sb_ocl_ops = {
     .index_gather = ocl_index_gather,
     .index_scatter_add = ocl_index_scatter_add,
     .cumulative = ocl_cumulative,
+    .sdpa_forward = ocl_sdpa_forward,
+    .sdpa_backward = ocl_sdpa_backward,
     .prelu_forward = ocl_prelu_forward,
     .prelu_backward = ocl_prelu_backward,
     .dropout_forward = ocl_dropout_forward,

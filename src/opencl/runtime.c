@@ -246,8 +246,11 @@ cl_command_queue sb_ocl_queue(void) { return ocl.queue; }
 
 /* ---- programs and kernels ---- */
 
-/* The files of a family after dialect.h (at most 12), and a name for
- * messages. */
+/* The most texts a program is built from: dialect.h and a family's files. */
+enum { SB_OCL_MAX_TEXTS = 32 };
+
+/* The files of a family after dialect.h (at most SB_OCL_MAX_TEXTS - 1),
+ * and a name for messages. */
 static int family_sources(sb_ocl_family f, const char **texts, const char **name) {
     switch (f) {
     case SB_OCL_POINTWISE:
@@ -276,7 +279,7 @@ static int family_sources(sb_ocl_family f, const char **texts, const char **name
         return 5;
     case SB_OCL_MATH: {
         *name = "math_prelude.cl + src/math + pointwise.cl + sum_acc.cl + math.cl + softmax.cl + "
-                "src/ref/loss_terms.h + loss.cl";
+                "src/ref/loss_terms.h + loss.cl + src/ref/attention_rules.h + attention.cl";
         const char *t[] = {sb_gpu_src_math_prelude_cl, sb_gpu_src_math_internal_h,
                            sb_gpu_src_expf_c,          sb_gpu_src_expm1f_c,
                            sb_gpu_src_logf_c,          sb_gpu_src_log1pf_c,
@@ -286,7 +289,8 @@ static int family_sources(sb_ocl_family f, const char **texts, const char **name
                            sb_gpu_src_powf_c,          sb_gpu_src_pointwise_cl,
                            sb_gpu_src_sum_acc_cl,      sb_gpu_src_math_cl,
                            sb_gpu_src_softmax_cl,      sb_gpu_src_loss_terms_h,
-                           sb_gpu_src_loss_cl};
+                           sb_gpu_src_loss_cl,         sb_gpu_src_attention_rules_h,
+                           sb_gpu_src_attention_cl};
         int count = (int)(sizeof t / sizeof *t);
         for (int i = 0; i < count; i++) texts[i] = t[i];
         return count;
@@ -315,7 +319,7 @@ static int family_sources(sb_ocl_family f, const char **texts, const char **name
 
 static sb_status build_program(const char *fn, sb_ocl_family family, const char *options,
                                cl_program *out) {
-    const char *texts[20] = {sb_gpu_src_dialect_h}, *files = NULL;
+    const char *texts[SB_OCL_MAX_TEXTS] = {sb_gpu_src_dialect_h}, *files = NULL;
     cl_uint count = 1 + (cl_uint)family_sources(family, texts + 1, &files);
     cl_int e = CL_SUCCESS;
     cl_program prog = clCreateProgramWithSource(ocl.ctx, count, texts, NULL, &e);

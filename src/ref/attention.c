@@ -6,33 +6,23 @@
  * every chain accumulates in its output element in the stated order (the
  * output starts at +0.0f and takes one fmaf per term, which is the chain).
  * A row's bits depend only on its query row, its batch entry's keys and
- * values, its mask row and, with dropout, its position in probs. */
+ * values, its mask row and, with dropout, its position in probs. Which
+ * keys a row sees is ref/attention_rules.h, shared with the OpenCL kernels. */
 #include <math.h>
 #include "samebits/math.h"
 #include "samebits/random.h"
 #include "core/canonical_sum.h"
 #include "core/internal.h"
+#include "ref/attention_rules.h"
 #include "ref/ref_attention.h"
 #include "ref/ref_loss.h"
 
 int64_t sb_ref_sdpa_causal_end(const sb_ref_sdpa_geom *g, int64_t i) {
-    int64_t last; /* the last key row i may see */
-    switch (g->causal) {
-    case SB_SDPA_CAUSAL_TOP_LEFT: last = i; break;
-    case SB_SDPA_CAUSAL_BOTTOM_RIGHT: last = i + g->lk - g->lq; break;
-    default: return g->lk;
-    }
-    if (last < 0) return 0;
-    return last + 1 < g->lk ? last + 1 : g->lk;
+    return sb_sdpa_causal_end((int)g->causal, i, g->lq, g->lk);
 }
 
 int64_t sb_ref_sdpa_mask_row(const sb_ref_sdpa_geom *g, int64_t b, int64_t i) {
-    int64_t at = i * g->mask_stride_i;
-    for (int d = g->nlead - 1; d >= 0; d--) { /* b in row-major order over lead */
-        at += (b % g->lead[d]) * g->mask_lead_stride[d];
-        b /= g->lead[d];
-    }
-    return at;
+    return sb_sdpa_mask_row(g->nlead, g->lead, g->mask_lead_stride, g->mask_stride_i, b, i);
 }
 
 float sb_ref_sdpa_drop(const sb_ref_sdpa_geom *g, int64_t b, int64_t i, int64_t j) {

@@ -43,3 +43,11 @@ SB_KERNEL sb_dropout_backward(SB_LONG n, int train, float scale, SB_GLOBAL const
         dx[dx0 + i] = train ? dy[dy0 + i] * (mask[m0 + i] * scale) : dy[dy0 + i];
     }
 }
+
+/* keep[i] = 1 when element i is kept (u >= p), else 0: the flags another
+ * kernel multiplies as keep * scale (attention's dropout, indexed like its
+ * probabilities). */
+SB_KERNEL sb_dropout_keep(SB_LONG n, float p, SB_U64 seed, SB_U64 stream, SB_U64 offset,
+                          SB_GLOBAL float *keep, SB_LONG k0) {
+    SB_FOR_EACH(i, n) keep[k0 + i] = sb_dropout_uniform(seed, stream, offset + (SB_U64)i) >= p ? 1.0f : 0.0f;
+}

@@ -16,6 +16,7 @@ typedef uint uint32_t;
 typedef int int32_t;
 typedef ulong uint64_t;
 typedef long int64_t;
+#define SB_OPENCL_INT64_T /* src/ref's shared headers then define no second one */
 
 /* Bit casts through memcpy (src/math's portable idiom) on private memory. */
 static inline void sb_math_copy_bytes(void *dst, const void *src, int n) {
