@@ -21,3 +21,22 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libsamebits.a
 bench: bench-deps
 	$(MAKE) bench-build
 	@scripts/bench.sh $(BUILD)
+
+# `make bench-gpu`: SGEMM and the LeNet-5 step on the OpenCL device next to
+# PyTorch on the same device (bench/gpu/bench_gpu.py; on PoCL the device is
+# this CPU, and the script says so). The CUDA backend's SGEMM against cuBLAS
+# is `make cuda-bench` (mk/cuda.mk).
+.PHONY: bench-gpu
+ifeq ($(SB_OPENCL),1)
+$(BUILD)/bench/gpu/bench_gpu: bench/gpu/bench_gpu.c $(BUILD)/libsamebits.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -O2 -o $@ $< $(BUILD)/libsamebits.a $(LDLIBS_ALL)
+
+bench-gpu: $(BUILD)/bench/gpu/bench_gpu
+	@SB_BUILD=$(BUILD) "$$(scripts/python-venv.sh python 2>/dev/null || echo /usr/bin/python3)" \
+	    bench/gpu/bench_gpu.py
+else
+bench-gpu:
+	@echo "bench-gpu: this build has no OpenCL backend (SB_OPENCL=0); install ocl-icd-opencl-dev" >&2
+	@exit 1
+endif
