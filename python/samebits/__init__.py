@@ -13,13 +13,14 @@ from ._convert import UnsupportedDeviceError
 from . import ops
 from .random import manual_seed, initial_seed, init_module
 from .utils import get_hash, print_hash, set_num_threads, get_num_threads
+from .device import set_device, get_device, on_device
 from . import random, utils, data
 
 __version__ = "0.1.0"
 
 __all__ = ["ops", "nn", "optim", "utils", "random", "data", "from_torch_module", "manual_seed",
            "initial_seed", "init_module", "get_hash", "print_hash", "set_num_threads",
-           "get_num_threads", "SamebitsError", "ArgumentRangeError", "UnsupportedDeviceError", "UnsupportedModuleError", "lib_path",
+           "get_num_threads", "set_device", "get_device", "on_device", "SamebitsError", "ArgumentRangeError", "UnsupportedDeviceError", "UnsupportedModuleError", "lib_path",
            "NotReproducibleError", "StrictMode", "audit", "AuditReport"]
 
 try:

@@ -302,6 +302,9 @@ _SIGS = {
     "sb_clear_error": (None, []),
     "sb_tensor_wrap": (_i, [ctypes.POINTER(_T), _P, _i, _i, ctypes.POINTER(_i64), ctypes.POINTER(_i64)]),
     "sb_tensor_free": (None, [_T]),
+    "sb_tensor_new_on": (_i, [ctypes.POINTER(_T), _i, _i, _i, ctypes.POINTER(_i64)]),
+    "sb_tensor_to": (_i, [ctypes.POINTER(_T), _T, _i]),
+    "sb_tensor_copy": (_i, [_T, _T]),
     "sb_set_num_threads": (_i, [_i]),
     "sb_num_threads": (_i, []),
     "sb_isa": (_i, []),
@@ -511,9 +514,48 @@ def check(status, function=""):
         raise SamebitsError("%s (%s)" % (msg, name), status, function)
 
 
+# The device samebits' ops run on (samebits.set_device): SB_DEVICE_CPU, or
+# a device whose backend computes the CPU's bits (contract section 1).
+device = SB_DEVICE_CPU
+
+
 def call(name, *args):
-    """lib.<name>(*args), raising on a non-zero sb_status."""
+    """lib.<name>(*args), raising on a non-zero sb_status. With a device
+    chosen (samebits.set_device), an op's host tensors go to that device
+    for the call and come back after it (see _call_on_device)."""
+    if device != SB_DEVICE_CPU:
+        return _call_on_device(name, args)
     check(getattr(lib, name)(*args), name)
+
+
+def _call_on_device(name, args):
+    """Runs lib.<name> with every host Tensor argument (a byref of a wrapped
+    array) replaced by a copy on the chosen device, then copies each back
+    over its array: the op computed there, and its outputs land where the
+    caller expects them (inputs come back with their own bits). One header
+    passed twice (an in-place op) is one device tensor. Calls without tensor
+    arguments (raw-pointer optimizer steps, hashing, loading) run on the
+    host unchanged."""
+    moved, by_header, new_args = [], {}, []
+    try:
+        for a in args:
+            t = getattr(a, "_obj", None)
+            if not isinstance(t, Tensor) or t.device != SB_DEVICE_CPU:
+                new_args.append(a)
+                continue
+            key = (t.data, t.dtype, t.ndim, tuple(t.shape[:t.ndim]), tuple(t.strides[:t.ndim]))
+            if key not in by_header:
+                d = _T()
+                check(lib.sb_tensor_to(ctypes.byref(d), ctypes.byref(t), device), name)
+                by_header[key] = d
+                moved.append((t, d))
+            new_args.append(by_header[key])
+        check(getattr(lib, name)(*new_args), name)
+        for host, d in moved:
+            check(lib.sb_tensor_copy(ctypes.byref(host), d), name)
+    finally:
+        for _, d in moved:
+            lib.sb_tensor_free(d)
 
 
 _NP_DTYPES = {np.dtype(np.float32): SB_F32, np.dtype(np.int32): SB_I32,

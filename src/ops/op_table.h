@@ -832,6 +832,11 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
         const int64_t *strides), tensor) \
     FN(sb_tensor_free, void, \
        (sb_tensor *t), tensor) \
+    FN(sb_tensor_new_on, sb_status, \
+       (sb_tensor **out, sb_device device, sb_dtype dtype, int ndim, const int64_t *shape), \
+       tensor) \
+    FN(sb_tensor_to, sb_status, \
+       (sb_tensor **out, const sb_tensor *src, sb_device device), tensor) \
     FN(sb_isa, sb_isa_level, \
        (void), runtime) \
     FN(sb_isa_name, const char *, \
