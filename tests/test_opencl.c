@@ -1243,10 +1243,19 @@ static void test_optim(void) {
  * function's branch points. */
 static void test_math_functions(void) {
     const int64_t n = sb_test_quick() ? (1 << 14) : (1 << 20);
-    static const char *names[6] = {"expf", "logf", "expm1f", "log1pf", "tanhf", "erff"};
-    float (*host[6])(float) = {sb_expf, sb_logf, sb_expm1f, sb_log1pf, sb_tanhf, sb_erff};
-    static const float around[] = {0.0f, 1.0f, -1.0f, 88.7f, -103.9f, -17.9f, 10.0f, 4.0f,
-                                   0.5f, 0x1p-7f, -0x1p-8f, 1e-30f, 0x1p-126f};
+#define SB_NAME(i, name) #name,
+#define SB_HOST(i, name) sb_##name,
+    static const char *names[] = {SB_OCL_MATH_EVAL_FUNCTIONS(SB_NAME)};
+    float (*host[])(float) = {SB_OCL_MATH_EVAL_FUNCTIONS(SB_HOST)};
+#undef SB_NAME
+#undef SB_HOST
+    /* branch points of the functions: overflow and underflow edges, 1, the
+     * subnormal boundary, and sin/cos's reduction ranges (pi multiples,
+     * 2^20, huge arguments) */
+    static const float around[] = {0.0f,   1.0f,     -1.0f,   88.7f,      -103.9f,   -17.9f,
+                                   10.0f,  4.0f,     0.5f,    0x1p-7f,    -0x1p-8f,  1e-30f,
+                                   0x1p-126f, 128.0f, -149.0f, -126.0f, 3.14159265f, 0x1p20f,
+                                   1e6f,   0x1p100f, 2.0f};
     int64_t s[1] = {n};
     sb_tensor *xc = NULL;
     CHECK_OK(sb_tensor_new(&xc, SB_F32, 1, s));
@@ -1260,7 +1269,7 @@ static void test_math_functions(void) {
         x[i] = sb_test_from_bits(b);
     }
     pair in = pair_of(xc), out = pair_zeros(SB_F32, 1, s);
-    for (int f = 0; f < 6; f++) {
+    for (int f = 0; f < (int)(sizeof names / sizeof *names); f++) {
         CHECK_OK(sb_ocl_math_eval(f, in.d->data, out.d->data, n));
         float *y = sb_tensor_f32(out.c);
         for (int64_t i = 0; i < n; i++) y[i] = host[f](x[i]);
@@ -1268,6 +1277,8 @@ static void test_math_functions(void) {
         snprintf(what, sizeof what, "device sb_%s on %lld inputs", names[f], (long long)n);
         check_same(&out, what);
     }
+    CHECK_ERROR(sb_ocl_math_eval((int)(sizeof names / sizeof *names), in.d->data, out.d->data, n),
+                SB_ERR_ARG, "names no function");
     pair_free(&in);
     pair_free(&out);
 }

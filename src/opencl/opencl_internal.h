@@ -153,8 +153,15 @@ extern const char sb_gpu_src_prelu_cl[];
 extern const char sb_gpu_src_attention_rules_h[];
 extern const char sb_gpu_src_attention_cl[];
 
-/* Test hook: y[i] = f(x[i]) on the device for f = 0 expf, 1 logf, 2 expm1f,
- * 3 log1pf, 4 tanhf, 5 erff (x, y: n floats of opencl device memory). */
+/* The functions sb_ocl_math_eval computes, X(index, name) with the host
+ * function sb_<name> (include/samebits/math.h): math.cl's sb_math_eval
+ * switch, test_opencl and tools/verify_opencl_math.c all follow it. */
+#define SB_OCL_MATH_EVAL_FUNCTIONS(X)                                                             \
+    X(0, expf) X(1, logf) X(2, expm1f) X(3, log1pf) X(4, tanhf) X(5, erff) X(6, exp2f)            \
+    X(7, log2f) X(8, sinf) X(9, cosf)
+
+/* Test hook: y[i] = f(x[i]) on the device, f an index of
+ * SB_OCL_MATH_EVAL_FUNCTIONS (x, y: n floats of opencl device memory). */
 sb_status sb_ocl_math_eval(int f, const float *x, float *y, int64_t n);
 
 /* ---- the op table (src/opencl/ops.c) ---- */

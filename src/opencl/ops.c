@@ -347,6 +347,11 @@ static sb_status ocl_unary_backward(const sb_backend *be, sb_unary_op op, const 
 
 sb_status sb_ocl_math_eval(int f, const float *x, float *y, int64_t n) {
     const char *fn = "sb_ocl_math_eval";
+#define SB_COUNT_ONE(i, name) +1
+    enum { FUNCTIONS = 0 SB_OCL_MATH_EVAL_FUNCTIONS(SB_COUNT_ONE) };
+#undef SB_COUNT_ONE
+    if (f < 0 || f >= FUNCTIONS)
+        return sb_fail(SB_ERR_ARG, "%s: f = %d names no function (0..%d)", fn, f, FUNCTIONS - 1);
     if (n == 0) return SB_OK;
     sb_ocl_ptr px, py;
     SB_TRY(dense_ptr(fn, "x", x, n, sizeof(float), &px));

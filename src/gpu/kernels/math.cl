@@ -14,7 +14,9 @@
 #define SB_MATH_GELU_KAPPA3 0x1.12ba9cp-3f
 
 /* y[i] = f(x[i]) for f = 0 expf, 1 logf, 2 expm1f, 3 log1pf, 4 tanhf,
- * 5 erff: the device's functions compared with the host's. */
+ * 5 erff, 6 exp2f, 7 log2f, 8 sinf, 9 cosf (SB_OCL_MATH_EVAL_FUNCTIONS of
+ * src/opencl/opencl_internal.h): the device's functions compared with the
+ * host's. */
 SB_KERNEL sb_math_eval(int f, SB_LONG n, SB_GLOBAL const float *x, SB_LONG x0,
                        SB_GLOBAL float *y, SB_LONG y0) {
     SB_FOR_EACH(i, n) {
@@ -25,7 +27,11 @@ SB_KERNEL sb_math_eval(int f, SB_LONG n, SB_GLOBAL const float *x, SB_LONG x0,
         case 2: r = sb_expm1f(v); break;
         case 3: r = sb_log1pf(v); break;
         case 4: r = sb_tanhf(v); break;
-        default: r = sb_erff(v); break;
+        case 5: r = sb_erff(v); break;
+        case 6: r = sb_exp2f(v); break;
+        case 7: r = sb_log2f(v); break;
+        case 8: r = sb_sinf(v); break;
+        default: r = sb_cosf(v); break;
         }
         y[y0 + i] = r;
     }
