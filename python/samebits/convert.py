@@ -140,10 +140,6 @@ def _check(m, path):
     """Refuses settings a samebits module cannot honour, before any forward."""
     where = " (at '%s')" % path if path else ""
     t = type(m)
-    if t in (torch.nn.InstanceNorm1d, torch.nn.InstanceNorm2d) and m.track_running_stats:
-        raise UnsupportedModuleError(
-            "samebits.from_torch_module: cannot convert %s%s with track_running_stats=True"
-            % (_type_name(m), where))
     if t is torch.nn.CrossEntropyLoss and m.weight is not None:
         raise UnsupportedModuleError("samebits.from_torch_module: cannot convert "
                                   "torch.nn.CrossEntropyLoss%s with class weights" % where)

@@ -6,6 +6,8 @@ Values are compared with PyTorch (max pooling and the piecewise-linear
 activations exactly, averages within a few ulps), and the same call is
 repeated at 1/2/3/7 threads and every ISA level this machine runs, which
 must not change a bit."""
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -292,8 +294,10 @@ def test_instance_norm_is_group_norm_per_channel():
     assert _bits_equal(SF.instance_norm(x, weight=w, bias=b), SF.group_norm(x, 5, w, b))
     assert torch.allclose(SF.instance_norm(x, weight=w, bias=b),
                           F.instance_norm(x, weight=w, bias=b), rtol=1e-5, atol=1e-5)
-    with pytest.raises(NotImplementedError, match="running statistics"):
-        SF.instance_norm(x, torch.zeros(5), torch.ones(5))
+    # with running statistics (updated in place) the output is still group norm's
+    rm, rv = torch.zeros(5), torch.ones(5)
+    assert _bits_equal(SF.instance_norm(x, rm, rv, w, b), SF.group_norm(x, 5, w, b))
+    assert not torch.equal(rm, torch.zeros(5))
 
 
 def test_group_norm_arguments_are_checked():
@@ -340,10 +344,60 @@ def test_norm_modules_convert_and_run_strict():
                        SF.group_norm((torch.ones(3, 5) * torch.arange(5.0))[None], 3)[0])
 
 
-def test_instance_norm_running_stats_refused_at_conversion():
-    with pytest.raises(samebits.UnsupportedModuleError, match="track_running_stats=True"):
-        samebits.from_torch_module(torch.nn.Sequential(
-            torch.nn.InstanceNorm2d(4, track_running_stats=True)))
+@pytest.mark.parametrize("kind", ["1d", "2d"])
+def test_instance_norm_running_stats_follow_pytorch(kind):
+    """track_running_stats=True: training updates the running statistics as
+    PyTorch does (batch norm of the (1, N*C, ...) view, then the mean over
+    N), evaluation normalises with them; momentum=None counts as 0."""
+    torch.manual_seed(4)
+    cls, shape = ((torch.nn.InstanceNorm1d, (3, 4, 9)) if kind == "1d"
+                  else (torch.nn.InstanceNorm2d, (3, 4, 5, 6)))
+    # momentum=None counts as 0 from PyTorch 2.x on (1.13 raises a TypeError)
+    for momentum in (0.1, 0.5) + ((None,) if int(torch.__version__.split(".")[0]) >= 2 else ()):
+        m = torch.nn.Sequential(torch.nn.Conv1d(4, 4, 1) if kind == "1d" else
+                                torch.nn.Conv2d(4, 4, 1),
+                                cls(4, affine=True, track_running_stats=True, momentum=momentum),
+                                torch.nn.Flatten(), torch.nn.Linear(4 * int(np.prod(shape[2:])), 3))
+        sb = samebits.from_torch_module(copy.deepcopy(m))
+        assert type(sb[1]).__module__ == "samebits.nn"
+        for step in range(3):
+            x = torch.randn(*shape) * (step + 1) + step
+            want = m(x)
+            got = sb(x)
+            assert torch.allclose(got, want, rtol=1e-4, atol=1e-5)
+            for buf in ("running_mean", "running_var"):
+                assert torch.allclose(getattr(sb[1], buf), getattr(m[1], buf), rtol=1e-5,
+                                      atol=1e-6), (momentum, step, buf)
+        x = torch.randn(2, *shape[1:], requires_grad=True)
+        _strict_run_like_pytorch(sb, m, x)  # training: the update runs no PyTorch kernel
+        m.eval()
+        sb.eval()
+        sb.zero_grad(set_to_none=True)
+        x.grad = None
+        out, report = _strict_run_like_pytorch(sb, m, x)
+        assert "torch.nn.functional.instance_norm" in {op for op, _ in report.covered} or \
+            any("InstanceNorm" in op for op, _ in report.covered)
+
+
+def test_instance_norm_running_stats_bits_do_not_depend_on_threads():
+    torch.manual_seed(5)
+    x = torch.randn(7, 6, 11, 13)
+    got = []
+    old = samebits.get_num_threads()
+    try:
+        for t in (1, 3):
+            samebits.set_num_threads(t)
+            rm, rv = torch.zeros(6), torch.ones(6)
+            y = SF.instance_norm(x, rm, rv, None, None, True, 0.3, 1e-5)
+            got.append((y, rm.clone(), rv.clone()))
+    finally:
+        samebits.set_num_threads(old)
+    for a, b in zip(*got):
+        assert _bits_equal(a, b)
+    with pytest.raises(ValueError, match="running_mean and running_var"):
+        SF.instance_norm(x, torch.zeros(6), None)
+    with pytest.raises(ValueError, match="use_input_stats=False"):
+        SF.instance_norm(x, use_input_stats=False)
 
 
 # ---- SiLU, LeakyReLU, Softplus ---------------------------------------------------

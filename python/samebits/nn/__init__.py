@@ -235,8 +235,9 @@ class GroupNorm(torch.nn.GroupNorm):
 
 
 class _InstanceNormMixin:
-    """Group norm with one group per channel. track_running_stats=True is
-    refused (at conversion and here), never ignored."""
+    """Instance norm (F.instance_norm); with track_running_stats=True the
+    running statistics are updated in training and used in evaluation,
+    PyTorch's rules (momentum=None counts as 0, as in PyTorch)."""
 
     def reset_parameters(self):
         if self.affine:
@@ -248,11 +249,9 @@ class _InstanceNormMixin:
     # torch's forward checks the rank and adds/removes an unbatched input's
     # batch dim around this
     def _apply_instance_norm(self, input):
-        if self.track_running_stats:
-            raise NotImplementedError("samebits.nn.%s: track_running_stats=True is not supported"
-                                      % type(self).__name__)
-        return F.instance_norm(input, None, None, self.weight, self.bias, True, self.momentum,
-                               self.eps)
+        return F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
+                               self.training or not self.track_running_stats,
+                               self.momentum if self.momentum is not None else 0.0, self.eps)
 
 
 class InstanceNorm1d(_InstanceNormMixin, torch.nn.InstanceNorm1d):

@@ -884,18 +884,45 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats=True, momentum=0.1, eps=1e-5):
-    """Instance norm = group norm with one group per channel. Running
-    statistics are refused (not silently ignored): only use_input_stats=True
-    without running_mean/running_var is supported."""
+    """Instance norm, PyTorch's definition: batch norm of the input viewed
+    as (1, N*C, ...) with the running statistics repeated N times, then each
+    running statistic the mean over N of its N updated copies.
+
+    With the input's statistics (use_input_stats, training) the output is
+    group norm with one group per channel (the same statistics); running
+    statistics, when given, are then updated as above: batch norm's
+    training update (contract section 12) on the (1, N*C, ...) view, and
+    the mean over N through sb_mean (the canonical sum divided by N).
+    Without them (use_input_stats False) it is batch norm in evaluation
+    mode with the running statistics."""
     fn = "nn.functional.instance_norm"
-    if running_mean is not None or running_var is not None or not use_input_stats:
-        raise NotImplementedError("samebits.%s: running statistics (running_mean, running_var, "
-                                  "use_input_stats=False) are not supported" % fn)
     x = to_np(input, fn, "input")
     if x.ndim < 3:
         raise ValueError("samebits.%s: input must be (N, C, spatial...), got shape %s"
                          % (fn, tuple(x.shape)))
-    return group_norm(input, x.shape[1], weight, bias, eps)
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("samebits.%s: running_mean and running_var must be given together"
+                         % fn)
+    tracking = running_mean is not None
+    if not use_input_stats:
+        if not tracking:
+            raise ValueError("samebits.%s: use_input_stats=False needs running_mean and "
+                             "running_var" % fn)
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    y = group_norm(input, x.shape[1], weight, bias, eps)
+    if tracking:
+        n, c = x.shape[0], x.shape[1]
+        rm = np.tile(to_np(running_mean, fn, "running_mean"), n)
+        rv = np.tile(to_np(running_var, fn, "running_var"), n)
+        if rm.shape != (n * c,) or rv.shape != (n * c,):
+            raise ValueError("samebits.%s: running_mean and running_var must have C = %d "
+                             "elements" % (fn, c))
+        _ops._batch_norm(np.ascontiguousarray(x.reshape((1, n * c) + x.shape[2:])), None, None,
+                         rm, rv, True, momentum, eps, fn)
+        with torch.no_grad():
+            running_mean.copy_(_ops.mean(torch.from_numpy(rm.reshape(n, c)), 0))
+            running_var.copy_(_ops.mean(torch.from_numpy(rv.reshape(n, c)), 0))
+    return y
 
 
 class _Dropout(torch.autograd.Function):
