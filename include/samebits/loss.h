@@ -66,6 +66,42 @@ SB_API sb_status sb_nll_loss_backward(const sb_tensor *logp, const sb_tensor *ta
                                sb_loss_reduction reduction, int64_t ignore_index,
                                const sb_tensor *dloss, sb_tensor *dlogp);
 
+/* ---- class losses with weights and K dimensions ---------------------------
+ * One entry point for cross-entropy and NLL (docs/CONTRACT.md section 11,
+ * "Class weights and K-dimensional inputs"). input is (N, C) or
+ * (N, C, d1, ..., dk) float32 (logits for CROSS_ENTROPY, log-probabilities
+ * for NLL), every dimension >= 1; targets is (N) or (N, d1, ..., dk) int32 or
+ * int64, each in [0, C) or equal to ignore_index. A row is the C entries
+ * input[n, :, s...] of one target. weight (C) float32 or NULL (every class
+ * weight 1). Row loss: w[t] * nll (plus the weighted smoothing term for
+ * CROSS_ENTROPY); NONE: loss has targets' shape; SUM: the canonical sum in
+ * row-major target order (0-d); MEAN: that sum / the canonical sum of the
+ * counted rows' weights (without weight: / (float)count, as
+ * sb_cross_entropy_forward). Without weight and with (N, C) input the bits
+ * are those of sb_cross_entropy_* / sb_nll_loss_*. */
+typedef enum sb_class_loss_kind {
+    SB_LOSS_CROSS_ENTROPY = 0, /* input: logits */
+    SB_LOSS_NLL = 1            /* input: log-probabilities */
+} sb_class_loss_kind;
+
+typedef struct sb_class_loss {
+    sb_class_loss_kind kind;
+    float label_smoothing; /* CROSS_ENTROPY only, in [0, 1]; NLL: 0 */
+    int64_t ignore_index;  /* PyTorch's default is -100 */
+} sb_class_loss;
+
+SB_API sb_status sb_class_loss_forward(const sb_class_loss *params, const sb_tensor *input,
+                                       const sb_tensor *targets, const sb_tensor *weight,
+                                       sb_loss_reduction reduction, sb_tensor *loss);
+/* dinput (input's shape): CROSS_ENTROPY (softmax * W - q) * g with q the
+ * weighted smoothed one-hot and W its sum; NLL -g * w[t] at the target,
+ * +0.0f elsewhere; ignored rows +0.0f. dloss has targets' shape (NONE) or
+ * is 0-d. */
+SB_API sb_status sb_class_loss_backward(const sb_class_loss *params, const sb_tensor *input,
+                                        const sb_tensor *targets, const sb_tensor *weight,
+                                        sb_loss_reduction reduction, const sb_tensor *dloss,
+                                        sb_tensor *dinput);
+
 /* Mean squared error of x against target (same shape, any rank, numel >= 1):
  * d_i = x_i - target_i, q_i = d_i * d_i; NONE: loss has x's shape, SUM/MEAN:
  * 0-d canonical sum of q in row-major order (MEAN then / (float)numel). */

@@ -34,6 +34,7 @@
 #include "ref/ref_cumulative.h"
 #include "ref/ref_index.h"
 #include "ref/ref_linalg.h"
+#include "ref/ref_loss.h"
 #include "ref/ref_pad.h"
 #include "ref/ref_pointwise.h"
 
@@ -155,6 +156,13 @@ typedef struct sb_backend_ops {
                                      const int64_t *targets, int64_t N, int64_t C,
                                      sb_loss_reduction reduction, float eps,
                                      int64_t ignore_index, const float *dloss, float *da);
+    /* The general class loss (class weights, K dimensions): p->weight is
+     * device memory or NULL, targets N * inner device int64 values. */
+    sb_status (*class_loss_nd_forward)(const sb_backend *be, const sb_class_problem *p,
+                                       const float *input, const int64_t *targets, float *loss);
+    sb_status (*class_loss_nd_backward)(const sb_backend *be, const sb_class_problem *p,
+                                        const float *input, const int64_t *targets,
+                                        const float *dloss, float *dinput);
     /* The elementwise losses (MSE is one kind); w, pw and dy may be NULL. */
     sb_status (*elementwise_loss_forward)(const sb_backend *be, const sb_elementwise_loss *p,
                                           const float *x, const float *y, const float *w,

@@ -265,26 +265,44 @@ static sb_status cpu_softmax_backward(const sb_backend *be, const float *y, cons
     return SB_OK;
 }
 
+static sb_status cpu_class_loss_nd_forward(const sb_backend *be, const sb_class_problem *p,
+                                           const float *input, const int64_t *targets,
+                                           float *loss) {
+    (void)be;
+    sb_cpu_class_loss_forward(p, input, targets, loss);
+    return SB_OK;
+}
+
+static sb_status cpu_class_loss_nd_backward(const sb_backend *be, const sb_class_problem *p,
+                                            const float *input, const int64_t *targets,
+                                            const float *dloss, float *dinput) {
+    (void)be;
+    sb_cpu_class_loss_backward(p, input, targets, dloss, dinput);
+    return SB_OK;
+}
+
+/* The (N, C) unweighted entries: the general kernels with no weight. */
+static sb_class_problem plain_problem(bool logits, int64_t N, int64_t C,
+                                      sb_loss_reduction reduction, float eps,
+                                      int64_t ignore_index) {
+    return (sb_class_problem){.logits = logits, .N = N, .C = C, .inner = 1,
+                              .reduction = reduction, .eps = eps, .ignore_index = ignore_index};
+}
+
 static sb_status cpu_class_loss_forward(const sb_backend *be, bool logits, const float *a,
                                         const int64_t *targets, int64_t N, int64_t C,
                                         sb_loss_reduction reduction, float eps,
                                         int64_t ignore_index, float *loss) {
-    (void)be;
-    if (logits) sb_cpu_cross_entropy_forward(a, targets, N, C, reduction, eps, ignore_index, loss);
-    else sb_ref_nll_loss_forward(a, targets, N, C, reduction, ignore_index, loss);
-    return SB_OK;
+    sb_class_problem p = plain_problem(logits, N, C, reduction, eps, ignore_index);
+    return cpu_class_loss_nd_forward(be, &p, a, targets, loss);
 }
 
 static sb_status cpu_class_loss_backward(const sb_backend *be, bool logits, const float *a,
                                          const int64_t *targets, int64_t N, int64_t C,
                                          sb_loss_reduction reduction, float eps,
                                          int64_t ignore_index, const float *dloss, float *da) {
-    (void)be;
-    if (logits)
-        sb_cpu_cross_entropy_backward(a, targets, N, C, reduction, eps, ignore_index, dloss, da);
-    else
-        sb_ref_nll_loss_backward(a, targets, N, C, reduction, ignore_index, dloss, da);
-    return SB_OK;
+    sb_class_problem p = plain_problem(logits, N, C, reduction, eps, ignore_index);
+    return cpu_class_loss_nd_backward(be, &p, a, targets, dloss, da);
 }
 
 static sb_status cpu_elementwise_loss_forward(const sb_backend *be, const sb_elementwise_loss *p,
@@ -562,6 +580,8 @@ const sb_backend_ops sb_cpu_backend_ops = {
     .softmax_backward = cpu_softmax_backward,
     .class_loss_forward = cpu_class_loss_forward,
     .class_loss_backward = cpu_class_loss_backward,
+    .class_loss_nd_forward = cpu_class_loss_nd_forward,
+    .class_loss_nd_backward = cpu_class_loss_nd_backward,
     .elementwise_loss_forward = cpu_elementwise_loss_forward,
     .elementwise_loss_backward = cpu_elementwise_loss_backward,
     .batch_norm_forward = cpu_batch_norm_forward,

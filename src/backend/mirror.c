@@ -120,6 +120,20 @@ static sb_status mirror_class_loss_backward(const sb_backend *be, bool logits, c
                                                   ignore_index, dloss, da);
 }
 
+static sb_status mirror_class_loss_nd_forward(const sb_backend *be, const sb_class_problem *p,
+                                              const float *input, const int64_t *targets,
+                                              float *loss) {
+    SB_TRY(need_mirror(be, "targets", targets, (size_t)(p->N * p->inner) * sizeof *targets));
+    return sb_cpu_backend_ops.class_loss_nd_forward(be, p, input, targets, loss);
+}
+
+static sb_status mirror_class_loss_nd_backward(const sb_backend *be, const sb_class_problem *p,
+                                               const float *input, const int64_t *targets,
+                                               const float *dloss, float *dinput) {
+    SB_TRY(need_mirror(be, "targets", targets, (size_t)(p->N * p->inner) * sizeof *targets));
+    return sb_cpu_backend_ops.class_loss_nd_backward(be, p, input, targets, dloss, dinput);
+}
+
 static sb_backend_ops mirror_ops;
 static sb_backend mirror;
 static pthread_once_t mirror_once = PTHREAD_ONCE_INIT;
@@ -128,6 +142,8 @@ static void mirror_init(void) {
     mirror_ops = sb_cpu_backend_ops;
     mirror_ops.class_loss_forward = mirror_class_loss_forward;
     mirror_ops.class_loss_backward = mirror_class_loss_backward;
+    mirror_ops.class_loss_nd_forward = mirror_class_loss_nd_forward;
+    mirror_ops.class_loss_nd_backward = mirror_class_loss_nd_backward;
     mirror = (sb_backend){
         .name = "mirror",
         .device = SB_DEVICE_MIRROR,

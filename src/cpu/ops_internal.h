@@ -21,6 +21,7 @@
 #include "ref/ref_attention.h"
 #include "ref/ref_cumulative.h"
 #include "ref/ref_index.h"
+#include "ref/ref_loss.h"
 #include "ref/ref_pointwise.h"
 
 /* ---- the vector inner loops (pointwise_<isa>.c) ------------------------------
@@ -126,12 +127,10 @@ void sb_cpu_softmax_forward(const float *x, int64_t outer, int64_t n, int64_t in
                             float *y);
 void sb_cpu_softmax_backward(const float *y, const float *dy, int64_t outer, int64_t n,
                              int64_t inner, bool log, float *dx);
-void sb_cpu_cross_entropy_forward(const float *logits, const int64_t *targets, int64_t N,
-                                  int64_t C, sb_loss_reduction reduction, float label_smoothing,
-                                  int64_t ignore_index, float *loss);
-void sb_cpu_cross_entropy_backward(const float *logits, const int64_t *targets, int64_t N,
-                                   int64_t C, sb_loss_reduction reduction, float label_smoothing,
-                                   int64_t ignore_index, const float *dloss, float *dlogits);
+void sb_cpu_class_loss_forward(const sb_class_problem *p, const float *input,
+                               const int64_t *targets, float *loss);
+void sb_cpu_class_loss_backward(const sb_class_problem *p, const float *input,
+                                const int64_t *targets, const float *dloss, float *dinput);
 
 /* ---- optim.c (sb_ref_* of src/ref/ref_optim.h) --------------------------------- */
 void sb_cpu_adam(const sb_adam_factors *f, bool first, int64_t n, float *param,

@@ -168,103 +168,115 @@ void sb_cpu_softmax_backward(const float *y, const float *dy, int64_t outer, int
     sb_parallel_for(rows, rows_grain(rows, n), sm_backward_range, &job);
 }
 
-/* ---- cross-entropy -------------------------------------------------------------- */
+/* ---- cross-entropy and NLL (sb_ref_class_loss_* of src/ref/loss.c) ----------- */
 
 typedef struct ce_job {
-    const float *logits, *dloss;
+    const sb_class_problem *p;
+    const float *input, *dloss;
     const int64_t *targets;
-    int64_t C, ignore_index;
-    sb_loss_reduction reduction;
-    float eps, eps_c, q_target, mean_grad;
-    float *out; /* forward: one value per row; backward: dlogits */
+    float mean_grad, S; /* backward: MEAN's shared gradient, the weights' sum */
+    float *out;         /* forward: one value per row; backward: dinput */
 } ce_job;
 
-/* cross_entropy_row of src/ref/loss.c */
+/* w_j * lp_j, lp_j = (x_j - m) - ls */
+static void weighted_logp_terms(const void *vr, int64_t j0, int64_t k, float *buf) {
+    const row *r = vr;
+    logp_terms(vr, j0, k, buf);
+    if (r->y) /* the class weights */
+        for (int64_t i = 0; i < k; i++) buf[i] = r->y[j0 + i] * buf[i];
+}
+
+static float class_weight(const sb_class_problem *p, int64_t c) {
+    return p->weight ? p->weight[c] : 1.0f;
+}
+
+/* sb_ref_class_row_loss for cross-entropy, its sums chunked */
+static float ce_row_loss(const sb_class_problem *p, const float *x, int64_t stride, int64_t t) {
+    row r = {.x = x, .y = p->weight, .stride = stride};
+    r.m = row_max(x, p->C, stride);
+    r.ls = sb_logf(canonical_terms(exp_terms, &r, p->C));
+    float nll = class_weight(p, t) * -((x[t * stride] - r.m) - r.ls);
+    if (p->eps == 0.0f) return nll;
+    float smooth = -canonical_terms(weighted_logp_terms, &r, p->C);
+    return (1.0f - p->eps) * nll + smooth * (p->eps / (float)p->C);
+}
+
 static void ce_forward_range(void *vjob, int64_t r0, int64_t r1) {
     const ce_job *job = vjob;
-    int64_t C = job->C;
+    const sb_class_problem *p = job->p;
+    int64_t C = p->C, inner = p->inner;
     for (int64_t rr = r0; rr < r1; rr++) {
+        const float *x = job->input + (rr / inner) * C * inner + rr % inner;
         int64_t t = job->targets[rr];
         float v = 0.0f;
-        if (t != job->ignore_index) {
-            row r = {.x = job->logits + rr * C, .stride = 1};
-            r.m = row_max(r.x, C, 1);
-            float s = canonical_terms(exp_terms, &r, C);
-            r.ls = sb_logf(s);
-            float nll = -((r.x[t] - r.m) - r.ls);
-            if (job->eps == 0.0f) {
-                v = nll;
-            } else {
-                float smooth = -canonical_terms(logp_terms, &r, C);
-                v = (1.0f - job->eps) * nll + smooth * job->eps_c;
-            }
-        }
+        if (t != p->ignore_index)
+            v = p->logits ? ce_row_loss(p, x, inner, t) : sb_ref_class_row_loss(p, x, inner, t);
         job->out[rr] = v;
     }
 }
 
+/* cross_entropy_grad_row of src/ref/loss.c */
 static void ce_backward_range(void *vjob, int64_t r0, int64_t r1) {
     const ce_job *job = vjob;
-    int64_t C = job->C;
+    const sb_class_problem *p = job->p;
+    int64_t C = p->C, inner = p->inner;
+    float eps = p->eps, c = eps / (float)C;
     for (int64_t rr = r0; rr < r1; rr++) {
-        float *dx = job->out + rr * C;
+        int64_t at = (rr / inner) * C * inner + rr % inner;
+        float *dx = job->out + at;
         int64_t t = job->targets[rr];
-        if (t == job->ignore_index) {
-            for (int64_t j = 0; j < C; j++) dx[j] = 0.0f;
+        if (t == p->ignore_index || !p->logits) {
+            for (int64_t j = 0; j < C; j++) dx[j * inner] = 0.0f;
+            if (t == p->ignore_index) continue;
+        }
+        float g = p->reduction == SB_LOSS_NONE ? job->dloss[rr]
+                  : p->reduction == SB_LOSS_MEAN ? job->mean_grad : job->dloss[0];
+        float w_t = class_weight(p, t);
+        if (!p->logits) {
+            dx[t * inner] = -g * w_t;
             continue;
         }
-        float g = job->reduction == SB_LOSS_NONE ? job->dloss[rr]
-                  : job->reduction == SB_LOSS_MEAN ? job->mean_grad : job->dloss[0];
-        row r = {.x = job->logits + rr * C, .stride = 1, .out = dx};
-        r.m = row_max(r.x, C, 1);
+        float q_t = eps == 0.0f ? w_t : (1.0f - eps) * w_t + c * w_t;
+        float W = !p->weight ? 1.0f : eps == 0.0f ? w_t : (1.0f - eps) * w_t + c * job->S;
+        row r = {.x = job->input + at, .stride = inner, .out = dx};
+        r.m = row_max(r.x, C, inner);
         float s = canonical_terms(exp_terms, &r, C); /* dx holds exp(d_j) */
         for (int64_t j = 0; j < C; j++) {
-            float p = dx[j] / s;
-            float q = j == t ? job->q_target : job->eps_c;
-            dx[j] = (p - q) * g;
+            float pj = dx[j * inner] / s;
+            float q = j == t ? q_t : eps == 0.0f ? 0.0f : c * class_weight(p, j);
+            dx[j * inner] = (pj * W - q) * g;
         }
     }
 }
 
-static int64_t counted(const int64_t *targets, int64_t N, int64_t ignore_index) {
-    int64_t count = 0;
-    for (int64_t r = 0; r < N; r++) count += targets[r] != ignore_index;
-    return count;
-}
-
-void sb_cpu_cross_entropy_forward(const float *logits, const int64_t *targets, int64_t N,
-                                  int64_t C, sb_loss_reduction reduction, float label_smoothing,
-                                  int64_t ignore_index, float *loss) {
+void sb_cpu_class_loss_forward(const sb_class_problem *p, const float *input,
+                               const int64_t *targets, float *loss) {
+    int64_t rows_n = p->N * p->inner;
     float *rows = loss;
-    if (reduction != SB_LOSS_NONE) {
-        rows = malloc((size_t)N * sizeof *rows);
+    if (p->reduction != SB_LOSS_NONE) {
+        rows = malloc((size_t)rows_n * sizeof *rows);
         if (!rows) { /* the reference needs no memory and gives the same bits */
-            sb_ref_cross_entropy_forward(logits, targets, N, C, reduction, label_smoothing,
-                                         ignore_index, loss);
+            sb_ref_class_loss_forward(p, input, targets, loss);
             return;
         }
     }
-    ce_job job = {.logits = logits, .targets = targets, .C = C, .ignore_index = ignore_index,
-                  .reduction = reduction, .eps = label_smoothing,
-                  .eps_c = label_smoothing / (float)C, .out = rows};
-    sb_parallel_for(N, rows_grain(N, C), ce_forward_range, &job);
-    if (reduction != SB_LOSS_NONE) {
+    ce_job job = {.p = p, .input = input, .targets = targets, .out = rows};
+    sb_parallel_for(rows_n, rows_grain(rows_n, p->C), ce_forward_range, &job);
+    if (p->reduction != SB_LOSS_NONE) {
         /* ignored rows are +0 in place: SUM is the canonical sum of NONE */
-        float sum = sb_cpu_sum_canonical(rows, N, 1);
-        loss[0] = reduction == SB_LOSS_MEAN ? sum / (float)counted(targets, N, ignore_index) : sum;
+        float sum = sb_cpu_sum_canonical(rows, rows_n, 1);
+        loss[0] = p->reduction == SB_LOSS_MEAN ? sum / sb_ref_class_mean_divisor(p, targets) : sum;
         free(rows);
     }
 }
 
-void sb_cpu_cross_entropy_backward(const float *logits, const int64_t *targets, int64_t N,
-                                   int64_t C, sb_loss_reduction reduction, float label_smoothing,
-                                   int64_t ignore_index, const float *dloss, float *dlogits) {
-    float eps_c = label_smoothing / (float)C;
-    ce_job job = {.logits = logits, .dloss = dloss, .targets = targets, .C = C,
-                  .ignore_index = ignore_index, .reduction = reduction, .eps = label_smoothing,
-                  .eps_c = eps_c, .q_target = (1.0f - label_smoothing) + eps_c,
-                  .out = dlogits};
-    if (reduction == SB_LOSS_MEAN)
-        job.mean_grad = dloss[0] / (float)counted(targets, N, ignore_index);
-    sb_parallel_for(N, rows_grain(N, C), ce_backward_range, &job);
+void sb_cpu_class_loss_backward(const sb_class_problem *p, const float *input,
+                                const int64_t *targets, const float *dloss, float *dinput) {
+    ce_job job = {.p = p, .input = input, .dloss = dloss, .targets = targets, .out = dinput};
+    if (p->reduction == SB_LOSS_MEAN)
+        job.mean_grad = dloss[0] / sb_ref_class_mean_divisor(p, targets);
+    if (p->logits && p->weight && p->eps != 0.0f)
+        job.S = sb_cpu_sum_canonical(p->weight, p->C, 1);
+    int64_t rows_n = p->N * p->inner;
+    sb_parallel_for(rows_n, rows_grain(rows_n, p->C), ce_backward_range, &job);
 }

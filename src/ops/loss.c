@@ -174,24 +174,48 @@ static sb_status check_loss_shape(const char *fn, const char *name, const sb_ten
     return SB_OK;
 }
 
-/* (N, C) float32 scores with N, C >= 1, plus targets (N) of int32/int64. */
+/* (N, C) float32 scores with N, C >= 1, plus targets (N) of int32/int64;
+ * with nd also (N, C, d1, ..., dk) scores, every dimension >= 1, against
+ * targets (N, d1, ..., dk). */
 static sb_status check_class_inputs(const char *fn, const char *name, const sb_tensor *a,
-                                    const sb_tensor *targets, sb_loss_reduction reduction) {
+                                    const sb_tensor *targets, sb_loss_reduction reduction,
+                                    bool nd) {
     SB_TRY(check_reduction(fn, reduction));
-    SB_TRY(sb_check_tensor(fn, name, a, SB_F32, 2));
-    if (a->shape[0] < 1 || a->shape[1] < 1) {
-        char s[128];
+    SB_TRY(sb_check_tensor(fn, name, a, SB_F32, nd ? -1 : 2));
+    char s[128], s2[128];
+    if (a->ndim < 2)
+        return sb_fail(SB_ERR_SHAPE, "%s: %s has shape %s; need (N, C) or (N, C, d1, ..., dk)",
+                       fn, name, sb_shape_str(a, s, sizeof s));
+    if (a->shape[0] < 1 || a->shape[1] < 1)
         return sb_fail(SB_ERR_SHAPE, "%s: %s has shape %s; need N >= 1 rows and C >= 1 classes",
                        fn, name, sb_shape_str(a, s, sizeof s));
-    }
+    for (int i = 2; i < a->ndim; i++)
+        if (a->shape[i] < 1)
+            return sb_fail(SB_ERR_SHAPE, "%s: %s has shape %s; need every dimension >= 1", fn,
+                           name, sb_shape_str(a, s, sizeof s));
     if (!targets) return sb_fail(SB_ERR_NULL, "%s: targets is NULL", fn);
     if (targets->dtype != SB_I32 && targets->dtype != SB_I64)
         return sb_fail(SB_ERR_DTYPE, "%s: targets has dtype %s, expected int32 or int64", fn,
                        sb_dtype_name(targets->dtype));
-    SB_TRY(sb_check_tensor(fn, "targets", targets, targets->dtype, 1));
+    SB_TRY(sb_check_tensor(fn, "targets", targets, targets->dtype, a->ndim - 1));
     if (targets->shape[0] != a->shape[0])
         return sb_fail(SB_ERR_SHAPE, "%s: targets has %lld entries but %s has %lld rows", fn,
                        (long long)targets->shape[0], name, (long long)a->shape[0]);
+    for (int i = 1; i < targets->ndim; i++)
+        if (targets->shape[i] != a->shape[i + 1])
+            return sb_fail(SB_ERR_SHAPE, "%s: targets has shape %s; expected %s's shape without "
+                           "its class dimension 1 (%s)", fn, sb_shape_str(targets, s, sizeof s),
+                           name, sb_shape_str(a, s2, sizeof s2));
+    return SB_OK;
+}
+
+/* Optional class weights: (C) float32. */
+static sb_status check_class_weight(const char *fn, const sb_tensor *weight, int64_t C) {
+    if (!weight) return SB_OK;
+    SB_TRY(sb_check_tensor(fn, "weight", weight, SB_F32, 1));
+    if (weight->shape[0] != C)
+        return sb_fail(SB_ERR_SHAPE, "%s: weight has %lld entries but there are C = %lld classes",
+                       fn, (long long)weight->shape[0], (long long)C);
     return SB_OK;
 }
 
@@ -200,7 +224,7 @@ static sb_status check_class_inputs(const char *fn, const char *name, const sb_t
  * device memory, released with targets_done. */
 static sb_status read_targets(const char *fn, const sb_backend *be, const sb_tensor *targets,
                               int64_t C, int64_t ignore_index, int64_t **out) {
-    int64_t N = targets->shape[0];
+    int64_t N = sb_tensor_numel(targets);
     const void *host;
     void *owned;
     SB_TRY(sb_ops_read_host(fn, be, targets, &host, &owned));
@@ -241,73 +265,131 @@ static sb_status check_smoothing(const char *fn, float eps) {
     return SB_OK;
 }
 
-/* The per-row shape (N) a NONE loss or dloss must have. */
-static sb_tensor rows_like(const sb_tensor *a) {
-    sb_tensor t;
-    memset(&t, 0, sizeof t);
-    t.ndim = 1;
-    t.shape[0] = a->shape[0];
-    return t;
-}
-
 /* ---- cross-entropy and NLL ---- */
 
+/* The checked problem: rows of input (N, C, inner...), weight device memory. */
+static sb_class_problem class_problem(const sb_tensor *a, bool logits, const float *weight,
+                                      sb_loss_reduction reduction, float eps,
+                                      int64_t ignore_index) {
+    int64_t inner = 1;
+    for (int i = 2; i < a->ndim; i++) inner *= a->shape[i];
+    return (sb_class_problem){.logits = logits, .weight = weight, .N = a->shape[0],
+                              .C = a->shape[1], .inner = inner, .reduction = reduction,
+                              .eps = eps, .ignore_index = ignore_index};
+}
+
+/* The unweighted (N, C) problem runs on the entry every device has; the
+ * rest needs the general one. */
+static bool is_plain(const sb_class_problem *p) { return !p->weight && p->inner == 1; }
+
 static sb_status class_forward(const char *fn, const sb_tensor *a, const sb_tensor *targets,
-                               sb_loss_reduction reduction, bool logits, float eps,
-                               int64_t ignore_index, sb_tensor *loss) {
-    SB_TRY(check_class_inputs(fn, logits ? "logits" : "logp", a, targets, reduction));
+                               const sb_tensor *weight, sb_loss_reduction reduction, bool logits,
+                               float eps, int64_t ignore_index, bool nd, sb_tensor *loss) {
+    const char *name = nd ? "input" : logits ? "logits" : "logp";
+    SB_TRY(check_class_inputs(fn, name, a, targets, reduction, nd));
     SB_TRY(check_smoothing(fn, eps));
-    sb_tensor rows = rows_like(a);
-    SB_TRY(check_loss_shape(fn, "loss", loss, reduction, &rows));
+    SB_TRY(check_class_weight(fn, weight, a->shape[1]));
+    SB_TRY(check_loss_shape(fn, "loss", loss, reduction, targets));
     const sb_backend *be;
-    SB_TRY(sb_ops_backend_of(fn, logits ? "logits, targets, loss" : "logp, targets, loss", 3,
-                             (const sb_tensor *[]){a, targets, loss}, &be));
-    int64_t N = a->shape[0], C = a->shape[1], *t;
-    SB_TRY(read_targets(fn, be, targets, C, ignore_index, &t));
+    char names[64];
+    snprintf(names, sizeof names, "%s, targets, weight, loss", name);
+    SB_TRY(sb_ops_backend_of(fn, names, 4, (const sb_tensor *[]){a, targets, weight, loss}, &be));
+    if (nd)
+        SB_TRY(sb_check_disjoint(fn, 1, (const char *const[]){"loss"},
+                                 (const sb_tensor *const[]){loss}, 3,
+                                 (const char *const[]){name, "targets", "weight"},
+                                 (const sb_tensor *const[]){a, targets, weight}));
+    int64_t *t;
+    SB_TRY(read_targets(fn, be, targets, a->shape[1], ignore_index, &t));
     buffers b;
-    sb_status st = buffers_get(&b, a, NULL, NULL, loss);
-    if (st == SB_OK)
-        st = SB_BACKEND_RUN(fn, be, class_loss_forward, logits, b.in[0], t, N, C, reduction, eps,
-                            ignore_index, b.out);
+    sb_status st = buffers_get(&b, a, weight, NULL, loss);
+    if (st == SB_OK) {
+        sb_class_problem p = class_problem(a, logits, b.in[1], reduction, eps, ignore_index);
+        st = is_plain(&p) ? SB_BACKEND_RUN(fn, be, class_loss_forward, logits, b.in[0], t, p.N,
+                                           p.C, reduction, eps, ignore_index, b.out)
+                          : SB_BACKEND_RUN(fn, be, class_loss_nd_forward, &p, b.in[0], t, b.out);
+    }
     targets_done(be, t);
     return buffers_done(&b, loss, st);
 }
 
 static sb_status class_backward(const char *fn, const sb_tensor *a, const sb_tensor *targets,
-                                sb_loss_reduction reduction, bool logits, float eps,
-                                int64_t ignore_index, const sb_tensor *dloss, sb_tensor *da) {
-    const char *name = logits ? "logits" : "logp";
-    SB_TRY(check_class_inputs(fn, name, a, targets, reduction));
+                                const sb_tensor *weight, sb_loss_reduction reduction, bool logits,
+                                float eps, int64_t ignore_index, bool nd, const sb_tensor *dloss,
+                                sb_tensor *da) {
+    const char *name = nd ? "input" : logits ? "logits" : "logp";
+    const char *dname = nd ? "dinput" : logits ? "dlogits" : "dlogp";
+    SB_TRY(check_class_inputs(fn, name, a, targets, reduction, nd));
     SB_TRY(check_smoothing(fn, eps));
-    sb_tensor rows = rows_like(a);
-    SB_TRY(check_loss_shape(fn, "dloss", dloss, reduction, &rows));
-    SB_TRY(sb_check_tensor(fn, logits ? "dlogits" : "dlogp", da, SB_F32, -1));
-    SB_TRY(sb_check_same_shape(fn, logits ? "dlogits" : "dlogp", da, name, a));
+    SB_TRY(check_class_weight(fn, weight, a->shape[1]));
+    SB_TRY(check_loss_shape(fn, "dloss", dloss, reduction, targets));
+    SB_TRY(sb_check_tensor(fn, dname, da, SB_F32, -1));
+    SB_TRY(sb_check_same_shape(fn, dname, da, name, a));
     const sb_backend *be;
-    SB_TRY(sb_ops_backend_of(fn, logits ? "logits, targets, dloss, dlogits"
-                                        : "logp, targets, dloss, dlogp",
-                             4, (const sb_tensor *[]){a, targets, dloss, da}, &be));
-    int64_t N = a->shape[0], C = a->shape[1], *t;
-    SB_TRY(sb_check_disjoint(fn, 1, (const char *const[]){logits ? "dlogits" : "dlogp"},
-                             (const sb_tensor *const[]){da}, 1, (const char *const[]){"dloss"},
-                             (const sb_tensor *const[]){dloss}));
-    SB_TRY(sb_check_in_place(fn, logits ? "dlogits" : "dlogp", da, name, a));
-    SB_TRY(read_targets(fn, be, targets, C, ignore_index, &t));
+    char names[80];
+    snprintf(names, sizeof names, "%s, targets, weight, dloss, %s", name, dname);
+    SB_TRY(sb_ops_backend_of(fn, names, 5, (const sb_tensor *[]){a, targets, weight, dloss, da},
+                             &be));
+    SB_TRY(sb_check_disjoint(fn, 1, (const char *const[]){dname},
+                             (const sb_tensor *const[]){da}, 3,
+                             (const char *const[]){"dloss", "targets", "weight"},
+                             (const sb_tensor *const[]){dloss, nd ? targets : NULL, weight}));
+    SB_TRY(sb_check_in_place(fn, dname, da, name, a));
+    int64_t *t;
+    SB_TRY(read_targets(fn, be, targets, a->shape[1], ignore_index, &t));
     buffers b;
-    sb_status st = buffers_get(&b, a, dloss, NULL, da);
-    if (st == SB_OK)
-        st = SB_BACKEND_RUN(fn, be, class_loss_backward, logits, b.in[0], t, N, C, reduction, eps,
-                            ignore_index, b.in[1], b.out);
+    sb_status st = buffers_get(&b, a, dloss, weight, da);
+    if (st == SB_OK) {
+        sb_class_problem p = class_problem(a, logits, b.in[2], reduction, eps, ignore_index);
+        st = is_plain(&p) ? SB_BACKEND_RUN(fn, be, class_loss_backward, logits, b.in[0], t, p.N,
+                                           p.C, reduction, eps, ignore_index, b.in[1], b.out)
+                          : SB_BACKEND_RUN(fn, be, class_loss_nd_backward, &p, b.in[0], t,
+                                           b.in[1], b.out);
+    }
     targets_done(be, t);
     return buffers_done(&b, da, st);
+}
+
+static sb_status check_class_params(const char *fn, const sb_class_loss *params) {
+    if (!params) return sb_fail(SB_ERR_NULL, "%s: params is NULL", fn);
+    if (params->kind != SB_LOSS_CROSS_ENTROPY && params->kind != SB_LOSS_NLL)
+        return sb_fail(SB_ERR_ARG, "%s: params->kind = %d is not an sb_class_loss_kind", fn,
+                       (int)params->kind);
+    if (params->kind == SB_LOSS_NLL && params->label_smoothing != 0.0f)
+        return sb_fail(SB_ERR_ARG, "%s: params->label_smoothing = %g: NLL takes no label "
+                       "smoothing (pass 0)", fn, (double)params->label_smoothing);
+    return SB_OK;
+}
+
+sb_status sb_class_loss_forward(const sb_class_loss *params, const sb_tensor *input,
+                                const sb_tensor *targets, const sb_tensor *weight,
+                                sb_loss_reduction reduction, sb_tensor *loss) {
+    SB_FPENV_GUARD();
+    const char *fn = "sb_class_loss_forward";
+    SB_TRY(check_class_params(fn, params));
+    return class_forward(fn, input, targets, weight, reduction,
+                         params->kind == SB_LOSS_CROSS_ENTROPY, params->label_smoothing,
+                         params->ignore_index, true, loss);
+}
+
+sb_status sb_class_loss_backward(const sb_class_loss *params, const sb_tensor *input,
+                                 const sb_tensor *targets, const sb_tensor *weight,
+                                 sb_loss_reduction reduction, const sb_tensor *dloss,
+                                 sb_tensor *dinput) {
+    SB_FPENV_GUARD();
+    const char *fn = "sb_class_loss_backward";
+    SB_TRY(check_class_params(fn, params));
+    return class_backward(fn, input, targets, weight, reduction,
+                          params->kind == SB_LOSS_CROSS_ENTROPY, params->label_smoothing,
+                          params->ignore_index, true, dloss, dinput);
 }
 
 sb_status sb_cross_entropy_forward(const sb_tensor *logits, const sb_tensor *targets,
                                    sb_loss_reduction reduction, float label_smoothing,
                                    int64_t ignore_index, sb_tensor *loss) {
     SB_FPENV_GUARD();
-    return class_forward("sb_cross_entropy_forward", logits, targets, reduction, true,
-                         label_smoothing, ignore_index, loss);
+    return class_forward("sb_cross_entropy_forward", logits, targets, NULL, reduction, true,
+                         label_smoothing, ignore_index, false, loss);
 }
 
 sb_status sb_cross_entropy_backward(const sb_tensor *logits, const sb_tensor *targets,
@@ -315,23 +397,23 @@ sb_status sb_cross_entropy_backward(const sb_tensor *logits, const sb_tensor *ta
                                     int64_t ignore_index, const sb_tensor *dloss,
                                     sb_tensor *dlogits) {
     SB_FPENV_GUARD();
-    return class_backward("sb_cross_entropy_backward", logits, targets, reduction, true,
-                          label_smoothing, ignore_index, dloss, dlogits);
+    return class_backward("sb_cross_entropy_backward", logits, targets, NULL, reduction, true,
+                          label_smoothing, ignore_index, false, dloss, dlogits);
 }
 
 sb_status sb_nll_loss_forward(const sb_tensor *logp, const sb_tensor *targets,
                               sb_loss_reduction reduction, int64_t ignore_index, sb_tensor *loss) {
     SB_FPENV_GUARD();
-    return class_forward("sb_nll_loss_forward", logp, targets, reduction, false, 0.0f,
-                         ignore_index, loss);
+    return class_forward("sb_nll_loss_forward", logp, targets, NULL, reduction, false, 0.0f,
+                         ignore_index, false, loss);
 }
 
 sb_status sb_nll_loss_backward(const sb_tensor *logp, const sb_tensor *targets,
                                sb_loss_reduction reduction, int64_t ignore_index,
                                const sb_tensor *dloss, sb_tensor *dlogp) {
     SB_FPENV_GUARD();
-    return class_backward("sb_nll_loss_backward", logp, targets, reduction, false, 0.0f,
-                          ignore_index, dloss, dlogp);
+    return class_backward("sb_nll_loss_backward", logp, targets, NULL, reduction, false, 0.0f,
+                          ignore_index, false, dloss, dlogp);
 }
 
 /* ---- elementwise losses (MSE is one kind) ---- */

@@ -548,6 +548,17 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
         int64_t ignore_index, const sb_tensor *dloss, sb_tensor *dlogp), \
        loss, NULL, SB_OP_NONE, sb_ref_nll_loss_backward, SB_OP_NONE, \
        "nll_loss") \
+    OP(sb_class_loss_forward, sb_status, \
+       (const sb_class_loss *params, const sb_tensor *input, const sb_tensor *targets, \
+        const sb_tensor *weight, sb_loss_reduction reduction, sb_tensor *loss), \
+       loss, NULL, SB_OP_NONE, sb_ref_class_loss_forward, sb_class_loss_backward, \
+       "class_loss") \
+    OP(sb_class_loss_backward, sb_status, \
+       (const sb_class_loss *params, const sb_tensor *input, const sb_tensor *targets, \
+        const sb_tensor *weight, sb_loss_reduction reduction, const sb_tensor *dloss, \
+        sb_tensor *dinput), \
+       loss, NULL, SB_OP_NONE, sb_ref_class_loss_backward, SB_OP_NONE, \
+       "class_loss") \
     OP(sb_mse_forward, sb_status, \
        (const sb_tensor *x, const sb_tensor *target, sb_loss_reduction reduction, sb_tensor *loss), \
        loss, "mse", SB_OP_NONE, sb_ref_elementwise_loss_forward, sb_mse_backward, \

@@ -41,6 +41,29 @@ void sb_ref_nll_loss_forward(const float *logp, const int64_t *targets, int64_t 
 void sb_ref_nll_loss_backward(const float *logp, const int64_t *targets, int64_t N, int64_t C,
                               sb_loss_reduction reduction, int64_t ignore_index,
                               const float *dloss, float *dlogp);
+/* The general class loss (sb_class_loss_*): input (N, C, inner) contiguous,
+ * row r = n * inner + k holds input[(n * C + j) * inner + k], j < C;
+ * targets hold N * inner range-checked values in row order; weight is C
+ * class weights or NULL (every weight 1.0f). loss / dloss hold N * inner
+ * values for SB_LOSS_NONE and one otherwise. The four functions above are
+ * this with weight NULL and inner 1. */
+typedef struct sb_class_problem {
+    bool logits;           /* cross-entropy (true) or NLL of log-probabilities */
+    const float *weight;   /* (C) or NULL */
+    int64_t N, C, inner;
+    sb_loss_reduction reduction;
+    float eps;             /* label smoothing; 0 for NLL */
+    int64_t ignore_index;
+} sb_class_problem;
+void sb_ref_class_loss_forward(const sb_class_problem *p, const float *input,
+                               const int64_t *targets, float *loss);
+void sb_ref_class_loss_backward(const sb_class_problem *p, const float *input,
+                                const int64_t *targets, const float *dloss, float *dinput);
+/* Shared with the fast kernel: one row's value (t not ignored; x the row's
+ * first entry, its entries stride apart) and the MEAN denominator. */
+float sb_ref_class_row_loss(const sb_class_problem *p, const float *x, int64_t stride,
+                            int64_t t);
+float sb_ref_class_mean_divisor(const sb_class_problem *p, const int64_t *targets);
 /* Elementwise losses (sb_elementwise_loss_*; MSE is one kind): x, y, w,
  * pw, dx, dy hold n contiguous elements; w, pw and dy may be NULL. */
 void sb_ref_elementwise_loss_forward(const sb_elementwise_loss *p, const float *x,
