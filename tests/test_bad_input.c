@@ -202,6 +202,9 @@ CALL(ce_f, sb_cross_entropy_forward(t[0], t[1], SB_LOSS_MEAN, 0.1f, -100, t[2]))
 CALL(ce_b, sb_cross_entropy_backward(t[0], t[1], SB_LOSS_MEAN, 0.1f, -100, t[2], t[3]))
 CALL(nll_f, sb_nll_loss_forward(t[0], t[1], SB_LOSS_NONE, -100, t[2]))
 CALL(nll_b, sb_nll_loss_backward(t[0], t[1], SB_LOSS_NONE, -100, t[2], t[3]))
+static const sb_class_loss class_p = {SB_LOSS_CROSS_ENTROPY, 0.1f, -100};
+CALL(class_f, sb_class_loss_forward(&class_p, t[0], t[1], t[2], SB_LOSS_MEAN, t[3]))
+CALL(class_b, sb_class_loss_backward(&class_p, t[0], t[1], t[2], SB_LOSS_NONE, t[3], t[4]))
 CALL(mse_f, sb_mse_forward(t[0], t[1], SB_LOSS_SUM, t[2]))
 CALL(mse_b, sb_mse_backward(t[0], t[1], SB_LOSS_SUM, t[2], t[3], t[4]))
 static const sb_elementwise_loss bcel_p = {SB_LOSS_BCE_WITH_LOGITS, 0.0f, false};
@@ -398,6 +401,12 @@ static const op_case ops[] = {
     {"sb_nll_loss_backward", c_nll_b, NULL,
      {{"logp", F, S2(2, 3), IN}, {"targets", L, S1(2), IN}, {"dloss", F, S1(2), IN},
       {"dlogp", F, S2(2, 3), OUT}}},
+    {"sb_class_loss_forward", c_class_f, NULL,
+     {{"input", F, S3(2, 3, 4), IN}, {"targets", L, S2(2, 4), IN}, {"weight", F, S1(3), IN | OPT},
+      {"loss", F, S0, OUT}}},
+    {"sb_class_loss_backward", c_class_b, NULL,
+     {{"input", F, S3(2, 3, 4), IN}, {"targets", L, S2(2, 4), IN}, {"weight", F, S1(3), IN | OPT},
+      {"dloss", F, S2(2, 4), IN}, {"dinput", F, S3(2, 3, 4), OUT}}},
     {"sb_mse_forward", c_mse_f, NULL,
      {{"x", F, S2(2, 3), IN}, {"target", F, S2(2, 3), IN}, {"loss", F, S0, OUT}}},
     {"sb_mse_backward", c_mse_b, NULL,

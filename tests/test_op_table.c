@@ -39,6 +39,8 @@
         F(sb_pad2d_params, value)                                                         \
     S(sb_elementwise_loss) F(sb_elementwise_loss, kind) F(sb_elementwise_loss, beta)         \
         F(sb_elementwise_loss, log_target)                                                \
+    S(sb_class_loss) F(sb_class_loss, kind) F(sb_class_loss, label_smoothing)             \
+        F(sb_class_loss, ignore_index)                                                    \
     S(sb_sgd_config) F(sb_sgd_config, lr) F(sb_sgd_config, momentum)                      \
         F(sb_sgd_config, dampening) F(sb_sgd_config, weight_decay)                        \
         F(sb_sgd_config, nesterov) F(sb_sgd_config, maximize)                             \

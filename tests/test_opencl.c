@@ -1626,8 +1626,13 @@ static void test_complete(void) {
     memcpy(ocl, &sb_ocl_ops, sizeof ocl);
     /* Entries not yet on OpenCL are named here, as
      * offsetof(sb_backend_ops, name) / sizeof(entry) before SIZE_MAX, so that
-     * no other entry can go missing unnoticed (none today). */
-    const size_t not_yet[] = {SIZE_MAX};
+     * no other entry can go missing unnoticed: the class losses with weights
+     * or K dimensions (section 11, sb_class_loss_*), CPU only so far (the
+     * unweighted (N, C) form runs on OpenCL through class_loss_forward and
+     * class_loss_backward). */
+    const size_t not_yet[] = {offsetof(sb_backend_ops, class_loss_nd_forward) / sizeof(entry),
+                              offsetof(sb_backend_ops, class_loss_nd_backward) / sizeof(entry),
+                              SIZE_MAX};
     for (size_t k = 0; not_yet[k] != SIZE_MAX; k++) cpu[not_yet[k]] = NULL;
     int missing = 0;
     for (int i = 0; i < ENTRIES; i++)

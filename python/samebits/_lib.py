@@ -225,6 +225,15 @@ class ElementwiseLoss(CheckedStructure):
     _fields_ = [("kind", ctypes.c_int), ("beta", ctypes.c_float), ("log_target", ctypes.c_bool)]
 
 
+# sb_class_loss_kind (include/samebits/loss.h)
+SB_LOSS_CROSS_ENTROPY, SB_LOSS_NLL = 0, 1
+
+
+class ClassLoss(CheckedStructure):
+    _fields_ = [("kind", ctypes.c_int), ("label_smoothing", ctypes.c_float),
+                ("ignore_index", ctypes.c_int64)]
+
+
 class SgdConfig(CheckedStructure):
     _fields_ = [("lr", ctypes.c_double), ("momentum", ctypes.c_double),
                 ("dampening", ctypes.c_double), ("weight_decay", ctypes.c_double),
@@ -395,6 +404,8 @@ _SIGS = {
     "sb_cross_entropy_backward": (_i, [_T, _T, _i, _f, _i64, _T, _T]),
     "sb_mse_forward": (_i, [_T, _T, _i, _T]),
     "sb_mse_backward": (_i, [_T, _T, _i, _T, _T, _T]),
+    "sb_class_loss_forward": (_i, [ctypes.POINTER(ClassLoss), _T, _T, _T, _i, _T]),
+    "sb_class_loss_backward": (_i, [ctypes.POINTER(ClassLoss), _T, _T, _T, _i, _T, _T]),
     "sb_elementwise_loss_forward": (_i, [ctypes.POINTER(ElementwiseLoss), _T, _T, _T, _T, _i, _T]),
     "sb_elementwise_loss_backward": (_i, [ctypes.POINTER(ElementwiseLoss), _T, _T, _T, _T, _i, _T,
                                           _T, _T]),

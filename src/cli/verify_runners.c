@@ -697,6 +697,47 @@ static sb_status run_cross_entropy(run_ctx *r, bool nll) {
 static sb_status run_ce(run_ctx *r) { return run_cross_entropy(r, false); }
 static sb_status run_nll(run_ctx *r) { return run_cross_entropy(r, true); }
 
+/* sb_class_loss_*: cross-entropy (kind=ce) or NLL (kind=nll) of x (N, C,
+ * d1..dk) against labels (N, d1..dk), with class weights in [0.25, 2.25)
+ * when w=1. */
+static const char *const class_kinds[] = {"ce", "nll"};
+
+static sb_status run_class_loss(run_ctx *r) {
+    shp sx, sl;
+    int64_t red, ignore, use_w;
+    int kind = 0;
+    float smoothing;
+    SB_TRY(loss_setup(r, &sx, &red, &ignore, &sl));
+    SB_TRY(pick(r, "kind", class_kinds, 2, &kind));
+    SB_TRY(pflt(r, "smoothing", 0.0f, &smoothing));
+    SB_TRY(pint(r, "w", 0, &use_w));
+    if (sx.nd < 2) return bad_param(r, "x");
+    shp st = {sx.nd - 1, {sx.d[0]}}; /* x's shape without dim 1 */
+    for (int i = 2; i < sx.nd; i++) st.d[i - 1] = sx.d[i];
+    if (red == SB_LOSS_NONE) sl = st;
+    sb_class_loss p = {kind ? SB_LOSS_NLL : SB_LOSS_CROSS_ENTROPY, smoothing, ignore};
+    sb_tensor *x, *t, *w = NULL, *loss, *dloss, *dx;
+    SB_TRY(input(r, &x, &sx, 1));
+    SB_TRY(tnew(r, &t, SB_I64, &st));
+    int64_t *y = t->data;
+    for (int64_t i = 0; i < sb_tensor_numel(t); i++)
+        y[i] = ignore >= 0 && i % 5 == 3 ? ignore
+                                         : (int64_t)sb_rng_bounded_at(r->c->seed, 2, (uint64_t)i, (uint32_t)sx.d[1]);
+    if (use_w) {
+        shp sw = {1, {sx.d[1]}};
+        SB_TRY(input(r, &w, &sw, 4));
+        float *v = w->data;
+        for (int64_t j = 0; j < sx.d[1]; j++) v[j] = 0.25f + sb_rng_uniform_at(r->c->seed, 4, (uint64_t)j) * 2.0f;
+    }
+    SB_TRY(tnew(r, &loss, SB_F32, &sl));
+    SB_TRY(input(r, &dloss, &sl, 3));
+    SB_TRY(zeros_like(r, &dx, x));
+    SB_TRY(sb_class_loss_forward(&p, x, t, w, (sb_loss_reduction)red, loss));
+    SB_TRY(sb_class_loss_backward(&p, x, t, w, (sb_loss_reduction)red, dloss, dx));
+    SB_TRY(out(r, "forward", loss));
+    return out(r, "backward", dx);
+}
+
 static sb_status run_mse(run_ctx *r) {
     shp sx, sl;
     int64_t red, ignore;
@@ -1326,6 +1367,7 @@ static const runner runners[] = {
     {"activation", run_activation}, {"reduce", run_reduce},
     {"softmax", run_softmax_op},    {"log_softmax", run_log_softmax},
     {"cross_entropy", run_ce},      {"nll_loss", run_nll},
+    {"class_loss", run_class_loss},
     {"mse", run_mse},               {"batch_norm", run_batch_norm},
     {"elementwise_loss", run_elementwise_loss},
     {"layer_norm", run_layer_norm}, {"group_norm", run_group_norm},
