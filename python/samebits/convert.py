@@ -30,6 +30,7 @@ _CONVERT = {
     torch.nn.InstanceNorm1d: snn.InstanceNorm1d,
     torch.nn.InstanceNorm2d: snn.InstanceNorm2d,
     torch.nn.CrossEntropyLoss: snn.CrossEntropyLoss,
+    torch.nn.NLLLoss: snn.NLLLoss,
     torch.nn.MSELoss: snn.MSELoss,
     torch.nn.L1Loss: snn.L1Loss,
     torch.nn.SmoothL1Loss: snn.SmoothL1Loss,
@@ -140,9 +141,6 @@ def _check(m, path):
     """Refuses settings a samebits module cannot honour, before any forward."""
     where = " (at '%s')" % path if path else ""
     t = type(m)
-    if t is torch.nn.CrossEntropyLoss and m.weight is not None:
-        raise UnsupportedModuleError("samebits.from_torch_module: cannot convert "
-                                  "torch.nn.CrossEntropyLoss%s with class weights" % where)
     if t is torch.nn.AvgPool2d and m.divisor_override is not None and (
             isinstance(m.divisor_override, bool) or not isinstance(m.divisor_override, int)
             or m.divisor_override == 0):

@@ -34,7 +34,8 @@ __all__ = [
     "logsigmoid_backward", "hardshrink", "hardshrink_backward", "softshrink",
     "softshrink_backward", "threshold", "threshold_backward", "prelu", "prelu_backward",
     "softmax", "softmax_backward", "log_softmax", "log_softmax_backward",
-    "cross_entropy", "cross_entropy_backward", "mse_loss", "mse_loss_backward",
+    "cross_entropy", "cross_entropy_backward", "nll_loss", "nll_loss_backward",
+    "mse_loss", "mse_loss_backward",
     "conv2d", "conv2d_backward", "conv2d_input", "conv2d_weight",
     "max_pool2d", "max_pool2d_backward", "avg_pool2d", "avg_pool2d_backward",
     "adaptive_max_pool2d", "adaptive_max_pool2d_backward", "adaptive_avg_pool2d",
@@ -512,6 +513,31 @@ def _cross_entropy_backward(logits, targets, red, smoothing, ignore_index, dloss
     d = empty(logits.shape)
     call(c, ref(wrap(logits)), ref(wrap(targets)), red, smoothing, ignore_index,
          ref(wrap(dloss)), ref(wrap(d)))
+    return d
+
+
+def _class_params(kind, smoothing, ignore_index, fn):
+    """sb_class_loss: cross-entropy (kind SB_LOSS_CROSS_ENTROPY) or NLL."""
+    smoothing = _lib.checked_float(smoothing, _lib.ClassLoss.field_type("label_smoothing"),
+                                   "samebits.%s: label_smoothing" % fn)
+    ignore_index = _lib.field_int(ignore_index, _lib.ClassLoss, "ignore_index", fn,
+                                  "ignore_index")
+    return _lib.ClassLoss(kind, smoothing, ignore_index)
+
+
+def _class_loss(params, x, targets, weight, red):
+    """The class loss `params` of x (N, C) or (N, C, d1, ..., dk) against class
+    indices targets (N) or (N, d1, ..., dk); weight is None or (C)."""
+    loss = empty(targets.shape if red == 0 else ())
+    call("sb_class_loss_forward", ctypes.byref(params), ref(wrap(x)), ref(wrap(targets)),
+         ref(_w(weight)), red, ref(wrap(loss)))
+    return loss
+
+
+def _class_loss_backward(params, x, targets, weight, red, dloss):
+    d = empty(x.shape)
+    call("sb_class_loss_backward", ctypes.byref(params), ref(wrap(x)), ref(wrap(targets)),
+         ref(_w(weight)), red, ref(wrap(dloss)), ref(wrap(d)))
     return d
 
 
@@ -1299,21 +1325,54 @@ def log_softmax_backward(y, dy, dim=-1):
                                   "log_softmax_backward"), kind_of(y, dy))
 
 
-def cross_entropy(logits, targets, reduction="mean", label_smoothing=0.0, ignore_index=-100):
-    """Cross-entropy of logits (N, C) against int64/int32 class indices (N)."""
-    red = _reduction(reduction, "cross_entropy")
-    return back(_cross_entropy(to_np(logits, "cross_entropy", "logits"),
-                               to_np_index(targets, "cross_entropy", "targets"), red,
-                               label_smoothing, ignore_index), kind_of(logits))
+def _weight_np(weight, fn):
+    return None if weight is None else to_np(weight, fn, "weight")
+
+
+def cross_entropy(logits, targets, reduction="mean", label_smoothing=0.0, ignore_index=-100,
+                  weight=None):
+    """Cross-entropy of logits (N, C) or (N, C, d1, ..., dk) against int64/int32
+    class indices (N) or (N, d1, ..., dk), with optional class weights (C)."""
+    fn = "cross_entropy"
+    red = _reduction(reduction, fn)
+    x, t = to_np(logits, fn, "logits"), to_np_index(targets, fn, "targets")
+    if weight is None and x.ndim == 2:
+        return back(_cross_entropy(x, t, red, label_smoothing, ignore_index), kind_of(logits))
+    params = _class_params(_lib.SB_LOSS_CROSS_ENTROPY, label_smoothing, ignore_index, fn)
+    return back(_class_loss(params, x, t, _weight_np(weight, fn), red), kind_of(logits))
 
 
 def cross_entropy_backward(logits, targets, dloss, reduction="mean", label_smoothing=0.0,
-                           ignore_index=-100):
-    red = _reduction(reduction, "cross_entropy_backward")
+                           ignore_index=-100, weight=None):
     fn = "cross_entropy_backward"
-    return back(_cross_entropy_backward(to_np(logits, fn, "logits"),
-                                        to_np_index(targets, fn, "targets"), red, label_smoothing,
-                                        ignore_index, to_np(dloss, fn, "dloss")), kind_of(logits))
+    red = _reduction(reduction, fn)
+    x, t = to_np(logits, fn, "logits"), to_np_index(targets, fn, "targets")
+    dl = to_np(dloss, fn, "dloss")
+    if weight is None and x.ndim == 2:
+        return back(_cross_entropy_backward(x, t, red, label_smoothing, ignore_index, dl),
+                    kind_of(logits))
+    params = _class_params(_lib.SB_LOSS_CROSS_ENTROPY, label_smoothing, ignore_index, fn)
+    return back(_class_loss_backward(params, x, t, _weight_np(weight, fn), red, dl),
+                kind_of(logits))
+
+
+def nll_loss(logp, targets, weight=None, reduction="mean", ignore_index=-100):
+    """Negative log-likelihood of log-probabilities (N, C) or (N, C, d1, ..., dk)
+    against class indices (N) or (N, d1, ..., dk), with optional class weights (C)."""
+    fn = "nll_loss"
+    red = _reduction(reduction, fn)
+    params = _class_params(_lib.SB_LOSS_NLL, 0.0, ignore_index, fn)
+    return back(_class_loss(params, to_np(logp, fn, "logp"), to_np_index(targets, fn, "targets"),
+                            _weight_np(weight, fn), red), kind_of(logp))
+
+
+def nll_loss_backward(logp, targets, dloss, weight=None, reduction="mean", ignore_index=-100):
+    fn = "nll_loss_backward"
+    red = _reduction(reduction, fn)
+    params = _class_params(_lib.SB_LOSS_NLL, 0.0, ignore_index, fn)
+    return back(_class_loss_backward(params, to_np(logp, fn, "logp"),
+                                     to_np_index(targets, fn, "targets"), _weight_np(weight, fn),
+                                     red, to_np(dloss, fn, "dloss")), kind_of(logp))
 
 
 def mse_loss(x, y, reduction="mean"):

@@ -723,7 +723,9 @@ ROUTED = {
     "group_norm": (_call(SF.group_norm), "group norm, per-channel affine"),
     "instance_norm": (_call(SF.instance_norm), "group norm with one group per channel; no "
                       "running statistics"),
-    "cross_entropy": (_call(SF.cross_entropy), "class-index cross-entropy"),
+    "cross_entropy": (_call(SF.cross_entropy), "class-index cross-entropy: class weights, "
+                                               "label smoothing, K-dimensional inputs"),
+    "nll_loss": (_call(SF.nll_loss), "class-index NLL: class weights, K-dimensional inputs"),
     "mse_loss": (_call(SF.mse_loss), "mean squared error"),
     "l1_loss": (_call(SF.l1_loss), "mean absolute error"),
     "smooth_l1_loss": (_call(SF.smooth_l1_loss), "smooth L1 (beta)"),

@@ -21,7 +21,7 @@ from .. import random as _random
 
 __all__ = ["Linear", "Conv2d", "Conv1d", "ConvTranspose2d", "ConvTranspose1d", "BatchNorm1d",
            "BatchNorm2d", "LayerNorm", "GroupNorm",
-           "InstanceNorm1d", "InstanceNorm2d", "CrossEntropyLoss",
+           "InstanceNorm1d", "InstanceNorm2d", "CrossEntropyLoss", "NLLLoss",
            "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss",
            "KLDivLoss", "GELU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Dropout", "ReLU",
            "MaxPool2d", "AvgPool2d", "AdaptiveMaxPool2d", "AdaptiveAvgPool2d", "Hardtanh", "ReLU6", "Hardsigmoid",
@@ -264,11 +264,14 @@ class InstanceNorm2d(_InstanceNormMixin, torch.nn.InstanceNorm2d):
 
 class CrossEntropyLoss(torch.nn.CrossEntropyLoss):
     def forward(self, input, target):
-        if self.weight is not None:
-            raise NotImplementedError("samebits.nn.CrossEntropyLoss: class weights are not "
-                                      "supported")
-        return F.cross_entropy(input, target, ignore_index=self.ignore_index,
+        return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
                                reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+
+class NLLLoss(torch.nn.NLLLoss):
+    def forward(self, input, target):
+        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)
 
 
 class MSELoss(torch.nn.MSELoss):

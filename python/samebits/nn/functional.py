@@ -28,7 +28,7 @@ __all__ = ["linear", "conv2d", "conv1d", "conv_transpose2d", "conv_transpose1d",
            "adaptive_avg_pool2d", "relu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "silu", "leaky_relu", "softplus", "tanh", "sigmoid", "gelu",
            "elu", "selu", "celu", "mish", "logsigmoid", "hardshrink", "softshrink", "threshold",
            "prelu", "softsign", "tanhshrink",
-           "softmax", "log_softmax", "cross_entropy", "mse_loss", "l1_loss", "smooth_l1_loss",
+           "softmax", "log_softmax", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss",
            "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "batch_norm", "layer_norm",
            "rms_norm", "group_norm", "instance_norm",
            "dropout", "mm", "div", "sqrt", "exp", "log", "sum", "mean",
@@ -574,38 +574,67 @@ def log_softmax(input, dim=None, dtype=None):
     return _Softmax.apply(input, _dim(dim, "log_softmax"), True)
 
 
-class _CrossEntropy(torch.autograd.Function):
+class _ClassLoss(torch.autograd.Function):
+    """Cross-entropy and NLL, class weights and K dimensions: one C entry point
+    (sb_class_loss_*), the kind in `params`. The weight gets no gradient (as
+    in PyTorch)."""
+
     @staticmethod
-    def forward(ctx, logits, targets, red, smoothing, ignore_index):
-        tn = to_np_index(targets, "cross_entropy", "target")
-        ctx.save_for_backward(logits)
-        ctx.args = (tn, red, smoothing, ignore_index)
-        return torch.from_numpy(_ops._cross_entropy(to_np(logits, "cross_entropy", "input"),
-                                                    tn, red, smoothing, ignore_index))
+    def forward(ctx, x, target, weight, params, red, name):
+        fn = "nn.functional." + name
+        tn = to_np_index(target, name, "target")
+        nw = None if weight is None else to_np(weight, fn, "weight")
+        ctx.save_for_backward(x)
+        ctx.saved = (tn, nw)
+        ctx.params, ctx.red, ctx.name = params, red, name
+        return torch.from_numpy(_ops._class_loss(params, to_np(x, fn, "input"), tn, nw, red))
 
     @staticmethod
     @once_differentiable
     def backward(ctx, dloss):
-        (logits,) = ctx.saved_tensors
-        tn, red, smoothing, ignore_index = ctx.args
-        d = _ops._cross_entropy_backward(to_np(logits, "cross_entropy", "input"), tn, red,
-                                         smoothing, ignore_index,
-                                         to_np(dloss, "cross_entropy", "grad"))
-        return torch.from_numpy(d), None, None, None, None
+        (x,) = ctx.saved_tensors
+        tn, nw = ctx.saved
+        fn = "nn.functional." + ctx.name
+        if ctx.needs_input_grad[2]:
+            raise NotImplementedError("samebits.%s: the gradient of weight is not supported "
+                                      "(PyTorch has none either)" % fn)
+        d = _ops._class_loss_backward(ctx.params, to_np(x, fn, "input"), tn, nw, ctx.red,
+                                      to_np(dloss, fn, "grad"))
+        return torch.from_numpy(d), None, None, None, None, None
+
+
+def _class_loss(name, kind, input, target, weight, size_average, reduce, ignore_index,
+                reduction, label_smoothing=0.0):
+    _no_legacy(name, size_average, reduce)
+    fn = "nn.functional." + name
+    params = _ops._class_params(kind, label_smoothing, ignore_index, fn)
+    red = _ops._reduction(reduction, name)
+    if getattr(input, "dim", None) is not None and input.dim() == 1:
+        # unbatched (C) against a 0-d target: one row, as PyTorch
+        out = _ClassLoss.apply(input.unsqueeze(0), target.unsqueeze(0), weight, params, red,
+                               name)
+        return out.squeeze(0) if red == 0 else out
+    return _ClassLoss.apply(input, target, weight, params, red, name)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
-    if weight is not None or size_average is not None or reduce is not None:
-        raise NotImplementedError("samebits.nn.functional.cross_entropy: class weights and the "
-                                  "deprecated size_average/reduce are not supported")
+    """Cross-entropy of logits (N, C), (N, C, d1, ..., dk) or (C) against class
+    indices; class weights (C) and label smoothing as PyTorch's weighted formula
+    (contract section 11, "Class weights and K-dimensional inputs")."""
     if getattr(target, "dtype", None) is not None and target.dtype.is_floating_point:
         raise NotImplementedError("samebits.nn.functional.cross_entropy: probability targets are "
                                   "not supported; pass class indices (int64)")
-    fn, c = "nn.functional.cross_entropy", "sb_cross_entropy_forward"
-    return _CrossEntropy.apply(input, target, _ops._reduction(reduction, "cross_entropy"),
-                               _lib.arg_float(label_smoothing, c, 3, fn, "label_smoothing"),
-                               _lib.arg_int(ignore_index, c, 4, fn, "ignore_index"))
+    return _class_loss("cross_entropy", _lib.SB_LOSS_CROSS_ENTROPY, input, target, weight,
+                       size_average, reduce, ignore_index, reduction, label_smoothing)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    """Negative log-likelihood of log-probabilities (N, C), (N, C, d1, ..., dk) or
+    (C) against class indices, with optional class weights (C)."""
+    return _class_loss("nll_loss", _lib.SB_LOSS_NLL, input, target, weight, size_average,
+                       reduce, ignore_index, reduction)
 
 
 class _Mse(torch.autograd.Function):
