@@ -37,6 +37,8 @@
     S(sb_pad2d_params) F(sb_pad2d_params, left) F(sb_pad2d_params, right)                 \
         F(sb_pad2d_params, top) F(sb_pad2d_params, bottom) F(sb_pad2d_params, mode)       \
         F(sb_pad2d_params, value)                                                         \
+    S(sb_interpolate_params) F(sb_interpolate_params, mode)                               \
+        F(sb_interpolate_params, align_corners) F(sb_interpolate_params, scales)          \
     S(sb_elementwise_loss) F(sb_elementwise_loss, kind) F(sb_elementwise_loss, beta)         \
         F(sb_elementwise_loss, log_target)                                                \
     S(sb_class_loss) F(sb_class_loss, kind) F(sb_class_loss, label_smoothing)             \
@@ -61,7 +63,8 @@
 #define SB_MIRRORED_CONSTANTS(C)                                                           \
     C(SB_MAX_DIMS) C(SB_F32) C(SB_I32) C(SB_I64) C(SB_DEVICE_CPU) C(SB_DEVICE_CUDA)      \
     C(SB_DEVICE_OPENCL) C(SB_PAD_CONSTANT) C(SB_PAD_REFLECT) C(SB_PAD_REPLICATE)           \
-    C(SB_PAD_CIRCULAR)
+    C(SB_PAD_CIRCULAR) C(SB_INTERP_NEAREST) C(SB_INTERP_NEAREST_EXACT) C(SB_INTERP_LINEAR) \
+    C(SB_INTERP_CUBIC)
 
 static const char *or_dash(const char *s) { return s ? s : "-"; }
 

@@ -1629,9 +1629,13 @@ static void test_complete(void) {
      * no other entry can go missing unnoticed: the class losses with weights
      * or K dimensions (section 11, sb_class_loss_*), CPU only so far (the
      * unweighted (N, C) form runs on OpenCL through class_loss_forward and
-     * class_loss_backward). */
+     * class_loss_backward); interpolation (section 8), CPU only so far: its
+     * backward gathers through per-axis reader tables the device does not
+     * build yet. */
     const size_t not_yet[] = {offsetof(sb_backend_ops, class_loss_nd_forward) / sizeof(entry),
                               offsetof(sb_backend_ops, class_loss_nd_backward) / sizeof(entry),
+                              offsetof(sb_backend_ops, interpolate_forward) / sizeof(entry),
+                              offsetof(sb_backend_ops, interpolate_backward) / sizeof(entry),
                               SIZE_MAX};
     for (size_t k = 0; not_yet[k] != SIZE_MAX; k++) cpu[not_yet[k]] = NULL;
     int missing = 0;

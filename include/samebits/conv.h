@@ -233,6 +233,43 @@ SB_API sb_status sb_adaptive_avg_pool2d_forward(const sb_tensor *x, sb_tensor *y
 /* dx (N, C, H, W) from dy (N, C, OH, OW). */
 SB_API sb_status sb_adaptive_avg_pool2d_backward(const sb_tensor *dy, sb_tensor *dx);
 
+/* ---- interpolation (resampling) ---------------------------------------------
+ * PyTorch's F.interpolate / nn.Upsample without antialias (contract section
+ * 8, "Interpolation"). x is (N, C, S...) with 1 to 3 spatial axes, each of
+ * size >= 1; y (N, C, O...) with the same N, C and output sizes >= 1 (the
+ * caller's output size). Per axis an output position reads taps of the
+ * input with weights computed from the axis's float32 scale:
+ *   SB_INTERP_NEAREST        1 tap: floor(o * scale), at most in - 1
+ *   SB_INTERP_NEAREST_EXACT  1 tap: floor((o + 0.5) * scale), at most in - 1
+ *   SB_INTERP_LINEAR         2 taps (linear, bilinear, trilinear)
+ *   SB_INTERP_CUBIC          4 taps, A = -0.75, clamped at the borders
+ * scale is (in - 1) / (out - 1) with align_corners (linear and cubic only),
+ * else float(1.0 / scales[k]) when scales[k] > 0 (PyTorch's scale_factor as
+ * passed to its kernel), else in / out. The forward nests per axis,
+ * innermost axis first, each a left-to-right sum of value * weight; the
+ * backward gathers: dx is the canonical sum, over the (output, tap) pairs
+ * that read it in row-major order, of dy * (product of the axis weights). */
+typedef enum sb_interp_mode {
+    SB_INTERP_NEAREST = 0,
+    SB_INTERP_NEAREST_EXACT = 1,
+    SB_INTERP_LINEAR = 2,
+    SB_INTERP_CUBIC = 3
+} sb_interp_mode;
+
+typedef struct sb_interpolate_params {
+    sb_interp_mode mode;
+    bool align_corners; /* linear and cubic only; must be false otherwise */
+    double scales[3];   /* per spatial axis, outermost first: > 0, or 0 for none */
+} sb_interpolate_params;
+
+/* x (N, C, S...), y (N, C, O...); 3 to 5 dims. */
+SB_API sb_status sb_interpolate_forward(const sb_tensor *x, const sb_interpolate_params *params,
+                                        sb_tensor *y);
+
+/* dx (N, C, S...) from dy (N, C, O...). */
+SB_API sb_status sb_interpolate_backward(const sb_tensor *dy, const sb_interpolate_params *params,
+                                         sb_tensor *dx);
+
 #ifdef __cplusplus
 }
 #endif

@@ -234,6 +234,15 @@ class ClassLoss(CheckedStructure):
                 ("ignore_index", ctypes.c_int64)]
 
 
+# sb_interp_mode (include/samebits/conv.h)
+SB_INTERP_NEAREST, SB_INTERP_NEAREST_EXACT, SB_INTERP_LINEAR, SB_INTERP_CUBIC = 0, 1, 2, 3
+
+
+class InterpolateParams(CheckedStructure):
+    _fields_ = [("mode", ctypes.c_int), ("align_corners", ctypes.c_bool),
+                ("scales", ctypes.c_double * 3)]
+
+
 class SgdConfig(CheckedStructure):
     _fields_ = [("lr", ctypes.c_double), ("momentum", ctypes.c_double),
                 ("dampening", ctypes.c_double), ("weight_decay", ctypes.c_double),
@@ -342,6 +351,8 @@ _SIGS = {
     "sb_avg_pool2d_backward": (_i, [_T, ctypes.POINTER(Pool2dParams), _T]),
     "sb_pad2d_forward": (_i, [_T, ctypes.POINTER(Pad2dParams), _T]),
     "sb_pad2d_backward": (_i, [_T, ctypes.POINTER(Pad2dParams), _T]),
+    "sb_interpolate_forward": (_i, [_T, ctypes.POINTER(InterpolateParams), _T]),
+    "sb_interpolate_backward": (_i, [_T, ctypes.POINTER(InterpolateParams), _T]),
     "sb_adaptive_max_pool2d_forward": (_i, [_T, _T, _T]),
     "sb_adaptive_max_pool2d_backward": (_i, [_T, _T, _T]),
     "sb_adaptive_avg_pool2d_forward": (_i, [_T, _T]),

@@ -71,6 +71,7 @@ _CONVERT = {
     torch.nn.EmbeddingBag: snn.EmbeddingBag,
 }
 _CONVERT.update({m.__mro__[1]: m for m in snn.PADDING})
+_CONVERT.update({m.__mro__[1]: m for m in snn.UPSAMPLING})
 if hasattr(torch.nn, "RMSNorm"):  # torch >= 2.4
     _CONVERT[torch.nn.RMSNorm] = snn.RMSNorm
 # MultiheadAttention's out-projection holder (only its weight and bias are read)

@@ -39,7 +39,8 @@ __all__ = [
     "conv2d", "conv2d_backward", "conv2d_input", "conv2d_weight",
     "max_pool2d", "max_pool2d_backward", "avg_pool2d", "avg_pool2d_backward",
     "adaptive_max_pool2d", "adaptive_max_pool2d_backward", "adaptive_avg_pool2d",
-    "adaptive_avg_pool2d_backward", "pad2d", "pad2d_backward",
+    "adaptive_avg_pool2d_backward", "pad2d", "pad2d_backward", "interpolate",
+    "interpolate_backward",
     "sum", "mean", "sum_backward", "mean_backward",
     "batch_norm", "batch_norm_backward", "layer_norm", "layer_norm_backward",
     "rms_norm", "rms_norm_backward",
@@ -1569,6 +1570,62 @@ def pad2d_backward(dy, input_shape, pad, mode="constant"):
     (row, column) order of the padded output."""
     p = _pad_params(pad, mode, None, "pad2d_backward")
     return back(_pad2d_backward(to_np(dy, "pad2d_backward", "dy"), input_shape, p), kind_of(dy))
+
+
+_INTERP_MODES = {"nearest": _lib.SB_INTERP_NEAREST, "nearest-exact": _lib.SB_INTERP_NEAREST_EXACT,
+                 "linear": _lib.SB_INTERP_LINEAR, "cubic": _lib.SB_INTERP_CUBIC}
+
+
+def _interp_params(mode, align_corners, scales, nd, fn):
+    """sb_interpolate_params: mode one of _INTERP_MODES, scales None or one
+    value per spatial axis (each > 0, or None / 0 for none)."""
+    if mode not in _INTERP_MODES:
+        raise ValueError("samebits.%s: mode must be one of %s, got %r"
+                         % (fn, ", ".join(_INTERP_MODES), mode))
+    if not isinstance(align_corners, (bool, np.bool_)):
+        raise TypeError("samebits.%s: align_corners must be a bool, got %r" % (fn, align_corners))
+    if scales is None:
+        scales = (None,) * nd
+    if not isinstance(scales, (tuple, list)) or len(scales) != nd:
+        raise ValueError("samebits.%s: scales must be None or %d values, got %r" % (fn, nd, scales))
+    p = _lib.InterpolateParams(_INTERP_MODES[mode], bool(align_corners))
+    for k, v in enumerate(scales):
+        p.scales[k] = 0.0 if v is None else _lib.checked_float(
+            v, ctypes.c_double, "samebits.%s: scales[%d]" % (fn, k))
+    return p
+
+
+def _interpolate(x, size, p):
+    if x.ndim not in (3, 4, 5):
+        raise _lib.SamebitsError("samebits.interpolate: x must be (N, C, spatial...) with 1 to 3 "
+                                 "spatial dims, got shape %s" % (x.shape,))
+    y = empty(_shape(tuple(x.shape[:2]) + tuple(size), "interpolate", "the output shape", x.ndim))
+    call("sb_interpolate_forward", ref(wrap(x)), ctypes.byref(p), ref(wrap(y)))
+    return y
+
+
+def _interpolate_backward(dy, x_shape, p):
+    dx = empty(_shape(x_shape, "interpolate_backward", "input_shape", dy.ndim))
+    call("sb_interpolate_backward", ref(wrap(dy)), ctypes.byref(p), ref(wrap(dx)))
+    return dx
+
+
+def interpolate(x, size, mode="nearest", align_corners=False, scales=None):
+    """x (N, C, S...) with 1 to 3 spatial dims resampled to the spatial
+    `size` (contract, Interpolation). mode: 'nearest', 'nearest-exact',
+    'linear' (linear, bilinear, trilinear by rank) or 'cubic'; scales: None or
+    PyTorch's scale_factor per axis as its kernel receives it."""
+    xn = to_np(x, "interpolate", "x")
+    p = _interp_params(mode, align_corners, scales, max(xn.ndim - 2, 0), "interpolate")
+    return back(_interpolate(xn, tuple(size), p), kind_of(x))
+
+
+def interpolate_backward(dy, input_shape, mode="nearest", align_corners=False, scales=None):
+    """dx: each input the canonical sum of dy * weight over the (output, tap)
+    pairs that read it, in row-major order."""
+    dyn = to_np(dy, "interpolate_backward", "dy")
+    p = _interp_params(mode, align_corners, scales, max(dyn.ndim - 2, 0), "interpolate_backward")
+    return back(_interpolate_backward(dyn, input_shape, p), kind_of(dy))
 
 
 def sum(x, dim=None, keepdim=False):  # noqa: A001 (mirrors torch.sum)

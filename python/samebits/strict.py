@@ -708,6 +708,8 @@ ROUTED = {
     "conv_transpose2d": (_call(SF.conv_transpose2d), "conv2d's chains, input and output "
                          "exchanged"),
     "conv_transpose1d": (_call(SF.conv_transpose1d), "conv_transpose2d at height 1"),
+    "interpolate": (_call(SF.interpolate), "resampling: nearest, nearest-exact, (bi/tri)linear, "
+                                           "bicubic, area; align_corners, scale factors"),
     "pad": (_call(SF.pad), "padding of the last 1 or 2 dims: constant, reflect, replicate, "
                            "circular"),
     "max_pool2d": (_call(SF.max_pool2d), "max pooling, with dilation"),

@@ -33,6 +33,7 @@
 #include "ref/ref_attention.h"
 #include "ref/ref_cumulative.h"
 #include "ref/ref_index.h"
+#include "ref/ref_interp.h"
 #include "ref/ref_linalg.h"
 #include "ref/ref_loss.h"
 #include "ref/ref_pad.h"
@@ -120,6 +121,11 @@ typedef struct sb_backend_ops {
                                float *y);
     sb_status (*pad2d_backward)(const sb_backend *be, const sb_pad2d_geom *g, const float *dy,
                                 float *dx);
+    /* Interpolation (section 8, "Interpolation"). */
+    sb_status (*interpolate_forward)(const sb_backend *be, const sb_interp_geom *g,
+                                     const float *x, float *y);
+    sb_status (*interpolate_backward)(const sb_backend *be, const sb_interp_geom *g,
+                                      const float *dy, float *dx);
 
     /* ---- pointwise (section 9); views of out's shape ---- */
     /* in[0] = x (or y for tanh/sigmoid backward), in[1] = dy when backward. */

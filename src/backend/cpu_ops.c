@@ -11,6 +11,7 @@
 #include "cpu/conv_internal.h"
 #include "cpu/cpu.h"
 #include "cpu/ops_internal.h"
+#include "cpu/interp_internal.h"
 #include "cpu/pad_internal.h"
 #include "ref/ref_loss.h"
 
@@ -552,6 +553,18 @@ static sb_status cpu_pad2d_backward(const sb_backend *be, const sb_pad2d_geom *g
     return SB_OK;
 }
 
+static sb_status cpu_interpolate_forward(const sb_backend *be, const sb_interp_geom *g,
+                                         const float *x, float *y) {
+    (void)be;
+    return sb_cpu_interpolate_forward(g, x, y);
+}
+
+static sb_status cpu_interpolate_backward(const sb_backend *be, const sb_interp_geom *g,
+                                          const float *dy, float *dx) {
+    (void)be;
+    return sb_cpu_interpolate_backward(g, dy, dx);
+}
+
 const sb_backend_ops sb_cpu_backend_ops = {
     .sgemm = cpu_sgemm,
     .linear_forward = cpu_linear_forward,
@@ -569,6 +582,8 @@ const sb_backend_ops sb_cpu_backend_ops = {
     .adaptive_avg_pool2d_backward = cpu_avg_pool2d_backward,
     .pad2d_forward = cpu_pad2d_forward,
     .pad2d_backward = cpu_pad2d_backward,
+    .interpolate_forward = cpu_interpolate_forward,
+    .interpolate_backward = cpu_interpolate_backward,
     .activation = cpu_activation,
     .unary = cpu_unary,
     .unary_backward = cpu_unary_backward,

@@ -28,7 +28,7 @@ __all__ = ["Linear", "Conv2d", "Conv1d", "ConvTranspose2d", "ConvTranspose1d", "
            "Hardswish", "SiLU", "LeakyReLU", "PReLU", "Softplus", "ELU", "SELU", "CELU", "Mish",
            "LogSigmoid", "Hardshrink", "Softshrink", "Threshold", "Softsign", "Tanhshrink", "ConstantPad1d", "ConstantPad2d",
            "ZeroPad2d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
-           "ReplicationPad2d", "Embedding", "EmbeddingBag", "functional"]
+           "ReplicationPad2d", "Embedding", "EmbeddingBag", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "functional"]
 
 class Linear(torch.nn.Linear):
     """y = x W^T + b; every element one fmaf chain over the inputs."""
@@ -498,6 +498,29 @@ if hasattr(torch.nn, "CircularPad2d"):  # torch >= 2.1
 class AdaptiveMaxPool2d(torch.nn.AdaptiveMaxPool2d):
     def forward(self, input):
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+def _upsample_module(base):
+    """The samebits version of torch.nn.Upsample or one of its fixed-mode
+    subclasses: the same attributes, forward through F.interpolate."""
+
+    class Up(base):
+        def forward(self, input):
+            return F.interpolate(input, self.size, self.scale_factor, self.mode,
+                                 self.align_corners,
+                                 recompute_scale_factor=getattr(self, "recompute_scale_factor",
+                                                                None))
+
+    Up.__name__ = Up.__qualname__ = base.__name__
+    Up.__module__ = __name__
+    Up.__doc__ = "%s: F.interpolate's contract bits (section 8, Interpolation)." % base.__name__
+    return Up
+
+
+Upsample = _upsample_module(torch.nn.Upsample)
+UpsamplingNearest2d = _upsample_module(torch.nn.UpsamplingNearest2d)
+UpsamplingBilinear2d = _upsample_module(torch.nn.UpsamplingBilinear2d)
+UPSAMPLING = [Upsample, UpsamplingNearest2d, UpsamplingBilinear2d]
 
 
 class AdaptiveAvgPool2d(torch.nn.AdaptiveAvgPool2d):

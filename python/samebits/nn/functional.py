@@ -24,6 +24,7 @@ from .. import ops as _ops
 from .._convert import to_np, to_np_index
 
 __all__ = ["linear", "conv2d", "conv1d", "conv_transpose2d", "conv_transpose1d", "pad",
+           "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
            "max_pool2d", "avg_pool2d", "adaptive_max_pool2d",
            "adaptive_avg_pool2d", "relu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "silu", "leaky_relu", "softplus", "tanh", "sigmoid", "gelu",
            "elu", "selu", "celu", "mish", "logsigmoid", "hardshrink", "softshrink", "threshold",
@@ -260,6 +261,112 @@ class _PadFn(torch.autograd.Function):
         ow = ctx.shape4[3] + ctx.p.left + ctx.p.right
         dyn = to_np(dy, "pad", "grad").reshape(ctx.shape4[:2] + (oh, ow))
         return _t(_ops._pad2d_backward(dyn, ctx.shape4, ctx.p).reshape(ctx.shape)), None, None, None
+
+
+# F.interpolate's modes: the samebits mode and the spatial rank each needs
+# (None: any of 1 to 3).
+_INTERP = {"nearest": ("nearest", None), "nearest-exact": ("nearest-exact", None),
+           "linear": ("linear", 1), "bilinear": ("linear", 2), "trilinear": ("linear", 3),
+           "bicubic": ("cubic", 2), "area": (None, None)}
+
+
+def _interp_sizes(input, size, scale_factor, recompute_scale_factor, dim):
+    """PyTorch's output size and the scales its kernel receives: with
+    scale_factor, each size is floor(float(in) * scale) and the scales go to
+    the kernel, unless recompute_scale_factor (then None: in / out)."""
+    fn = "samebits.nn.functional.interpolate"
+    if size is not None and scale_factor is not None:
+        raise ValueError("%s: only one of size or scale_factor should be defined" % fn)
+    if size is not None:
+        if recompute_scale_factor:
+            raise ValueError("%s: recompute_scale_factor is not meaningful with an explicit size"
+                             % fn)
+        sizes = list(size) if isinstance(size, (list, tuple)) else [size] * dim
+        if len(sizes) != dim:
+            raise ValueError("%s: size %r must have %d values for a %d-D input"
+                             % (fn, size, dim, dim + 2))
+        for v in sizes:
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise ValueError("%s: size %r must hold positive ints" % (fn, size))
+        return [int(v) for v in sizes], None
+    if scale_factor is None:
+        raise ValueError("%s: either size or scale_factor should be defined" % fn)
+    scales = list(scale_factor) if isinstance(scale_factor, (list, tuple)) \
+        else [scale_factor] * dim
+    if len(scales) != dim:
+        raise ValueError("%s: scale_factor %r must have %d values for a %d-D input"
+                         % (fn, scale_factor, dim, dim + 2))
+    scales = [float(v) for v in scales]
+    if not all(np.isfinite(v) and v > 0 for v in scales):
+        raise ValueError("%s: scale_factor %r must hold positive finite numbers"
+                         % (fn, scale_factor))
+    sizes = [int(np.floor(float(input.shape[2 + i]) * scales[i])) for i in range(dim)]
+    return sizes, (None if recompute_scale_factor else scales)
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """torch.nn.functional.interpolate with the contract's bits (section 8,
+    "Interpolation"): nearest, nearest-exact, linear (3-D), bilinear and
+    bicubic (4-D), trilinear (5-D), and area (adaptive average pooling,
+    3-D and 4-D). The forward is PyTorch's CPU formula without fused
+    multiply-adds; the backward gathers each input's contributions with the
+    canonical sum in output order instead of PyTorch's scatter-add."""
+    fn = "samebits.nn.functional.interpolate"
+    if not isinstance(input, torch.Tensor):
+        raise TypeError("%s: input must be a torch.Tensor, got %s" % (fn, type(input).__name__))
+    if mode not in _INTERP:
+        raise NotImplementedError("%s: mode %r is not supported (one of %s)"
+                                  % (fn, mode, ", ".join(_INTERP)))
+    sb_mode, rank = _INTERP[mode]
+    dim = input.dim() - 2
+    if dim not in (1, 2, 3) or (rank is not None and dim != rank):
+        raise NotImplementedError("%s: mode %r takes %s input, got %d-D"
+                                  % (fn, mode, "%d-D" % (rank + 2) if rank else "3-D to 5-D",
+                                     input.dim()))
+    interpolating = sb_mode in ("linear", "cubic")
+    if align_corners is not None and not interpolating:
+        raise ValueError("%s: align_corners option can only be set with the interpolating "
+                         "modes: linear | bilinear | bicubic | trilinear" % fn)
+    if antialias:
+        raise NotImplementedError("%s: antialias=True is not supported" % fn)
+    sizes, scales = _interp_sizes(input, size, scale_factor, recompute_scale_factor, dim)
+    if mode == "area":  # PyTorch: adaptive average pooling to the output size
+        if dim == 1:
+            y = adaptive_avg_pool2d(input.unsqueeze(2), (1, sizes[0]))
+            return y.squeeze(2)
+        if dim == 2:
+            return adaptive_avg_pool2d(input, tuple(sizes))
+        raise NotImplementedError("%s: mode 'area' takes 3-D or 4-D input, got 5-D" % fn)
+    p = _ops._interp_params(sb_mode, bool(align_corners) if interpolating else False, scales,
+                            dim, "nn.functional.interpolate")
+    return _InterpolateFn.apply(input, tuple(sizes), p)
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """torch.nn.functional.upsample (PyTorch's deprecated name of interpolate)."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+class _InterpolateFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, sizes, p):
+        ctx.p, ctx.shape = p, tuple(x.shape)
+        return _t(_ops._interpolate(to_np(x, "interpolate", "input"), sizes, p))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        dyn = to_np(dy, "interpolate", "grad")
+        return _t(_ops._interpolate_backward(dyn, ctx.shape, ctx.p)), None, None
 
 
 class _MaxPool2d(torch.autograd.Function):
