@@ -70,6 +70,13 @@ static const spec specs[] = {
     {"pad2d", 131, true, "x=2x3x5x4,lr=4x4,tb=3x2,mode=replicate,adv=8"},
     {"pad2d", 132, true, "x=1x2x4x6,lr=6x5,tb=4x4,mode=circular,adv=8"},
     {"pad2d", 133, false, "x=3x4x9x9,lr=1x2,tb=2x1,mode=constant,value=-0.5"},
+    {"interpolate", 270, true, "x=2x3x7,out=13,mode=nearest,scale=2,adv=8"},
+    {"interpolate", 271, true, "x=2x3x5x6,out=11x9,mode=nearest-exact,adv=8"},
+    {"interpolate", 272, true, "x=2x3x9,out=4,mode=linear,align=1,adv=8"},
+    {"interpolate", 273, true, "x=2x3x5x4,out=9x11,mode=linear,adv=8"},
+    {"interpolate", 274, true, "x=1x2x3x4x5,out=7x10x12,mode=linear,scale=2.5"},
+    {"interpolate", 275, true, "x=2x3x6x5,out=13x12,mode=cubic,align=1,adv=8"},
+    {"interpolate", 276, false, "x=2x4x16x16,out=40x40,mode=cubic,scale=2.5"},
     /* elementwise */
     {"binary", 28, true, "op=add,a=3x4x5,b=4x1,adv=6"},
     {"binary", 29, true, "op=sub,a=3x4x5,b=5,adv=6"},

@@ -402,6 +402,36 @@ static sb_status run_pad2d(run_ctx *r) {
     return out(r, "backward", dx);
 }
 
+/* Interpolation: x (N, C, S...), out=O... (the spatial output size), mode,
+ * align (0/1), scale (one scale for every axis, 0 for none). */
+static const char *const interp_names[] = {"nearest", "nearest-exact", "linear", "cubic"};
+static sb_status run_interpolate(run_ctx *r) {
+    shp sx, so;
+    int mode;
+    int64_t align;
+    float scale;
+    SB_TRY(pshape(r, "x", &sx));
+    SB_TRY(pshape(r, "out", &so));
+    SB_TRY(pick(r, "mode", interp_names, 4, &mode));
+    SB_TRY(pint(r, "align", 0, &align));
+    SB_TRY(pflt(r, "scale", 0.0f, &scale));
+    if (sx.nd < 3 || sx.nd > 5) return bad_param(r, "x");
+    if (so.nd != sx.nd - 2) return bad_param(r, "out");
+    sb_interpolate_params p = {(sb_interp_mode)mode, align != 0, {0.0, 0.0, 0.0}};
+    for (int k = 0; k < so.nd; k++) p.scales[k] = scale;
+    shp sy = {sx.nd, {sx.d[0], sx.d[1]}};
+    for (int k = 0; k < so.nd; k++) sy.d[2 + k] = so.d[k];
+    sb_tensor *x, *y, *dy, *dx;
+    SB_TRY(input(r, &x, &sx, 1));
+    SB_TRY(tnew(r, &y, SB_F32, &sy));
+    SB_TRY(input(r, &dy, &sy, 2));
+    SB_TRY(zeros_like(r, &dx, x));
+    SB_TRY(sb_interpolate_forward(x, &p, y));
+    SB_TRY(out(r, "forward", y));
+    SB_TRY(sb_interpolate_backward(dy, &p, dx));
+    return out(r, "backward", dx);
+}
+
 static const char *const binary_names[] = {"add", "sub", "mul", "div", "maximum", "minimum"};
 static const char *const unary_names[] = {"neg", "abs", "sqrt", "exp", "log", "square", "reciprocal",
                                           "sin", "cos", "exp2", "log2", "rsqrt"};
@@ -1363,6 +1393,7 @@ static const runner runners[] = {
     {"max_pool2d", run_max_pool2d}, {"avg_pool2d", run_avg_pool2d},
     {"adaptive_max_pool2d", run_adaptive_max_pool2d},
     {"adaptive_avg_pool2d", run_adaptive_avg_pool2d}, {"pad2d", run_pad2d},
+    {"interpolate", run_interpolate},
     {"binary", run_binary},         {"unary", run_unary},
     {"activation", run_activation}, {"reduce", run_reduce},
     {"softmax", run_softmax_op},    {"log_softmax", run_log_softmax},

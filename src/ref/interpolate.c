@@ -8,9 +8,9 @@
  * product as it is, then acc + product). Nearest modes copy the element.
  *
  * Backward: a gather. Each input element sums, with the canonical sum, the
- * terms dy[o] * W of the (output, tap) pairs that read it, in row-major
- * order of the per-axis reader lists (ascending output, then tap), W the
- * product of the axis weights from the outermost. Threads or devices that
+ * terms dy[o] * W of the (output, tap) pairs that read it, outputs in
+ * row-major order and, within one output, its taps in row-major order; W is
+ * the product of the axis weights from the outermost. Threads or devices that
  * scatter-add in arrival order would give other bits; this order does not
  * depend on them. */
 #include <stdlib.h>
@@ -123,6 +123,15 @@ void sb_ref_interp_forward_units(const sb_interp_geom *g, const sb_interp_tables
     }
 }
 
+/* The readers of input i along axis a, grouped by output: entries
+ * [first[i], first[i+1]) sorted by (o, j); a group is a run of one o. */
+static int64_t group_end(const sb_interp_axis *a, int64_t e, int64_t end) {
+    int64_t o = a->entry[e] / a->taps;
+    while (++e < end && a->entry[e] / a->taps == o) {
+    }
+    return e;
+}
+
 void sb_ref_interp_backward_units(const sb_interp_geom *g, const sb_interp_tables *t, int64_t u0,
                                   int64_t u1, const float *dy, float *dx) {
     const sb_interp_axis *a0 = &t->axis[0], *a1 = &t->axis[1], *a2 = &t->axis[2];
@@ -132,25 +141,36 @@ void sb_ref_interp_backward_units(const sb_interp_geom *g, const sb_interp_table
         int64_t p = u / g->in[0], i0 = u % g->in[0];
         const float *dyp = dy + p * plane_out;
         float *dxr = dx + u * row_in;
-        for (int64_t i1 = 0; i1 < g->in[1]; i1++)
+        int64_t b0 = a0->first[i0], end0 = a0->first[i0 + 1];
+        for (int64_t i1 = 0; i1 < g->in[1]; i1++) {
+            int64_t b1 = a1->first[i1], end1 = a1->first[i1 + 1];
             for (int64_t i2 = 0; i2 < g->in[2]; i2++) {
+                int64_t b2 = a2->first[i2], end2 = a2->first[i2 + 1];
                 sb_sum_acc acc;
                 sb_sum_init(&acc);
-                for (int64_t e0 = a0->first[i0]; e0 < a0->first[i0 + 1]; e0++) {
-                    int64_t r0 = a0->entry[e0], o0 = r0 / a0->taps;
-                    float w0 = a0->w[r0];
-                    for (int64_t e1 = a1->first[i1]; e1 < a1->first[i1 + 1]; e1++) {
-                        int64_t r1 = a1->entry[e1], o1 = r1 / a1->taps;
-                        float w01 = w0 * a1->w[r1];
+                /* outputs in row-major order; within one output, its taps */
+                for (int64_t g0 = b0, n0; g0 < end0; g0 = n0) {
+                    n0 = group_end(a0, g0, end0);
+                    int64_t o0 = a0->entry[g0] / a0->taps;
+                    for (int64_t g1 = b1, n1; g1 < end1; g1 = n1) {
+                        n1 = group_end(a1, g1, end1);
+                        int64_t o1 = a1->entry[g1] / a1->taps;
                         const float *dyr = dyp + (o0 * g->out[1] + o1) * g->out[2];
-                        for (int64_t e2 = a2->first[i2]; e2 < a2->first[i2 + 1]; e2++) {
-                            int64_t r2 = a2->entry[e2];
-                            sb_sum_add(&acc, dyr[r2 / a2->taps] * (w01 * a2->w[r2]));
+                        for (int64_t g2 = b2, n2; g2 < end2; g2 = n2) {
+                            n2 = group_end(a2, g2, end2);
+                            float d = dyr[a2->entry[g2] / a2->taps];
+                            for (int64_t e0 = g0; e0 < n0; e0++)
+                                for (int64_t e1 = g1; e1 < n1; e1++) {
+                                    float w01 = a0->w[a0->entry[e0]] * a1->w[a1->entry[e1]];
+                                    for (int64_t e2 = g2; e2 < n2; e2++)
+                                        sb_sum_add(&acc, d * (w01 * a2->w[a2->entry[e2]]));
+                                }
                         }
                     }
                 }
                 *dxr++ = sb_sum_result(&acc);
             }
+        }
     }
 }
 
