@@ -76,6 +76,8 @@ def fast(o):
         return "`src/cpu/conv2d.c` (+ `conv2d_{avx2,avx512}.c`), `src/cpu/gemm.c`"
     if n.startswith("sb_pad2d"):
         return "`src/cpu/pad2d.c`"
+    if n.startswith("sb_interpolate"):
+        return "`src/cpu/interpolate.c`"
     if f == "conv":
         return "`src/cpu/pool2d.c` (+ `pool2d_avx512.c`)"
     if n == "sb_reduce_to_shape":

@@ -21,14 +21,57 @@
 static void axis_free(sb_interp_axis *a) {
     free(a->idx);
     free(a->w);
-    free(a->first);
-    free(a->entry);
-    a->idx = a->first = a->entry = NULL;
-    a->w = NULL;
+    free(a->gfirst);
+    free(a->gout);
+    free(a->gbeg);
+    free(a->gw);
+    *a = (sb_interp_axis){0};
 }
 
 void sb_interp_tables_free(sb_interp_tables *t) {
     for (int k = 0; k < 3; k++) axis_free(&t->axis[k]);
+}
+
+static sb_status no_memory(sb_interp_axis *a, int64_t *scratch) {
+    free(scratch);
+    axis_free(a);
+    return sb_fail(SB_ERR_NOMEM, "interpolation: no memory for the tap tables");
+}
+
+/* The readers of every input, grouped by output (see sb_interp_axis): a
+ * counting sort of the (o, j) pairs by input, which keeps them in ascending
+ * (o, j) order, then one group per run of one o. */
+static sb_status axis_readers(sb_interp_axis *a) {
+    size_t n = (size_t)a->out * (size_t)a->taps;
+    int64_t *entry = malloc((n + (size_t)a->in + 1) * sizeof *entry);
+    a->gfirst = calloc((size_t)a->in + 1, sizeof *a->gfirst);
+    a->gout = malloc(n * sizeof *a->gout);
+    a->gbeg = malloc((n + 1) * sizeof *a->gbeg);
+    a->gw = malloc(n * sizeof *a->gw);
+    if (!entry || !a->gfirst || !a->gout || !a->gbeg || !a->gw) return no_memory(a, entry);
+    int64_t *cursor = entry + n; /* in + 1 counters */
+    for (int64_t i = 0; i <= a->in; i++) cursor[i] = 0;
+    for (size_t e = 0; e < n; e++) cursor[a->idx[e] + 1]++;
+    for (int64_t i = 0; i < a->in; i++) cursor[i + 1] += cursor[i];
+    for (size_t e = 0; e < n; e++) entry[cursor[a->idx[e]]++] = (int64_t)e;
+    /* cursor[i] is now the end of input i's entries */
+    int64_t groups = 0, e = 0;
+    for (int64_t i = 0; i < a->in; i++) {
+        a->gfirst[i] = groups;
+        for (int64_t prev = -1; e < cursor[i]; e++) {
+            int64_t o = entry[e] / a->taps;
+            if (o != prev) {
+                a->gout[groups] = o;
+                a->gbeg[groups++] = e;
+                prev = o;
+            }
+            a->gw[e] = a->w[entry[e]];
+        }
+    }
+    a->gfirst[a->in] = groups;
+    a->gbeg[groups] = (int64_t)n;
+    free(entry);
+    return SB_OK;
 }
 
 static sb_status axis_build(const sb_interp_geom *g, int k, bool inverse, sb_interp_axis *a) {
@@ -39,14 +82,7 @@ static sb_status axis_build(const sb_interp_geom *g, int k, bool inverse, sb_int
     size_t n = (size_t)out * (size_t)a->taps; /* <= 4 * y's element count */
     a->idx = malloc(n * sizeof *a->idx);
     a->w = malloc(n * sizeof *a->w);
-    if (inverse) {
-        a->first = calloc((size_t)in + 1, sizeof *a->first);
-        a->entry = malloc(n * sizeof *a->entry);
-    }
-    if (!a->idx || !a->w || (inverse && (!a->first || !a->entry))) {
-        axis_free(a);
-        return sb_fail(SB_ERR_NOMEM, "interpolation: no memory for the tap tables");
-    }
+    if (!a->idx || !a->w) return no_memory(a, NULL);
     if (!present) {
         a->idx[0] = 0;
         a->w[0] = 1.0f;
@@ -56,19 +92,7 @@ static sb_status axis_build(const sb_interp_geom *g, int k, bool inverse, sb_int
             sb_interp_axis_taps(g->mode, g->align_corners, scale, in, out, o, a->idx + o * a->taps,
                                 a->w + o * a->taps);
     }
-    if (inverse) { /* counting sort: readers of each input in ascending (o, j) */
-        for (size_t e = 0; e < n; e++) a->first[a->idx[e] + 1]++;
-        for (int64_t i = 0; i < in; i++) a->first[i + 1] += a->first[i];
-        int64_t *cursor = malloc((size_t)in * sizeof *cursor);
-        if (!cursor) {
-            axis_free(a);
-            return sb_fail(SB_ERR_NOMEM, "interpolation: no memory for the tap tables");
-        }
-        for (int64_t i = 0; i < in; i++) cursor[i] = a->first[i];
-        for (size_t e = 0; e < n; e++) a->entry[cursor[a->idx[e]]++] = (int64_t)e;
-        free(cursor);
-    }
-    return SB_OK;
+    return inverse ? axis_readers(a) : SB_OK;
 }
 
 sb_status sb_interp_tables_build(const sb_interp_geom *g, bool inverse, sb_interp_tables *t) {
@@ -123,52 +147,69 @@ void sb_ref_interp_forward_units(const sb_interp_geom *g, const sb_interp_tables
     }
 }
 
-/* The readers of input i along axis a, grouped by output: entries
- * [first[i], first[i+1]) sorted by (o, j); a group is a run of one o. */
-static int64_t group_end(const sb_interp_axis *a, int64_t e, int64_t end) {
-    int64_t o = a->entry[e] / a->taps;
-    while (++e < end && a->entry[e] / a->taps == o) {
-    }
-    return e;
+/* One axis's reader groups as plain arrays (locals the compiler need not
+ * reload after every store into dx). */
+typedef struct {
+    const int64_t *gfirst, *gout, *gbeg;
+    const float *gw;
+} readers;
+
+static readers readers_of(const sb_interp_axis *a) {
+    return (readers){a->gfirst, a->gout, a->gbeg, a->gw};
 }
 
 void sb_ref_interp_backward_units(const sb_interp_geom *g, const sb_interp_tables *t, int64_t u0,
                                   int64_t u1, const float *dy, float *dx) {
-    const sb_interp_axis *a0 = &t->axis[0], *a1 = &t->axis[1], *a2 = &t->axis[2];
-    const int64_t plane_out = g->out[0] * g->out[1] * g->out[2];
-    const int64_t row_in = g->in[1] * g->in[2];
+    const readers r0 = readers_of(&t->axis[0]), r1 = readers_of(&t->axis[1]),
+                  r2 = readers_of(&t->axis[2]);
+    const int64_t in0 = g->in[0], in1 = g->in[1], in2 = g->in[2];
+    const int64_t out1 = g->out[1], out2 = g->out[2];
+    const int64_t plane_out = g->out[0] * out1 * out2;
     for (int64_t u = u0; u < u1; u++) {
-        int64_t p = u / g->in[0], i0 = u % g->in[0];
+        int64_t p = u / in0, i0 = u % in0;
         const float *dyp = dy + p * plane_out;
-        float *dxr = dx + u * row_in;
-        int64_t b0 = a0->first[i0], end0 = a0->first[i0 + 1];
-        for (int64_t i1 = 0; i1 < g->in[1]; i1++) {
-            int64_t b1 = a1->first[i1], end1 = a1->first[i1 + 1];
-            for (int64_t i2 = 0; i2 < g->in[2]; i2++) {
-                int64_t b2 = a2->first[i2], end2 = a2->first[i2 + 1];
+        float *dxr = dx + u * in1 * in2;
+        const int64_t b0 = r0.gfirst[i0], end0 = r0.gfirst[i0 + 1];
+        const int64_t terms0 = r0.gbeg[end0] - r0.gbeg[b0];
+        for (int64_t i1 = 0; i1 < in1; i1++) {
+            const int64_t b1 = r1.gfirst[i1], end1 = r1.gfirst[i1 + 1];
+            const int64_t terms01 = terms0 * (r1.gbeg[end1] - r1.gbeg[b1]);
+            for (int64_t i2 = 0; i2 < in2; i2++) {
+                const int64_t b2 = r2.gfirst[i2], end2 = r2.gfirst[i2 + 1];
+                /* up to one block of terms: the rule's lanes directly (from
+                 * -0, term k into lane k mod 32, the fixed tree); more: the
+                 * streaming accumulator */
+                const int64_t n = terms01 * (r2.gbeg[end2] - r2.gbeg[b2]);
+                const bool one_block = n <= SB_SUM_BLOCK;
+                float lane[SB_SUM_LANES];
                 sb_sum_acc acc;
-                sb_sum_init(&acc);
+                if (one_block)
+                    for (int j = 0; j < SB_SUM_LANES; j++) lane[j] = -0.0f;
+                else
+                    sb_sum_init(&acc);
+                int k = 0;
                 /* outputs in row-major order; within one output, its taps */
-                for (int64_t g0 = b0, n0; g0 < end0; g0 = n0) {
-                    n0 = group_end(a0, g0, end0);
-                    int64_t o0 = a0->entry[g0] / a0->taps;
-                    for (int64_t g1 = b1, n1; g1 < end1; g1 = n1) {
-                        n1 = group_end(a1, g1, end1);
-                        int64_t o1 = a1->entry[g1] / a1->taps;
-                        const float *dyr = dyp + (o0 * g->out[1] + o1) * g->out[2];
-                        for (int64_t g2 = b2, n2; g2 < end2; g2 = n2) {
-                            n2 = group_end(a2, g2, end2);
-                            float d = dyr[a2->entry[g2] / a2->taps];
-                            for (int64_t e0 = g0; e0 < n0; e0++)
-                                for (int64_t e1 = g1; e1 < n1; e1++) {
-                                    float w01 = a0->w[a0->entry[e0]] * a1->w[a1->entry[e1]];
-                                    for (int64_t e2 = g2; e2 < n2; e2++)
-                                        sb_sum_add(&acc, d * (w01 * a2->w[a2->entry[e2]]));
+                for (int64_t g0 = b0; g0 < end0; g0++)
+                    for (int64_t g1 = b1; g1 < end1; g1++) {
+                        const float *dyr = dyp + (r0.gout[g0] * out1 + r1.gout[g1]) * out2;
+                        for (int64_t g2 = b2; g2 < end2; g2++) {
+                            const float d = dyr[r2.gout[g2]];
+                            for (int64_t e0 = r0.gbeg[g0]; e0 < r0.gbeg[g0 + 1]; e0++)
+                                for (int64_t e1 = r1.gbeg[g1]; e1 < r1.gbeg[g1 + 1]; e1++) {
+                                    const float w01 = r0.gw[e0] * r1.gw[e1];
+                                    for (int64_t e2 = r2.gbeg[g2]; e2 < r2.gbeg[g2 + 1]; e2++) {
+                                        const float term = d * (w01 * r2.gw[e2]);
+                                        if (one_block) {
+                                            lane[k] += term;
+                                            k = (k + 1) & (SB_SUM_LANES - 1);
+                                        } else {
+                                            sb_sum_add(&acc, term);
+                                        }
+                                    }
                                 }
                         }
                     }
-                }
-                *dxr++ = sb_sum_result(&acc);
+                *dxr++ = n == 0 ? 0.0f : one_block ? sb_sum_tree32(lane) : sb_sum_result(&acc);
             }
         }
     }

@@ -23,14 +23,17 @@ typedef struct sb_interp_geom {
 } sb_interp_geom;
 
 /* One axis's taps (out x taps, row-major) and, for the backward, each input
- * position's readers: entry[first[i] .. first[i+1]) are o * taps + j in
- * ascending order for the (o, j) with idx[o * taps + j] = i. */
+ * position's readers grouped by output: the groups of input i are
+ * gfirst[i] .. gfirst[i+1] - 1 in ascending output order; group g is output
+ * gout[g], reading i through the taps (in tap order) whose weights are
+ * gw[gbeg[g] .. gbeg[g+1]). */
 typedef struct sb_interp_axis {
     int64_t in, out;
     int taps;
     int64_t *idx;
     float *w;
-    int64_t *first, *entry; /* NULL unless built for the backward */
+    int64_t *gfirst, *gout, *gbeg; /* NULL unless built for the backward */
+    float *gw;
 } sb_interp_axis;
 
 typedef struct sb_interp_tables {

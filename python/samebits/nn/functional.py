@@ -325,6 +325,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                                   % (fn, mode, "%d-D" % (rank + 2) if rank else "3-D to 5-D",
                                      input.dim()))
     interpolating = sb_mode in ("linear", "cubic")
+    if align_corners is not None and not isinstance(align_corners, bool):
+        raise TypeError("%s: align_corners must be a bool or None, got %r" % (fn, align_corners))
     if align_corners is not None and not interpolating:
         raise ValueError("%s: align_corners option can only be set with the interpolating "
                          "modes: linear | bilinear | bicubic | trilinear" % fn)
