@@ -30,5 +30,6 @@
 #include "samebits/nn.h"
 #include "samebits/trace.h"
 #include "samebits/train.h"
+#include "samebits/gpt.h"
 
 #endif

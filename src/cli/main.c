@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/cli.h"
+#include "cli/gpt_cli.h"
 #include "io/io_internal.h"
 #include "samebits.h"
 
@@ -17,6 +18,13 @@ static int usage(FILE *f) {
             "                 --micro-batch N (divides the batch size; default: the batch size)\n"
             "                 --trace FILE [--trace-hashes-only]  record every op's output\n"
             "                 --device cpu|mirror|cuda|opencl  where the model runs (same bits)\n"
+            "  train --model gpt [opts]  a small GPT at character level (README, \"The GPT\")\n"
+            "                 --corpus FILE --steps N --batch-size N --lr X --seed N --threads N\n"
+            "                 --context N --d-model N --heads N --layers N --tied --save PATH\n"
+            "  generate [opts] sample text from a GPT with a KV cache\n"
+            "                 --prompt TEXT --tokens N --checkpoint PATH | --seed N --corpus FILE\n"
+            "                 --temperature X --top-k N --top-p X --sample-seed N --no-cache\n"
+            "                 and the model options of train --model gpt\n"
             "  eval CKPT      score a LeNet-5 checkpoint on the test set [--data DIR]\n"
             "  hash CKPT      print a checkpoint's model hash\n"
             "  version        print the version\n"
@@ -57,6 +65,7 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help")) return usage(stdout);
     if (!strcmp(argv[1], "train")) return sb_cli_train(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "generate")) return sb_cli_generate(argc - 2, argv + 2);
     if (!strcmp(argv[1], "eval")) return sb_cli_eval(argc - 2, argv + 2);
     if (!strcmp(argv[1], "hash")) return sb_cli_hash(argc - 2, argv + 2);
     if (!strcmp(argv[1], "verify")) return sb_cli_verify(argc - 2, argv + 2);

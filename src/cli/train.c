@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli/cli.h"
+#include "cli/gpt_cli.h"
 #include "cli/options.h"
 #include "cli/train_options.h"
 #include "dist/micro_step.h"
@@ -160,7 +161,27 @@ static void start_digest(sb_module *model, sb_optimizer *opt, const sb_train_sta
     sb_sha256_final(&ctx, d);
 }
 
-int sb_cli_train(int argc, char **argv) { return sb_cli_train_on(argc, argv, sb_comm_single(), NULL); }
+/* `--model gpt` hands the run to the GPT (gpt_train.c); `--model lenet5`
+ * (the default) is the LeNet-5 run below. */
+int sb_cli_train(int argc, char **argv) {
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--model") != 0) continue;
+        if (i + 1 == argc) {
+            fprintf(stderr, "samebits: train: --model needs a value (lenet5 or gpt)\n");
+            return 2;
+        }
+        const char *model = argv[i + 1];
+        if (strcmp(model, "gpt") != 0 && strcmp(model, "lenet5") != 0) {
+            fprintf(stderr, "samebits: train: --model '%.40s' must be lenet5 or gpt\n", model);
+            return 2;
+        }
+        for (int j = i; j + 2 < argc; j++) argv[j] = argv[j + 2]; /* drop "--model X" */
+        argc -= 2;
+        if (!strcmp(model, "gpt")) return sb_cli_train_gpt(argc, argv);
+        i--;
+    }
+    return sb_cli_train_on(argc, argv, sb_comm_single(), NULL);
+}
 
 int sb_cli_train_on(int argc, char **argv, sb_comm *comm, bool *stopped_together) {
     if (stopped_together) *stopped_together = false;

@@ -51,6 +51,7 @@ void sb_module_free(sb_module *m) {
     if (!m) return;
     for (size_t i = 0; i < m->n_children; i++) sb_module_free(m->children[i]);
     free(m->children);
+    if (m->ext_free) m->ext_free(m->ext);
     for (size_t i = 0; i < m->n_params; i++) {
         sb_tensor_free(m->params[i].value);
         sb_tensor_free(m->params[i].grad);
@@ -106,9 +107,12 @@ static sb_status walk(sb_module *m, const char *prefix, bool params, visit_fn vi
         SB_TRY(visit(ctx, e, name, params ? m->param_init[i] : m->buffer_init[i], m));
     }
     for (size_t c = 0; c < m->n_children; c++) {
-        if (snprintf(name, sizeof name, "%s%zu.", prefix, c) >= (int)sizeof name)
-            return sb_fail(SB_ERR_ARG, "module tree: the prefix %s%zu. is longer than %zu characters",
-                           prefix, c, sizeof name - 1);
+        const char *own = m->children[c]->name;
+        int len = own[0] ? snprintf(name, sizeof name, "%s%s.", prefix, own)
+                         : snprintf(name, sizeof name, "%s%zu.", prefix, c);
+        if (len >= (int)sizeof name)
+            return sb_fail(SB_ERR_ARG, "module tree: the prefix of child %zu under '%s' is longer than %zu characters",
+                           c, prefix, sizeof name - 1);
         SB_TRY(walk(m->children[c], name, params, visit, ctx));
     }
     return SB_OK;
@@ -197,6 +201,10 @@ static sb_status init_host(init_ctx *c, uint64_t stream, const sb_named *e, sb_i
         float bound = 1.0f / sqrtf((float)owner->fan_in);
         sb_rng rng = sb_rng_make(c->seed, stream);
         return sb_rng_uniform_range(&rng, 0, -bound, bound, v, n);
+    }
+    case SB_INIT_NORMAL: {
+        sb_rng rng = sb_rng_make(c->seed, stream);
+        return sb_rng_normal(&rng, 0, 0.0f, owner->init_std, v, n);
     }
     case SB_INIT_ONES:
         for (int64_t i = 0; i < n; i++) v[i] = 1.0f;

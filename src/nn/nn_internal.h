@@ -9,7 +9,9 @@
 
 typedef sb_status (*sb_forward_fn)(sb_module *m, sb_graph *g, sb_variable *x, sb_variable **y);
 
-typedef enum { SB_INIT_NONE, SB_INIT_FAN_IN_UNIFORM, SB_INIT_ONES, SB_INIT_ZEROS } sb_init_rule;
+/* SB_INIT_NORMAL: N(0, init_std^2) from the parameter's Philox stream,
+ * 0 + init_std * z (sb_rng_normal), the GPT rule of PyTorch language models. */
+typedef enum { SB_INIT_NONE, SB_INIT_FAN_IN_UNIFORM, SB_INIT_ONES, SB_INIT_ZEROS, SB_INIT_NORMAL } sb_init_rule;
 
 struct sb_module {
     const char *kind;
@@ -23,6 +25,11 @@ struct sb_module {
     sb_init_rule buffer_init[SB_MODULE_MAX_LOCAL];
     size_t n_buffers;
     int64_t fan_in; /* for SB_INIT_FAN_IN_UNIFORM */
+    float init_std; /* for SB_INIT_NORMAL */
+    /* This module's name inside its parent ("blocks", "attn"): the prefix of
+     * its tensors' names. Empty: its index among the parent's children, as
+     * PyTorch's nn.Sequential names them. */
+    char name[32];
     /* this step's leaf variables for the parameters (one per graph step) */
     sb_variable *bound[SB_MODULE_MAX_LOCAL];
     const sb_graph *bound_graph;
@@ -30,6 +37,10 @@ struct sb_module {
     /* containers */
     sb_module **children;
     size_t n_children;
+    /* settings of a model defined above this layer (the GPT's config),
+     * released with the module by ext_free */
+    void *ext;
+    void (*ext_free)(void *ext);
     /* layer settings */
     union {
         sb_conv2d_params conv;
