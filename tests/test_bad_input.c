@@ -24,6 +24,7 @@
 #include "harness.h"
 #include "backend/backend.h" /* sb_backend_mirror_live_blocks */
 #include "samebits/train.h"
+#include "samebits/gpt.h"
 
 /* ---- the set of functions exercised (for --list) ---- */
 
@@ -1385,6 +1386,99 @@ static void bad_devices(void) {
     CHECK(sb_backend_mirror_live_blocks() == live, "a module left mirror memory behind");
 }
 
+/* The GPT, its cache and sampling: configurations, tokens, positions past
+ * the context, and sampling settings; a refused forward leaves the cache as
+ * it was, a refused draw leaves the token. */
+static void bad_gpt(void) {
+    sb_gpt_config c = sb_gpt_default_config(5), bad = c;
+    c.context = 4; c.d_model = 8; c.heads = 2; c.layers = 1;
+    sb_module *m = (sb_module *)1, *lin = NULL;
+    BAD(sb_model_gpt, sb_model_gpt(NULL, &c), SB_ERR_NULL, "out");
+    BAD(sb_model_gpt, sb_model_gpt(&m, NULL), SB_ERR_NULL, "cfg");
+    CHECK(m == NULL, "a refused sb_model_gpt leaves NULL");
+    bad = c; bad.vocab = 0;
+    BAD(sb_model_gpt, sb_model_gpt(&m, &bad), SB_ERR_ARG, "vocab");
+    bad = c; bad.heads = 3;
+    BAD(sb_model_gpt, sb_model_gpt(&m, &bad), SB_ERR_ARG, "heads");
+    bad = c; bad.heads = 8; /* head size 1: no rotary pairs */
+    BAD(sb_model_gpt, sb_model_gpt(&m, &bad), SB_ERR_ARG, "even");
+    bad = c; bad.context = 0;
+    BAD(sb_model_gpt, sb_model_gpt(&m, &bad), SB_ERR_ARG, "context");
+    bad = c; bad.layers = -1;
+    BAD(sb_model_gpt, sb_model_gpt(&m, &bad), SB_ERR_ARG, "layers");
+    bad = c; bad.norm_eps = NAN;
+    BAD(sb_model_gpt, sb_model_gpt(&m, &bad), SB_ERR_ARG, "norm_eps");
+    bad = c; bad.rope_base = 1.0f;
+    BAD(sb_model_gpt, sb_model_gpt(&m, &bad), SB_ERR_ARG, "rope_base");
+    CHECK_OK(sb_model_gpt(&m, &c));
+    CHECK_OK(sb_module_init(m, 1));
+    CHECK_OK(sb_nn_linear(&lin, 2, 2, false));
+    sb_gpt_config got;
+    BAD(sb_gpt_get_config, sb_gpt_get_config(lin, &got), SB_ERR_ARG, "linear");
+    BAD(sb_gpt_get_config, sb_gpt_get_config(NULL, &got), SB_ERR_NULL, "gpt");
+    BAD(sb_gpt_get_config, sb_gpt_get_config(m, NULL), SB_ERR_NULL, "cfg");
+    sb_gpt_cache *cache = (sb_gpt_cache *)1;
+    BAD(sb_gpt_cache_new, sb_gpt_cache_new(&cache, m, 0), SB_ERR_ARG, "batch");
+    CHECK(cache == NULL, "a refused sb_gpt_cache_new leaves NULL");
+    BAD(sb_gpt_cache_new, sb_gpt_cache_new(&cache, lin, 1), SB_ERR_ARG, "linear");
+    BAD(sb_gpt_cache_new, sb_gpt_cache_new(&cache, NULL, 1), SB_ERR_NULL, "gpt");
+    BAD(sb_gpt_cache_new, sb_gpt_cache_new(&cache, m, INT64_MAX), SB_ERR_ARG, "batch");
+    BAD(sb_gpt_cache_new, sb_gpt_cache_new(NULL, m, 1), SB_ERR_NULL, "out");
+    CHECK_OK(sb_gpt_cache_new(&cache, m, 1));
+    ANSWERS(sb_gpt_cache_length, sb_gpt_cache_length(cache) == 0 && sb_gpt_cache_length(NULL) == 0);
+    TOLERATES(sb_gpt_cache_free, sb_gpt_cache_free(NULL));
+    sb_graph *g = NULL;
+    CHECK_OK(sb_graph_new(&g));
+    sb_tensor *tok = make(SB_I64, 2, 1, 3), *two = make(SB_I64, 2, 2, 3), *f32 = make(SB_F32, 2, 1, 3);
+    sb_tensor *long_tok = make(SB_I64, 2, 1, 5);
+    sb_variable *y = NULL;
+    ((int64_t *)tok->data)[1] = 5; /* outside the vocabulary 0..4 */
+    BAD(sb_gpt_forward, sb_gpt_forward(m, g, tok, cache, &y), SB_ERR_RANGE, "vocabulary");
+    ((int64_t *)tok->data)[1] = -1;
+    BAD(sb_gpt_forward, sb_gpt_forward(m, g, tok, NULL, &y), SB_ERR_RANGE, "tokens[1]");
+    ((int64_t *)tok->data)[1] = 2;
+    BAD(sb_gpt_forward, sb_gpt_forward(m, g, f32, NULL, &y), SB_ERR_DTYPE, "tokens");
+    BAD(sb_gpt_forward, sb_gpt_forward(m, g, long_tok, NULL, &y), SB_ERR_RANGE, "context");
+    BAD(sb_gpt_forward, sb_gpt_forward(m, g, two, cache, &y), SB_ERR_SHAPE, "cache");
+    BAD(sb_gpt_forward, sb_gpt_forward(lin, g, tok, NULL, &y), SB_ERR_ARG, "linear");
+    BAD(sb_gpt_forward, sb_gpt_forward(m, NULL, tok, NULL, &y), SB_ERR_NULL, "graph");
+    BAD(sb_gpt_forward, sb_gpt_forward(m, g, NULL, NULL, &y), SB_ERR_NULL, "tokens");
+    BAD(sb_gpt_forward, sb_gpt_forward(m, g, tok, NULL, NULL), SB_ERR_NULL, "logits");
+    CHECK(sb_gpt_cache_length(cache) == 0, "refused forwards left the cache empty");
+    CHECK_OK(sb_gpt_forward(m, g, tok, cache, &y)); /* positions 0..2 */
+    sb_graph_reset(g);
+    BAD(sb_gpt_forward, sb_gpt_forward(m, g, tok, cache, &y), SB_ERR_RANGE, "context");
+    CHECK(sb_gpt_cache_length(cache) == 3, "a refused forward left the cache at 3 positions");
+    const float logits[3] = {1.0f, 2.0f, 0.5f}, with_nan[3] = {1.0f, NAN, 0.5f}, with_inf[3] = {1.0f, 0.0f, INFINITY};
+    sb_sample_config sc = sb_sample_default_config(), bs = sc;
+    int64_t token = -7;
+    BAD(sb_sample_token, sb_sample_token(with_nan, 3, &sc, 0, 0, &token), SB_ERR_ARG, "logits[1]");
+    BAD(sb_sample_token, sb_sample_token(with_inf, 3, &sc, 0, 0, &token), SB_ERR_ARG, "logits[2]");
+    BAD(sb_sample_token, sb_sample_token(logits, 0, &sc, 0, 0, &token), SB_ERR_ARG, "vocab");
+    bs = sc; bs.temperature = -1.0f;
+    BAD(sb_sample_token, sb_sample_token(logits, 3, &bs, 0, 0, &token), SB_ERR_ARG, "temperature");
+    bs = sc; bs.temperature = INFINITY;
+    BAD(sb_sample_token, sb_sample_token(logits, 3, &bs, 0, 0, &token), SB_ERR_ARG, "temperature");
+    bs = sc; bs.top_k = -1;
+    BAD(sb_sample_token, sb_sample_token(logits, 3, &bs, 0, 0, &token), SB_ERR_ARG, "top_k");
+    bs = sc; bs.top_p = 0.0f;
+    BAD(sb_sample_token, sb_sample_token(logits, 3, &bs, 0, 0, &token), SB_ERR_ARG, "top_p");
+    bs = sc; bs.top_p = NAN;
+    BAD(sb_sample_token, sb_sample_token(logits, 3, &bs, 0, 0, &token), SB_ERR_ARG, "top_p");
+    BAD(sb_sample_token, sb_sample_token(NULL, 3, &sc, 0, 0, &token), SB_ERR_NULL, "logits");
+    BAD(sb_sample_token, sb_sample_token(logits, 3, NULL, 0, 0, &token), SB_ERR_NULL, "cfg");
+    BAD(sb_sample_token, sb_sample_token(logits, 3, &sc, 0, 0, NULL), SB_ERR_NULL, "token");
+    CHECK(token == -7, "refused draws wrote no token");
+    sb_tensor_free(tok);
+    sb_tensor_free(two);
+    sb_tensor_free(f32);
+    sb_tensor_free(long_tok);
+    sb_graph_free(g);
+    sb_gpt_cache_free(cache);
+    sb_module_free(lin);
+    sb_module_free(m);
+}
+
 int main(int argc, char **argv) {
     SB_TEST_MAIN_NAME(argv[0]);
     int list = argc > 1 && strcmp(argv[1], "--list") == 0;
@@ -1398,6 +1492,7 @@ int main(int argc, char **argv) {
     bad_modules_and_graphs();
     bad_training();
     bad_traces();
+    bad_gpt();
     if (list) {
         for (int i = 0; i < n_covered; i++) printf("%s\n", covered[i]);
         return 0; /* failures are the plain run's to report */
