@@ -5,6 +5,8 @@
 #   zlib1g-dev               - reading gzip-compressed IDX data files
 #   dataset-fashion-mnist    - the Fashion-MNIST IDX files that `make demo`
 #                              trains on and the end-to-end tests use
+#   fortunes-min             - the text `samebits train --model gpt` trains
+#                              on (/usr/share/games/fortunes/literature)
 #   python3-torch, python3-numpy, python3-pytest
 #                            - the Python package (python/) and its tests,
 #                              for the system /usr/bin/python3 (PyTorch 1.13,
@@ -31,6 +33,7 @@ missing=""
 [ -f /usr/include/gmp.h ] || [ -f /usr/include/x86_64-linux-gnu/gmp.h ] || missing="$missing libgmp-dev"
 [ -f /usr/include/zlib.h ] || missing="$missing zlib1g-dev"
 [ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || missing="$missing dataset-fashion-mnist"
+[ -f /usr/share/games/fortunes/literature ] || missing="$missing fortunes-min"
 /usr/bin/python3 -c "import torch" 2>/dev/null || missing="$missing python3-torch"
 /usr/bin/python3 -c "import numpy" 2>/dev/null || missing="$missing python3-numpy"
 /usr/bin/python3 -c "import pytest" 2>/dev/null || missing="$missing python3-pytest"

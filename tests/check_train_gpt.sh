@@ -21,13 +21,15 @@ if [ ! -f "$corpus" ]; then
 fi
 # Quick (sanitizer) runs train 3 steps and skip the golden.
 if [ -n "$SB_TEST_QUICK" ] && [ "$SB_TEST_QUICK" != 0 ]; then steps="--steps 3"; else steps=""; fi
-# A second full level where it is fast: avx2 when the best is avx512. The
-# lower levels (scalar, sse2) run a few steps against the best level's.
-if grep -q avx512f /proc/cpuinfo 2>/dev/null && grep -q avx2 /proc/cpuinfo; then second=avx2; else second=""; fi
+# A second level below this machine's best: avx2 under avx512, sse2 under
+# avx2, else scalar. Two more steps run at the scalar level.
+if grep -q avx512f /proc/cpuinfo 2>/dev/null; then second=avx2
+elif grep -q avx2 /proc/cpuinfo 2>/dev/null; then second=sse2
+else second=scalar; fi
 
-# 1. the golden run at threads 1 and 3, at the best level (and avx2)
-runs="1:best 3:best"
-[ -n "$second" ] && runs="$runs 1:$second"
+# 1. the golden run at threads 1 and 3 at the best level, and at 3 threads
+# at the second level
+runs="1:best 3:best 3:$second"
 for run in $runs; do
     t=${run%%:*}; level=${run#*:}
     if [ "$level" = best ]; then isa=""; else isa=$level; fi

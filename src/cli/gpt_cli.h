@@ -9,7 +9,7 @@
 #include "cli/options.h"
 #include "samebits/gpt.h"
 
-/* The default corpus: Debian's fortunes-min package (README, "The GPT"). */
+/* The default corpus: Debian's fortunes-min package (README, "A small GPT"). */
 #define SB_GPT_DEFAULT_CORPUS "/usr/share/games/fortunes/literature"
 
 /* A text file as tokens: the vocabulary is the distinct byte values of the

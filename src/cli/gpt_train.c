@@ -1,5 +1,5 @@
 /* `samebits train --model gpt`: a small GPT trained at character level on a
- * text corpus (README, "The GPT"). Prints the corpus line and the four hash
+ * text corpus (README, "A small GPT"). Prints the corpus line and the four hash
  * lines; the bits depend on the options and the corpus, never on threads or
  * the instruction set. */
 #include <inttypes.h>

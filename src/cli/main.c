@@ -18,7 +18,7 @@ static int usage(FILE *f) {
             "                 --micro-batch N (divides the batch size; default: the batch size)\n"
             "                 --trace FILE [--trace-hashes-only]  record every op's output\n"
             "                 --device cpu|mirror|cuda|opencl  where the model runs (same bits)\n"
-            "  train --model gpt [opts]  a small GPT at character level (README, \"The GPT\")\n"
+            "  train --model gpt [opts]  a small GPT at character level (README, \"A small GPT\")\n"
             "                 --corpus FILE --steps N --batch-size N --lr X --seed N --threads N\n"
             "                 --context N --d-model N --heads N --layers N --tied --save PATH\n"
             "  generate [opts] sample text from a GPT with a KV cache\n"
