@@ -69,6 +69,12 @@ _CONVERT = {
     torch.nn.Tanhshrink: snn.Tanhshrink,
     torch.nn.Embedding: snn.Embedding,
     torch.nn.EmbeddingBag: snn.EmbeddingBag,
+    torch.nn.RNN: snn.RNN,
+    torch.nn.LSTM: snn.LSTM,
+    torch.nn.GRU: snn.GRU,
+    torch.nn.RNNCell: snn.RNNCell,
+    torch.nn.LSTMCell: snn.LSTMCell,
+    torch.nn.GRUCell: snn.GRUCell,
 }
 _CONVERT.update({m.__mro__[1]: m for m in snn.PADDING})
 _CONVERT.update({m.__mro__[1]: m for m in snn.UPSAMPLING})
@@ -193,6 +199,9 @@ def _convert(m, path):
             seed, stream = snn._random.initial_seed(), snn._random._next_dropout_stream()
             m.__class__ = new_cls
             m.seed, m.stream, m.offset = seed, stream, 0
+        elif new_cls in (snn.RNN, snn.LSTM, snn.GRU):
+            m.__class__ = new_cls
+            snn.recurrent.give_dropout_stream(m)   # its inter-layer dropout's Philox stream
         else:
             m.__class__ = new_cls
         return

@@ -119,6 +119,8 @@ def _init_rule(module, name):
     if isinstance(module, torch.nn.Conv2d):
         kh, kw = module.kernel_size
         return "fan_in", module.in_channels // module.groups * kh * kw
+    if isinstance(module, (torch.nn.RNNBase, torch.nn.RNNCellBase)):
+        return "fan_in", module.hidden_size   # PyTorch's U(-1/sqrt(hidden), 1/sqrt(hidden))
     norms = (torch.nn.modules.batchnorm._BatchNorm, torch.nn.LayerNorm)
     norms += (torch.nn.RMSNorm,) if hasattr(torch.nn, "RMSNorm") else ()  # torch >= 2.4
     if isinstance(module, norms):
@@ -132,7 +134,8 @@ def init_module(module, seed=None):
     """Re-initialises every parameter of `module` as sb_module_init does:
     parameter number k in module.parameters() order uses Philox stream k of
     seed (default: the manual_seed value); Linear and Conv2d weights and
-    biases U(-1/sqrtf(fan_in), +1/sqrtf(fan_in)), norm weights 1 and biases
+    biases U(-1/sqrtf(fan_in), +1/sqrtf(fan_in)), every RNN/LSTM/GRU (and
+    cell) parameter that with fan_in = hidden_size, norm weights 1 and biases
     0; batch-norm running mean 0, running var 1, batch count 0. Returns the
     module."""
     import torch

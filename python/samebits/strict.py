@@ -38,6 +38,7 @@ from torch.overrides import TorchFunctionMode
 
 from . import random as _random
 from .nn import functional as SF
+from .nn import recurrent as _recurrent
 
 __all__ = ["NotReproducibleError", "StrictMode", "audit", "AuditReport", "ROUTED", "PASS_THROUGH"]
 
@@ -754,6 +755,9 @@ ROUTED = {
     "repeat_interleave": (_repeat_interleave, "index_select of the repeated positions"),
     "embedding": (_call(SF.embedding), "weight rows; gradient added in ascending position"),
     "embedding_bag": (_call(SF.embedding_bag), "bags reduced in ascending position"),
+    # PackedSequence's own moves (pack_padded_sequence, pad_packed_sequence)
+    "_pack_padded_sequence": (_call(_recurrent.pack_padded), "rows moved, backward moves them back"),
+    "_pad_packed_sequence": (_call(_recurrent.pad_packed), "rows moved, backward gathers them"),
     "__getitem__": (_getitem, "x[integer tensor] under autograd: index_select over dim 0"),
     # random draws: Philox, keyed by the calling module (stochastic depth)
     "bernoulli_": (_bernoulli(True), "Philox draw, float p, keyed by module path"),

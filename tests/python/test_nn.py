@@ -63,10 +63,10 @@ def test_conversion_of_nested_modules():
 
 
 def test_unsupported_modules_are_named():
-    with pytest.raises(NotImplementedError, match=r"cannot convert torch\.nn\.modules\.rnn\.LSTM "
-                       r"\(at '1\.inner'\)"):
+    with pytest.raises(NotImplementedError, match=r"cannot convert torch\.nn\.modules\.activation"
+                       r"\.RReLU \(at '1\.inner'\)"):
         samebits.from_torch_module(torch.nn.Sequential(
-            torch.nn.Linear(2, 2), torch.nn.ModuleDict({"inner": torch.nn.LSTM(2, 2)})))
+            torch.nn.Linear(2, 2), torch.nn.ModuleDict({"inner": torch.nn.RReLU()})))
 
     # a subclass that inherits PyTorch's forward is refused (replacing it
     # could drop its other changes); one with its own forward is custom code:

@@ -28,7 +28,8 @@ __all__ = ["Linear", "Conv2d", "Conv1d", "ConvTranspose2d", "ConvTranspose1d", "
            "Hardswish", "SiLU", "LeakyReLU", "PReLU", "Softplus", "ELU", "SELU", "CELU", "Mish",
            "LogSigmoid", "Hardshrink", "Softshrink", "Threshold", "Softsign", "Tanhshrink", "ConstantPad1d", "ConstantPad2d",
            "ZeroPad2d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
-           "ReplicationPad2d", "Embedding", "EmbeddingBag", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "functional"]
+           "ReplicationPad2d", "Embedding", "EmbeddingBag", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d",
+           "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "functional"]
 
 class Linear(torch.nn.Linear):
     """y = x W^T + b; every element one fmaf chain over the inputs."""
@@ -583,3 +584,7 @@ class EmbeddingBag(torch.nn.EmbeddingBag):
         return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
                                self.scale_grad_by_freq, self.mode, self.sparse, per_sample_weights,
                                self.include_last_offset, getattr(self, "padding_idx", None))
+
+
+# recurrent layers: a fixed sequence of the ops above (contract section 7)
+from .recurrent import RNN, LSTM, GRU, RNNCell, LSTMCell, GRUCell  # noqa: E402

@@ -1,0 +1,596 @@
+"""Recurrent layers (contract section 7, "Recurrent layers"): nn.RNN (tanh,
+relu), nn.LSTM (proj_size too), nn.GRU and their cells, as a fixed sequence
+of samebits ops (linear, add, sub, mul, sigmoid, tanh, relu, dropout and
+their backward ops); no kernel of their own.
+
+One torch.autograd.Function runs a whole stack (every layer and direction):
+its backward walks time in reverse itself and forms each parameter's
+gradient as ONE linear backward over all time steps, so no gradient is left
+to PyTorch's engine to add up in an order samebits does not fix.
+
+Sequences are held time-major and packed: `x` is (R, I), rows (t, n) for
+t = 0..T-1 and n = 0..batch_sizes[t]-1 (PyTorch's PackedSequence.data
+layout); an unpacked (T, N, I) input is the packed form with every batch
+size N. batch_sizes never increase, so step t updates rows 0..b_t-1 of the
+(N, .) state and the other rows keep theirs.
+"""
+import numpy as np
+import torch
+from torch.autograd.function import once_differentiable
+from torch.nn.utils.rnn import PackedSequence
+
+from .. import ops as _ops
+from .. import random as _random
+from .._convert import to_np
+
+__all__ = ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
+
+# gates per mode (PyTorch's chunk order: LSTM i, f, g, o; GRU r, z, n)
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+
+def _c(a):
+    """a C-contiguous array of a's values (a itself when it already is one)"""
+    return np.ascontiguousarray(a)
+
+
+def _dx(dy, x, w):
+    """dy . w (linear's input gradient: one chain per element over w's rows)."""
+    return _ops._linear_backward(dy, x, w, True, False, False)[0]
+
+
+class _Spec:
+    """What one stack call computes: mode, sizes, the packed layout and the
+    inter-layer dropout (seed, stream, offset: section 11's elements)."""
+
+    def __init__(self, mode, layers, directions, hidden, proj, bias, batch_sizes, dropout,
+                 training, seed, stream, offset, fn):
+        self.mode, self.layers, self.directions = mode, layers, directions
+        self.hidden, self.proj, self.bias = hidden, proj, bias
+        self.out = proj if proj else hidden
+        self.batch_sizes = [int(b) for b in batch_sizes]
+        self.starts = np.concatenate([[0], np.cumsum(self.batch_sizes)]).astype(np.int64)
+        self.dropout, self.training = float(dropout), bool(training)
+        self.seed, self.stream, self.offset = seed, stream, offset
+        self.fn = fn
+
+    def per_direction(self):
+        return 2 + (2 if self.bias else 0) + (1 if self.proj else 0)
+
+    def weights(self, flat, layer, d):
+        """(w_ih, w_hh, b_ih, b_hh, w_hr) of (layer, direction) from the
+        flat list in PyTorch's _flat_weights order."""
+        k = self.per_direction() * (layer * self.directions + d)
+        w = flat[k:k + self.per_direction()]
+        b_ih, b_hh = (w[2], w[3]) if self.bias else (None, None)
+        w_hr = w[-1] if self.proj else None
+        return w[0], w[1], b_ih, b_hh, w_hr
+
+    def drops(self, layer):
+        return self.training and self.dropout != 0.0 and layer < self.layers - 1
+
+
+# ---- one step of each cell: forward returns (h, c, saved) ------------------
+
+def _cell_forward(mode, gx, gh, hp, cp, w_hr):
+    """gx = x W_ih^T + b_ih and gh = h W_hh^T + b_hh of the active rows."""
+    if mode in ("RNN_TANH", "RNN_RELU"):
+        pre = _ops.add(gx, gh)
+        h = _ops.tanh(pre) if mode == "RNN_TANH" else _ops.relu(pre)
+        return h, None, (pre, h)
+    H = gh.shape[1] // _GATES[mode]
+    if mode == "LSTM":
+        gates = _ops.add(gx, gh)
+        s = _ops.sigmoid(gates)   # the g chunk of s is not used
+        i, f, o = _c(s[:, :H]), _c(s[:, H:2 * H]), _c(s[:, 3 * H:])
+        g = _ops.tanh(_c(gates[:, 2 * H:3 * H]))
+        c = _ops.add(_ops.mul(f, cp), _ops.mul(i, g))
+        tc = _ops.tanh(c)
+        m = _ops.mul(o, tc)
+        h = _ops.linear(m, w_hr) if w_hr is not None else m
+        return h, c, (i, f, g, o, cp, tc, m)
+    # GRU
+    rz = _ops.sigmoid(_ops.add(_c(gx[:, :2 * H]), _c(gh[:, :2 * H])))
+    r, z = _c(rz[:, :H]), _c(rz[:, H:])
+    ghn = _c(gh[:, 2 * H:])
+    n = _ops.tanh(_ops.add(_c(gx[:, 2 * H:]), _ops.mul(r, ghn)))
+    a = _ops.sub(hp, n)
+    h = _ops.add(_ops.mul(a, z), n)
+    return h, None, (r, z, n, ghn, a)
+
+
+def _cell_backward(mode, saved, dh, dc, w_hr, w_hh, hp):
+    """From dh (the step's whole h gradient) and dc (the carried c gradient,
+    LSTM): (dgates_x, dgates_h, dh_prev, dc_prev, dm)."""
+    if mode in ("RNN_TANH", "RNN_RELU"):
+        pre, h = saved
+        dg = _ops.tanh_backward(h, dh) if mode == "RNN_TANH" else _ops.relu_backward(pre, dh)
+        return dg, dg, _dx(dg, hp, w_hh), None, None
+    if mode == "LSTM":
+        i, f, g, o, cp, tc, m = saved
+        dm = _dx(dh, m, w_hr) if w_hr is not None else dh
+        dgo = _ops.sigmoid_backward(o, _ops.mul(dm, tc))
+        dc = _ops.add(_ops.tanh_backward(tc, _ops.mul(dm, o)), dc)
+        dgi = _ops.sigmoid_backward(i, _ops.mul(dc, g))
+        dgf = _ops.sigmoid_backward(f, _ops.mul(dc, cp))
+        dgg = _ops.tanh_backward(g, _ops.mul(dc, i))
+        dg = np.concatenate([dgi, dgf, dgg, dgo], axis=1)
+        return dg, dg, _dx(dg, hp, w_hh), _ops.mul(dc, f), dm
+    r, z, n, ghn, a = saved
+    da = _ops.mul(dh, z)
+    dz = _ops.mul(dh, a)
+    dn = _ops.tanh_backward(n, _ops.sub(dh, da))
+    dr = _ops.mul(dn, ghn)
+    dghn = _ops.mul(dn, r)
+    dgr, dgz = _ops.sigmoid_backward(r, dr), _ops.sigmoid_backward(z, dz)
+    dgx = np.concatenate([dgr, dgz, dn], axis=1)
+    dgh = np.concatenate([dgr, dgz, dghn], axis=1)
+    return dgx, dgh, _ops.add(da, _dx(dgh, hp, w_hh)), None, None
+
+
+# ---- one direction of one layer over the whole sequence -------------------
+
+def _direction_forward(spec, x, h0, c0, w, reverse):
+    """x (R, I), h0 (N, out), c0 (N, hidden) or None. Returns y (R, out),
+    h_n, c_n and what the backward needs."""
+    w_ih, w_hh, b_ih, b_hh, w_hr = w
+    gx = _ops.linear(x, w_ih, b_ih)                     # (R, G*hidden), all steps at once
+    h, c = h0.copy(), None if c0 is None else c0.copy()
+    R = x.shape[0]
+    y = np.empty((R, spec.out), np.float32)
+    hprev = np.empty((R, spec.out), np.float32)
+    m_all = np.empty((R, spec.hidden), np.float32) if w_hr is not None else None
+    saved = [None] * len(spec.batch_sizes)
+    steps = range(len(spec.batch_sizes))
+    for t in (reversed(steps) if reverse else steps):
+        b, r0 = spec.batch_sizes[t], spec.starts[t]
+        hp = h[:b].copy()   # copies: h and c are overwritten below
+        gh = _ops.linear(hp, w_hh, b_hh)
+        hn, cn, s = _cell_forward(spec.mode, _c(gx[r0:r0 + b]), gh, hp,
+                                  None if c is None else c[:b].copy(), w_hr)
+        hprev[r0:r0 + b] = hp
+        y[r0:r0 + b] = hn
+        h[:b] = hn
+        if c is not None:
+            c[:b] = cn
+        if m_all is not None:
+            m_all[r0:r0 + b] = s[-1]
+        saved[t] = (hp, s)
+    return y, h, c, (hprev, m_all, saved)
+
+
+def _direction_backward(spec, x, w, saved_all, dy, dh_n, dc_n, reverse, need):
+    """Backward through time of one direction: t from the last step the
+    forward made to its first. Returns dx (or None), dh0, dc0 and the
+    parameter gradients (w_ih, w_hh, b_ih, b_hh, w_hr; None where not needed)."""
+    w_ih, w_hh, b_ih, b_hh, w_hr = w
+    hprev, m_all, saved = saved_all
+    G = _GATES[spec.mode] * spec.hidden
+    R = x.shape[0]
+    dgx_all = np.empty((R, G), np.float32)
+    dgh_all = np.empty((R, G), np.float32) if spec.mode == "GRU" else dgx_all
+    dh_all = np.empty((R, spec.out), np.float32) if w_hr is not None else None
+    dh_state = dh_n.copy()
+    dc_state = None if dc_n is None else dc_n.copy()
+    steps = range(len(spec.batch_sizes))
+    for t in (steps if reverse else reversed(steps)):
+        b, r0 = spec.batch_sizes[t], spec.starts[t]
+        hp, s = saved[t]
+        dh = _ops.add(_c(dy[r0:r0 + b]), _c(dh_state[:b]))
+        dgx, dgh, dhp, dcp, _ = _cell_backward(
+            spec.mode, s, dh, None if dc_state is None else _c(dc_state[:b]), w_hr, w_hh, hp)
+        dgx_all[r0:r0 + b] = dgx
+        if dgh_all is not dgx_all:
+            dgh_all[r0:r0 + b] = dgh
+        if dh_all is not None:
+            dh_all[r0:r0 + b] = dh
+        dh_state[:b] = dhp
+        if dc_state is not None:
+            dc_state[:b] = dcp
+    # parameter gradients: one linear backward over every step's rows
+    dx, dw_ih, db_ih = _ops._linear_backward(dgx_all, x, w_ih, need["x"], need["w_ih"],
+                                             need["b_ih"])
+    _, dw_hh, db_hh = _ops._linear_backward(dgh_all, hprev, w_hh, False, need["w_hh"],
+                                            need["b_hh"])
+    dw_hr = None
+    if w_hr is not None and need["w_hr"]:
+        dw_hr = _ops._linear_backward(dh_all, m_all, w_hr, False, True, False)[1]
+    return dx, dh_state, dc_state, (dw_ih, dw_hh, db_ih, db_hh, dw_hr)
+
+
+# ---- the whole stack ----------------------------------------------------------
+
+class _Stack(torch.autograd.Function):
+    """(spec, x (R, I), h0 (L*D, N, out), c0 (L*D, N, hidden) or None,
+    *weights) -> (y (R, D*out), h_n, c_n (an empty tensor unless LSTM))."""
+
+    @staticmethod
+    def forward(ctx, spec, x, h0, c0, *weights):
+        fn = spec.fn
+        flat = [to_np(wt, fn, "weight %d" % k) for k, wt in enumerate(weights)]
+        inp = to_np(x, fn, "input")
+        h0n = to_np(h0, fn, "hx")
+        c0n = None if c0 is None else to_np(c0, fn, "hx[1]")
+        L, D = spec.layers, spec.directions
+        hn = np.empty(h0n.shape, np.float32)
+        cn = None if c0n is None else np.empty(c0n.shape, np.float32)
+        inputs, saved, masks = [], [], []
+        offset = spec.offset
+        for layer in range(L):
+            outs = []
+            for d in range(D):
+                k = layer * D + d
+                y, h, c, s = _direction_forward(spec, inp, h0n[k], None if c0n is None else c0n[k],
+                                                spec.weights(flat, layer, d), d == 1)
+                outs.append(y)
+                hn[k] = h
+                if cn is not None:
+                    cn[k] = c
+                saved.append(s)
+            inputs.append(inp)
+            y = outs[0] if D == 1 else np.concatenate(outs, axis=1)
+            if spec.drops(layer):
+                y, mask = _ops._dropout(y, spec.dropout, True, spec.seed, spec.stream, offset)
+                offset += y.size
+                masks.append(mask)
+            else:
+                masks.append(None)
+            inp = y
+        ctx.spec, ctx.flat, ctx.inputs, ctx.saved, ctx.masks = spec, flat, inputs, saved, masks
+        ctx.has_c0 = c0 is not None
+        out_c = torch.from_numpy(cn) if cn is not None else torch.empty(0)
+        if cn is None:
+            ctx.mark_non_differentiable(out_c)
+        return torch.from_numpy(inp), torch.from_numpy(hn), out_c
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy, dh_n, dc_n):
+        spec, flat = ctx.spec, ctx.flat
+        fn = spec.fn
+        L, D, P = spec.layers, spec.directions, spec.per_direction()
+        needs = ctx.needs_input_grad
+        dyn = to_np(dy, fn, "grad")
+        dhn = to_np(dh_n, fn, "grad of h_n")
+        dcn = to_np(dc_n, fn, "grad of c_n") if ctx.has_c0 else None
+        dh0 = np.empty(dhn.shape, np.float32)
+        dc0 = None if dcn is None else np.empty(dcn.shape, np.float32)
+        grads = [None] * len(flat)
+        names = ("w_ih", "w_hh", "b_ih", "b_hh", "w_hr")
+        for layer in reversed(range(L)):
+            if ctx.masks[layer] is not None:
+                dyn = _ops._dropout_backward(dyn, ctx.masks[layer], spec.dropout, True)
+            need_x = layer > 0 or needs[1]
+            dx = None
+            for d in range(D):
+                k = layer * D + d
+                base = P * k
+                present = [True, True, spec.bias, spec.bias, bool(spec.proj)]
+                index, need = {}, {"x": need_x}
+                j = 0
+                for name, there in zip(names, present):
+                    index[name] = base + j if there else None
+                    need[name] = there and needs[4 + base + j]
+                    j += 1 if there else 0
+                dyd = _c(dyn[:, d * spec.out:(d + 1) * spec.out])
+                dxd, dh, dc, dws = _direction_backward(
+                    spec, ctx.inputs[layer], spec.weights(flat, layer, d), ctx.saved[k], dyd,
+                    dhn[k], None if dcn is None else dcn[k], d == 1, need)
+                dh0[k] = dh
+                if dc0 is not None:
+                    dc0[k] = dc
+                for name, g in zip(names, dws):
+                    if index[name] is not None and g is not None:
+                        grads[index[name]] = torch.from_numpy(g)
+                if need_x:   # reverse direction's dx added to the forward one's
+                    dx = dxd if dx is None else _ops.add(dx, dxd)
+            dyn = dx
+        dx_out = torch.from_numpy(dyn) if needs[1] else None
+        return (None, dx_out, torch.from_numpy(dh0) if needs[2] else None,
+                torch.from_numpy(dc0) if (needs[3] and dc0 is not None) else None, *grads)
+
+
+class _Rows(torch.autograd.Function):
+    """Rows of dim 1 taken in `order` (a permutation): exact both ways, the
+    backward puts each row back where it came from."""
+
+    @staticmethod
+    def forward(ctx, x, order):
+        ctx.order = order
+        return torch.from_numpy(_c(to_np(x, "rnn", "hx")[:, order]))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        d = to_np(dy, "rnn", "grad")
+        dx = np.empty(d.shape, np.float32)
+        dx[:, ctx.order] = d
+        return torch.from_numpy(dx), None
+
+
+def _permuted(x, order):
+    return x if order is None else _Rows.apply(x, order)
+
+
+# ---- packing (exact moves; strict mode routes torch's to these) -----------
+
+def _int_list(t, fn, name):
+    if not isinstance(t, torch.Tensor) or t.dtype != torch.int64 or t.dim() != 1 or \
+            t.device.type != "cpu":
+        raise TypeError("samebits.%s: %s must be a 1-D int64 CPU tensor" % (fn, name))
+    return [int(v) for v in t.tolist()]
+
+
+class _Pack(torch.autograd.Function):
+    """padded (T, B, *) -> data (sum(lengths), *): rows (t, b) for b below
+    batch_sizes[t]; the backward puts each row back (zeros elsewhere)."""
+
+    @staticmethod
+    def forward(ctx, x, batch_sizes):
+        a = to_np(x, "pack_padded_sequence", "input")
+        ctx.shape, ctx.batch_sizes = a.shape, batch_sizes
+        return torch.from_numpy(np.concatenate([a[t, :b] for t, b in enumerate(batch_sizes)]))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        d = to_np(dy, "pack_padded_sequence", "grad")
+        dx = np.zeros(ctx.shape, np.float32)
+        r = 0
+        for t, b in enumerate(ctx.batch_sizes):
+            dx[t, :b] = d[r:r + b]
+            r += b
+        return torch.from_numpy(dx), None
+
+
+class _Unpack(torch.autograd.Function):
+    """data -> padded (total_length, B, *) filled with padding_value; the
+    backward gathers the rows back."""
+
+    @staticmethod
+    def forward(ctx, data, batch_sizes, padding_value, total_length):
+        a = to_np(data, "pad_packed_sequence", "data")
+        ctx.batch_sizes = batch_sizes
+        out = np.full((total_length, batch_sizes[0]) + a.shape[1:], padding_value, np.float32)
+        r = 0
+        for t, b in enumerate(batch_sizes):
+            out[t, :b] = a[r:r + b]
+            r += b
+        return torch.from_numpy(out)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        d = to_np(dy, "pad_packed_sequence", "grad")
+        return (torch.from_numpy(np.concatenate([d[t, :b] for t, b in
+                                                 enumerate(ctx.batch_sizes)])),
+                None, None, None)
+
+
+def pack_padded(input, lengths, batch_first):
+    """torch._pack_padded_sequence's contract as exact row moves: (data,
+    batch_sizes). lengths sorted decreasing, each in 1..T."""
+    fn = "pack_padded_sequence"
+    lens = _int_list(lengths, fn, "lengths")
+    x = input.transpose(0, 1) if batch_first else input
+    if not lens or lens[-1] <= 0:
+        raise ValueError("samebits.%s: every length must be greater than 0" % fn)
+    if any(a < b for a, b in zip(lens, lens[1:])):
+        raise ValueError("samebits.%s: lengths must be sorted in decreasing order "
+                         "(or pass enforce_sorted=False)" % fn)
+    if len(lens) != x.shape[1] or lens[0] > x.shape[0]:
+        raise ValueError("samebits.%s: %d lengths up to %d for an input of %d sequences of "
+                         "length %d" % (fn, len(lens), lens[0], x.shape[1], x.shape[0]))
+    batch_sizes = [sum(1 for n in lens if n > t) for t in range(lens[0])]
+    return _Pack.apply(x, batch_sizes), torch.tensor(batch_sizes, dtype=torch.int64)
+
+
+def pad_packed(data, batch_sizes, batch_first, padding_value, total_length):
+    """torch._pad_packed_sequence's contract: (padded, lengths)."""
+    fn = "pad_packed_sequence"
+    sizes = _int_list(batch_sizes, fn, "batch_sizes")
+    total_length = max(int(total_length), len(sizes))
+    out = _Unpack.apply(data, sizes, float(padding_value), total_length)
+    lengths = [sum(1 for b in sizes if b > n) for n in range(sizes[0])]
+    return (out.transpose(0, 1) if batch_first else out), torch.tensor(lengths, dtype=torch.int64)
+
+
+# ---- modules ---------------------------------------------------------------
+
+def _init_all(module):
+    """PyTorch's RNN init, U(-1/sqrt(hidden), 1/sqrt(hidden)) for every
+    parameter, from one Philox stream per parameter (samebits.random)."""
+    params = list(module.parameters())
+    first = _random._next_streams(len(params))
+    _random.fan_in_uniform_(params, module.hidden_size, _random.initial_seed(), first)
+
+
+def give_dropout_stream(module):
+    """The inter-layer dropout's Philox (seed, stream, offset), like
+    nn.Dropout's: every RNN/LSTM/GRU owns the next Dropout stream, used or
+    not."""
+    module.seed = _random.initial_seed()
+    module.stream = _random._next_dropout_stream()
+    module.offset = 0
+
+
+def _check_state(name, t, shape, fn):
+    if t is None:
+        return
+    if not isinstance(t, torch.Tensor):
+        raise TypeError("samebits.nn.%s: %s must be a tensor, got %s" % (fn, name, type(t).__name__))
+    if tuple(t.shape) != tuple(shape):
+        raise ValueError("samebits.nn.%s: %s must have shape %s, got %s"
+                         % (fn, name, tuple(shape), tuple(t.shape)))
+
+
+class _RNNMixin:
+    """nn.RNN / nn.LSTM / nn.GRU forward as samebits ops (contract section 7,
+    "Recurrent layers")."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        give_dropout_stream(self)
+
+    def reset_parameters(self):
+        _init_all(self)
+
+    def forward(self, input, hx=None):
+        fn = type(self).__name__
+        mode = self.mode
+        is_lstm = mode == "LSTM"
+        D = 2 if self.bidirectional else 1
+        L = self.num_layers
+        proj = getattr(self, "proj_size", 0)
+        out_size = proj if proj else self.hidden_size
+        packed = isinstance(input, PackedSequence)
+        if packed:
+            data, batch_sizes, sorted_indices, unsorted_indices = input
+            batch_sizes = [int(b) for b in batch_sizes]
+            x = data
+            N = batch_sizes[0]
+            batched = True
+            order = None if sorted_indices is None else sorted_indices.numpy()
+            back_order = None if unsorted_indices is None else unsorted_indices.numpy()
+        else:
+            if not isinstance(input, torch.Tensor):
+                raise TypeError("samebits.nn.%s: input must be a tensor or a PackedSequence, got %s"
+                                % (fn, type(input).__name__))
+            if input.dim() not in (2, 3):
+                raise ValueError("samebits.nn.%s: input must be 2-D (L, H_in) or 3-D, got %d-D"
+                                 % (fn, input.dim()))
+            batched = input.dim() == 3
+            seq = input if batched else input.unsqueeze(1)
+            if batched and self.batch_first:
+                seq = seq.transpose(0, 1)
+            T, N = seq.shape[0], seq.shape[1]
+            if T == 0 or N == 0:
+                raise ValueError("samebits.nn.%s: input has an empty sequence or batch (shape %s)"
+                                 % (fn, tuple(input.shape)))
+            batch_sizes = [N] * T
+            x = seq.reshape(T * N, seq.shape[2])
+            order = back_order = None
+        if x.shape[-1] != self.input_size:
+            raise ValueError("samebits.nn.%s: input.size(-1) must be equal to input_size. "
+                             "Expected %d, got %d" % (fn, self.input_size, x.shape[-1]))
+        h0 = c0 = None
+        if hx is not None:
+            if is_lstm:
+                if not isinstance(hx, (tuple, list)) or len(hx) != 2:
+                    raise TypeError("samebits.nn.LSTM: hx must be a tuple (h_0, c_0)")
+                h0, c0 = hx
+            else:
+                h0 = hx
+            if not batched:
+                if h0.dim() != 2:
+                    raise ValueError("samebits.nn.%s: for unbatched 2-D input, hx should also "
+                                     "be 2-D but got %d-D" % (fn, h0.dim()))
+                h0 = h0.unsqueeze(1)
+                c0 = None if c0 is None else c0.unsqueeze(1)
+            _check_state("h_0" if is_lstm else "hx", h0, (L * D, N, out_size), fn)
+            _check_state("c_0", c0, (L * D, N, self.hidden_size), fn)
+            h0, c0 = _permuted(h0, order), None if c0 is None else _permuted(c0, order)
+        if h0 is None:
+            h0 = torch.zeros(L * D, N, out_size)
+        if is_lstm and c0 is None:
+            c0 = torch.zeros(L * D, N, self.hidden_size)
+        spec = _Spec(mode, L, D, self.hidden_size, proj, self.bias, batch_sizes, self.dropout,
+                     self.training, self.seed, self.stream, self.offset, fn)
+        if any(spec.drops(layer) for layer in range(L)):
+            self.offset += (L - 1) * x.shape[0] * D * out_size
+        y, hn, cn = _Stack.apply(spec, x, h0, c0, *self._flat_weights)
+        hn = _permuted(hn, back_order)
+        cn = _permuted(cn, back_order) if is_lstm else None
+        if packed:
+            out = PackedSequence(y, input.batch_sizes, input.sorted_indices,
+                                 input.unsorted_indices)
+        else:
+            out = y.view(len(batch_sizes), N, D * out_size)
+            if batched and self.batch_first:
+                out = out.transpose(0, 1)
+            if not batched:
+                out, hn = out.squeeze(1), hn.squeeze(1)
+                cn = None if cn is None else cn.squeeze(1)
+        return (out, (hn, cn)) if is_lstm else (out, hn)
+
+    def extra_repr(self):
+        return super().extra_repr() + ", seed=%d, stream=%#x, offset=%d" % (
+            self.seed, self.stream, self.offset)
+
+
+class RNN(_RNNMixin, torch.nn.RNN):
+    """Elman RNN: h_t = tanh or relu(x_t W_ih^T + b_ih + h W_hh^T + b_hh)."""
+
+
+class LSTM(_RNNMixin, torch.nn.LSTM):
+    """LSTM (gates i, f, g, o; proj_size: h = (o * tanh(c)) W_hr^T)."""
+
+
+class GRU(_RNNMixin, torch.nn.GRU):
+    """GRU: n = tanh(x W_in^T + b_in + r * (h W_hn^T + b_hn)),
+    h = (h_prev - n) * z + n."""
+
+
+class _CellMixin:
+    """The cells are the stack with one layer, one direction, one step."""
+
+    def reset_parameters(self):
+        _init_all(self)
+
+    def _mode(self):
+        if isinstance(self, torch.nn.LSTMCell):
+            return "LSTM"
+        if isinstance(self, torch.nn.GRUCell):
+            return "GRU"
+        return "RNN_TANH" if self.nonlinearity == "tanh" else "RNN_RELU"
+
+    def forward(self, input, hx=None):
+        fn = type(self).__name__
+        mode = self._mode()
+        if not isinstance(input, torch.Tensor) or input.dim() not in (1, 2):
+            raise ValueError("samebits.nn.%s: expected input to be 1-D or 2-D" % fn)
+        batched = input.dim() == 2
+        x = input if batched else input.unsqueeze(0)
+        if x.shape[1] != self.input_size:
+            raise ValueError("samebits.nn.%s: input has %d features, expected input_size %d"
+                             % (fn, x.shape[1], self.input_size))
+        N = x.shape[0]
+        h0 = c0 = None
+        if hx is not None:
+            if mode == "LSTM":
+                if not isinstance(hx, (tuple, list)) or len(hx) != 2:
+                    raise TypeError("samebits.nn.LSTMCell: hx must be a tuple (h_0, c_0)")
+                h0, c0 = hx
+            else:
+                h0 = hx
+            if not batched:
+                h0 = h0.unsqueeze(0)
+                c0 = None if c0 is None else c0.unsqueeze(0)
+            _check_state("h_0" if mode == "LSTM" else "hx", h0, (N, self.hidden_size), fn)
+            _check_state("c_0", c0, (N, self.hidden_size), fn)
+            h0 = h0.unsqueeze(0)
+            c0 = None if c0 is None else c0.unsqueeze(0)
+        if h0 is None:
+            h0 = torch.zeros(1, N, self.hidden_size)
+        if mode == "LSTM" and c0 is None:
+            c0 = torch.zeros(1, N, self.hidden_size)
+        spec = _Spec(mode, 1, 1, self.hidden_size, 0, self.bias, [N], 0.0, False, 0, 0, 0, fn)
+        weights = [self.weight_ih, self.weight_hh] + \
+            ([self.bias_ih, self.bias_hh] if self.bias else [])
+        _, hn, cn = _Stack.apply(spec, x, h0, c0, *weights)
+        hn = hn[0] if batched else hn[0, 0]
+        if mode != "LSTM":
+            return hn
+        return hn, (cn[0] if batched else cn[0, 0])
+
+
+class RNNCell(_CellMixin, torch.nn.RNNCell):
+    """One Elman step (tanh or relu)."""
+
+
+class LSTMCell(_CellMixin, torch.nn.LSTMCell):
+    """One LSTM step; returns (h, c)."""
+
+
+class GRUCell(_CellMixin, torch.nn.GRUCell):
+    """One GRU step."""
