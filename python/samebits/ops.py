@@ -42,6 +42,7 @@ __all__ = [
     "adaptive_avg_pool2d_backward", "pad2d", "pad2d_backward", "interpolate",
     "interpolate_backward",
     "sum", "mean", "sum_backward", "mean_backward",
+    "cumsum", "cumsum_backward", "cumprod", "cumprod_backward",
     "batch_norm", "batch_norm_backward", "layer_norm", "layer_norm_backward",
     "rms_norm", "rms_norm_backward",
     "group_norm", "group_norm_backward",
@@ -475,6 +476,22 @@ def _reduce_backward(name, dy, x_shape, dim, keepdim, fn=None):
     arr, n = _dims(dims)
     dx = empty(x_shape)
     call(name, ref(wrap(dy)), arr, n, keepdim, ref(wrap(dx)))
+    return dx
+
+
+def _cumulative(name, x, dim, fn):
+    """sb_cumsum / sb_cumprod / sb_cumsum_backward: one sequential float32
+    chain per column along dim (contract section 10)."""
+    dim = _lib.arg_int(dim, name, 1, fn, "dim")
+    out = empty(x.shape)
+    call(name, ref(wrap(x)), dim, ref(wrap(out)))
+    return out
+
+
+def _cumprod_backward(x, y, dy, dim, fn="cumprod_backward"):
+    dim = _lib.arg_int(dim, "sb_cumprod_backward", 3, fn, "dim")
+    dx = empty(x.shape)
+    call("sb_cumprod_backward", ref(wrap(x)), ref(wrap(y)), ref(wrap(dy)), dim, ref(wrap(dx)))
     return dx
 
 
@@ -1646,6 +1663,32 @@ def sum_backward(dy, input_shape, dim=None, keepdim=False):
 def mean_backward(dy, input_shape, dim=None, keepdim=False):
     return back(_reduce_backward("sb_mean_backward", to_np(dy, "mean_backward", "dy"),
                                  input_shape, dim, keepdim, "mean_backward"), kind_of(dy))
+
+
+def cumsum(x, dim):
+    """Running sum along dim: s = +0, then s = s + x[i] for i ascending, one
+    float32 rounding each (PyTorch's CPU kernel keeps its running sum in
+    float64, so results are close to torch.cumsum, not always equal)."""
+    return back(_cumulative("sb_cumsum", to_np(x, "cumsum", "x"), dim, "cumsum"), kind_of(x))
+
+
+def cumsum_backward(dy, dim):
+    """dx for cumsum: the same chain over dy from the last index down."""
+    return back(_cumulative("sb_cumsum_backward", to_np(dy, "cumsum_backward", "dy"), dim,
+                            "cumsum_backward"), kind_of(dy))
+
+
+def cumprod(x, dim):
+    """Running product along dim: p = 1, then p = p * x[i], i ascending."""
+    return back(_cumulative("sb_cumprod", to_np(x, "cumprod", "x"), dim, "cumprod"), kind_of(x))
+
+
+def cumprod_backward(x, y, dy, dim):
+    """dx for y = cumprod(x, dim): PyTorch's cumprod_backward (zeros
+    included) with every reduction a sequential chain."""
+    return back(_cumprod_backward(to_np(x, "cumprod_backward", "x"),
+                                  to_np(y, "cumprod_backward", "y"),
+                                  to_np(dy, "cumprod_backward", "dy"), dim), kind_of(x, y, dy))
 
 
 def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=False,

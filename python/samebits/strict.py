@@ -141,6 +141,22 @@ def _reduce(is_mean):
     return route
 
 
+def _cumulative(fn):
+    """torch.cumsum(input, dim, *, dtype=None) / Tensor.cumsum(dim, dtype=None)
+    (cumprod alike): the float32 chain of contract section 10; a dtype other
+    than None or float32 is missing."""
+    name = fn.__name__
+
+    def route(args, kwargs):
+        _refuse_kwargs(kwargs, ("input", "dim", "dtype"), name)
+        x, dim = _arg(args, kwargs, 0, "input"), _arg(args, kwargs, 1, "dim")
+        dtype = _arg(args, kwargs, 2, "dtype")
+        if dtype is not None and dtype != torch.float32:
+            raise _Missing("%s with dtype=%s (float32 only)" % (name, dtype))
+        return fn(x, dim)
+    return route
+
+
 def _softmax(log):
     def route(args, kwargs):
         x = _arg(args, kwargs, 0, "input")
@@ -699,6 +715,11 @@ ROUTED = {
     # reductions: the canonical sum
     "sum": (_reduce(False), "canonical sum over dims"),
     "mean": (_reduce(True), "canonical sum over dims, one division"),
+    # running sums and products: one float32 chain per column, index ascending
+    "cumsum": (_cumulative(SF.cumsum), "float32 running sum along dim"),
+    "cumsum_": (_in_place(_cumulative(SF.cumsum)), "in-place cumsum"),
+    "cumprod": (_cumulative(SF.cumprod), "float32 running product along dim"),
+    "cumprod_": (_in_place(_cumulative(SF.cumprod)), "in-place cumprod"),
     # products: sb_matmul / sb_linear / sb_conv2d
     "matmul": (_matmul, "2-D, same-batch 3-D, N-D @ 2-D"),
     "mm": (_matmul, "2-D matrix product"),
@@ -926,7 +947,8 @@ class StrictMode(TorchFunctionMode):
             self._note("passed", shown, caller)
             return out
         tensors = _tensors(args, kwargs)
-        numbers = [v for v in list(args) + list(kwargs.values()) if isinstance(v, float)]
+        numbers = [v for v in list(args) + list(kwargs.values())
+                   if isinstance(v, float) or (isinstance(v, torch.dtype) and v.is_floating_point)]
         if key in ROUTED and tensors and not numbers and \
                 not any(t.is_floating_point() for t in tensors) \
                 and key not in ("div", "true_divide", "rdiv", "div_", "mean", "softmax",

@@ -32,7 +32,7 @@ __all__ = ["linear", "conv2d", "conv1d", "conv_transpose2d", "conv_transpose1d",
            "softmax", "log_softmax", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss",
            "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "batch_norm", "layer_norm",
            "rms_norm", "group_norm", "instance_norm",
-           "dropout", "mm", "div", "sqrt", "exp", "log", "sum", "mean",
+           "dropout", "mm", "div", "sqrt", "exp", "log", "sum", "mean", "cumsum", "cumprod",
            "gather", "index_select", "scatter_add", "index_add", "embedding", "embedding_bag",
            "scaled_dot_product_attention"]
 
@@ -1235,6 +1235,60 @@ def sum(input, dim=None, keepdim=False):  # noqa: A001
 
 def mean(input, dim=None, keepdim=False):
     return _Reduce.apply(input, dim, keepdim, True)
+
+
+# ---- cumulative sum and product (contract section 10) -----------------------
+
+class _Cumsum(torch.autograd.Function):
+    """cumsum along dim; backward the reversed running sum of dy."""
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        return torch.from_numpy(_ops._cumulative("sb_cumsum", to_np(x, "cumsum", "input"), dim,
+                                                 "nn.functional.cumsum"))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        return torch.from_numpy(_ops._cumulative("sb_cumsum_backward",
+                                                 to_np(dy, "cumsum", "grad"), ctx.dim,
+                                                 "nn.functional.cumsum")), None
+
+
+class _Cumprod(torch.autograd.Function):
+    """cumprod along dim; backward PyTorch's cumprod_backward (zeros
+    included) with sequential chains, from x and the saved output."""
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        y = torch.from_numpy(_ops._cumulative("sb_cumprod", to_np(x, "cumprod", "input"), dim,
+                                              "nn.functional.cumprod"))
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        x, y = ctx.saved_tensors
+        return torch.from_numpy(_ops._cumprod_backward(
+            to_np(x, "cumprod", "input"), to_np(y, "cumprod", "output"),
+            to_np(dy, "cumprod", "grad"), ctx.dim, "nn.functional.cumprod")), None
+
+
+def _cum_dtype(dtype, fn):
+    if dtype is not None and dtype != torch.float32:
+        raise TypeError("samebits.nn.functional.%s: dtype=%s is not supported (float32 only: "
+                        "the contract's chain is float32)" % (fn, dtype))
+
+
+def cumsum(input, dim, dtype=None):
+    _cum_dtype(dtype, "cumsum")
+    return _Cumsum.apply(input, dim)
+
+
+def cumprod(input, dim, dtype=None):
+    _cum_dtype(dtype, "cumprod")
+    return _Cumprod.apply(input, dim)
 
 
 # ---- the index family (contract section 18) --------------------------------
