@@ -198,6 +198,11 @@ CALL(index_select_b, sb_index_select_backward(t[0], 1, t[1], t[2]))
 CALL(embedding_f, sb_embedding_forward(t[0], t[1], t[2]))
 CALL(embedding_b, sb_embedding_backward(t[0], t[1], 1, t[2]))
 CALL(index_add, sb_index_add(1, t[0], t[1], 0.5f, t[2]))
+CALL(sort, sb_sort(t[0], 1, false, t[1], t[2]))
+CALL(topk, sb_topk(t[0], 2, 1, true, t[1], t[2]))
+CALL(kthvalue, sb_kthvalue(t[0], 2, 1, false, t[1], t[2]))
+CALL(median, sb_median(t[0], 1, true, t[1], t[2]))
+CALL(sort_b, sb_sort_backward(t[0], 1, t[1], t[2]))
 CALL(softmax_f, sb_softmax_forward(t[0], 1, t[1]))
 CALL(softmax_b, sb_softmax_backward(t[0], t[1], 1, t[2]))
 CALL(logsoftmax_f, sb_log_softmax_forward(t[0], 1, t[1]))
@@ -393,6 +398,16 @@ static const op_case ops[] = {
      {{"dy", F, S3(2, 5, 4), IN}, {"indices", L, S2(2, 5), IN}, {"dweight", F, S2(3, 4), OUT}}},
     {"sb_index_add", c_index_add, NULL,
      {{"index", L, S1(4), IN}, {"source", F, S2(2, 4), IN}, {"out", F, S2(2, 3), INOUT}}},
+    {"sb_sort", c_sort, NULL,
+     {{"x", F, S2(2, 3), IN}, {"values", F, S2(2, 3), OUT}, {"indices", L, S2(2, 3), OUT}}},
+    {"sb_topk", c_topk, NULL,
+     {{"x", F, S2(2, 3), IN}, {"values", F, S2(2, 2), OUT}, {"indices", L, S2(2, 2), OUT}}},
+    {"sb_kthvalue", c_kthvalue, NULL,
+     {{"x", F, S2(2, 3), IN}, {"values", F, S1(2), OUT}, {"indices", L, S1(2), OUT}}},
+    {"sb_median", c_median, NULL,
+     {{"x", F, S2(2, 3), IN}, {"values", F, S2(2, 1), OUT}, {"indices", L, S2(2, 1), OUT}}},
+    {"sb_sort_backward", c_sort_b, NULL,
+     {{"dy", F, S2(2, 2), IN}, {"indices", L, S2(2, 2), IN}, {"dx", F, S2(2, 3), OUT}}},
     {"sb_softmax_forward", c_softmax_f, NULL, {{"x", F, S2(2, 3), IN}, {"y", F, S2(2, 3), OUT}}},
     {"sb_softmax_backward", c_softmax_b, NULL,
      {{"y", F, S2(2, 3), IN}, {"dy", F, S2(2, 3), IN}, {"dx", F, S2(2, 3), OUT}}},

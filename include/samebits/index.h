@@ -19,6 +19,7 @@
  */
 #ifndef SAMEBITS_INDEX_H
 #define SAMEBITS_INDEX_H
+#include <stdbool.h>
 #include <stdint.h>
 #include "samebits/export.h"
 #include "samebits/tensor.h"
@@ -80,6 +81,45 @@ SB_API sb_status sb_embedding_forward(const sb_tensor *weight, const sb_tensor *
  * the CPU. */
 SB_API sb_status sb_embedding_backward(const sb_tensor *dy, const sb_tensor *indices,
                                        int64_t padding_idx, sb_tensor *dweight);
+
+/* ---- selection: sort, topk, kthvalue, median with indices --------------
+ * (contract section 18, "Sort, topk, kthvalue and median"). Each column
+ * along dim is ordered by value with -0 equal to +0 and every NaN equal and
+ * above +inf (descending: the reverse), equal values keeping ascending
+ * position order (a stable sort). Values are bit copies of x's elements;
+ * indices (SB_I64) are their positions along dim. x may be 0-dim (one
+ * column of one element). Outputs must not overlap each other or x. */
+
+/* values, indices: x's shape, each column ordered (descending: largest
+ * first, NaN first). */
+SB_API sb_status sb_sort(const sb_tensor *x, int dim, bool descending, sb_tensor *values,
+                         sb_tensor *indices);
+
+/* The first k of each column's order (largest: descending order, else
+ * ascending): values and indices have x's shape with k along dim;
+ * 0 <= k <= size of dim. */
+SB_API sb_status sb_topk(const sb_tensor *x, int64_t k, int dim, bool largest, sb_tensor *values,
+                         sb_tensor *indices);
+
+/* The k-th smallest (1-based) of each column in ascending order; 1 <= k <=
+ * size of dim. values and indices have x's shape with dim removed, or kept
+ * with size 1 when keepdim. */
+SB_API sb_status sb_kthvalue(const sb_tensor *x, int64_t k, int dim, bool keepdim,
+                             sb_tensor *values, sb_tensor *indices);
+
+/* The median of each column: the lower middle, rank (n - 1) / 2 of the
+ * ascending order, or the first NaN (in position order) when the column
+ * has one, as PyTorch. Shapes as sb_kthvalue; dim must not be empty. */
+SB_API sb_status sb_median(const sb_tensor *x, int dim, bool keepdim, sb_tensor *values,
+                           sb_tensor *indices);
+
+/* The gradient of all four: dx = +0, then in every column along dim, for
+ * p ascending, dx[indices[p]] = dy[p] (bits copied; a repeated index keeps
+ * the later p). dy and indices have one shape, dx's rank and dx's shape
+ * except along dim (keepdim form for kthvalue and median); every index in
+ * [0, size of dx along dim). */
+SB_API sb_status sb_sort_backward(const sb_tensor *dy, int dim, const sb_tensor *indices,
+                                  sb_tensor *dx);
 
 #ifdef __cplusplus
 }

@@ -48,7 +48,8 @@ __all__ = [
     "group_norm", "group_norm_backward",
     "dropout", "dropout_backward",
     "gather", "gather_backward", "scatter_add", "index_select", "index_select_backward",
-    "index_add", "scaled_dot_product_attention", "default_scale",
+    "index_add", "sort", "topk", "kthvalue", "median", "sort_backward",
+    "scaled_dot_product_attention", "default_scale",
 ]
 
 _BINARY = {"add": 0, "sub": 1, "mul": 2, "div": 3, "maximum": 4, "minimum": 5, "pow": 6}
@@ -918,6 +919,70 @@ def _index_add(x, dim, index, source, alpha=1.0, fn="index_add"):
     out = x.copy()
     call("sb_index_add", dim, ref(wrap(index)), ref(wrap(source)), alpha, ref(wrap(out)))
     return out
+
+
+# ---- selection: sort, topk, kthvalue, median (contract section 18) ----
+# Each column along dim ordered by value (-0 == +0, NaN above +inf), equal
+# values in ascending position: values are bit copies, indices int64.
+
+def _selected_shape(shape, dim, count, keepdim):
+    """shape with `count` along dim, or (count None) dim removed unless keepdim."""
+    if not shape:
+        return ()
+    if count is None:
+        return tuple(1 if k == dim else n for k, n in enumerate(shape) if keepdim or k != dim)
+    return tuple(count if k == dim else n for k, n in enumerate(shape))
+
+
+def _select(name, x, out_shape, *args):
+    values = empty(out_shape)
+    indices = np.empty(out_shape, dtype=np.int64)
+    call(name, ref(wrap(x)), *args, ref(wrap(values)), ref(wrap(indices)))
+    return values, indices
+
+
+def _sort(x, dim=-1, descending=False, fn="sort"):
+    dim = _dim_of(dim, x.ndim, "sb_sort", fn)
+    descending = _flag(descending, fn, "descending")
+    return _select("sb_sort", x, x.shape, dim, descending)
+
+
+def _topk(x, k, dim=-1, largest=True, fn="topk"):
+    k = _lib.arg_int(k, "sb_topk", 1, fn, "k")
+    dim = _dim_of(dim, x.ndim, "sb_topk", fn, 2)
+    largest = _flag(largest, fn, "largest")
+    n = x.shape[dim] if x.ndim else 1
+    if not 0 <= k <= n:
+        raise _lib.SamebitsError("samebits.%s: k=%d is outside [0, %d] (the size of dim %d)"
+                                 % (fn, k, n, dim))
+    return _select("sb_topk", x, _selected_shape(x.shape, dim, k, False), k, dim, largest)
+
+
+def _kthvalue(x, k, dim=-1, keepdim=False, fn="kthvalue"):
+    k = _lib.arg_int(k, "sb_kthvalue", 1, fn, "k")
+    dim = _dim_of(dim, x.ndim, "sb_kthvalue", fn, 2)
+    keepdim = _flag(keepdim, fn, "keepdim")
+    return _select("sb_kthvalue", x, _selected_shape(x.shape, dim, None, keepdim), k, dim,
+                   keepdim)
+
+
+def _median(x, dim, keepdim=False, fn="median"):
+    dim = _dim_of(dim, x.ndim, "sb_median", fn)
+    keepdim = _flag(keepdim, fn, "keepdim")
+    return _select("sb_median", x, _selected_shape(x.shape, dim, None, keepdim), dim, keepdim)
+
+
+def _sort_backward(dy, dim, indices, x_shape, fn="sort_backward"):
+    """dx of x_shape: +0, with dy's bits at indices along dim. dy and
+    indices may lack dim (kthvalue/median without keepdim): restored here."""
+    x_shape = _shape(x_shape, fn, "input_shape")
+    dim = _dim_of(dim, len(x_shape), "sb_sort_backward", fn)
+    if dy.ndim == len(x_shape) - 1:
+        dy, indices = np.expand_dims(dy, dim), np.expand_dims(indices, dim)
+    dy, indices = np.ascontiguousarray(dy), np.ascontiguousarray(indices)
+    dx = empty(x_shape)
+    call("sb_sort_backward", ref(wrap(dy)), dim, ref(wrap(indices)), ref(wrap(dx)))
+    return dx
 
 
 def _no_overlap(fn, outputs, inputs):
@@ -1838,3 +1903,39 @@ def index_add(x, dim, index, source, alpha=1.0):
     index[i] along dim, i ascending."""
     return back(_index_add(to_np(x, "index_add", "x"), dim, _index_np(index, "index_add"),
                            to_np(source, "index_add", "source"), alpha), kind_of(x, source))
+
+
+# ---- selection: public forms ----
+
+def _pair_back(pair, kind):
+    return back(pair[0], kind), back(pair[1], kind)
+
+
+def sort(x, dim=-1, descending=False):
+    """(values, indices): each column along dim ordered, ties in ascending
+    position (stable), -0 equal to +0, NaN the largest; values bit copies."""
+    return _pair_back(_sort(to_np(x, "sort", "x"), dim, descending), kind_of(x))
+
+
+def topk(x, k, dim=-1, largest=True):
+    """(values, indices): the first k of each column in sort's order
+    (descending when largest)."""
+    return _pair_back(_topk(to_np(x, "topk", "x"), k, dim, largest), kind_of(x))
+
+
+def kthvalue(x, k, dim=-1, keepdim=False):
+    """(values, indices): the k-th smallest (1-based) of each column."""
+    return _pair_back(_kthvalue(to_np(x, "kthvalue", "x"), k, dim, keepdim), kind_of(x))
+
+
+def median(x, dim, keepdim=False):
+    """(values, indices): the lower middle of each column in ascending order,
+    or its first NaN when it has one (PyTorch's rule)."""
+    return _pair_back(_median(to_np(x, "median", "x"), dim, keepdim), kind_of(x))
+
+
+def sort_backward(dy, dim, indices, input_shape):
+    """dx for sort, topk, kthvalue and median: +0, dy's bits at indices."""
+    return back(_sort_backward(to_np(dy, "sort_backward", "dy"), dim,
+                               _index_np(indices, "sort_backward", "indices"), input_shape),
+                kind_of(dy))

@@ -560,6 +560,53 @@ def _repeat_interleave(args, kwargs):
     return SF.index_select(x, dim, index)
 
 
+def _sort(args, kwargs):
+    """torch.sort(input, dim=-1, descending=False, stable=False) and
+    Tensor.sort: the contract's stable order whatever `stable` says."""
+    _refuse_kwargs(kwargs, ("input", "dim", "descending", "stable"), "sort")
+    x = _arg(args, kwargs, 0, "input")
+    out = SF.sort(x, _arg(args, kwargs, 1, "dim", -1), _arg(args, kwargs, 2, "descending", False))
+    return torch.return_types.sort(out)
+
+
+def _argsort(args, kwargs):
+    _refuse_kwargs(kwargs, ("input", "dim", "descending", "stable"), "argsort")
+    x = _arg(args, kwargs, 0, "input")
+    return SF.argsort(x, _arg(args, kwargs, 1, "dim", -1), _arg(args, kwargs, 2, "descending", False))
+
+
+def _msort(args, kwargs):
+    _refuse_kwargs(kwargs, ("input",), "msort")
+    return SF.msort(_arg(args, kwargs, 0, "input"))
+
+
+def _topk(args, kwargs):
+    """torch.topk(input, k, dim=-1, largest=True, sorted=True)."""
+    _refuse_kwargs(kwargs, ("input", "k", "dim", "largest", "sorted"), "topk")
+    x, k = _arg(args, kwargs, 0, "input"), _arg(args, kwargs, 1, "k")
+    out = SF.topk(x, k, _arg(args, kwargs, 2, "dim", -1), _arg(args, kwargs, 3, "largest", True))
+    return torch.return_types.topk(out)
+
+
+def _kthvalue(args, kwargs):
+    """torch.kthvalue(input, k, dim=-1, keepdim=False)."""
+    _refuse_kwargs(kwargs, ("input", "k", "dim", "keepdim"), "kthvalue")
+    x, k = _arg(args, kwargs, 0, "input"), _arg(args, kwargs, 1, "k")
+    out = SF.kthvalue(x, k, _arg(args, kwargs, 2, "dim", -1),
+                      _arg(args, kwargs, 3, "keepdim", False))
+    return torch.return_types.kthvalue(out)
+
+
+def _median(args, kwargs):
+    """torch.median(input) (one value) / torch.median(input, dim,
+    keepdim=False) (values, indices)."""
+    _refuse_kwargs(kwargs, ("input", "dim", "keepdim"), "median")
+    x, dim = _arg(args, kwargs, 0, "input"), _arg(args, kwargs, 1, "dim")
+    if dim is None:
+        return SF.median(x)
+    return torch.return_types.median(SF.median(x, dim, _arg(args, kwargs, 2, "keepdim", False)))
+
+
 def _alpha_activation(fn, in_place):
     """F.elu / F.celu (input, alpha=1.0, inplace=False) and their in-place
     forms elu_ / celu_ (input, alpha=1.0)."""
@@ -774,6 +821,12 @@ ROUTED = {
     "index_put": (_index_put, "accumulate=True with one index tensor: index_add over dim 0"),
     "index_put_": (_in_place(_index_put), "in-place index_put, accumulate=True"),
     "repeat_interleave": (_repeat_interleave, "index_select of the repeated positions"),
+    "sort": (_sort, "stable order, -0 == +0, NaN largest; values bit copies"),
+    "argsort": (_argsort, "the indices of sort"),
+    "msort": (_msort, "sort along dim 0, values"),
+    "topk": (_topk, "the first k of sort's order"),
+    "kthvalue": (_kthvalue, "rank k - 1 of the ascending order"),
+    "median": (_median, "lower middle, or the first NaN; global form's gradient split evenly"),
     "embedding": (_call(SF.embedding), "weight rows; gradient added in ascending position"),
     "embedding_bag": (_call(SF.embedding_bag), "bags reduced in ascending position"),
     # PackedSequence's own moves (pack_padded_sequence, pad_packed_sequence)

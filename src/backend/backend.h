@@ -37,6 +37,7 @@
 #include "ref/ref_linalg.h"
 #include "ref/ref_loss.h"
 #include "ref/ref_pad.h"
+#include "ref/ref_sort.h"
 #include "ref/ref_pointwise.h"
 
 #ifdef __cplusplus
@@ -240,6 +241,15 @@ typedef struct sb_backend_ops {
      * geometry; y and dy are read by SB_CUM_PROD_BACKWARD only ---- */
     sb_status (*cumulative)(const sb_backend *be, sb_ref_cum_kind kind, const sb_ref_cum_geom *g,
                             const float *x, const float *y, const float *dy, float *out);
+
+    /* ---- sort, topk, kthvalue, median (section 18), strided through the
+     * geometry: sort_select writes the ranks the geometry names of every
+     * column; sort_scatter is the backward's scatter into a dx already
+     * filled with +0 (indices validated by the caller) ---- */
+    sb_status (*sort_select)(const sb_backend *be, const sb_ref_sort_geom *g, const float *x,
+                             float *values, int64_t *indices);
+    sb_status (*sort_scatter)(const sb_backend *be, const sb_ref_sort_geom *g, const float *dy,
+                              const int64_t *indices, float *dx);
 
     /* ---- attention (section 19); dense buffers as sb_ref_sdpa_forward /
      * sb_ref_sdpa_backward take them ---- */

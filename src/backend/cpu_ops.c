@@ -469,6 +469,22 @@ static sb_status cpu_cumulative(const sb_backend *be, sb_ref_cum_kind kind,
     return SB_OK;
 }
 
+/* ---- sort, topk, kthvalue, median ---- */
+
+static sb_status cpu_sort_select(const sb_backend *be, const sb_ref_sort_geom *g, const float *x,
+                                 float *values, int64_t *indices) {
+    (void)be;
+    sb_cpu_sort(g, x, values, indices);
+    return SB_OK;
+}
+
+static sb_status cpu_sort_scatter(const sb_backend *be, const sb_ref_sort_geom *g,
+                                  const float *dy, const int64_t *indices, float *dx) {
+    (void)be;
+    sb_cpu_sort_scatter(g, dy, indices, dx);
+    return SB_OK;
+}
+
 /* ---- attention ---- */
 
 static sb_status cpu_sdpa_forward(const sb_backend *be, const sb_ref_sdpa_geom *g, const float *q,
@@ -614,6 +630,8 @@ const sb_backend_ops sb_cpu_backend_ops = {
     .index_gather = cpu_index_gather,
     .index_scatter_add = cpu_index_scatter_add,
     .cumulative = cpu_cumulative,
+    .sort_select = cpu_sort_select,
+    .sort_scatter = cpu_sort_scatter,
     .sdpa_forward = cpu_sdpa_forward,
     .sdpa_backward = cpu_sdpa_backward,
     .prelu_forward = cpu_prelu_forward,

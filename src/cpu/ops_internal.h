@@ -23,6 +23,7 @@
 #include "ref/ref_index.h"
 #include "ref/ref_loss.h"
 #include "ref/ref_pointwise.h"
+#include "ref/ref_sort.h"
 
 /* ---- the vector inner loops (pointwise_<isa>.c) ------------------------------
  * Each loop handles any n (its own scalar tail). Buffers may alias exactly
@@ -226,6 +227,13 @@ void sb_cpu_index_scatter_add(const sb_ref_index_geom *g, const float *dense,
  * every thread count. */
 void sb_cpu_cumulative(sb_ref_cum_kind kind, const sb_ref_cum_geom *g, const float *x,
                        const float *y, const float *dy, float *out);
+
+/* ---- sort.c (sb_ref_sort, sb_ref_sort_scatter): threaded over columns;
+ * each column sorted as packed (key, position) words, all distinct, so the
+ * order is the reference's at every thread count. */
+void sb_cpu_sort(const sb_ref_sort_geom *g, const float *x, float *values, int64_t *indices);
+void sb_cpu_sort_scatter(const sb_ref_sort_geom *g, const float *dy, const int64_t *indices,
+                         float *dx);
 
 /* ---- dropout.c (sb_ref_dropout_* of src/ref/ref_loss.h): element ranges
  * over threads; element i's mask depends on (seed, stream, offset + i)

@@ -2,7 +2,6 @@
  * index-range check, and the mapping onto the device's two index entries
  * (gather, scatter-add) through one geometry (src/ref/ref_index.h). On the
  * CPU the fast kernels of src/cpu/index.c run, bit for bit src/ref/index.c. */
-#include <stdlib.h>
 #include "samebits/index.h"
 #include "core/fpenv.h"
 #include "ops/validate.h"
@@ -29,28 +28,6 @@ static sb_status check_written(const char *fn, const char *oname, const sb_tenso
     if (sb_pw_overlap(out, a)) return sb_fail(SB_ERR_ARG, "%s: %s overlaps %s", fn, oname, aname);
     if (sb_pw_overlap(out, b)) return sb_fail(SB_ERR_ARG, "%s: %s overlaps %s", fn, oname, bname);
     return SB_OK;
-}
-
-/* Every index value in [0, size): checked before anything is written. */
-static sb_status check_index_values(const char *fn, const sb_backend *be, const sb_tensor *index,
-                                    int64_t size, const char *tname, int d) {
-    int64_t n = sb_tensor_numel(index);
-    if (n == 0) return SB_OK;
-    const void *host;
-    void *owned;
-    SB_TRY(sb_ops_read_host(fn, be, index, &host, &owned));
-    const int64_t *ip = host;
-    sb_status st = SB_OK;
-    for (int64_t e = 0; e < n; e++)
-        if (ip[e] < 0 || ip[e] >= size) {
-            st = sb_fail(SB_ERR_RANGE,
-                         "%s: index element %lld is %lld, outside [0, %lld) (the size of %s along "
-                         "dim %d)",
-                         fn, (long long)e, (long long)ip[e], (long long)size, tname, d);
-            break;
-        }
-    free(owned);
-    return st;
 }
 
 /* gather / scatter_add: index and dense have one shape, the table has it
@@ -114,7 +91,8 @@ typedef enum { GATHER, SCATTER, ZERO_THEN_SCATTER } run_kind;
 static sb_status run(const char *fn, const sb_backend *be, run_kind kind,
                      const sb_ref_index_geom *g, const sb_tensor *table, const char *tname,
                      const sb_tensor *index, const sb_tensor *dense, bool scale, float alpha) {
-    SB_TRY(check_index_values(fn, be, index, size_at(table, g->dim), tname, g->dim));
+    SB_TRY(sb_ops_check_index_values(fn, be, index, "index", size_at(table, g->dim), tname,
+                                     g->dim));
     if (kind == GATHER)
         return SB_BACKEND_RUN(fn, be, index_gather, g, table->data, index->data, dense->data);
     if (kind == ZERO_THEN_SCATTER) SB_TRY(be->fill(be, (sb_tensor *)table, 0.0f));

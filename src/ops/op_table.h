@@ -520,6 +520,28 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
        (const sb_tensor *dy, const sb_tensor *indices, int64_t padding_idx, sb_tensor *dweight), \
        index, NULL, SB_OP_NONE, sb_ref_index_scatter_add, SB_OP_NONE, \
        "exempt: sb_index_select_backward of the kept rows; test_embedding checks the order bit for bit") \
+    OP(sb_sort, sb_status, \
+       (const sb_tensor *x, int dim, bool descending, sb_tensor *values, sb_tensor *indices), \
+       index, NULL, SB_OP_NONE, sb_ref_sort, sb_sort_backward, \
+       "exempt: no verify vectors yet; test_sort checks every rank against the reference") \
+    OP(sb_topk, sb_status, \
+       (const sb_tensor *x, int64_t k, int dim, bool largest, sb_tensor *values, \
+        sb_tensor *indices), \
+       index, NULL, SB_OP_NONE, sb_ref_sort, sb_sort_backward, \
+       "exempt: no verify vectors yet; test_sort checks every rank against the reference") \
+    OP(sb_kthvalue, sb_status, \
+       (const sb_tensor *x, int64_t k, int dim, bool keepdim, sb_tensor *values, \
+        sb_tensor *indices), \
+       index, NULL, SB_OP_NONE, sb_ref_sort, sb_sort_backward, \
+       "exempt: no verify vectors yet; test_sort checks every rank against the reference") \
+    OP(sb_median, sb_status, \
+       (const sb_tensor *x, int dim, bool keepdim, sb_tensor *values, sb_tensor *indices), \
+       index, NULL, SB_OP_NONE, sb_ref_sort, sb_sort_backward, \
+       "exempt: no verify vectors yet; test_sort checks every rank against the reference") \
+    OP(sb_sort_backward, sb_status, \
+       (const sb_tensor *dy, int dim, const sb_tensor *indices, sb_tensor *dx), \
+       index, NULL, SB_OP_NONE, sb_ref_sort_scatter, SB_OP_NONE, \
+       "exempt: no verify vectors yet; test_sort checks the scatter against the reference") \
     OP(sb_softmax_forward, sb_status, \
        (const sb_tensor *x, int dim, sb_tensor *y), \
        loss, "softmax", SB_OP_NONE, sb_ref_softmax_forward, sb_softmax_backward, \

@@ -219,3 +219,24 @@ sb_status sb_ops_read_host(const char *fn, const sb_backend *be, const sb_tensor
     *owned = buf;
     return SB_OK;
 }
+
+sb_status sb_ops_check_index_values(const char *fn, const sb_backend *be, const sb_tensor *index,
+                                    const char *iname, int64_t size, const char *tname, int d) {
+    int64_t n = sb_tensor_numel(index);
+    if (n == 0) return SB_OK;
+    const void *host;
+    void *owned;
+    SB_TRY(sb_ops_read_host(fn, be, index, &host, &owned));
+    const int64_t *ip = host;
+    sb_status st = SB_OK;
+    for (int64_t e = 0; e < n; e++)
+        if (ip[e] < 0 || ip[e] >= size) {
+            st = sb_fail(SB_ERR_RANGE,
+                         "%s: %s element %lld is %lld, outside [0, %lld) (the size of %s along "
+                         "dim %d)",
+                         fn, iname, (long long)e, (long long)ip[e], (long long)size, tname, d);
+            break;
+        }
+    free(owned);
+    return st;
+}

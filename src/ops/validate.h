@@ -67,6 +67,12 @@ sb_status sb_ops_backend_of(const char *fn, const char *names, int n,
 sb_status sb_ops_read_host(const char *fn, const sb_backend *be, const sb_tensor *t,
                            const void **host, void **owned);
 
+/* Every value of the SB_I64 tensor `index` (named iname) in [0, size), the
+ * size of tname along dim d: checked before anything is written
+ * (SB_ERR_RANGE naming the element's row-major position and value). */
+sb_status sb_ops_check_index_values(const char *fn, const sb_backend *be, const sb_tensor *index,
+                                    const char *iname, int64_t size, const char *tname, int d);
+
 /* ---- staging on the tensors' device (src/ops/loss.c) ----
  * A float32 input as a contiguous buffer: its own data, or a fresh copy on
  * the same device in *copy (free with sb_tensor_free; NULL when not needed). */

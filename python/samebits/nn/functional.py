@@ -34,6 +34,7 @@ __all__ = ["linear", "conv2d", "conv1d", "conv_transpose2d", "conv_transpose1d",
            "rms_norm", "group_norm", "instance_norm",
            "dropout", "mm", "div", "sqrt", "exp", "log", "sum", "mean", "cumsum", "cumprod",
            "gather", "index_select", "scatter_add", "index_add", "embedding", "embedding_bag",
+           "sort", "argsort", "msort", "topk", "kthvalue", "median",
            "scaled_dot_product_attention"]
 
 
@@ -1399,6 +1400,110 @@ class _IndexAdd(torch.autograd.Function):
 
 def index_add(input, dim, index, source, alpha=1):
     return _IndexAdd.apply(input, dim, index, source, alpha)
+
+
+# ---- selection: sort, topk, kthvalue, median (contract section 18) ----------
+# Values are bit copies of the input's elements; the gradient goes back to
+# the selected positions by sb_sort_backward (a scatter of copies into +0,
+# PyTorch's value_selecting_reduction_backward). Indices get no gradient.
+
+class _Select(torch.autograd.Function):
+    """(values, indices) of one selection op; `run` maps the input array to
+    the pair, dim is the axis the backward scatters along."""
+    @staticmethod
+    def forward(ctx, x, run, dim, fn):
+        xn = to_np(x, fn, "input")
+        values, indices = run(xn)
+        ctx.args = (dim, indices, tuple(xn.shape), fn)
+        out_i = torch.from_numpy(indices)
+        ctx.mark_non_differentiable(out_i)
+        return torch.from_numpy(values), out_i
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dv, _di):
+        dim, indices, shape, fn = ctx.args
+        return _t(_ops._sort_backward(to_np(dv, fn, "grad"), dim, indices, shape, fn)), \
+            None, None, None
+
+
+def _select_dim(dim, x, fn, position=1):
+    """dim of the C function sb_<fn> (its argument `position`) wrapped; x is
+    checked first (a float32 tensor) so that a bad input is named as such."""
+    ndim = to_np(x, fn, "input").ndim
+    return _ops._dim_of(dim, ndim, "sb_" + fn, "nn.functional." + fn, position)
+
+
+def sort(input, dim=-1, descending=False, stable=False):
+    """(values, indices), stable whatever `stable` says (the one order of
+    the contract: ties in ascending position)."""
+    d = _select_dim(dim, input, "sort")
+    return _Select.apply(input, lambda a: _ops._sort(a, d, descending, "nn.functional.sort"), d,
+                         "sort")
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    return sort(input, dim, descending)[1]
+
+
+def msort(input):
+    return sort(input, 0)[0]
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 (torch's name)
+    """The first k of sort's order, always sorted (sorted=False allows any
+    order; the sorted one is among them)."""
+    d = _select_dim(dim, input, "topk", 2)
+    return _Select.apply(input, lambda a: _ops._topk(a, k, d, largest, "nn.functional.topk"), d,
+                         "topk")
+
+
+def kthvalue(input, k, dim=-1, keepdim=False):
+    d = _select_dim(dim, input, "kthvalue", 2)
+    return _Select.apply(input, lambda a: _ops._kthvalue(a, k, d, keepdim,
+                                                         "nn.functional.kthvalue"), d, "kthvalue")
+
+
+class _MedianAll(torch.autograd.Function):
+    """torch.median(input): the median of all elements (an empty input gives
+    NaN, as PyTorch). Backward as PyTorch's evenly_distribute_backward: dy
+    divided (one IEEE division) by the number of elements equal to the
+    median (-0 == +0; NaNs when it is NaN), at each of them; +0 elsewhere."""
+    @staticmethod
+    def forward(ctx, x):
+        xn = to_np(x, "median", "input")
+        if xn.size == 0:
+            v = np.array(np.nan, dtype=np.float32)
+        else:
+            v = _ops._median(np.ascontiguousarray(xn.reshape(-1)), 0, False,
+                             "nn.functional.median")[0]
+        ctx.args = (xn, v)
+        return torch.from_numpy(v)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        xn, v = ctx.args
+        mask = np.isnan(xn) if np.isnan(v) else (xn == v)
+        count = int(mask.sum())
+        if count == 0:  # an empty input
+            return torch.zeros(xn.shape, dtype=torch.float32)
+        share = to_np(dy, "median", "grad")
+        if count != 1:
+            share = _ops._binary_scalar("div", share, float(count))
+        dx = np.zeros(xn.shape, dtype=np.float32)
+        dx[mask] = share
+        return torch.from_numpy(dx)
+
+
+def median(input, dim=None, keepdim=False):
+    """median(input) (one value) or median(input, dim, keepdim) (values,
+    indices): the lower middle, or the first NaN of a column that has one."""
+    if dim is None:
+        return _MedianAll.apply(input)
+    d = _select_dim(dim, input, "median")
+    return _Select.apply(input, lambda a: _ops._median(a, d, keepdim, "nn.functional.median"), d,
+                         "median")
 
 
 # ---- embeddings (contract section 18) ---------------------------------------
