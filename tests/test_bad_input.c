@@ -214,6 +214,9 @@ CALL(nll_b, sb_nll_loss_backward(t[0], t[1], SB_LOSS_NONE, -100, t[2], t[3]))
 static const sb_class_loss class_p = {SB_LOSS_CROSS_ENTROPY, 0.1f, -100};
 CALL(class_f, sb_class_loss_forward(&class_p, t[0], t[1], t[2], SB_LOSS_MEAN, t[3]))
 CALL(class_b, sb_class_loss_backward(&class_p, t[0], t[1], t[2], SB_LOSS_NONE, t[3], t[4]))
+static const sb_ctc_loss ctc_p = {2, true}; /* zero labels are valid: blank is 2 */
+CALL(ctc_f, sb_ctc_loss_forward(&ctc_p, t[0], t[1], t[2], t[3], SB_LOSS_MEAN, t[4]))
+CALL(ctc_b, sb_ctc_loss_backward(&ctc_p, t[0], t[1], t[2], t[3], SB_LOSS_NONE, t[4], t[5]))
 CALL(mse_f, sb_mse_forward(t[0], t[1], SB_LOSS_SUM, t[2]))
 CALL(mse_b, sb_mse_backward(t[0], t[1], SB_LOSS_SUM, t[2], t[3], t[4]))
 static const sb_elementwise_loss bcel_p = {SB_LOSS_BCE_WITH_LOGITS, 0.0f, false};
@@ -430,6 +433,13 @@ static const op_case ops[] = {
     {"sb_class_loss_backward", c_class_b, NULL,
      {{"input", F, S3(2, 3, 4), IN}, {"targets", L, S2(2, 4), IN}, {"weight", F, S1(3), IN | OPT},
       {"dloss", F, S2(2, 4), IN}, {"dinput", F, S3(2, 3, 4), OUT}}},
+    {"sb_ctc_loss_forward", c_ctc_f, NULL,
+     {{"log_probs", F, S3(4, 2, 3), IN | FREE_SHAPE}, {"targets", L, S2(2, 2), IN},
+      {"input_lengths", L, S1(2), IN}, {"target_lengths", L, S1(2), IN}, {"loss", F, S0, OUT}}},
+    {"sb_ctc_loss_backward", c_ctc_b, NULL,
+     {{"log_probs", F, S3(4, 2, 3), IN | FREE_SHAPE}, {"targets", L, S2(2, 2), IN},
+      {"input_lengths", L, S1(2), IN}, {"target_lengths", L, S1(2), IN}, {"dloss", F, S1(2), IN},
+      {"dlog_probs", F, S3(4, 2, 3), OUT}}},
     {"sb_mse_forward", c_mse_f, NULL,
      {{"x", F, S2(2, 3), IN}, {"target", F, S2(2, 3), IN}, {"loss", F, S0, OUT}}},
     {"sb_mse_backward", c_mse_b, NULL,

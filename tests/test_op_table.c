@@ -43,6 +43,7 @@
         F(sb_elementwise_loss, log_target)                                                \
     S(sb_class_loss) F(sb_class_loss, kind) F(sb_class_loss, label_smoothing)             \
         F(sb_class_loss, ignore_index)                                                    \
+    S(sb_ctc_loss) F(sb_ctc_loss, blank) F(sb_ctc_loss, zero_infinity)                    \
     S(sb_sgd_config) F(sb_sgd_config, lr) F(sb_sgd_config, momentum)                      \
         F(sb_sgd_config, dampening) F(sb_sgd_config, weight_decay)                        \
         F(sb_sgd_config, nesterov) F(sb_sgd_config, maximize)                             \

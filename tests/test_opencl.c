@@ -1629,13 +1629,15 @@ static void test_complete(void) {
      * no other entry can go missing unnoticed: the class losses with weights
      * or K dimensions (section 11, sb_class_loss_*), CPU only so far (the
      * unweighted (N, C) form runs on OpenCL through class_loss_forward and
-     * class_loss_backward); interpolation (section 8), CPU only so far: its
-     * backward gathers through per-axis reader tables the device does not
-     * build yet; sort/topk/kthvalue/median and
-     * their backward (section 18; still to be written as
-     * kernels), CPU only so far. */
+     * class_loss_backward); the CTC loss (section 11), CPU only so far;
+     * interpolation (section 8), CPU only so far: its backward gathers
+     * through per-axis reader tables the device does not build yet;
+     * sort/topk/kthvalue/median and their backward (section 18; still to be
+     * written as kernels), CPU only so far. */
     const size_t not_yet[] = {offsetof(sb_backend_ops, class_loss_nd_forward) / sizeof(entry),
                               offsetof(sb_backend_ops, class_loss_nd_backward) / sizeof(entry),
+                              offsetof(sb_backend_ops, ctc_loss_forward) / sizeof(entry),
+                              offsetof(sb_backend_ops, ctc_loss_backward) / sizeof(entry),
                               offsetof(sb_backend_ops, interpolate_forward) / sizeof(entry),
                               offsetof(sb_backend_ops, interpolate_backward) / sizeof(entry),
                               offsetof(sb_backend_ops, sort_select) / sizeof(entry),

@@ -100,6 +100,8 @@ def fast(o):
         return "`src/cpu/attention.c`, `src/cpu/gemm.c`, `src/cpu/vmath.c`, `src/cpu/sum.c`"
     if n.startswith("sb_mse"):
         return "— (the reference runs)"
+    if n.startswith("sb_ctc_loss"):
+        return "`src/cpu/ctc.c`"
     if f == "loss":
         return "`src/cpu/softmax.c`"
     if f == "norm":

@@ -153,6 +153,35 @@ SB_API sb_status sb_elementwise_loss_backward(const sb_elementwise_loss *params,
                                               sb_loss_reduction reduction, const sb_tensor *dloss,
                                               sb_tensor *dx, sb_tensor *dtarget);
 
+/* ---- CTC loss ------------------------------------------------------------
+ * Connectionist temporal classification (docs/CONTRACT.md section 11,
+ * "Connectionist temporal classification"): log_probs (T, N, C) float32
+ * log-probabilities, T, N, C >= 1; targets int32/int64, padded (N, S) or the
+ * N label sequences concatenated (1-D); input_lengths and target_lengths
+ * (N) int32/int64 with 0 <= input_lengths[b] <= T, 0 <= target_lengths[b]
+ * (<= S when padded; their sum <= targets' length when concatenated); every
+ * used label in [0, C) and not blank (SB_ERR_RANGE otherwise, nothing
+ * written). Item b's loss is -log p(target_b | log_probs[:in_len_b, b, :])
+ * by PyTorch's alpha recursion; NONE: loss (N); SUM: the canonical sum;
+ * MEAN: the canonical sum of loss_b / max(target_lengths[b], 1), / N. */
+typedef struct sb_ctc_loss {
+    int64_t blank;      /* in [0, C); PyTorch's default is 0 */
+    bool zero_infinity; /* an infinite loss (no alignment) becomes 0, its gradient 0 */
+} sb_ctc_loss;
+
+SB_API sb_status sb_ctc_loss_forward(const sb_ctc_loss *params, const sb_tensor *log_probs,
+                                     const sb_tensor *targets, const sb_tensor *input_lengths,
+                                     const sb_tensor *target_lengths, sb_loss_reduction reduction,
+                                     sb_tensor *loss);
+/* dlog_probs (T, N, C), apart from every input: PyTorch's gradient
+ * (exp(lp) - exp(log(alpha beta) + nll - lp)) * g_b for t < in_len_b, +0.0f
+ * after; dloss (N) for NONE, else 0-d. */
+SB_API sb_status sb_ctc_loss_backward(const sb_ctc_loss *params, const sb_tensor *log_probs,
+                                      const sb_tensor *targets, const sb_tensor *input_lengths,
+                                      const sb_tensor *target_lengths,
+                                      sb_loss_reduction reduction, const sb_tensor *dloss,
+                                      sb_tensor *dlog_probs);
+
 #ifdef __cplusplus
 }
 #endif

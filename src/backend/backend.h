@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include "samebits.h"
 #include "ref/ref_attention.h"
+#include "ref/ref_ctc.h"
 #include "ref/ref_cumulative.h"
 #include "ref/ref_index.h"
 #include "ref/ref_interp.h"
@@ -170,6 +171,11 @@ typedef struct sb_backend_ops {
     sb_status (*class_loss_nd_backward)(const sb_backend *be, const sb_class_problem *p,
                                         const float *input, const int64_t *targets,
                                         const float *dloss, float *dinput);
+    /* The CTC loss: p's index arrays are device memory. */
+    sb_status (*ctc_loss_forward)(const sb_backend *be, const sb_ctc_problem *p,
+                                  const float *log_probs, float *loss);
+    sb_status (*ctc_loss_backward)(const sb_backend *be, const sb_ctc_problem *p,
+                                   const float *log_probs, const float *dloss, float *dlog_probs);
     /* The elementwise losses (MSE is one kind); w, pw and dy may be NULL. */
     sb_status (*elementwise_loss_forward)(const sb_backend *be, const sb_elementwise_loss *p,
                                           const float *x, const float *y, const float *w,

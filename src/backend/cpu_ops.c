@@ -306,6 +306,19 @@ static sb_status cpu_class_loss_backward(const sb_backend *be, bool logits, cons
     return cpu_class_loss_nd_backward(be, &p, a, targets, dloss, da);
 }
 
+static sb_status cpu_ctc_loss_forward(const sb_backend *be, const sb_ctc_problem *p,
+                                      const float *log_probs, float *loss) {
+    (void)be;
+    return sb_cpu_ctc_loss_forward(p, log_probs, loss);
+}
+
+static sb_status cpu_ctc_loss_backward(const sb_backend *be, const sb_ctc_problem *p,
+                                       const float *log_probs, const float *dloss,
+                                       float *dlog_probs) {
+    (void)be;
+    return sb_cpu_ctc_loss_backward(p, log_probs, dloss, dlog_probs);
+}
+
 static sb_status cpu_elementwise_loss_forward(const sb_backend *be, const sb_elementwise_loss *p,
                                               const float *x, const float *y, const float *w,
                                               const float *pw, int64_t n,
@@ -613,6 +626,8 @@ const sb_backend_ops sb_cpu_backend_ops = {
     .class_loss_backward = cpu_class_loss_backward,
     .class_loss_nd_forward = cpu_class_loss_nd_forward,
     .class_loss_nd_backward = cpu_class_loss_nd_backward,
+    .ctc_loss_forward = cpu_ctc_loss_forward,
+    .ctc_loss_backward = cpu_ctc_loss_backward,
     .elementwise_loss_forward = cpu_elementwise_loss_forward,
     .elementwise_loss_backward = cpu_elementwise_loss_backward,
     .batch_norm_forward = cpu_batch_norm_forward,

@@ -134,6 +134,24 @@ static sb_status mirror_class_loss_nd_backward(const sb_backend *be, const sb_cl
     return sb_cpu_backend_ops.class_loss_nd_backward(be, p, input, targets, dloss, dinput);
 }
 
+/* The CTC index block (lengths, offsets, labels) is staged device memory. */
+static sb_status mirror_ctc_block(const sb_backend *be, const sb_ctc_problem *p) {
+    return need_mirror(be, "the CTC lengths", p->in_len, (size_t)(3 * p->N) * sizeof *p->in_len);
+}
+
+static sb_status mirror_ctc_loss_forward(const sb_backend *be, const sb_ctc_problem *p,
+                                         const float *log_probs, float *loss) {
+    SB_TRY(mirror_ctc_block(be, p));
+    return sb_cpu_backend_ops.ctc_loss_forward(be, p, log_probs, loss);
+}
+
+static sb_status mirror_ctc_loss_backward(const sb_backend *be, const sb_ctc_problem *p,
+                                          const float *log_probs, const float *dloss,
+                                          float *dlog_probs) {
+    SB_TRY(mirror_ctc_block(be, p));
+    return sb_cpu_backend_ops.ctc_loss_backward(be, p, log_probs, dloss, dlog_probs);
+}
+
 static sb_backend_ops mirror_ops;
 static sb_backend mirror;
 static pthread_once_t mirror_once = PTHREAD_ONCE_INIT;
@@ -144,6 +162,8 @@ static void mirror_init(void) {
     mirror_ops.class_loss_backward = mirror_class_loss_backward;
     mirror_ops.class_loss_nd_forward = mirror_class_loss_nd_forward;
     mirror_ops.class_loss_nd_backward = mirror_class_loss_nd_backward;
+    mirror_ops.ctc_loss_forward = mirror_ctc_loss_forward;
+    mirror_ops.ctc_loss_backward = mirror_ctc_loss_backward;
     mirror = (sb_backend){
         .name = "mirror",
         .device = SB_DEVICE_MIRROR,

@@ -768,6 +768,49 @@ static sb_status run_class_loss(run_ctx *r) {
     return out(r, "backward", dx);
 }
 
+/* sb_ctc_loss_*: x = TxNxC log-probabilities (normal values: the loss needs
+ * no normalisation), labels of up to s per item (never the blank), input
+ * lengths T - (0..2), concatenated targets when concat=1. */
+static sb_status run_ctc_loss(run_ctx *r) {
+    shp sx, sl;
+    int64_t red, ignore, S, blank, zero_inf, concat;
+    SB_TRY(loss_setup(r, &sx, &red, &ignore, &sl));
+    SB_TRY(pint(r, "s", 3, &S));
+    SB_TRY(pint(r, "blank", 0, &blank));
+    SB_TRY(pint(r, "zero_inf", 0, &zero_inf));
+    SB_TRY(pint(r, "concat", 0, &concat));
+    if (sx.nd != 3 || sx.d[2] < 2) return bad_param(r, "x");
+    if (S < 0 || S > 64) return bad_param(r, "s");
+    int64_t T = sx.d[0], N = sx.d[1], C = sx.d[2];
+    sl = red == SB_LOSS_NONE ? (shp){1, {N}} : (shp){0, {0}};
+    shp sn = {1, {N}}, st = concat ? (shp){1, {N * S}} : (shp){2, {N, S}};
+    sb_tensor *x, *t, *il, *tl, *loss, *dloss, *dx;
+    SB_TRY(input(r, &x, &sx, 1));
+    SB_TRY(tnew(r, &il, SB_I64, &sn));
+    SB_TRY(tnew(r, &tl, SB_I64, &sn));
+    SB_TRY(tnew(r, &t, SB_I64, &st));
+    int64_t *in_len = il->data, *tg_len = tl->data, *lab = t->data, at = 0;
+    for (int64_t b = 0; b < N; b++) {
+        in_len[b] = T - (int64_t)sb_rng_bounded_at(r->c->seed, 5, (uint64_t)b, 3);
+        tg_len[b] = (int64_t)sb_rng_bounded_at(r->c->seed, 6, (uint64_t)b, (uint32_t)S + 1);
+        if (!concat) at = b * S;
+        for (int64_t i = 0; i < (concat ? tg_len[b] : S); i++) {
+            int64_t v = (int64_t)sb_rng_bounded_at(r->c->seed, 7, (uint64_t)(b * S + i), (uint32_t)C - 1);
+            lab[at++] = v >= blank ? v + 1 : v;
+        }
+    }
+    for (; concat && at < N * S; at++) lab[at] = 0;
+    if (blank < 0 || blank >= C) return bad_param(r, "blank");
+    sb_ctc_loss p = {blank, zero_inf != 0};
+    SB_TRY(tnew(r, &loss, SB_F32, &sl));
+    SB_TRY(input(r, &dloss, &sl, 3));
+    SB_TRY(zeros_like(r, &dx, x));
+    SB_TRY(sb_ctc_loss_forward(&p, x, t, il, tl, (sb_loss_reduction)red, loss));
+    SB_TRY(sb_ctc_loss_backward(&p, x, t, il, tl, (sb_loss_reduction)red, dloss, dx));
+    SB_TRY(out(r, "forward", loss));
+    return out(r, "backward", dx);
+}
+
 static sb_status run_mse(run_ctx *r) {
     shp sx, sl;
     int64_t red, ignore;
@@ -1398,7 +1441,7 @@ static const runner runners[] = {
     {"activation", run_activation}, {"reduce", run_reduce},
     {"softmax", run_softmax_op},    {"log_softmax", run_log_softmax},
     {"cross_entropy", run_ce},      {"nll_loss", run_nll},
-    {"class_loss", run_class_loss},
+    {"class_loss", run_class_loss}, {"ctc_loss", run_ctc_loss},
     {"mse", run_mse},               {"batch_norm", run_batch_norm},
     {"elementwise_loss", run_elementwise_loss},
     {"layer_norm", run_layer_norm}, {"group_norm", run_group_norm},

@@ -19,6 +19,7 @@
 #include "samebits/optim.h"
 #include "cpu/cpu.h"
 #include "ref/ref_attention.h"
+#include "ref/ref_ctc.h"
 #include "ref/ref_cumulative.h"
 #include "ref/ref_index.h"
 #include "ref/ref_loss.h"
@@ -132,6 +133,11 @@ void sb_cpu_class_loss_forward(const sb_class_problem *p, const float *input,
                                const int64_t *targets, float *loss);
 void sb_cpu_class_loss_backward(const sb_class_problem *p, const float *input,
                                 const int64_t *targets, const float *dloss, float *dinput);
+
+/* ---- ctc.c (sb_ref_ctc_* of src/ref/ref_ctc.h): one item per thread ---------------- */
+sb_status sb_cpu_ctc_loss_forward(const sb_ctc_problem *p, const float *log_probs, float *loss);
+sb_status sb_cpu_ctc_loss_backward(const sb_ctc_problem *p, const float *log_probs,
+                                   const float *dloss, float *dlog_probs);
 
 /* ---- optim.c (sb_ref_* of src/ref/ref_optim.h) --------------------------------- */
 void sb_cpu_adam(const sb_adam_factors *f, bool first, int64_t n, float *param,

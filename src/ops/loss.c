@@ -146,15 +146,14 @@ sb_status sb_log_softmax_backward(const sb_tensor *y, const sb_tensor *dy, int d
 
 /* ---- shared loss checks ---- */
 
-static sb_status check_reduction(const char *fn, sb_loss_reduction reduction) {
+sb_status sb_loss_check_reduction(const char *fn, sb_loss_reduction reduction) {
     if (reduction != SB_LOSS_NONE && reduction != SB_LOSS_MEAN && reduction != SB_LOSS_SUM)
         return sb_fail(SB_ERR_ARG, "%s: reduction %d is not SB_LOSS_NONE, SB_LOSS_MEAN or SB_LOSS_SUM",
                        fn, (int)reduction);
     return SB_OK;
 }
 
-/* A float32 tensor whose shape must be `like`'s (NONE) or 0-d (MEAN/SUM). */
-static sb_status check_loss_shape(const char *fn, const char *name, const sb_tensor *t,
+sb_status sb_loss_check_shape(const char *fn, const char *name, const sb_tensor *t,
                                   sb_loss_reduction reduction, const sb_tensor *like) {
     SB_TRY(sb_check_tensor(fn, name, t, SB_F32, -1));
     if (reduction == SB_LOSS_NONE) {
@@ -180,7 +179,7 @@ static sb_status check_loss_shape(const char *fn, const char *name, const sb_ten
 static sb_status check_class_inputs(const char *fn, const char *name, const sb_tensor *a,
                                     const sb_tensor *targets, sb_loss_reduction reduction,
                                     bool nd) {
-    SB_TRY(check_reduction(fn, reduction));
+    SB_TRY(sb_loss_check_reduction(fn, reduction));
     SB_TRY(sb_check_tensor(fn, name, a, SB_F32, nd ? -1 : 2));
     char s[128], s2[128];
     if (a->ndim < 2)
@@ -289,7 +288,7 @@ static sb_status class_forward(const char *fn, const sb_tensor *a, const sb_tens
     SB_TRY(check_class_inputs(fn, name, a, targets, reduction, nd));
     SB_TRY(check_smoothing(fn, eps));
     SB_TRY(check_class_weight(fn, weight, a->shape[1]));
-    SB_TRY(check_loss_shape(fn, "loss", loss, reduction, targets));
+    SB_TRY(sb_loss_check_shape(fn, "loss", loss, reduction, targets));
     const sb_backend *be;
     char names[64];
     snprintf(names, sizeof names, "%s, targets, weight, loss", name);
@@ -322,7 +321,7 @@ static sb_status class_backward(const char *fn, const sb_tensor *a, const sb_ten
     SB_TRY(check_class_inputs(fn, name, a, targets, reduction, nd));
     SB_TRY(check_smoothing(fn, eps));
     SB_TRY(check_class_weight(fn, weight, a->shape[1]));
-    SB_TRY(check_loss_shape(fn, "dloss", dloss, reduction, targets));
+    SB_TRY(sb_loss_check_shape(fn, "dloss", dloss, reduction, targets));
     SB_TRY(sb_check_tensor(fn, dname, da, SB_F32, -1));
     SB_TRY(sb_check_same_shape(fn, dname, da, name, a));
     const sb_backend *be;
@@ -450,7 +449,7 @@ static sb_status check_elementwise_inputs(const char *fn, const sb_elementwise_l
     if (p->kind == SB_LOSS_HUBER && !(p->beta > 0.0f && p->beta < INFINITY))
         return sb_fail(SB_ERR_ARG, "%s: params->beta (delta) = %g must be finite and > 0 for HUBER",
                        fn, (double)p->beta);
-    SB_TRY(check_reduction(fn, reduction));
+    SB_TRY(sb_loss_check_reduction(fn, reduction));
     SB_TRY(sb_check_tensor(fn, "x", x, SB_F32, -1));
     SB_TRY(sb_check_tensor(fn, "target", target, SB_F32, -1));
     SB_TRY(sb_check_same_shape(fn, "target", target, "x", x));
@@ -498,7 +497,7 @@ static sb_status elementwise_forward(const char *fn, const sb_elementwise_loss *
                                      const sb_tensor *weight, const sb_tensor *pos_weight,
                                      sb_loss_reduction reduction, sb_tensor *loss) {
     SB_TRY(check_elementwise_inputs(fn, params, x, target, weight, pos_weight, reduction));
-    SB_TRY(check_loss_shape(fn, "loss", loss, reduction, x));
+    SB_TRY(sb_loss_check_shape(fn, "loss", loss, reduction, x));
     const sb_backend *be;
     SB_TRY(SB_OPS_BACKEND(fn, &be, x, target, weight, pos_weight, loss));
     int64_t n = sb_tensor_numel(x);
@@ -525,7 +524,7 @@ static sb_status elementwise_backward(const char *fn, const sb_elementwise_loss 
                                       sb_loss_reduction reduction, const sb_tensor *dloss,
                                       sb_tensor *dx, sb_tensor *dtarget) {
     SB_TRY(check_elementwise_inputs(fn, params, x, target, weight, pos_weight, reduction));
-    SB_TRY(check_loss_shape(fn, "dloss", dloss, reduction, x));
+    SB_TRY(sb_loss_check_shape(fn, "dloss", dloss, reduction, x));
     SB_TRY(sb_check_tensor(fn, "dx", dx, SB_F32, -1));
     SB_TRY(sb_check_same_shape(fn, "dx", dx, "x", x));
     if (dtarget) {

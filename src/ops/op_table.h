@@ -589,6 +589,18 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
         sb_tensor *dinput), \
        loss, NULL, SB_OP_NONE, sb_ref_class_loss_backward, SB_OP_NONE, \
        "class_loss") \
+    OP(sb_ctc_loss_forward, sb_status, \
+       (const sb_ctc_loss *params, const sb_tensor *log_probs, const sb_tensor *targets, \
+        const sb_tensor *input_lengths, const sb_tensor *target_lengths, \
+        sb_loss_reduction reduction, sb_tensor *loss), \
+       loss, NULL, SB_OP_NONE, sb_ref_ctc_loss_forward, sb_ctc_loss_backward, \
+       "ctc_loss") \
+    OP(sb_ctc_loss_backward, sb_status, \
+       (const sb_ctc_loss *params, const sb_tensor *log_probs, const sb_tensor *targets, \
+        const sb_tensor *input_lengths, const sb_tensor *target_lengths, \
+        sb_loss_reduction reduction, const sb_tensor *dloss, sb_tensor *dlog_probs), \
+       loss, NULL, SB_OP_NONE, sb_ref_ctc_loss_backward, SB_OP_NONE, \
+       "ctc_loss") \
     OP(sb_mse_forward, sb_status, \
        (const sb_tensor *x, const sb_tensor *target, sb_loss_reduction reduction, sb_tensor *loss), \
        loss, "mse", SB_OP_NONE, sb_ref_elementwise_loss_forward, sb_mse_backward, \

@@ -81,5 +81,10 @@ sb_status sb_loss_input(const sb_tensor *t, sb_tensor **copy, const float **data
  * same device that sb_loss_output_done copies back (and frees). */
 sb_status sb_loss_output(sb_tensor *t, sb_tensor **scratch, float **data);
 sb_status sb_loss_output_done(sb_tensor *t, sb_tensor *scratch);
+/* reduction is SB_LOSS_NONE, _MEAN or _SUM. */
+sb_status sb_loss_check_reduction(const char *fn, sb_loss_reduction reduction);
+/* A float32 loss or dloss `t` of `like`'s shape (NONE) or 0-d (MEAN/SUM). */
+sb_status sb_loss_check_shape(const char *fn, const char *name, const sb_tensor *t,
+                              sb_loss_reduction reduction, const sb_tensor *like);
 
 #endif
