@@ -243,6 +243,10 @@ class InterpolateParams(CheckedStructure):
                 ("scales", ctypes.c_double * 3)]
 
 
+class CtcLoss(CheckedStructure):
+    _fields_ = [("blank", ctypes.c_int64), ("zero_infinity", ctypes.c_bool)]
+
+
 class SgdConfig(CheckedStructure):
     _fields_ = [("lr", ctypes.c_double), ("momentum", ctypes.c_double),
                 ("dampening", ctypes.c_double), ("weight_decay", ctypes.c_double),
@@ -426,6 +430,8 @@ _SIGS = {
     "sb_mse_backward": (_i, [_T, _T, _i, _T, _T, _T]),
     "sb_class_loss_forward": (_i, [ctypes.POINTER(ClassLoss), _T, _T, _T, _i, _T]),
     "sb_class_loss_backward": (_i, [ctypes.POINTER(ClassLoss), _T, _T, _T, _i, _T, _T]),
+    "sb_ctc_loss_forward": (_i, [ctypes.POINTER(CtcLoss), _T, _T, _T, _T, _i, _T]),
+    "sb_ctc_loss_backward": (_i, [ctypes.POINTER(CtcLoss), _T, _T, _T, _T, _i, _T, _T]),
     "sb_elementwise_loss_forward": (_i, [ctypes.POINTER(ElementwiseLoss), _T, _T, _T, _T, _i, _T]),
     "sb_elementwise_loss_backward": (_i, [ctypes.POINTER(ElementwiseLoss), _T, _T, _T, _T, _i, _T,
                                           _T, _T]),

@@ -31,6 +31,7 @@ _CONVERT = {
     torch.nn.InstanceNorm2d: snn.InstanceNorm2d,
     torch.nn.CrossEntropyLoss: snn.CrossEntropyLoss,
     torch.nn.NLLLoss: snn.NLLLoss,
+    torch.nn.CTCLoss: snn.CTCLoss,
     torch.nn.MSELoss: snn.MSELoss,
     torch.nn.L1Loss: snn.L1Loss,
     torch.nn.SmoothL1Loss: snn.SmoothL1Loss,

@@ -35,6 +35,7 @@ __all__ = [
     "softshrink_backward", "threshold", "threshold_backward", "prelu", "prelu_backward",
     "softmax", "softmax_backward", "log_softmax", "log_softmax_backward",
     "cross_entropy", "cross_entropy_backward", "nll_loss", "nll_loss_backward",
+    "ctc_loss", "ctc_loss_backward",
     "mse_loss", "mse_loss_backward",
     "conv2d", "conv2d_backward", "conv2d_input", "conv2d_weight",
     "max_pool2d", "max_pool2d_backward", "avg_pool2d", "avg_pool2d_backward",
@@ -557,6 +558,28 @@ def _class_loss_backward(params, x, targets, weight, red, dloss):
     d = empty(x.shape)
     call("sb_class_loss_backward", ctypes.byref(params), ref(wrap(x)), ref(wrap(targets)),
          ref(_w(weight)), red, ref(wrap(dloss)), ref(wrap(d)))
+    return d
+
+
+def _ctc_params(blank, zero_infinity, fn):
+    """sb_ctc_loss: the blank label and zero_infinity."""
+    return _lib.CtcLoss(_lib.field_int(blank, _lib.CtcLoss, "blank", fn, "blank"),
+                        _flag(zero_infinity, fn, "zero_infinity"))
+
+
+def _ctc_loss(params, lp, targets, in_len, tg_len, red):
+    """CTC loss of log_probs (T, N, C) against padded (N, S) or concatenated
+    targets; the lengths are int arrays (N)."""
+    loss = empty((lp.shape[1],) if red == 0 and lp.ndim == 3 else ())
+    call("sb_ctc_loss_forward", ctypes.byref(params), ref(wrap(lp)), ref(wrap(targets)),
+         ref(wrap(in_len)), ref(wrap(tg_len)), red, ref(wrap(loss)))
+    return loss
+
+
+def _ctc_loss_backward(params, lp, targets, in_len, tg_len, red, dloss):
+    d = empty(lp.shape)
+    call("sb_ctc_loss_backward", ctypes.byref(params), ref(wrap(lp)), ref(wrap(targets)),
+         ref(wrap(in_len)), ref(wrap(tg_len)), red, ref(wrap(dloss)), ref(wrap(d)))
     return d
 
 
@@ -1456,6 +1479,32 @@ def nll_loss_backward(logp, targets, dloss, weight=None, reduction="mean", ignor
     return back(_class_loss_backward(params, to_np(logp, fn, "logp"),
                                      to_np_index(targets, fn, "targets"), _weight_np(weight, fn),
                                      red, to_np(dloss, fn, "dloss")), kind_of(logp))
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+             zero_infinity=False):
+    """CTC loss of log-probabilities (T, N, C) against padded (N, S) or
+    concatenated (1-D) int64/int32 targets, with int lengths (N)."""
+    fn = "ctc_loss"
+    red = _reduction(reduction, fn)
+    params = _ctc_params(blank, zero_infinity, fn)
+    return back(_ctc_loss(params, to_np(log_probs, fn, "log_probs"),
+                          to_np_index(targets, fn, "targets"),
+                          to_np_index(input_lengths, fn, "input_lengths"),
+                          to_np_index(target_lengths, fn, "target_lengths"), red),
+                kind_of(log_probs))
+
+
+def ctc_loss_backward(log_probs, targets, input_lengths, target_lengths, dloss, blank=0,
+                      reduction="mean", zero_infinity=False):
+    fn = "ctc_loss_backward"
+    red = _reduction(reduction, fn)
+    params = _ctc_params(blank, zero_infinity, fn)
+    return back(_ctc_loss_backward(params, to_np(log_probs, fn, "log_probs"),
+                                   to_np_index(targets, fn, "targets"),
+                                   to_np_index(input_lengths, fn, "input_lengths"),
+                                   to_np_index(target_lengths, fn, "target_lengths"), red,
+                                   to_np(dloss, fn, "dloss")), kind_of(log_probs))
 
 
 def mse_loss(x, y, reduction="mean"):

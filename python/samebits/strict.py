@@ -797,6 +797,8 @@ ROUTED = {
     "cross_entropy": (_call(SF.cross_entropy), "class-index cross-entropy: class weights, "
                                                "label smoothing, K-dimensional inputs"),
     "nll_loss": (_call(SF.nll_loss), "class-index NLL: class weights, K-dimensional inputs"),
+    "ctc_loss": (_call(SF.ctc_loss), "CTC: alpha/beta recursions with sb_expf/sb_logf, one item "
+                                     "per thread"),
     "mse_loss": (_call(SF.mse_loss), "mean squared error"),
     "l1_loss": (_call(SF.l1_loss), "mean absolute error"),
     "smooth_l1_loss": (_call(SF.smooth_l1_loss), "smooth L1 (beta)"),

@@ -21,7 +21,7 @@ from .. import random as _random
 
 __all__ = ["Linear", "Conv2d", "Conv1d", "ConvTranspose2d", "ConvTranspose1d", "BatchNorm1d",
            "BatchNorm2d", "LayerNorm", "GroupNorm",
-           "InstanceNorm1d", "InstanceNorm2d", "CrossEntropyLoss", "NLLLoss",
+           "InstanceNorm1d", "InstanceNorm2d", "CrossEntropyLoss", "NLLLoss", "CTCLoss",
            "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss",
            "KLDivLoss", "GELU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Dropout", "ReLU",
            "MaxPool2d", "AvgPool2d", "AdaptiveMaxPool2d", "AdaptiveAvgPool2d", "Hardtanh", "ReLU6", "Hardsigmoid",
@@ -273,6 +273,12 @@ class NLLLoss(torch.nn.NLLLoss):
     def forward(self, input, target):
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
                           reduction=self.reduction)
+
+
+class CTCLoss(torch.nn.CTCLoss):
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=self.blank,
+                          reduction=self.reduction, zero_infinity=self.zero_infinity)
 
 
 class MSELoss(torch.nn.MSELoss):

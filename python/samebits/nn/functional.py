@@ -29,7 +29,7 @@ __all__ = ["linear", "conv2d", "conv1d", "conv_transpose2d", "conv_transpose1d",
            "adaptive_avg_pool2d", "relu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "silu", "leaky_relu", "softplus", "tanh", "sigmoid", "gelu",
            "elu", "selu", "celu", "mish", "logsigmoid", "hardshrink", "softshrink", "threshold",
            "prelu", "softsign", "tanhshrink",
-           "softmax", "log_softmax", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss",
+           "softmax", "log_softmax", "cross_entropy", "nll_loss", "ctc_loss", "mse_loss", "l1_loss", "smooth_l1_loss",
            "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "batch_norm", "layer_norm",
            "rms_norm", "group_norm", "instance_norm",
            "dropout", "mm", "div", "sqrt", "exp", "log", "sum", "mean", "cumsum", "cumprod",
@@ -745,6 +745,61 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     (C) against class indices, with optional class weights (C)."""
     return _class_loss("nll_loss", _lib.SB_LOSS_NLL, input, target, weight, size_average,
                        reduce, ignore_index, reduction)
+
+
+class _CtcLoss(torch.autograd.Function):
+    """CTC loss (sb_ctc_loss_*): log_probs (T, N, C) gets the gradient; the
+    targets and lengths are int arrays."""
+
+    @staticmethod
+    def forward(ctx, lp, targets, in_len, tg_len, params, red):
+        fn = "nn.functional.ctc_loss"
+        ctx.save_for_backward(lp)
+        ctx.saved = (targets, in_len, tg_len)
+        ctx.params, ctx.red = params, red
+        return torch.from_numpy(_ops._ctc_loss(params, to_np(lp, fn, "log_probs"), targets,
+                                               in_len, tg_len, red))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dloss):
+        (lp,) = ctx.saved_tensors
+        fn = "nn.functional.ctc_loss"
+        d = _ops._ctc_loss_backward(ctx.params, to_np(lp, fn, "log_probs"), *ctx.saved, ctx.red,
+                                    to_np(dloss, fn, "grad"))
+        return torch.from_numpy(d), None, None, None, None, None
+
+
+def _lengths(v, fn, name):
+    """Lengths as an int64 numpy array (N): a tensor, an array, or a sequence
+    of ints (PyTorch accepts all three)."""
+    if isinstance(v, (torch.Tensor, np.ndarray)):
+        return np.ascontiguousarray(to_np_index(v, fn, name).reshape(-1))
+    try:
+        return np.array([_lib.checked_int(x, ctypes.c_int64, "samebits.%s: %s" % (fn, name))
+                         for x in v], dtype=np.int64)
+    except TypeError:
+        raise TypeError("samebits.%s: %s must be a tensor or a sequence of ints, got %s"
+                        % (fn, name, type(v).__name__)) from None
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+             zero_infinity=False):
+    """CTC loss of log-probabilities (T, N, C), or (T, C) unbatched, against
+    padded (N, S) or concatenated targets (contract section 11,
+    "Connectionist temporal classification")."""
+    fn = "nn.functional.ctc_loss"
+    params = _ops._ctc_params(blank, zero_infinity, fn)
+    red = _ops._reduction(reduction, "ctc_loss")
+    tn = to_np_index(targets, "ctc_loss", "targets")
+    il, tl = _lengths(input_lengths, fn, "input_lengths"), _lengths(target_lengths, fn,
+                                                                    "target_lengths")
+    if getattr(log_probs, "dim", None) is not None and log_probs.dim() == 2:
+        # unbatched (T, C) with targets (S): one item
+        out = _CtcLoss.apply(log_probs.unsqueeze(1), np.ascontiguousarray(tn.reshape(1, -1)),
+                             il, tl, params, red)
+        return out.squeeze(0) if red == 0 else out
+    return _CtcLoss.apply(log_probs, tn, il, tl, params, red)
 
 
 class _Mse(torch.autograd.Function):
