@@ -455,6 +455,7 @@ _SIGS = {
     "sb_rng_uniform_range": (_i, [ctypes.POINTER(Rng), _u64, _f, _f, _P, _i64]),
     "sb_rng_uniform": (_i, [ctypes.POINTER(Rng), _u64, _P, _i64]),
     "sb_rng_normal": (_i, [ctypes.POINTER(Rng), _u64, _f, _f, _P, _i64]),
+    "sb_rng_bounded": (_i, [ctypes.POINTER(Rng), _u64, ctypes.c_uint32, _P, _i64]),
     "sb_rng_permutation": (_i, [_u64, _u64, _i64, _P]),
     "sb_hash_tensors": (_i, [ctypes.POINTER(_T), ctypes.c_size_t, ctypes.c_char_p]),
     "sb_hex_digest": (None, [ctypes.c_char_p, ctypes.c_char_p]),
