@@ -11,11 +11,16 @@
  *    (they exercise the double-double slow paths), compared with MPFR;
  *  - millions of LCG-sampled bit patterns, decided by a sound filter (a
  *    binary64 glibc value whose +-2^-40 enclosure rounds to one float)
- *    and MPFR for everything the filter cannot decide.
+ *    and MPFR for everything the filter cannot decide;
+ *  - sinf/cosf's Cody-Waite reduction (|x| < 2^28) against the exact one:
+ *    the error bound its fast path relies on, on random inputs and on the
+ *    floats nearest to k pi/2 (the smallest reduced arguments), where the
+ *    functions are compared with MPFR too.
  */
 #include <math.h>
 #include <mpfr.h>
 #include "harness.h"
+#include "math/math_internal.h"
 
 typedef struct {
     const char *name;
@@ -227,6 +232,8 @@ static void test_thresholds(void) {
         window(f, 0x1p121f);
         window(f, -0x1.fffffep127f);
         window(f, 0x1p-12f);      /* cos leaves 1 */
+        window(f, 0x1p28f);       /* end of the Cody-Waite reduction */
+        window(f, 0x1p24f);       /* floats become even integers */
     }
     for (int f = 0; f < NFNS; f++) {
         window(f, 1.0f);
@@ -291,6 +298,59 @@ static void test_hard(void) {
             check_one(f, u2f(hard[f][i]), "hard");
 }
 
+/* ---- sinf/cosf: the Cody-Waite reduction's error bound -------------------- */
+
+/* The Cody-Waite r of a (pi/4 < a < 2^28) against the exact reduction's
+ * double-double: same quadrant, and |r - r_exact| <= 2^-53|r| + 2^-78 (the
+ * bound proven in math_internal.h; the exact r is within 2^-103 relative).
+ * k may differ by one where a*2/pi is within rounding of a half-integer;
+ * there the two r lie near -+pi/4 and describe the same angle. */
+static void check_cw(float a, double *min_r) {
+    uint32_t ix = sb_test_bits(a);
+    int q;
+    double r = sb_trig_reduce_cw((double)a, &q);
+    sb_trig_parts t = sb_trig_reduce(ix);
+    if (q != t.q) {
+        CHECK(fabs(t.r.hi) > 0.785398, "cw reduction of %a: quadrant %d, exact %d (r %a)",
+              (double)a, q, t.q, t.r.hi);
+        return;
+    }
+    double err = fabs((r - t.r.hi) - t.r.lo);
+    double bound = 0x1.02p-53 * fabs(r) + 0x1p-78;
+    CHECK(err <= bound, "cw reduction of %a [0x%08x]: r %a, exact %a + %a, error %a > %a",
+          (double)a, ix, r, t.r.hi, t.r.lo, err, bound);
+    if (fabs(t.r.hi) < *min_r) *min_r = fabs(t.r.hi);
+}
+
+static void test_trig_reduction(int quick) {
+    double min_r = 1.0;
+    long n = quick ? 100000 : 2000000;
+    uint32_t u = 0x6a09e667u;
+    for (long i = 0; i < n; i++) { /* random bits in [pi/4, 2^28) */
+        u = u * 1664525u + 1013904223u;
+        uint32_t ix = SB_TRIG_PIO4_BITS + u % (SB_TRIG_CW_BITS - SB_TRIG_PIO4_BITS);
+        check_cw(u2f(ix), &min_r);
+    }
+    /* The floats around k pi/2 for k = 1..64 and for random k up to 2^27.4:
+     * their tiny reduced arguments stress the absolute part of the bound and
+     * the fall back to the exact reduction below |r| = 2^-22. */
+    long nk = quick ? 2000 : 40000;
+    for (long i = 0; i < nk; i++) {
+        u = u * 1664525u + 1013904223u;
+        double k = i < 64 ? (double)(i + 1) : (double)(1 + (u >> 5) % 170891318u);
+        float c = (float)(k * 0x1.921fb54442d18p0);
+        uint32_t cb = sb_test_bits(c);
+        for (uint32_t d = 0; d < 5; d++) {
+            float x = u2f(cb + d - 2);
+            if (sb_test_bits(x) >= SB_TRIG_CW_BITS) continue;
+            check_cw(x, &min_r);
+            check_one(8, x, "near k pi/2");
+            check_one(9, x, "near k pi/2");
+        }
+    }
+    CHECK(min_r < 0x1p-22, "no sampled input below 2^28 reached |r| < 2^-22 (min %a)", min_r);
+}
+
 /* ---- bulk: LCG bit patterns through the sound filter ------------------------ */
 
 static void test_bulk(int quick) {
@@ -343,6 +403,7 @@ int main(int argc, char **argv) {
     test_thresholds();
     test_exponents(quick);
     test_hard();
+    test_trig_reduction(quick);
     test_bulk(quick);
     mpfr_clear(mx);
     mpfr_clear(my);

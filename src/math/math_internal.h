@@ -74,6 +74,7 @@
 #define SB_TANHF_SATURATE 10.0f    /* |x| >= this: tanhf = +-1 */
 #define SB_ERFF_SATURATE 4.0f      /* |x| >= this: erff = +-1 */
 #define SB_TRIG_PIO4_BITS 0x3f490fdbu /* |x| bits >= this: |x| > pi/4, sinf/cosf reduce */
+#define SB_TRIG_CW_BITS 0x4d800000u /* |x| bits < this: |x| < 2^28, Cody-Waite fast path */
 /* erf's fast path: a < SB_ERF_SMALL, the odd series a*P0(a^2); else piece
  * i = (int)((a - SB_ERF_SMALL) * SB_ERF_PIECE_SCALE), i < SB_ERF_PIECES,
  * a polynomial in t = a - (SB_ERF_PIECE_MID0 + SB_ERF_PIECE_WIDTH * i). */
@@ -445,6 +446,35 @@ SB_MATH_FN sb_trig_parts sb_trig_reduce(uint32_t ix) {
     return t;
 }
 
+/* Fast reduction (Cody-Waite) of pi/4 < a < 2^28, for the fast path only:
+ * returns r ~ a - k pi/2 as one double and the quadrant k mod 4 in *q.
+ * k = RN(a * RN(2/pi)) by the shifter (the product is below 2^28, so the
+ * sum with 1.5*2^52 rounds it to an integer); an error in that product
+ * can only move k by one near a half-integer, which makes |r| exceed pi/4
+ * by at most 2^-23 and changes nothing else (r and q still describe a).
+ * With pi/2 = P1 + P2 + P3 (math_tables.h: 25-bit P1, P2; R2 = pi/2 - P1 -
+ * P2 < 2^-53.8; |R2 - P3| < 2^-109) and r* = a - k pi/2 exactly:
+ *  - k < 2^27.4, so k*P1 and k*P2 are exact (at most 53-bit products);
+ *  - t1 = a - k*P1 is exact (Sterbenz: k >= 1 and k*P1/2 <= a <= 2k*P1);
+ *  - (s, e) = two_sum(t1, -k*P2) is exact: s + e = r* + k*R2, |s| < 1,
+ *    |e| <= 2^-54;
+ *  - c = RN(k*P3): |c - k*R2| <= k(|P3 - R2| + 2^-53 P3) < 2^-79;
+ *  - d = RN(e - c): |e - c| < 2^-26.4, rounding error < 2^-79.4;
+ *  - r = RN(s + d): s + d = r* + (k*R2 - c) + (d - (e - c)), so
+ *      |r - r*| <= 2^-53 |r| + 2^-78.
+ * The caller uses r only when |r| > 2^-22, where this is below
+ * (2^-53 + 2^-56)|r| < 2^-52.8 |r|: a relative error at most 2^-52.8
+ * against the 2^-53 of the exact reduction's dropped r_lo (see
+ * sb_sincos_eval for the whole fast-path budget). */
+SB_MATH_FN double sb_trig_reduce_cw(double a, int *q) {
+    double kd = (a * SB_TRIG_INVPIO2 + SB_EXP_SHIFTER) - SB_EXP_SHIFTER;
+    double t1 = a - kd * SB_TRIG_CW_P1;
+    sb_dd se = sb_two_sum(t1, -(kd * SB_TRIG_CW_P2));
+    double d = se.lo - kd * SB_TRIG_CW_P3;
+    *q = (int)kd & 3;
+    return se.hi + d;
+}
+
 /* The quadrant and reduced argument of a finite binary32 magnitude ax (its
  * bits ix): below pi/4 it is ax itself, exactly. */
 SB_MATH_FN sb_trig_parts sb_trig_parts_of(uint32_t ix) {
@@ -455,24 +485,32 @@ SB_MATH_FN sb_trig_parts sb_trig_parts_of(uint32_t ix) {
     return t;
 }
 
-/* sin(r) for |r| <= pi/4 + tiny: r + r^3 S(r^2) with the Taylor terms up to
- * r^17 (truncation < r^19/19! < 2^-62.9 sin r); binary64 Horner with
- * |r^3 S| <= |r|/6 stays below 2^-52 relative. */
-SB_MATH_FN double sb_sin_fast(double r) {
-    double z = r * r;
-    double p = sb_sin_coef[8][0];
-    for (int i = 7; i >= 1; i--) p = p * z + sb_sin_coef[i][0];
-    return r + (r * z) * p;
-}
-
-/* cos(r) for |r| <= pi/4 + tiny: 1 + z C(z), z = r^2, Taylor terms up to
- * r^18 (truncation < r^20/20! < 2^-67); |z C| <= 0.31 against cos r >=
- * 0.707, so Horner and the last sum stay below 2^-51.5 relative. */
-SB_MATH_FN double sb_cos_fast(double r) {
-    double z = r * r;
-    double p = sb_cos_coef[9][0];
-    for (int i = 8; i >= 1; i--) p = p * z + sb_cos_coef[i][0];
-    return 1.0 + z * p;
+/* The fast path's sin r (use_cos = 0) or cos r (use_cos = 1) for |r| <=
+ * pi/4 + 2^-23, in one branch-free form (the quadrant is unpredictable, so
+ * a branch on it costs more than the shared code): A + (A z) P(z) with
+ * z = r^2, A = r for sin and 1 for cos (1 * z = z exactly), and P's
+ * coefficients the row use_cos of sb_sincos_fast_coef (sin's zero ninth
+ * coefficient adds an exact +0).  P by Estrin's scheme (shorter dependency
+ * chains than Horner).  Error: every term c_i z^i passes through at most 20
+ * roundings (z = RN(r r), z^2, z^4, z^8 and the pairings included), so the
+ * computed P is within gamma_20 < 2^-48.6 times sum |c_i| z^i of the exact
+ * polynomial, with z <= 0.617.
+ *  - sin r = r + r^3 S(r^2), S's Taylor terms to r^17 (truncation <
+ *    r^19/19! < 2^-62.9 sin r); sum |c_i| z^(i-1) <= 0.172, so the error
+ *    is below |r| (2^-53 + 2^-48.6 * 0.617 * 0.172) <= 2^-51.1 sin r
+ *    (sin r >= 0.9 r).
+ *  - cos r = 1 + z C(z), Taylor terms to r^18 (truncation < r^20/20! <
+ *    2^-67); sum |c_i| z^(i-1) <= 0.526, so the error is below 2^-53 +
+ *    2^-48.6 * 0.617 * 0.526 <= 2^-49.5 cos r (cos r >= 0.707). */
+SB_MATH_FN double sb_sincos_poly(double r, int use_cos) {
+    SB_MATH_TABLE_PTR const double *c = sb_sincos_fast_coef[use_cos];
+    uint64_t pick = (uint64_t)0 - (uint64_t)use_cos; /* all ones for cos */
+    double a = sb_m_u2d((sb_m_d2u(r) & ~pick) | (sb_m_d2u(1.0) & pick));
+    double z = r * r, z2 = z * z, z4 = z2 * z2, z8 = z4 * z4;
+    double p01 = c[0] + c[1] * z, p23 = c[2] + c[3] * z;
+    double p45 = c[4] + c[5] * z, p67 = c[6] + c[7] * z;
+    double p = ((p01 + p23 * z2) + (p45 + p67 * z2) * z4) + c[8] * z8;
+    return a + (a * z) * p;
 }
 
 /* sin(r) and cos(r) in double-double: Taylor terms up to r^29 and r^30
@@ -487,19 +525,49 @@ SB_MATH_FN sb_dd sb_cos_dd(sb_dd r) {
     return sb_dd_add_d(sb_dd_poly(sb_cos_coef, 15, z), 1.0);
 }
 
-/* sin(a) (want_cos = 0) or cos(a) (want_cos = 1) of |x| = a, from its
- * reduction: quadrant q turns it into +-sin r or +-cos r. */
-SB_MATH_FN float sb_sincos_eval(uint32_t ix, int want_cos) {
-    sb_trig_parts t = sb_trig_parts_of(ix);
-    int q = (t.q + want_cos) & 3;                   /* cos a = sin(a + pi/2) */
-    int use_cos = q & 1, negate = q >> 1;
-    double y = use_cos ? sb_cos_fast(t.r.hi) : sb_sin_fast(t.r.hi);
+/* Fast path of sin/cos on a reduced argument r (error analysis below) in
+ * quadrant q (cos a = sin(a + pi/2), so q already includes want_cos): 1 and
+ * the correctly rounded result in *out, or 0 when the rounding test fails. */
+SB_MATH_FN int sb_sincos_fast(double r, int q, float *out) {
+    double y = sb_sincos_poly(r, q & 1);
     float res;
-    if (!sb_round_check(y, SB_FAST_EPS, &res)) {
-        sb_dd v = use_cos ? sb_cos_dd(t.r) : sb_sin_dd(t.r);
-        res = sb_dd_to_float(v);
+    if (!sb_round_check(y, SB_FAST_EPS, &res)) return 0;
+    *out = sb_m_u2f(sb_m_f2u(res) ^ ((uint32_t)(q >> 1) << 31)); /* -res for q >= 2 */
+    return 1;
+}
+
+/* sin(a) (want_cos = 0) or cos(a) (want_cos = 1) of |x| = a, from its
+ * reduction: quadrant q turns it into +-sin r or +-cos r.
+ *  - a < pi/4: r = a exactly.
+ *  - pi/4 < a < 2^28 (SB_TRIG_CW_BITS): the fast path runs on the Cody-Waite
+ *    r of sb_trig_reduce_cw when |r| > 2^-22 (relative error < 2^-52.8);
+ *    otherwise, and when its rounding test fails, the slow path runs on the
+ *    exact reduction.
+ *  - a >= 2^28: the exact reduction for both paths; the fast path on its r_hi
+ *    (dropping r_lo costs < 2^-53 relative).
+ * Fast-path budget (relative, against the exact sin/cos of a): the reduced
+ * argument's relative error e_r turns into at most e_r relative in sin r
+ * (r cot r <= 1) and 0.79 e_r in cos r (r tan r <= pi/4 for |r| <= pi/4 +
+ * 2^-23); with e_r < 2^-52.8 and the polynomials' errors (sin: 2^-51.1,
+ * cos: 2^-49.5, truncation included) y is within 2^-49.4 of the result:
+ * below 2^-44 - 2^-53, as sb_round_check with SB_FAST_EPS requires. */
+SB_MATH_FN float sb_sincos_eval(uint32_t ix, int want_cos) {
+    float res;
+    if (ix < SB_TRIG_CW_BITS) {
+        int q = 0, usable = 1;
+        double r = (double)sb_m_u2f(ix);
+        if (ix >= SB_TRIG_PIO4_BITS) {
+            r = sb_trig_reduce_cw(r, &q);
+            usable = r > 0x1p-22 || r < -0x1p-22;
+        }
+        if (usable && sb_sincos_fast(r, (q + want_cos) & 3, &res)) return res;
     }
-    return negate ? -res : res;
+    sb_trig_parts t = sb_trig_parts_of(ix);
+    int q = (t.q + want_cos) & 3;
+    if (ix >= SB_TRIG_CW_BITS && sb_sincos_fast(t.r.hi, q, &res)) return res;
+    sb_dd v = (q & 1) ? sb_cos_dd(t.r) : sb_sin_dd(t.r);
+    res = sb_dd_to_float(v);
+    return (q >> 1) ? -res : res;
 }
 
 #endif

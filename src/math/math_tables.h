@@ -289,6 +289,13 @@ SB_MATH_TABLE static const uint32_t sb_two_over_pi[10] = {
 };
 #define SB_PIO2_HI 0x1.921fb54442d18p+0
 #define SB_PIO2_LO 0x1.1a62633145c07p-54
+/* Cody-Waite reduction of sinf/cosf for |x| < 2^28 (k = RN(x*2/pi) < 2^28):
+ * pi/2 = P1 + P2 + P3 with 25-bit P1 and P2 (so k*P1, k*P2 are exact) and
+ * P3 = RN(pi/2 - P1 - P2), |pi/2 - P1 - P2 - P3| < 2^-109. */
+#define SB_TRIG_INVPIO2 0x1.45f306dc9c883p-1 /* RN(2/pi) */
+#define SB_TRIG_CW_P1 0x1.921fb50000000p+0
+#define SB_TRIG_CW_P2 0x1.110b460000000p-26
+#define SB_TRIG_CW_P3 0x1.1a62633145c07p-54
 /* (-1)^i/(2i+1)!, i = 0..14 (sin r = r + r * sum_{i>=1} c_i r^2i), as
  * double-double. */
 SB_MATH_TABLE static const double sb_sin_coef[15][2] = {
@@ -326,6 +333,13 @@ SB_MATH_TABLE static const double sb_cos_coef[16][2] = {
     {-0x1.88e85fc6a4e5ap-89, 0x1.71c37ebd16540p-143},
     {0x1.0a18a2635085dp-98, 0x1.b9e2e28e1aa54p-153},
     {-0x1.3932c5047d60ep-108, -0x1.832b7b530a627p-162},
+};
+/* The sin/cos fast path's coefficients, one row per function so that the
+ * quadrant picks them without a branch: row 0 holds sin's c_1..c_8 and a
+ * zero, row 1 cos's c_1..c_9 (the same doubles as the heads above). */
+SB_MATH_TABLE static const double sb_sincos_fast_coef[2][9] = {
+    {-0x1.5555555555555p-3, 0x1.1111111111111p-7, -0x1.a01a01a01a01ap-13, 0x1.71de3a556c734p-19, -0x1.ae64567f544e4p-26, 0x1.6124613a86d09p-33, -0x1.ae7f3e733b81fp-41, 0x1.952c77030ad4ap-49, 0x0p+0},
+    {-0x1.0000000000000p-1, 0x1.5555555555555p-5, -0x1.6c16c16c16c17p-10, 0x1.a01a01a01a01ap-16, -0x1.27e4fb7789f5cp-22, 0x1.1eed8eff8d898p-29, -0x1.93974a8c07c9dp-37, 0x1.ae7f3e733b81fp-45, -0x1.6827863b97d97p-53},
 };
 
 #endif
