@@ -491,17 +491,19 @@ SB_MATH_FN sb_trig_parts sb_trig_parts_of(uint32_t ix) {
  * z = r^2, A = r for sin and 1 for cos (1 * z = z exactly), and P's
  * coefficients the row use_cos of sb_sincos_fast_coef (sin's zero ninth
  * coefficient adds an exact +0).  P by Estrin's scheme (shorter dependency
- * chains than Horner).  Error: every term c_i z^i passes through at most 20
- * roundings (z = RN(r r), z^2, z^4, z^8 and the pairings included), so the
- * computed P is within gamma_20 < 2^-48.6 times sum |c_i| z^i of the exact
- * polynomial, with z <= 0.617.
+ * chains than Horner).  Error: the leading term (r or 1) passes through one
+ * rounding (the last sum) and every other term c_i z^i (times r for sin)
+ * through at most 22 (z = RN(r r), z^2, z^4, z^8, the pairings, A z, the
+ * product with P and the last sum included: at most 18 inside P), so the
+ * computed y is within 2^-53 |A| + gamma_22 |A| z sum |c_i| z^(i-1) of the
+ * exact polynomial, gamma_22 < 2^-48.5, z <= 0.617.
  *  - sin r = r + r^3 S(r^2), S's Taylor terms to r^17 (truncation <
  *    r^19/19! < 2^-62.9 sin r); sum |c_i| z^(i-1) <= 0.172, so the error
- *    is below |r| (2^-53 + 2^-48.6 * 0.617 * 0.172) <= 2^-51.1 sin r
+ *    is below |r| (2^-53 + 2^-48.5 * 0.617 * 0.172) <= 2^-51 sin r
  *    (sin r >= 0.9 r).
  *  - cos r = 1 + z C(z), Taylor terms to r^18 (truncation < r^20/20! <
- *    2^-67); sum |c_i| z^(i-1) <= 0.526, so the error is below 2^-53 +
- *    2^-48.6 * 0.617 * 0.526 <= 2^-49.5 cos r (cos r >= 0.707). */
+ *    2^-67); sum |c_i| z^(i-1) <= 0.527, so the error is below 2^-53 +
+ *    2^-48.5 * 0.617 * 0.527 <= 2^-49.4 cos r (cos r >= 0.707). */
 SB_MATH_FN double sb_sincos_poly(double r, int use_cos) {
     SB_MATH_TABLE_PTR const double *c = sb_sincos_fast_coef[use_cos];
     uint64_t pick = (uint64_t)0 - (uint64_t)use_cos; /* all ones for cos */
@@ -548,9 +550,10 @@ SB_MATH_FN int sb_sincos_fast(double r, int q, float *out) {
  * Fast-path budget (relative, against the exact sin/cos of a): the reduced
  * argument's relative error e_r turns into at most e_r relative in sin r
  * (r cot r <= 1) and 0.79 e_r in cos r (r tan r <= pi/4 for |r| <= pi/4 +
- * 2^-23); with e_r < 2^-52.8 and the polynomials' errors (sin: 2^-51.1,
- * cos: 2^-49.5, truncation included) y is within 2^-49.4 of the result:
- * below 2^-44 - 2^-53, as sb_round_check with SB_FAST_EPS requires. */
+ * 2^-23); with e_r < 2^-52.8 and the polynomials' errors (sin: 2^-51,
+ * cos: 2^-49.4, truncation included) y is within 2^-49.3 of the result
+ * (sin: 2^-50.7): below 2^-44 - 2^-53, as sb_round_check with SB_FAST_EPS
+ * requires. */
 SB_MATH_FN float sb_sincos_eval(uint32_t ix, int want_cos) {
     float res;
     if (ix < SB_TRIG_CW_BITS) {

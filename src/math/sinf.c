@@ -19,7 +19,7 @@
  *  - Fast path: the Taylor polynomial of sin (to r^17) or cos (to r^18) in
  *    binary64 by Estrin's scheme, one branch-free code for both (the
  *    quadrant picks the coefficients and the sign), on the fast reduction's
- *    r or the exact one's r_hi: y within 2^-49.4 of the result (reduction,
+ *    r or the exact one's r_hi: y within 2^-49.3 of the result (reduction,
  *    evaluation and truncation; sb_sincos_poly and sb_sincos_eval), accepted
  *    when y*(1 +- 2^-44) round to the same float.
  *  - Slow path (~1 input in 2^19): the same polynomials to r^29/r^30 in
