@@ -2,12 +2,15 @@
  * functions are correctly rounded: every one of the 2^32 inputs of each
  * function is compared bit for bit with MPFR's correctly rounded result.
  *
- *   verify_math [--shard I/N] [--threads T] [expf expm1f logf log1pf tanhf erff
- *                                             exp2f log2f sinf cosf]
+ *   verify_math [--shard I/N] [--threads T] [--magnitudes LO:HI]
+ *               [expf expm1f logf log1pf tanhf erff exp2f log2f sinf cosf]
  *
  * No function names means all of them.  --shard I/N checks the I-th of N
  * interleaved slices of the input space (0 <= I < N), so the proof can be
  * split across machines; the union of all shards is the full proof.
+ * --magnitudes LO:HI (hexadecimal bit patterns) checks only the inputs of
+ * either sign whose |x| bits lie in [LO, HI): the range a change touched,
+ * when the code for every other input is unchanged and already proven.
  *
  * Calling MPFR 2^32 times per function would take days, so a filter decides
  * most inputs: glibc's binary64 function (error < 2 ulp = 2^-51 relative, used
@@ -73,6 +76,7 @@ typedef struct {
 typedef struct {
     const fn_info *fn;
     unsigned shard, nshards;
+    uint32_t mag_lo, mag_hi; /* |x| bits checked: [mag_lo, mag_hi) */
     atomic_uint next_chunk;
     atomic_uint done_chunks;
     unsigned my_chunks;
@@ -120,6 +124,13 @@ static void hard_insert(hard_case *h, int *n, hard_case c) {
     h[i] = c;
 }
 
+/* Whether chunk c holds an input with |x| bits in [mag_lo, mag_hi) (a chunk
+ * never straddles the sign bit). */
+static int chunk_in_range(const job *jb, unsigned c) {
+    uint32_t m = ((uint32_t)c << CHUNK_BITS) & 0x7fffffffu;
+    return m < jb->mag_hi && m + (1u << CHUNK_BITS) > jb->mag_lo;
+}
+
 static void *worker(void *arg) {
     job *jb = arg;
     const fn_info *fn = jb->fn;
@@ -133,10 +144,11 @@ static void *worker(void *arg) {
     for (;;) {
         unsigned c = atomic_fetch_add(&jb->next_chunk, 1);
         if (c >= NCHUNKS) break;
-        if (c % jb->nshards != jb->shard) continue;
+        if (c % jb->nshards != jb->shard || !chunk_in_range(jb, c)) continue;
         uint32_t base = (uint32_t)c << CHUNK_BITS;
         for (uint32_t k = 0; k < (1u << CHUNK_BITS); k++) {
             uint32_t u = base + k;
+            if ((u & 0x7fffffffu) < jb->mag_lo || (u & 0x7fffffffu) >= jb->mag_hi) continue;
             float x = u2f(u);
             float got = fn->sb(x);
             uint32_t gb = f2u(got), want;
@@ -193,15 +205,19 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-static int run_fn(const fn_info *fn, unsigned shard, unsigned nshards, int nthreads) {
+static int run_fn(const fn_info *fn, unsigned shard, unsigned nshards, int nthreads,
+                  uint32_t mag_lo, uint32_t mag_hi) {
     job jb;
     memset(&jb, 0, sizeof jb);
     jb.fn = fn;
     jb.shard = shard;
     jb.nshards = nshards;
+    jb.mag_lo = mag_lo;
+    jb.mag_hi = mag_hi;
     atomic_init(&jb.next_chunk, 0);
     atomic_init(&jb.done_chunks, 0);
-    for (unsigned c = 0; c < NCHUNKS; c++) jb.my_chunks += (c % nshards == shard);
+    for (unsigned c = 0; c < NCHUNKS; c++)
+        jb.my_chunks += (c % nshards == shard) && chunk_in_range(&jb, c);
     pthread_mutex_init(&jb.lock, NULL);
     jb.t0 = now();
     pthread_t th[64];
@@ -226,12 +242,20 @@ static int run_fn(const fn_info *fn, unsigned shard, unsigned nshards, int nthre
 int main(int argc, char **argv) {
     unsigned shard = 0, nshards = 1;
     int nthreads = 2;
+    uint32_t mag_lo = 0, mag_hi = 0x80000000u;
     int want[NFNS] = {0}, any = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--shard") && i + 1 < argc) {
             if (sscanf(argv[++i], "%u/%u", &shard, &nshards) != 2 || nshards == 0 ||
                 shard >= nshards || nshards > NCHUNKS) {
                 fprintf(stderr, "verify_math: bad --shard '%s' (want I/N, 0 <= I < N)\n", argv[i]);
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--magnitudes") && i + 1 < argc) {
+            if (sscanf(argv[++i], "%x:%x", &mag_lo, &mag_hi) != 2 || mag_lo >= mag_hi ||
+                mag_hi > 0x80000000u) {
+                fprintf(stderr, "verify_math: bad --magnitudes '%s' (want LO:HI in hex, "
+                                "LO < HI <= 80000000)\n", argv[i]);
                 return 2;
             }
         } else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
@@ -250,11 +274,11 @@ int main(int argc, char **argv) {
             }
         }
     }
-    printf("verify_math: shard %u/%u, %d threads, MPFR %s\n", shard, nshards, nthreads,
-           mpfr_get_version());
+    printf("verify_math: shard %u/%u, %d threads, |x| bits [0x%08x, 0x%08x), MPFR %s\n", shard,
+           nshards, nthreads, mag_lo, mag_hi, mpfr_get_version());
     int fail = 0;
     for (int f = 0; f < NFNS; f++)
-        if (!any || want[f]) fail |= run_fn(&fns[f], shard, nshards, nthreads);
+        if (!any || want[f]) fail |= run_fn(&fns[f], shard, nshards, nthreads, mag_lo, mag_hi);
     printf("verify_math: %s\n", fail ? "MISROUNDED INPUTS FOUND" : "all checked inputs correctly rounded");
     return fail;
 }

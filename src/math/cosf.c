@@ -4,8 +4,9 @@
  * a = k pi/2 + r with q = k mod 4 (r = a below pi/4; the Cody-Waite
  * reduction for the fast path below 2^28; the exact Payne-Hanek reduction
  * above it and for every slow path), then cos a = cos r, -sin r, -cos r,
- * sin r for q = 0, 1, 2, 3; binary64 Taylor polynomials by Estrin's scheme
- * (fast path, error < 2^-49.3 with the reduction's, accepted when
+ * sin r for q = 0, 1, 2, 3; binary64 Taylor polynomials (Estrin's scheme
+ * after the Cody-Waite reduction, Horner elsewhere; fast path, error <
+ * 2^-49.3 with the reduction's, accepted when
  * y*(1 +- 2^-44) round to the same float) and double-double ones (slow
  * path, ~1 input in 2^19, error < 2^-100, rounded exactly).  The algorithm
  * and its error bounds are written out in sb_sinf (src/math/sinf.c) and in

@@ -485,8 +485,31 @@ SB_MATH_FN sb_trig_parts sb_trig_parts_of(uint32_t ix) {
     return t;
 }
 
-/* The fast path's sin r (use_cos = 0) or cos r (use_cos = 1) for |r| <=
- * pi/4 + 2^-23, in one branch-free form (the quadrant is unpredictable, so
+/* sin(r) for |r| <= pi/4 + tiny: r + r^3 S(r^2) with the Taylor terms up to
+ * r^17 (truncation < r^19/19! < 2^-62.9 sin r); binary64 Horner with
+ * |r^3 S| <= |r|/6 stays below 2^-52 relative.  Used, with sb_cos_fast, for
+ * |x| < pi/4 and |x| >= 2^28 (the code proven on all inputs before the
+ * Cody-Waite reduction; sb_sincos_eval). */
+SB_MATH_FN double sb_sin_fast(double r) {
+    double z = r * r;
+    double p = sb_sin_coef[8][0];
+    for (int i = 7; i >= 1; i--) p = p * z + sb_sin_coef[i][0];
+    return r + (r * z) * p;
+}
+
+/* cos(r) for |r| <= pi/4 + tiny: 1 + z C(z), z = r^2, Taylor terms up to
+ * r^18 (truncation < r^20/20! < 2^-67); |z C| <= 0.31 against cos r >=
+ * 0.707, so Horner and the last sum stay below 2^-51.5 relative. */
+SB_MATH_FN double sb_cos_fast(double r) {
+    double z = r * r;
+    double p = sb_cos_coef[9][0];
+    for (int i = 8; i >= 1; i--) p = p * z + sb_cos_coef[i][0];
+    return 1.0 + z * p;
+}
+
+/* The fast path's sin r (use_cos = 0) or cos r (use_cos = 1) after the
+ * Cody-Waite reduction (pi/4 < |x| < 2^28), |r| <= pi/4 + 2^-23, in one
+ * branch-free form (the quadrant is unpredictable, so
  * a branch on it costs more than the shared code): A + (A z) P(z) with
  * z = r^2, A = r for sin and 1 for cos (1 * z = z exactly), and P's
  * coefficients the row use_cos of sb_sincos_fast_coef (sin's zero ninth
@@ -540,37 +563,40 @@ SB_MATH_FN int sb_sincos_fast(double r, int q, float *out) {
 
 /* sin(a) (want_cos = 0) or cos(a) (want_cos = 1) of |x| = a, from its
  * reduction: quadrant q turns it into +-sin r or +-cos r.
- *  - a < pi/4: r = a exactly.
- *  - pi/4 < a < 2^28 (SB_TRIG_CW_BITS): the fast path runs on the Cody-Waite
- *    r of sb_trig_reduce_cw when |r| > 2^-22 (relative error < 2^-52.8);
- *    otherwise, and when its rounding test fails, the slow path runs on the
- *    exact reduction.
- *  - a >= 2^28: the exact reduction for both paths; the fast path on its r_hi
- *    (dropping r_lo costs < 2^-53 relative).
- * Fast-path budget (relative, against the exact sin/cos of a): the reduced
- * argument's relative error e_r turns into at most e_r relative in sin r
- * (r cot r <= 1) and 0.79 e_r in cos r (r tan r <= pi/4 for |r| <= pi/4 +
- * 2^-23); with e_r < 2^-52.8 and the polynomials' errors (sin: 2^-51,
- * cos: 2^-49.4, truncation included) y is within 2^-49.3 of the result
- * (sin: 2^-50.7): below 2^-44 - 2^-53, as sb_round_check with SB_FAST_EPS
- * requires. */
+ *  - pi/4 < a < 2^28 (SB_TRIG_PIO4_BITS <= ix < SB_TRIG_CW_BITS): the fast
+ *    path runs sb_sincos_poly on the Cody-Waite r of sb_trig_reduce_cw when
+ *    |r| > 2^-22 (relative error < 2^-52.8); otherwise, and when its
+ *    rounding test fails, the slow path runs on the exact reduction.
+ *  - a < pi/4 (r = a exactly) and a >= 2^28 (the exact reduction): the
+ *    Horner polynomials on r (its r_hi: dropping r_lo costs < 2^-53
+ *    relative), then the slow path; operation for operation the code that
+ *    was proven on all 2^32 inputs before the Cody-Waite reduction, so
+ *    that proof still covers these inputs (docs/MATH-VERIFICATION.md).
+ * Fast-path budget of the Cody-Waite range (relative, against the exact
+ * sin/cos of a): the reduced argument's relative error e_r turns into at
+ * most e_r relative in sin r (r cot r <= 1) and 0.79 e_r in cos r (r tan r
+ * <= pi/4 for |r| <= pi/4 + 2^-23); with e_r < 2^-52.8 and the
+ * polynomials' errors (sin: 2^-51, cos: 2^-49.4, truncation included) y is
+ * within 2^-49.3 of the result (sin: 2^-50.7): below 2^-44 - 2^-53, as
+ * sb_round_check with SB_FAST_EPS requires. */
 SB_MATH_FN float sb_sincos_eval(uint32_t ix, int want_cos) {
     float res;
-    if (ix < SB_TRIG_CW_BITS) {
-        int q = 0, usable = 1;
-        double r = (double)sb_m_u2f(ix);
-        if (ix >= SB_TRIG_PIO4_BITS) {
-            r = sb_trig_reduce_cw(r, &q);
-            usable = r > 0x1p-22 || r < -0x1p-22;
-        }
-        if (usable && sb_sincos_fast(r, (q + want_cos) & 3, &res)) return res;
+    int cody_waite = ix >= SB_TRIG_PIO4_BITS && ix < SB_TRIG_CW_BITS;
+    if (cody_waite) {
+        int q;
+        double r = sb_trig_reduce_cw((double)sb_m_u2f(ix), &q);
+        if ((r > 0x1p-22 || r < -0x1p-22) && sb_sincos_fast(r, (q + want_cos) & 3, &res))
+            return res;
     }
     sb_trig_parts t = sb_trig_parts_of(ix);
-    int q = (t.q + want_cos) & 3;
-    if (ix >= SB_TRIG_CW_BITS && sb_sincos_fast(t.r.hi, q, &res)) return res;
-    sb_dd v = (q & 1) ? sb_cos_dd(t.r) : sb_sin_dd(t.r);
-    res = sb_dd_to_float(v);
-    return (q >> 1) ? -res : res;
+    int q = (t.q + want_cos) & 3;                   /* cos a = sin(a + pi/2) */
+    int use_cos = q & 1, negate = q >> 1;
+    if (cody_waite ||
+        !sb_round_check(use_cos ? sb_cos_fast(t.r.hi) : sb_sin_fast(t.r.hi), SB_FAST_EPS, &res)) {
+        sb_dd v = use_cos ? sb_cos_dd(t.r) : sb_sin_dd(t.r);
+        res = sb_dd_to_float(v);
+    }
+    return negate ? -res : res;
 }
 
 #endif

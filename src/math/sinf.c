@@ -17,11 +17,12 @@
  *      2^-103.
  *  - sin a = sin r, cos r, -sin r, -cos r for q = 0, 1, 2, 3.
  *  - Fast path: the Taylor polynomial of sin (to r^17) or cos (to r^18) in
- *    binary64 by Estrin's scheme, one branch-free code for both (the
- *    quadrant picks the coefficients and the sign), on the fast reduction's
- *    r or the exact one's r_hi: y within 2^-49.3 of the result (reduction,
- *    evaluation and truncation; sb_sincos_poly and sb_sincos_eval), accepted
- *    when y*(1 +- 2^-44) round to the same float.
+ *    binary64, accepted when y*(1 +- 2^-44) round to the same float. On
+ *    the Cody-Waite r by Estrin's scheme, one branch-free code for both (the
+ *    quadrant picks the coefficients and the sign): y within 2^-49.3 of the
+ *    result (reduction, evaluation and truncation; sb_sincos_poly and
+ *    sb_sincos_eval). Elsewhere by Horner on r = a or the exact r_hi (y
+ *    within 2^-51), the code proven before the Cody-Waite reduction.
  *  - Slow path (~1 input in 2^19): the same polynomials to r^29/r^30 in
  *    double-double on the exact reduction's double-double r (relative error
  *    below 2^-100), rounded exactly.  sin a is irrational for every float
@@ -44,5 +45,5 @@ float sb_sinf(float x) {
     uint32_t ix = sb_m_f2u(x) & 0x7fffffffu;
     if (ix == SB_INF_BITS) return sb_m_u2f(SB_NAN_BITS);
     float r = sb_sincos_eval(ix, 0);
-    return sb_m_u2f(sb_m_f2u(r) ^ (sb_m_f2u(x) & 0x80000000u)); /* sin(-a) = -sin(a), -0 too */
+    return (sb_m_f2u(x) >> 31) ? -r : r; /* sin(-a) = -sin(a), -0 too */
 }
