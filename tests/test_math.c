@@ -292,10 +292,23 @@ static const uint32_t hard[NFNS][12] = {
                 0x6115cb11u, 0xdf18b878u, 0xb9800000u, 0x39800000u, 0xbc107fe6u, 0x3c107fe6u},
 };
 
+/* The hard cases of the Cody-Waite range (pi/4 < |x| < 2^28) in the run of
+ * verify_math --magnitudes 3f490fdb:4d800000 that proved it, besides those
+ * listed above (each with its negation). */
+static const uint32_t hard_cw[2][8] = {
+    /* sinf */ {0x45a8abb3u, 0xc5a8abb3u, 0x4967cb9bu, 0xc967cb9bu, 0x4aa5a796u, 0xcaa5a796u,
+                0x42d44528u, 0xc2d44528u},
+    /* cosf */ {0x424790ceu, 0xc24790ceu, 0x47a0e238u, 0xc7a0e238u, 0x4a01dca4u, 0xca01dca4u,
+                0x42378db8u, 0xc2378db8u},
+};
+
 static void test_hard(void) {
     for (int f = 0; f < NFNS; f++)
         for (int i = 0; i < 12; i++)
             check_one(f, u2f(hard[f][i]), "hard");
+    for (int f = 0; f < 2; f++)
+        for (int i = 0; i < 8; i++)
+            check_one(8 + f, u2f(hard_cw[f][i]), "hard (Cody-Waite range)");
 }
 
 /* ---- sinf/cosf: the Cody-Waite reduction's error bound -------------------- */
