@@ -57,7 +57,7 @@
  * ctypes scalars: the test checks each ctypes type's size against these. */
 #define SB_SCALAR_TYPES(T)                                                                 \
     T(sb_status) T(sb_dtype) T(sb_device) T(sb_isa_level) T(sb_binary_op) T(sb_unary_op)   \
-    T(sb_loss_reduction) T(sb_sdpa_causal) T(bool) T(char) T(int) T(unsigned) T(float)     \
+    T(sb_loss_reduction) T(sb_sdpa_causal) T(sb_scatter_reduce_op) T(bool) T(char) T(int) T(unsigned) T(float)     \
     T(double) T(int64_t) T(uint64_t) T(uint32_t) T(size_t)
 
 /* The public constants the bindings restate. */
@@ -65,7 +65,8 @@
     C(SB_MAX_DIMS) C(SB_F32) C(SB_I32) C(SB_I64) C(SB_DEVICE_CPU) C(SB_DEVICE_CUDA)      \
     C(SB_DEVICE_OPENCL) C(SB_PAD_CONSTANT) C(SB_PAD_REFLECT) C(SB_PAD_REPLICATE)           \
     C(SB_PAD_CIRCULAR) C(SB_INTERP_NEAREST) C(SB_INTERP_NEAREST_EXACT) C(SB_INTERP_LINEAR) \
-    C(SB_INTERP_CUBIC)
+    C(SB_INTERP_CUBIC) C(SB_SCATTER_SUM) C(SB_SCATTER_PROD) C(SB_SCATTER_MEAN) C(SB_SCATTER_AMAX) \
+    C(SB_SCATTER_AMIN)
 
 static const char *or_dash(const char *s) { return s ? s : "-"; }
 

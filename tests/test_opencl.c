@@ -1632,14 +1632,15 @@ static void test_complete(void) {
      * class_loss_backward); the CTC loss (section 11), CPU only so far;
      * interpolation (section 8), CPU only so far: its backward gathers
      * through per-axis reader tables the device does not build yet;
-     * sort/topk/kthvalue/median and their backward (section 18; still to be
-     * written as kernels), CPU only so far. */
+     * scatter_reduce and sort/topk/kthvalue/median with their backward
+     * (section 18; still to be written as kernels), CPU only so far. */
     const size_t not_yet[] = {offsetof(sb_backend_ops, class_loss_nd_forward) / sizeof(entry),
                               offsetof(sb_backend_ops, class_loss_nd_backward) / sizeof(entry),
                               offsetof(sb_backend_ops, ctc_loss_forward) / sizeof(entry),
                               offsetof(sb_backend_ops, ctc_loss_backward) / sizeof(entry),
                               offsetof(sb_backend_ops, interpolate_forward) / sizeof(entry),
                               offsetof(sb_backend_ops, interpolate_backward) / sizeof(entry),
+                              offsetof(sb_backend_ops, scatter_reduce) / sizeof(entry),
                               offsetof(sb_backend_ops, sort_select) / sizeof(entry),
                               offsetof(sb_backend_ops, sort_scatter) / sizeof(entry),
                               SIZE_MAX};

@@ -44,6 +44,27 @@ SB_API sb_status sb_gather_backward(const sb_tensor *dy, int dim, const sb_tenso
 SB_API sb_status sb_scatter_add(int dim, const sb_tensor *index, const sb_tensor *src,
                                 sb_tensor *out);
 
+/* The reductions of sb_scatter_reduce (PyTorch's reduce= strings). */
+typedef enum sb_scatter_reduce_op {
+    SB_SCATTER_SUM = 0,
+    SB_SCATTER_PROD = 1,
+    SB_SCATTER_MEAN = 2,
+    SB_SCATTER_AMAX = 3,
+    SB_SCATTER_AMIN = 4
+} sb_scatter_reduce_op;
+
+/* In place, PyTorch's out.scatter_reduce_(dim, index, src, reduce,
+ * include_self): every term src[p] (p over index's shape; index and src have
+ * one shape) goes to out[p with p[dim] = index[p]]. Per destination: without
+ * include_self it is first set to the identity (+0, 1, -inf, +inf) when it
+ * receives a term; then its terms are combined in ascending source position,
+ * one rounding each (sum/mean d + t, prod d * t, amax/amin: a NaN term wins,
+ * else the strictly larger/smaller, ties keep d); a mean is then divided by
+ * its count of contributions (terms, plus one with include_self) when that
+ * is above 1. out has src's shape except along dim. */
+SB_API sb_status sb_scatter_reduce(int dim, const sb_tensor *index, const sb_tensor *src,
+                                   sb_scatter_reduce_op reduce, bool include_self, sb_tensor *out);
+
 /* out = x with axis dim taken at index[0..K-1]: out has x's shape with
  * size K along dim; index is 1-D (K) or 0-D (one element, and out keeps a
  * size-1 axis there). Bits copied. */

@@ -209,6 +209,8 @@ class Pool2dParams(CheckedStructure):
 
 # sb_pad_mode (include/samebits/conv.h)
 SB_PAD_CONSTANT, SB_PAD_REFLECT, SB_PAD_REPLICATE, SB_PAD_CIRCULAR = 0, 1, 2, 3
+# sb_scatter_reduce_op (include/samebits/index.h)
+SB_SCATTER_SUM, SB_SCATTER_PROD, SB_SCATTER_MEAN, SB_SCATTER_AMAX, SB_SCATTER_AMIN = 0, 1, 2, 3, 4
 
 
 class Pad2dParams(CheckedStructure):
@@ -415,6 +417,7 @@ _SIGS = {
     "sb_index_select": (_i, [_T, _i, _T, _T]),
     "sb_index_select_backward": (_i, [_T, _i, _T, _T]),
     "sb_index_add": (_i, [_i, _T, _T, _f, _T]),
+    "sb_scatter_reduce": (_i, [_i, _T, _T, _i, _b, _T]),
     "sb_sort": (_i, [_T, _i, _b, _T, _T]),
     "sb_topk": (_i, [_T, _i64, _i, _b, _T, _T]),
     "sb_kthvalue": (_i, [_T, _i64, _i, _b, _T, _T]),

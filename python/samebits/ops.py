@@ -49,7 +49,7 @@ __all__ = [
     "group_norm", "group_norm_backward",
     "dropout", "dropout_backward",
     "gather", "gather_backward", "scatter_add", "index_select", "index_select_backward",
-    "index_add", "sort", "topk", "kthvalue", "median", "sort_backward",
+    "index_add", "scatter_reduce", "sort", "topk", "kthvalue", "median", "sort_backward",
     "scaled_dot_product_attention", "default_scale",
 ]
 
@@ -911,6 +911,34 @@ def _scatter_add(x, dim, index, src, fn="scatter_add"):
     lead = _lead(x.shape, index.shape, dim)
     part = np.ascontiguousarray(out[lead]) if x.ndim else out
     call("sb_scatter_add", dim, ref(wrap(index)), ref(wrap(srcs)), ref(wrap(part)))
+    if part is not out:
+        out[lead] = part
+    return out
+
+
+_SCATTER_REDUCE = {"sum": _lib.SB_SCATTER_SUM, "prod": _lib.SB_SCATTER_PROD,
+                   "mean": _lib.SB_SCATTER_MEAN, "amax": _lib.SB_SCATTER_AMAX,
+                   "amin": _lib.SB_SCATTER_AMIN}
+
+
+def _scatter_reduce(x, dim, index, src, reduce, include_self=True, fn="scatter_reduce"):
+    """x with src's terms reduced into it at (p with p[dim] = index[p]), each
+    destination's terms in ascending source position (contract section 18,
+    "scatter_reduce"); PyTorch's shape rules as _scatter_add's."""
+    if reduce not in _SCATTER_REDUCE:
+        raise ValueError("samebits.%s: reduce=%r is not one of %s"
+                         % (fn, reduce, ", ".join(_SCATTER_REDUCE)))
+    include_self = _flag(include_self, fn, "include_self")
+    dim = _dim_of(dim, x.ndim, "sb_scatter_reduce", fn, 0)
+    _check_index_fits(fn, index, x.shape, "input", dim)
+    _check_index_fits(fn, index, src.shape, "src", dim, strict_dims=True)
+    srcs = np.ascontiguousarray(src[tuple(slice(0, int(n)) for n in index.shape)]) \
+        if src.ndim else src
+    out = x.copy()
+    lead = _lead(x.shape, index.shape, dim)
+    part = np.ascontiguousarray(out[lead]) if x.ndim else out
+    call("sb_scatter_reduce", dim, ref(wrap(index)), ref(wrap(srcs)), _SCATTER_REDUCE[reduce],
+         include_self, ref(wrap(part)))
     if part is not out:
         out[lead] = part
     return out
@@ -1932,6 +1960,16 @@ def scatter_add(x, dim, index, src):
     added in ascending source position, one rounding each."""
     return back(_scatter_add(to_np(x, "scatter_add", "x"), dim, _index_np(index, "scatter_add"),
                              to_np(src, "scatter_add", "src")), kind_of(x, src))
+
+
+def scatter_reduce(x, dim, index, src, reduce, include_self=True):
+    """torch.scatter_reduce (a new array): reduce is "sum", "prod", "mean",
+    "amax" or "amin"; every destination's terms in ascending source
+    position, one rounding each."""
+    return back(_scatter_reduce(to_np(x, "scatter_reduce", "x"), dim,
+                                _index_np(index, "scatter_reduce"),
+                                to_np(src, "scatter_reduce", "src"), reduce, include_self),
+                kind_of(x, src))
 
 
 def index_select(x, dim, index):

@@ -473,6 +473,20 @@ def _scatter_add(args, kwargs):
     return SF.scatter_add(x, dim, index, src)
 
 
+def _scatter_reduce(args, kwargs):
+    """torch.scatter_reduce(input, dim, index, src, reduce, *,
+    include_self=True) / Tensor.scatter_reduce(_)."""
+    _refuse_kwargs(kwargs, ("input", "dim", "index", "src", "reduce", "include_self"),
+                   "scatter_reduce")
+    x, dim = _arg(args, kwargs, 0, "input"), _arg(args, kwargs, 1, "dim")
+    index = _int_index(_arg(args, kwargs, 2, "index"), "scatter_reduce")
+    src = _arg(args, kwargs, 3, "src")
+    reduce = _arg(args, kwargs, 4, "reduce")
+    if not isinstance(src, torch.Tensor):
+        raise _Missing("scatter_reduce with a scalar src")
+    return SF.scatter_reduce(x, dim, index, src, reduce, _arg(args, kwargs, 5, "include_self", True))
+
+
 def _index_add(args, kwargs):
     """Tensor.index_add(dim, index, source, *, alpha=1)."""
     _refuse_kwargs(kwargs, ("input", "dim", "index", "source", "alpha"), "index_add")
@@ -818,6 +832,8 @@ ROUTED = {
     "index_select": (_index_select, "bits copied; backward index_add in ascending position"),
     "scatter_add": (_scatter_add, "adds in ascending source position"),
     "scatter_add_": (_in_place(_scatter_add), "in-place scatter_add"),
+    "scatter_reduce": (_scatter_reduce, "sum/prod/mean/amax/amin in ascending source position"),
+    "scatter_reduce_": (_in_place(_scatter_reduce), "in-place scatter_reduce"),
     "index_add": (_index_add, "adds slices in ascending index position"),
     "index_add_": (_in_place(_index_add), "in-place index_add"),
     "index_put": (_index_put, "accumulate=True with one index tensor: index_add over dim 0"),

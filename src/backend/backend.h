@@ -38,6 +38,7 @@
 #include "ref/ref_linalg.h"
 #include "ref/ref_loss.h"
 #include "ref/ref_pad.h"
+#include "ref/ref_scatter_reduce.h"
 #include "ref/ref_sort.h"
 #include "ref/ref_pointwise.h"
 
@@ -247,6 +248,12 @@ typedef struct sb_backend_ops {
      * geometry; y and dy are read by SB_CUM_PROD_BACKWARD only ---- */
     sb_status (*cumulative)(const sb_backend *be, sb_ref_cum_kind kind, const sb_ref_cum_geom *g,
                             const float *x, const float *y, const float *dy, float *out);
+
+    /* ---- scatter_reduce (section 18): terms of index's shape into a table
+     * (out) whose size along dim is table_len; indices validated ---- */
+    sb_status (*scatter_reduce)(const sb_backend *be, const sb_ref_index_geom *g,
+                                sb_scatter_reduce_op op, bool include_self, int64_t table_len,
+                                const float *src, const int64_t *index, float *table);
 
     /* ---- sort, topk, kthvalue, median (section 18), strided through the
      * geometry: sort_select writes the ranks the geometry names of every

@@ -482,6 +482,16 @@ static sb_status cpu_cumulative(const sb_backend *be, sb_ref_cum_kind kind,
     return SB_OK;
 }
 
+/* ---- scatter_reduce ---- */
+
+static sb_status cpu_scatter_reduce(const sb_backend *be, const sb_ref_index_geom *g,
+                                    sb_scatter_reduce_op op, bool include_self, int64_t table_len,
+                                    const float *src, const int64_t *index, float *table) {
+    (void)be;
+    sb_cpu_scatter_reduce(g, op, include_self, table_len, src, index, table);
+    return SB_OK;
+}
+
 /* ---- sort, topk, kthvalue, median ---- */
 
 static sb_status cpu_sort_select(const sb_backend *be, const sb_ref_sort_geom *g, const float *x,
@@ -645,6 +655,7 @@ const sb_backend_ops sb_cpu_backend_ops = {
     .index_gather = cpu_index_gather,
     .index_scatter_add = cpu_index_scatter_add,
     .cumulative = cpu_cumulative,
+    .scatter_reduce = cpu_scatter_reduce,
     .sort_select = cpu_sort_select,
     .sort_scatter = cpu_sort_scatter,
     .sdpa_forward = cpu_sdpa_forward,

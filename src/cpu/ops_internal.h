@@ -24,6 +24,7 @@
 #include "ref/ref_index.h"
 #include "ref/ref_loss.h"
 #include "ref/ref_pointwise.h"
+#include "ref/ref_scatter_reduce.h"
 #include "ref/ref_sort.h"
 
 /* ---- the vector inner loops (pointwise_<isa>.c) ------------------------------
@@ -233,6 +234,13 @@ void sb_cpu_index_scatter_add(const sb_ref_index_geom *g, const float *dense,
  * every thread count. */
 void sb_cpu_cumulative(sb_ref_cum_kind kind, const sb_ref_cum_geom *g, const float *x,
                        const float *y, const float *dy, float *out);
+
+/* ---- scatter_reduce.c (sb_ref_scatter_reduce): threaded over columns, each
+ * the reference's column kernel, so the bits are the reference's at every
+ * thread count. */
+void sb_cpu_scatter_reduce(const sb_ref_index_geom *g, sb_scatter_reduce_op op, bool include_self,
+                           int64_t table_len, const float *src, const int64_t *index,
+                           float *table);
 
 /* ---- sort.c (sb_ref_sort, sb_ref_sort_scatter): threaded over columns;
  * each column sorted as packed (key, position) words, all distinct, so the

@@ -186,3 +186,23 @@ sb_status sb_index_add(int dim, const sb_tensor *index, const sb_tensor *source,
     SB_TRY(SB_OPS_BACKEND(fn, &be, index, source, out));
     return run(fn, be, SCATTER, &g, out, "out", index, source, alpha != 1.0f, alpha);
 }
+
+sb_status sb_scatter_reduce(int dim, const sb_tensor *index, const sb_tensor *src,
+                            sb_scatter_reduce_op reduce, bool include_self, sb_tensor *out) {
+    SB_FPENV_GUARD();
+    const char *fn = "sb_scatter_reduce";
+    SB_TRY(sb_check_tensor(fn, "index", index, SB_I64, -1));
+    SB_TRY(sb_check_tensor(fn, "src", src, SB_F32, -1));
+    SB_TRY(sb_check_tensor(fn, "out", out, SB_F32, -1));
+    if ((unsigned)reduce > SB_SCATTER_AMIN)
+        return sb_fail(SB_ERR_ARG, "%s: reduce = %d is not an sb_scatter_reduce_op", fn,
+                       (int)reduce);
+    sb_ref_index_geom g;
+    SB_TRY(elementwise_geom(fn, dim, out, "out", index, src, "src", &g));
+    SB_TRY(check_written(fn, "out", out, "src", src, "index", index));
+    const sb_backend *be;
+    SB_TRY(SB_OPS_BACKEND(fn, &be, index, src, out));
+    SB_TRY(sb_ops_check_index_values(fn, be, index, "index", size_at(out, g.dim), "out", g.dim));
+    return SB_BACKEND_RUN(fn, be, scatter_reduce, &g, reduce, include_self, size_at(out, g.dim),
+                          src->data, index->data, out->data);
+}

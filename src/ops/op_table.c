@@ -12,6 +12,7 @@
 #include "ref/ref_index.h"
 #include "ref/ref_interp.h"
 #include "ref/ref_linalg.h"
+#include "ref/ref_scatter_reduce.h"
 #include "ref/ref_sort.h"
 #include "ref/ref_loss.h"
 #include "ref/ref_norm.h"

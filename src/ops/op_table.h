@@ -520,6 +520,11 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
        (const sb_tensor *dy, const sb_tensor *indices, int64_t padding_idx, sb_tensor *dweight), \
        index, NULL, SB_OP_NONE, sb_ref_index_scatter_add, SB_OP_NONE, \
        "exempt: sb_index_select_backward of the kept rows; test_embedding checks the order bit for bit") \
+    OP(sb_scatter_reduce, sb_status, \
+       (int dim, const sb_tensor *index, const sb_tensor *src, sb_scatter_reduce_op reduce, \
+        bool include_self, sb_tensor *out), \
+       index, NULL, SB_OP_NONE, sb_ref_scatter_reduce, SB_OP_NONE, \
+       "exempt: no verify vectors yet; test_scatter_reduce checks every reduction against a restatement") \
     OP(sb_sort, sb_status, \
        (const sb_tensor *x, int dim, bool descending, sb_tensor *values, sb_tensor *indices), \
        index, NULL, SB_OP_NONE, sb_ref_sort, sb_sort_backward, \

@@ -33,7 +33,8 @@ __all__ = ["linear", "conv2d", "conv1d", "conv_transpose2d", "conv_transpose1d",
            "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "batch_norm", "layer_norm",
            "rms_norm", "group_norm", "instance_norm",
            "dropout", "mm", "div", "sqrt", "exp", "log", "sum", "mean", "cumsum", "cumprod",
-           "gather", "index_select", "scatter_add", "index_add", "embedding", "embedding_bag",
+           "gather", "index_select", "scatter_add", "index_add", "scatter_reduce", "embedding",
+           "embedding_bag",
            "sort", "argsort", "msort", "topk", "kthvalue", "median",
            "scaled_dot_product_attention"]
 
@@ -1455,6 +1456,101 @@ class _IndexAdd(torch.autograd.Function):
 
 def index_add(input, dim, index, source, alpha=1):
     return _IndexAdd.apply(input, dim, index, source, alpha)
+
+
+def _scattered(shape, dim, ix):
+    """A boolean mask of `shape`: True where some index names the position
+    (the positions scatter_reduce writes to)."""
+    mask = np.zeros(shape, dtype=bool)
+    if ix.size:
+        lead = _ops._lead(shape, ix.shape, dim)
+        part = mask[lead]
+        np.put_along_axis(part, ix, True, axis=dim)
+        mask[lead] = part
+    return mask
+
+
+def _scatter_reduce_grads(g, dim, ix, reduce, include_self, x, src, out):
+    """(d input, d src) of out = scatter_reduce(x, dim, ix, src, reduce,
+    include_self): PyTorch's scatter_reduce_backward, each float operation a
+    samebits op (gather, scatter_add, scatter_reduce, elementwise mul/div;
+    contract section 18), masks and counts exact integer work."""
+    fn = "nn.functional.scatter_reduce"
+
+    def gather(a):
+        return _ops._gather(a, dim, ix, fn)
+
+    def scatter_add(base, terms):
+        return _ops._scatter_add(base, dim, ix, terms, fn)
+
+    def mul(a, b):
+        return _ops._binary("mul", a, b)
+
+    def div(a, b):
+        return _ops._binary("div", a, b)
+
+    def f32(mask):
+        return mask.astype(np.float32)
+
+    src = np.ascontiguousarray(src[tuple(slice(0, int(n)) for n in ix.shape)]) if src.ndim else src
+    if reduce == "sum":
+        gx, gs = g, gather(g)
+    elif reduce == "mean":
+        n = (np.ones if include_self else np.zeros)(g.shape, dtype=np.float32)
+        n = scatter_add(n, np.ones(ix.shape, dtype=np.float32))
+        n[n == 0] = 1
+        gx, gs = div(g, n), div(gather(g), gather(n))
+    elif reduce in ("amax", "amin"):
+        # the gradient split evenly among the elements equal to the result
+        self_is, src_is = x == out, src == gather(out)
+        share = div(g, scatter_add(f32(self_is), f32(src_is)))
+        gx, gs = mul(f32(self_is), share), mul(f32(src_is), gather(share))
+    else:  # prod, with PyTorch's handling of zeros
+        masked_x = np.where(x == 0, np.float32(1), x)
+        gx = div(mul(g, _ops._scatter_reduce(masked_x, dim, ix, src, "prod", include_self, fn)),
+                 masked_x)
+        src_zero = src == 0
+        zeros_there = gather(scatter_add(np.zeros(x.shape, dtype=np.float32), f32(src_zero)))
+        single = src_zero & (zeros_there == 1)
+        rest = _ops._scatter_reduce(x, dim, ix, np.where(single, np.float32(1), src), "prod",
+                                    include_self, fn)
+        gs = np.where(single, gather(mul(g, rest)),
+                      div(gather(mul(g, out)), np.where(src_zero, np.float32(1), src)))
+    if not include_self:
+        gx = np.where(_scattered(x.shape, dim, ix), np.float32(0), gx)
+    return np.ascontiguousarray(gx, dtype=np.float32), np.ascontiguousarray(gs, dtype=np.float32)
+
+
+class _ScatterReduce(torch.autograd.Function):
+    """out = input with src's terms reduced in (ascending source position);
+    the gradients as PyTorch's scatter_reduce_backward (zero for src
+    positions beyond index, as scatter_add's)."""
+    @staticmethod
+    def forward(ctx, x, dim, index, src, reduce, include_self):
+        fn = "nn.functional.scatter_reduce"
+        xn, sn, ix = to_np(x, fn, "input"), to_np(src, fn, "src"), _index(index, fn)
+        out = _ops._scatter_reduce(xn, dim, ix, sn, reduce, include_self, fn)
+        ctx.args = (dim % max(xn.ndim, 1), ix, reduce, include_self, xn, sn, out)
+        return torch.from_numpy(out)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        dim, ix, reduce, include_self, xn, sn, out = ctx.args
+        gx, gs = _scatter_reduce_grads(to_np(dy, "scatter_reduce", "grad"), dim, ix, reduce,
+                                       include_self, xn, sn, out)
+        dsrc = None
+        if _needs(ctx, 3):
+            dsrc = torch.from_numpy(gs)
+            if gs.shape != sn.shape:
+                full = torch.zeros(sn.shape, dtype=torch.float32)
+                full[tuple(slice(0, n) for n in gs.shape)] = dsrc
+                dsrc = full
+        return (torch.from_numpy(gx) if _needs(ctx, 0) else None), None, None, dsrc, None, None
+
+
+def scatter_reduce(input, dim, index, src, reduce, include_self=True):
+    return _ScatterReduce.apply(input, dim, index, src, reduce, include_self)
 
 
 # ---- selection: sort, topk, kthvalue, median (contract section 18) ----------
