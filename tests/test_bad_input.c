@@ -199,6 +199,8 @@ CALL(embedding_f, sb_embedding_forward(t[0], t[1], t[2]))
 CALL(embedding_b, sb_embedding_backward(t[0], t[1], 1, t[2]))
 CALL(index_add, sb_index_add(1, t[0], t[1], 0.5f, t[2]))
 CALL(scatter_reduce, sb_scatter_reduce(1, t[0], t[1], SB_SCATTER_MEAN, false, t[2]))
+CALL(bincount, sb_bincount(t[0], t[1], t[2]))
+CALL(histc, sb_histc(t[0], 4, -1.0f, 1.0f, t[1]))
 CALL(sort, sb_sort(t[0], 1, false, t[1], t[2]))
 CALL(topk, sb_topk(t[0], 2, 1, true, t[1], t[2]))
 CALL(kthvalue, sb_kthvalue(t[0], 2, 1, false, t[1], t[2]))
@@ -404,6 +406,9 @@ static const op_case ops[] = {
      {{"index", L, S1(4), IN}, {"source", F, S2(2, 4), IN}, {"out", F, S2(2, 3), INOUT}}},
     {"sb_scatter_reduce", c_scatter_reduce, NULL,
      {{"index", L, S2(2, 4), IN}, {"src", F, S2(2, 4), IN}, {"out", F, S2(2, 3), INOUT}}},
+    {"sb_bincount", c_bincount, NULL,
+     {{"x", L, S1(5), IN}, {"weights", F, S1(5), IN | OPT}, {"out", F, S1(3), OUT | FREE_SHAPE}}},
+    {"sb_histc", c_histc, NULL, {{"x", F, S2(2, 3), IN | FREE_RANK | FREE_SHAPE}, {"out", F, S1(4), OUT}}},
     {"sb_sort", c_sort, NULL,
      {{"x", F, S2(2, 3), IN}, {"values", F, S2(2, 3), OUT}, {"indices", L, S2(2, 3), OUT}}},
     {"sb_topk", c_topk, NULL,

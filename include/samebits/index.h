@@ -103,6 +103,25 @@ SB_API sb_status sb_embedding_forward(const sb_tensor *weight, const sb_tensor *
 SB_API sb_status sb_embedding_backward(const sb_tensor *dy, const sb_tensor *indices,
                                        int64_t padding_idx, sb_tensor *dweight);
 
+/* ---- counting: bincount and histc (contract section 18, "bincount and
+ * histc"); forward only (PyTorch has no gradient for them). CPU tensors. */
+
+/* x: SB_I64, 1-D, every value >= 0 and < out's length (the caller sizes out
+ * as max(x) + 1 or minlength, whichever is larger). Without weights (NULL)
+ * out is SB_I64 and out[b] counts the b's of x; with weights (SB_F32, x's
+ * length) out is SB_F32 and out[b] = +0 plus the weights of the positions
+ * holding b, added in ascending position, one rounding each. */
+SB_API sb_status sb_bincount(const sb_tensor *x, const sb_tensor *weights, sb_tensor *out);
+
+/* out (SB_F32, 1-D, bins >= 1 elements) = the histogram of x's elements
+ * (any shape) over bins equal bins of [min, max], PyTorch's rule: an element
+ * v in [min, max] (NaN never) goes to bin (int64)(((v - min) * bins) /
+ * (max - min)) (three float32 roundings), the top edge to the last bin;
+ * counts are exact integers converted to float32. min == max means x's own
+ * minimum and maximum (refused when x has a NaN or an infinity), widened to
+ * [v - 1, v + 1] if they are equal too; min > max is refused. */
+SB_API sb_status sb_histc(const sb_tensor *x, int64_t bins, float min, float max, sb_tensor *out);
+
 /* ---- selection: sort, topk, kthvalue, median with indices --------------
  * (contract section 18, "Sort, topk, kthvalue and median"). Each column
  * along dim is ordered by value with -0 equal to +0 and every NaN equal and

@@ -418,6 +418,8 @@ _SIGS = {
     "sb_index_select_backward": (_i, [_T, _i, _T, _T]),
     "sb_index_add": (_i, [_i, _T, _T, _f, _T]),
     "sb_scatter_reduce": (_i, [_i, _T, _T, _i, _b, _T]),
+    "sb_bincount": (_i, [_T, _T, _T]),
+    "sb_histc": (_i, [_T, _i64, _f, _f, _T]),
     "sb_sort": (_i, [_T, _i, _b, _T, _T]),
     "sb_topk": (_i, [_T, _i64, _i, _b, _T, _T]),
     "sb_kthvalue": (_i, [_T, _i64, _i, _b, _T, _T]),

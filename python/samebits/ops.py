@@ -49,7 +49,7 @@ __all__ = [
     "group_norm", "group_norm_backward",
     "dropout", "dropout_backward",
     "gather", "gather_backward", "scatter_add", "index_select", "index_select_backward",
-    "index_add", "scatter_reduce", "sort", "topk", "kthvalue", "median", "sort_backward",
+    "index_add", "scatter_reduce", "bincount", "histc", "sort", "topk", "kthvalue", "median", "sort_backward",
     "scaled_dot_product_attention", "default_scale",
 ]
 
@@ -969,6 +969,37 @@ def _index_add(x, dim, index, source, alpha=1.0, fn="index_add"):
     alpha = float(np.float32(_lib.arg_float(alpha, "sb_index_add", 3, fn, "alpha")))
     out = x.copy()
     call("sb_index_add", dim, ref(wrap(index)), ref(wrap(source)), alpha, ref(wrap(out)))
+    return out
+
+
+# ---- counting: bincount and histc (contract section 18) ----
+
+def _bincount(x, weights=None, minlength=0, fn="bincount"):
+    """x: int64 1-D, non-negative; the bins run to max(max(x) + 1,
+    minlength). int64 counts, or float32 sums of weights in ascending
+    position."""
+    minlength = _lib.checked_int(minlength, ctypes.c_int64, "samebits.%s: minlength" % fn)
+    if minlength < 0:
+        raise ValueError("samebits.%s: minlength=%d is negative" % (fn, minlength))
+    if x.ndim != 1:
+        raise _lib.SamebitsError("samebits.%s: x has %d dimensions (expected 1)" % (fn, x.ndim))
+    nbins = max(int(x.max()) + 1 if x.size else 0, minlength)
+    if x.size and int(x.min()) < 0:
+        nbins = max(nbins, 1)   # the C check names the negative element
+    out = np.empty((nbins,), dtype=np.float32 if weights is not None else np.int64)
+    call("sb_bincount", ref(wrap(x)), ref(wrap(weights)) if weights is not None else None,
+         ref(wrap(out)))
+    return out
+
+
+def _histc(x, bins=100, min=0.0, max=0.0, fn="histc"):  # noqa: A002 (torch's names)
+    bins = _lib.arg_int(bins, "sb_histc", 1, fn, "bins")
+    lo = _lib.arg_float(min, "sb_histc", 2, fn, "min")
+    hi = _lib.arg_float(max, "sb_histc", 3, fn, "max")
+    if bins < 1:
+        raise ValueError("samebits.%s: bins=%d must be at least 1" % (fn, bins))
+    out = empty((bins,))
+    call("sb_histc", ref(wrap(x)), bins, lo, hi, ref(wrap(out)))
     return out
 
 
@@ -2026,3 +2057,19 @@ def sort_backward(dy, dim, indices, input_shape):
     return back(_sort_backward(to_np(dy, "sort_backward", "dy"), dim,
                                _index_np(indices, "sort_backward", "indices"), input_shape),
                 kind_of(dy))
+
+
+# ---- counting: public forms ----
+
+def bincount(x, weights=None, minlength=0):
+    """torch.bincount: counts (int64) of each value of the non-negative
+    integer 1-D x, or float32 sums of the weights, each bin's weights added
+    in ascending position."""
+    w = to_np(weights, "bincount", "weights") if weights is not None else None
+    return back(_bincount(_index_np(x, "bincount", "x"), w, minlength), kind_of(x))
+
+
+def histc(x, bins=100, min=0.0, max=0.0):  # noqa: A002 (torch's names)
+    """torch.histc (PyTorch 2.x's bin rule): float32 counts of x's elements
+    in bins equal bins of [min, max]; min == max takes x's own range."""
+    return back(_histc(to_np(x, "histc", "x"), bins, min, max), kind_of(x))

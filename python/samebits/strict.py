@@ -574,6 +574,21 @@ def _repeat_interleave(args, kwargs):
     return SF.index_select(x, dim, index)
 
 
+def _bincount(args, kwargs):
+    """torch.bincount(input, weights=None, minlength=0) with float32
+    weights (without weights the call is integer work and passes)."""
+    _refuse_kwargs(kwargs, ("input", "weights", "minlength"), "bincount")
+    return SF.bincount(_arg(args, kwargs, 0, "input"), _arg(args, kwargs, 1, "weights"),
+                       _arg(args, kwargs, 2, "minlength", 0))
+
+
+def _histc(args, kwargs):
+    """torch.histc(input, bins=100, min=0, max=0)."""
+    _refuse_kwargs(kwargs, ("input", "bins", "min", "max"), "histc")
+    return SF.histc(_arg(args, kwargs, 0, "input"), _arg(args, kwargs, 1, "bins", 100),
+                    _arg(args, kwargs, 2, "min", 0), _arg(args, kwargs, 3, "max", 0))
+
+
 def _sort(args, kwargs):
     """torch.sort(input, dim=-1, descending=False, stable=False) and
     Tensor.sort: the contract's stable order whatever `stable` says."""
@@ -839,6 +854,8 @@ ROUTED = {
     "index_put": (_index_put, "accumulate=True with one index tensor: index_add over dim 0"),
     "index_put_": (_in_place(_index_put), "in-place index_put, accumulate=True"),
     "repeat_interleave": (_repeat_interleave, "index_select of the repeated positions"),
+    "bincount": (_bincount, "weights added per bin in ascending position"),
+    "histc": (_histc, "PyTorch 2.x's float32 bin rule, exact counts"),
     "sort": (_sort, "stable order, -0 == +0, NaN largest; values bit copies"),
     "argsort": (_argsort, "the indices of sort"),
     "msort": (_msort, "sort along dim 0, values"),

@@ -525,6 +525,14 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
         bool include_self, sb_tensor *out), \
        index, NULL, SB_OP_NONE, sb_ref_scatter_reduce, SB_OP_NONE, \
        "exempt: no verify vectors yet; test_scatter_reduce checks every reduction against a restatement") \
+    OP(sb_bincount, sb_status, \
+       (const sb_tensor *x, const sb_tensor *weights, sb_tensor *out), \
+       index, NULL, SB_OP_NONE, sb_ref_bincount, SB_OP_NONE, \
+       "exempt: no verify vectors yet; test_histogram checks counts and the weighted chains") \
+    OP(sb_histc, sb_status, \
+       (const sb_tensor *x, int64_t bins, float min, float max, sb_tensor *out), \
+       index, NULL, SB_OP_NONE, sb_ref_histc, SB_OP_NONE, \
+       "exempt: no verify vectors yet; test_histogram checks the bin rule element by element") \
     OP(sb_sort, sb_status, \
        (const sb_tensor *x, int dim, bool descending, sb_tensor *values, sb_tensor *indices), \
        index, NULL, SB_OP_NONE, sb_ref_sort, sb_sort_backward, \

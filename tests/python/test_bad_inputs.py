@@ -190,6 +190,10 @@ OPS = {
     "scatter_reduce": (lambda: dict(x=_f(2, 3), dim=1, index=_i(2, 4), src=_f(2, 4), reduce="mean",
                                     include_self=False),
                        {"x:mismatch", "index:zero", "src:mismatch"}),
+    # counting: x's values below the bins (minlength widens them); any x for histc
+    "bincount": (lambda: dict(x=_i(5), weights=_f(5), minlength=4), set()),
+    "histc": (lambda: dict(x=_f(2, 3), bins=4, min=-1.0, max=1.0),
+              _all(["x"], ("rank_up", "rank_down", "zero", "mismatch"))),
     # running chains (contract section 10): any shape with a dim 1
     "cumsum": (lambda: dict(x=_f(2, 3), dim=1), {"x:rank_up", "x:zero", "x:mismatch"}),
     "cumsum_backward": (lambda: dict(dy=_f(2, 3), dim=1), {"dy:rank_up", "dy:zero", "dy:mismatch"}),
@@ -347,6 +351,9 @@ FUNCTIONAL = {
     "scatter_reduce": (lambda: dict(input=_t(_f(2, 3)), dim=1, index=_t(_i(2, 4)),
                                     src=_t(_f(2, 4)), reduce="amax", include_self=True),
                        {"input:mismatch", "index:zero", "src:mismatch"}),
+    "bincount": (lambda: dict(input=_t(_i(5)), weights=_t(_f(5)), minlength=4), set()),
+    "histc": (lambda: dict(input=_t(_f(2, 3)), bins=4, min=-1.0, max=1.0),
+              _all(["input"], ("rank_up", "rank_down", "zero", "mismatch"))),
     "cumsum": (lambda: dict(input=_t(_f(2, 3)), dim=1), {"input:rank_up", "input:zero",
                                                         "input:mismatch"}),
     "cumprod": (lambda: dict(input=_t(_f(2, 3)), dim=1), {"input:rank_up", "input:zero",

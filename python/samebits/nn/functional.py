@@ -34,7 +34,7 @@ __all__ = ["linear", "conv2d", "conv1d", "conv_transpose2d", "conv_transpose1d",
            "rms_norm", "group_norm", "instance_norm",
            "dropout", "mm", "div", "sqrt", "exp", "log", "sum", "mean", "cumsum", "cumprod",
            "gather", "index_select", "scatter_add", "index_add", "scatter_reduce", "embedding",
-           "embedding_bag",
+           "embedding_bag", "bincount", "histc",
            "sort", "argsort", "msort", "topk", "kthvalue", "median",
            "scaled_dot_product_attention"]
 
@@ -1551,6 +1551,20 @@ class _ScatterReduce(torch.autograd.Function):
 
 def scatter_reduce(input, dim, index, src, reduce, include_self=True):
     return _ScatterReduce.apply(input, dim, index, src, reduce, include_self)
+
+
+# ---- counting: bincount and histc (contract section 18) ---------------------
+# No gradient (PyTorch has none either): plain results, not recorded.
+
+def bincount(input, weights=None, minlength=0):
+    fn = "nn.functional.bincount"
+    w = to_np(weights, fn, "weights") if weights is not None else None
+    return torch.from_numpy(_ops._bincount(_index(input, fn), w, minlength, fn))
+
+
+def histc(input, bins=100, min=0.0, max=0.0):  # noqa: A002 (torch's names)
+    fn = "nn.functional.histc"
+    return torch.from_numpy(_ops._histc(to_np(input, fn, "input"), bins, min, max, fn))
 
 
 # ---- selection: sort, topk, kthvalue, median (contract section 18) ----------
