@@ -668,6 +668,111 @@ static sb_status run_cumulative(run_ctx *r) {
     return out(r, "backward", dx);
 }
 
+/* Index positions (shape s) in [0, len), drawn from the case's seed. */
+static sb_status positions(run_ctx *r, sb_tensor **t, const shp *s, int64_t len, uint64_t stream) {
+    SB_TRY(tnew(r, t, SB_I64, s));
+    int64_t *p = (*t)->data, n = sb_tensor_numel(*t);
+    for (int64_t i = 0; i < n; i++)
+        p[i] = (int64_t)sb_rng_bounded_at(r->c->seed, stream, (uint64_t)i, (uint32_t)len);
+    return SB_OK;
+}
+
+/* scatter_reduce (contract section 18): src x (the terms), out with size
+ * len along dim, index drawn in [0, len); reduce and include_self (self). */
+static const char *const scatter_reduce_names[] = {"sum", "prod", "mean", "amax", "amin"};
+
+static sb_status run_scatter_reduce(run_ctx *r) {
+    shp sx;
+    int64_t dim, len, self;
+    int op;
+    SB_TRY(pshape(r, "x", &sx));
+    SB_TRY(pick(r, "reduce", scatter_reduce_names, 5, &op));
+    SB_TRY(pint(r, "dim", 0, &dim));
+    SB_TRY(pint(r, "len", 1, &len));
+    SB_TRY(pint(r, "self", 1, &self));
+    if (sx.nd < 1 || dim < 0 || dim >= sx.nd) return bad_param(r, "dim");
+    if (len < 1 || len > 0xffffffffLL) return bad_param(r, "len");
+    shp so = sx;
+    so.d[dim] = len;
+    sb_tensor *src, *index, *o;
+    SB_TRY(input(r, &src, &sx, 1));
+    SB_TRY(positions(r, &index, &sx, len, 2));
+    SB_TRY(input(r, &o, &so, 3));
+    SB_TRY(sb_scatter_reduce((int)dim, index, src, (sb_scatter_reduce_op)op, self != 0, o));
+    return out(r, "forward", o);
+}
+
+/* sort / topk / kthvalue / median along dim (contract section 18; the
+ * keepdim form), values, indices and the backward's scatter; k and flag
+ * (descending / largest) where they apply. */
+static const char *const sort_names[] = {"sort", "topk", "kthvalue", "median"};
+
+static sb_status run_sort(run_ctx *r) {
+    shp sx;
+    int64_t dim, k, flag;
+    int fn;
+    SB_TRY(pshape(r, "x", &sx));
+    SB_TRY(pick(r, "fn", sort_names, 4, &fn));
+    SB_TRY(pint(r, "dim", 0, &dim));
+    SB_TRY(pint(r, "k", 1, &k));
+    SB_TRY(pint(r, "flag", 0, &flag));
+    if (sx.nd < 1 || dim < 0 || dim >= sx.nd) return bad_param(r, "dim");
+    int64_t n = sx.d[dim];
+    if ((fn == 1 && (k < 0 || k > n)) || (fn == 2 && (k < 1 || k > n))) return bad_param(r, "k");
+    if (n < 1) return bad_param(r, "x");
+    shp so = sx;
+    so.d[dim] = fn == 0 ? n : fn == 1 ? k : 1;
+    sb_tensor *x, *v, *ix, *dy, *dx;
+    SB_TRY(input(r, &x, &sx, 1));
+    SB_TRY(tnew(r, &v, SB_F32, &so));
+    SB_TRY(tnew(r, &ix, SB_I64, &so));
+    if (fn == 0) SB_TRY(sb_sort(x, (int)dim, flag != 0, v, ix));
+    if (fn == 1) SB_TRY(sb_topk(x, k, (int)dim, flag != 0, v, ix));
+    if (fn == 2) SB_TRY(sb_kthvalue(x, k, (int)dim, true, v, ix));
+    if (fn == 3) SB_TRY(sb_median(x, (int)dim, true, v, ix));
+    SB_TRY(out(r, "values", v));
+    SB_TRY(out(r, "indices", ix));
+    SB_TRY(input(r, &dy, &so, 2));
+    SB_TRY(zeros_like(r, &dx, x));
+    SB_TRY(sb_sort_backward(dy, (int)dim, ix, dx));
+    return out(r, "backward", dx);
+}
+
+/* bincount (n positions in [0, bins), counts and the weighted sums) and
+ * histc (x over bins bins of [lo, hi]; lo == hi: x's range). */
+static const char *const histogram_names[] = {"bincount", "histc"};
+
+static sb_status run_histogram(run_ctx *r) {
+    shp sx;
+    int64_t bins;
+    float lo, hi;
+    int fn;
+    SB_TRY(pshape(r, "x", &sx));
+    SB_TRY(pick(r, "fn", histogram_names, 2, &fn));
+    SB_TRY(pint(r, "bins", 1, &bins));
+    SB_TRY(pflt(r, "lo", 0.0f, &lo));
+    SB_TRY(pflt(r, "hi", 0.0f, &hi));
+    if (bins < 1 || bins > 0xffffffffLL) return bad_param(r, "bins");
+    shp sb = {1, {bins}};
+    sb_tensor *o;
+    SB_TRY(tnew(r, &o, SB_F32, &sb));
+    if (fn == 1) {
+        sb_tensor *x;
+        SB_TRY(input(r, &x, &sx, 1));
+        SB_TRY(sb_histc(x, bins, lo, hi, o));
+        return out(r, "forward", o);
+    }
+    if (sx.nd != 1) return bad_param(r, "x");
+    sb_tensor *x, *w, *counts;
+    SB_TRY(positions(r, &x, &sx, bins, 1));
+    SB_TRY(input(r, &w, &sx, 2));
+    SB_TRY(tnew(r, &counts, SB_I64, &sb));
+    SB_TRY(sb_bincount(x, NULL, counts));
+    SB_TRY(out(r, "counts", counts));
+    SB_TRY(sb_bincount(x, w, o));
+    return out(r, "weighted", o);
+}
+
 static sb_status run_softmax(run_ctx *r, bool log) {
     shp sx;
     int64_t dim;
@@ -1448,6 +1553,8 @@ static const runner runners[] = {
     {"rms_norm", run_rms_norm}, {"dropout", run_dropout},
     {"prelu", run_prelu},           {"cumulative", run_cumulative},
     {"sdpa", run_sdpa},
+    {"scatter_reduce", run_scatter_reduce}, {"sort", run_sort},
+    {"histogram", run_histogram},
     {"sgd", run_sgd},               {"adam", run_adam},
     {"rng", run_rng},               {"math", run_math},
     {"powf", run_powf},

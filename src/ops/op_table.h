@@ -524,37 +524,37 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
        (int dim, const sb_tensor *index, const sb_tensor *src, sb_scatter_reduce_op reduce, \
         bool include_self, sb_tensor *out), \
        index, NULL, SB_OP_NONE, sb_ref_scatter_reduce, SB_OP_NONE, \
-       "exempt: no verify vectors yet; test_scatter_reduce checks every reduction against a restatement") \
+       "scatter_reduce") \
     OP(sb_bincount, sb_status, \
        (const sb_tensor *x, const sb_tensor *weights, sb_tensor *out), \
        index, NULL, SB_OP_NONE, sb_ref_bincount, SB_OP_NONE, \
-       "exempt: no verify vectors yet; test_histogram checks counts and the weighted chains") \
+       "histogram") \
     OP(sb_histc, sb_status, \
        (const sb_tensor *x, int64_t bins, float min, float max, sb_tensor *out), \
        index, NULL, SB_OP_NONE, sb_ref_histc, SB_OP_NONE, \
-       "exempt: no verify vectors yet; test_histogram checks the bin rule element by element") \
+       "histogram") \
     OP(sb_sort, sb_status, \
        (const sb_tensor *x, int dim, bool descending, sb_tensor *values, sb_tensor *indices), \
        index, NULL, SB_OP_NONE, sb_ref_sort, sb_sort_backward, \
-       "exempt: no verify vectors yet; test_sort checks every rank against the reference") \
+       "sort") \
     OP(sb_topk, sb_status, \
        (const sb_tensor *x, int64_t k, int dim, bool largest, sb_tensor *values, \
         sb_tensor *indices), \
        index, NULL, SB_OP_NONE, sb_ref_sort, sb_sort_backward, \
-       "exempt: no verify vectors yet; test_sort checks every rank against the reference") \
+       "sort") \
     OP(sb_kthvalue, sb_status, \
        (const sb_tensor *x, int64_t k, int dim, bool keepdim, sb_tensor *values, \
         sb_tensor *indices), \
        index, NULL, SB_OP_NONE, sb_ref_sort, sb_sort_backward, \
-       "exempt: no verify vectors yet; test_sort checks every rank against the reference") \
+       "sort") \
     OP(sb_median, sb_status, \
        (const sb_tensor *x, int dim, bool keepdim, sb_tensor *values, sb_tensor *indices), \
        index, NULL, SB_OP_NONE, sb_ref_sort, sb_sort_backward, \
-       "exempt: no verify vectors yet; test_sort checks every rank against the reference") \
+       "sort") \
     OP(sb_sort_backward, sb_status, \
        (const sb_tensor *dy, int dim, const sb_tensor *indices, sb_tensor *dx), \
        index, NULL, SB_OP_NONE, sb_ref_sort_scatter, SB_OP_NONE, \
-       "exempt: no verify vectors yet; test_sort checks the scatter against the reference") \
+       "sort") \
     OP(sb_softmax_forward, sb_status, \
        (const sb_tensor *x, int dim, sb_tensor *y), \
        loss, "softmax", SB_OP_NONE, sb_ref_softmax_forward, sb_softmax_backward, \
