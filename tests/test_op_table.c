@@ -57,8 +57,8 @@
  * ctypes scalars: the test checks each ctypes type's size against these. */
 #define SB_SCALAR_TYPES(T)                                                                 \
     T(sb_status) T(sb_dtype) T(sb_device) T(sb_isa_level) T(sb_binary_op) T(sb_unary_op)   \
-    T(sb_loss_reduction) T(sb_sdpa_causal) T(sb_scatter_reduce_op) T(bool) T(char) T(int) T(unsigned) T(float)     \
-    T(double) T(int64_t) T(uint64_t) T(uint32_t) T(size_t)
+    T(sb_loss_reduction) T(sb_sdpa_causal) T(sb_scatter_reduce_op) T(bool) T(char) T(int)   \
+    T(unsigned) T(float) T(double) T(int64_t) T(uint64_t) T(uint32_t) T(size_t)
 
 /* The public constants the bindings restate. */
 #define SB_MIRRORED_CONSTANTS(C)                                                           \

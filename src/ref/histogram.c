@@ -19,9 +19,12 @@ void sb_ref_bincount(int64_t n, const int64_t *x, int64_t xs, const float *weigh
 
 int64_t sb_ref_histc_bin(float v, int64_t bins, float lo, float hi) {
     if (!(v >= lo && v <= hi)) return -1; /* NaN fails both comparisons */
-    float t = (v - lo) * (float)bins;
-    int64_t pos = (int64_t)(t / (hi - lo));
-    return pos >= bins ? bins - 1 : pos;
+    float q = ((v - lo) * (float)bins) / (hi - lo);
+    /* q is in [0, bins] up to rounding; a range so wide that hi - lo
+     * overflows gives inf / inf = NaN, which goes to the last bin instead of
+     * an undefined conversion */
+    if (!(q < (float)bins)) return bins - 1;
+    return (int64_t)q;
 }
 
 void sb_ref_histc(int64_t n, const float *x, int64_t xs, int64_t bins, float lo, float hi,

@@ -14,7 +14,8 @@ void sb_ref_bincount(int64_t n, const int64_t *x, int64_t xs, const float *weigh
 
 /* The bin of v for bins over [lo, hi] (lo < hi, both finite): -1 when v is
  * outside [lo, hi] or NaN, else (int64)(((v - lo) * bins) / (hi - lo)) with
- * three float32 roundings, bins itself mapped to bins - 1. */
+ * three float32 roundings, a quotient of bins or more (or NaN, when hi - lo
+ * overflows) mapped to bins - 1. */
 int64_t sb_ref_histc_bin(float v, int64_t bins, float lo, float hi);
 
 /* out[b] = (float) the number of the n elements x[i * xs] in bin b,
