@@ -91,6 +91,7 @@ static const sb_conv_transpose2d_params convt_p = {2, 2, 1, 1, 1, 1, 1, 1, 2};
 static const sb_pool2d_params pool_p = {2, 2, 2, 2, 0, 0, false, false, 0, 0, 0};
 static const sb_pad2d_params pad_p = {1, 2, 2, 1, SB_PAD_REFLECT, 0.0f};
 static const sb_interpolate_params interp_p = {SB_INTERP_CUBIC, true, {0.0, 0.0, 0.0}};
+static const sb_grid_sample_params grid_p = {SB_GRID_BILINEAR, SB_GRID_REFLECTION, false};
 static const int dim1[1] = {1};
 
 CALL(add, sb_add(t[0], t[1], t[2]))
@@ -175,6 +176,8 @@ CALL(pad_f, sb_pad2d_forward(t[0], &pad_p, t[1]))
 CALL(pad_b, sb_pad2d_backward(t[0], &pad_p, t[1]))
 CALL(interp_f, sb_interpolate_forward(t[0], &interp_p, t[1]))
 CALL(interp_b, sb_interpolate_backward(t[0], &interp_p, t[1]))
+CALL(grid_f, sb_grid_sample_forward(t[0], t[1], &grid_p, t[2]))
+CALL(grid_b, sb_grid_sample_backward(t[0], t[1], t[2], &grid_p, t[3], t[4]))
 CALL(sum, sb_sum(t[0], dim1, 1, false, t[1]))
 CALL(mean, sb_mean(t[0], dim1, 1, false, t[1]))
 CALL(var, sb_var(t[0], dim1, 1, 1, false, t[1]))
@@ -370,6 +373,11 @@ static const op_case ops[] = {
      {{"x", F, S4(2, 3, 4, 5), IN}, {"y", F, S4(2, 3, 7, 3), OUT}}},
     {"sb_interpolate_backward", c_interp_b, NULL,
      {{"dy", F, S4(2, 3, 7, 3), IN}, {"dx", F, S4(2, 3, 4, 5), OUT}}},
+    {"sb_grid_sample_forward", c_grid_f, NULL,
+     {{"x", F, S4(2, 3, 4, 5), IN}, {"grid", F, S4(2, 6, 7, 2), IN}, {"y", F, S4(2, 3, 6, 7), OUT}}},
+    {"sb_grid_sample_backward", c_grid_b, NULL,
+     {{"dy", F, S4(2, 3, 6, 7), IN}, {"x", F, S4(2, 3, 4, 5), IN}, {"grid", F, S4(2, 6, 7, 2), IN},
+      {"dx", F, S4(2, 3, 4, 5), OUT | OPT}, {"dgrid", F, S4(2, 6, 7, 2), OUT | OPT}}},
     {"sb_sum", c_sum, NULL, {{"x", F, S2(2, 3), IN}, {"out", F, S1(2), OUT}}},
     {"sb_mean", c_mean, NULL, {{"x", F, S2(2, 3), IN}, {"out", F, S1(2), OUT}}},
     {"sb_var", c_var, NULL, {{"x", F, S2(2, 3), IN}, {"out", F, S1(2), OUT}}},

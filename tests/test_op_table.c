@@ -39,6 +39,8 @@
         F(sb_pad2d_params, value)                                                         \
     S(sb_interpolate_params) F(sb_interpolate_params, mode)                               \
         F(sb_interpolate_params, align_corners) F(sb_interpolate_params, scales)          \
+    S(sb_grid_sample_params) F(sb_grid_sample_params, mode)                               \
+        F(sb_grid_sample_params, padding_mode) F(sb_grid_sample_params, align_corners)    \
     S(sb_elementwise_loss) F(sb_elementwise_loss, kind) F(sb_elementwise_loss, beta)         \
         F(sb_elementwise_loss, log_target)                                                \
     S(sb_class_loss) F(sb_class_loss, kind) F(sb_class_loss, label_smoothing)             \
@@ -66,7 +68,8 @@
     C(SB_DEVICE_OPENCL) C(SB_PAD_CONSTANT) C(SB_PAD_REFLECT) C(SB_PAD_REPLICATE)           \
     C(SB_PAD_CIRCULAR) C(SB_INTERP_NEAREST) C(SB_INTERP_NEAREST_EXACT) C(SB_INTERP_LINEAR) \
     C(SB_INTERP_CUBIC) C(SB_SCATTER_SUM) C(SB_SCATTER_PROD) C(SB_SCATTER_MEAN) C(SB_SCATTER_AMAX) \
-    C(SB_SCATTER_AMIN)
+    C(SB_SCATTER_AMIN) C(SB_GRID_BILINEAR) C(SB_GRID_NEAREST) C(SB_GRID_ZEROS) C(SB_GRID_BORDER) \
+    C(SB_GRID_REFLECTION)
 
 static const char *or_dash(const char *s) { return s ? s : "-"; }
 

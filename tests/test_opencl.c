@@ -1630,8 +1630,8 @@ static void test_complete(void) {
      * or K dimensions (section 11, sb_class_loss_*), CPU only so far (the
      * unweighted (N, C) form runs on OpenCL through class_loss_forward and
      * class_loss_backward); the CTC loss (section 11), CPU only so far;
-     * interpolation (section 8), CPU only so far: its backward gathers
-     * through per-axis reader tables the device does not build yet;
+     * interpolation and grid sampling (section 8), CPU only so far: their
+     * backward gathers through reader tables the device does not build yet;
      * scatter_reduce and sort/topk/kthvalue/median with their backward
      * (section 18; still to be written as kernels), CPU only so far. */
     const size_t not_yet[] = {offsetof(sb_backend_ops, class_loss_nd_forward) / sizeof(entry),
@@ -1641,6 +1641,8 @@ static void test_complete(void) {
                               offsetof(sb_backend_ops, interpolate_forward) / sizeof(entry),
                               offsetof(sb_backend_ops, interpolate_backward) / sizeof(entry),
                               offsetof(sb_backend_ops, scatter_reduce) / sizeof(entry),
+                              offsetof(sb_backend_ops, grid_sample_forward) / sizeof(entry),
+                              offsetof(sb_backend_ops, grid_sample_backward) / sizeof(entry),
                               offsetof(sb_backend_ops, sort_select) / sizeof(entry),
                               offsetof(sb_backend_ops, sort_scatter) / sizeof(entry),
                               SIZE_MAX};

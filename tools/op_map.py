@@ -78,6 +78,8 @@ def fast(o):
         return "`src/cpu/pad2d.c`"
     if n.startswith("sb_interpolate"):
         return "`src/cpu/interpolate.c`"
+    if n.startswith("sb_grid_sample"):
+        return "`src/cpu/grid_sample.c`"
     if f == "conv":
         return "`src/cpu/pool2d.c` (+ `pool2d_avx512.c`)"
     if n == "sb_reduce_to_shape":

@@ -270,6 +270,44 @@ SB_API sb_status sb_interpolate_forward(const sb_tensor *x, const sb_interpolate
 SB_API sb_status sb_interpolate_backward(const sb_tensor *dy, const sb_interpolate_params *params,
                                          sb_tensor *dx);
 
+/* ---- grid sampling ----------------------------------------------------------
+ * PyTorch's F.grid_sample on 4-D input (contract section 8, "Grid
+ * sampling"). x (N, C, H, W) with H, W >= 1, grid (N, OH, OW, 2) holding (x,
+ * y) in [-1, 1] (-1 the left/top edge), y (N, C, OH, OW). Each grid value is
+ * unnormalized to a source position (align_corners: (g + 1) * (S - 1) / 2;
+ * else (g + 1) * S / 2 - 0.5), then padded: zeros (outside reads +0), border
+ * (clipped into [0, S - 1]) or reflection (reflected about the edges, then
+ * clipped). Bilinear sums v * weight over the 4 corners (nw, ne, sw, se) left
+ * to right; nearest copies the element at the position rounded half to even.
+ * The backward gathers: dx is the canonical sum, over the (grid point,
+ * corner) pairs that read an element in row-major order, of weight * dy;
+ * dgrid is the canonical sum over channels of each point's per-channel
+ * derivative, times the coordinate's factor (0 for nearest). */
+typedef enum sb_grid_mode { SB_GRID_BILINEAR = 0, SB_GRID_NEAREST = 1 } sb_grid_mode;
+
+typedef enum sb_grid_padding {
+    SB_GRID_ZEROS = 0,
+    SB_GRID_BORDER = 1,
+    SB_GRID_REFLECTION = 2
+} sb_grid_padding;
+
+typedef struct sb_grid_sample_params {
+    sb_grid_mode mode;
+    sb_grid_padding padding_mode;
+    bool align_corners;
+} sb_grid_sample_params;
+
+/* y (N, C, OH, OW) from x (N, C, H, W) and grid (N, OH, OW, 2). */
+SB_API sb_status sb_grid_sample_forward(const sb_tensor *x, const sb_tensor *grid,
+                                        const sb_grid_sample_params *params, sb_tensor *y);
+
+/* dx (N, C, H, W) and dgrid (N, OH, OW, 2), each optional (NULL: not
+ * computed), from dy (N, C, OH, OW), x and grid. */
+SB_API sb_status sb_grid_sample_backward(const sb_tensor *dy, const sb_tensor *x,
+                                         const sb_tensor *grid,
+                                         const sb_grid_sample_params *params, sb_tensor *dx,
+                                         sb_tensor *dgrid);
+
 #ifdef __cplusplus
 }
 #endif

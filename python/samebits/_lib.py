@@ -249,6 +249,16 @@ class CtcLoss(CheckedStructure):
     _fields_ = [("blank", ctypes.c_int64), ("zero_infinity", ctypes.c_bool)]
 
 
+# sb_grid_mode, sb_grid_padding (include/samebits/conv.h)
+SB_GRID_BILINEAR, SB_GRID_NEAREST = 0, 1
+SB_GRID_ZEROS, SB_GRID_BORDER, SB_GRID_REFLECTION = 0, 1, 2
+
+
+class GridSampleParams(CheckedStructure):
+    _fields_ = [("mode", ctypes.c_int), ("padding_mode", ctypes.c_int),
+                ("align_corners", ctypes.c_bool)]
+
+
 class SgdConfig(CheckedStructure):
     _fields_ = [("lr", ctypes.c_double), ("momentum", ctypes.c_double),
                 ("dampening", ctypes.c_double), ("weight_decay", ctypes.c_double),
@@ -359,6 +369,8 @@ _SIGS = {
     "sb_pad2d_backward": (_i, [_T, ctypes.POINTER(Pad2dParams), _T]),
     "sb_interpolate_forward": (_i, [_T, ctypes.POINTER(InterpolateParams), _T]),
     "sb_interpolate_backward": (_i, [_T, ctypes.POINTER(InterpolateParams), _T]),
+    "sb_grid_sample_forward": (_i, [_T, _T, ctypes.POINTER(GridSampleParams), _T]),
+    "sb_grid_sample_backward": (_i, [_T, _T, _T, ctypes.POINTER(GridSampleParams), _T, _T]),
     "sb_adaptive_max_pool2d_forward": (_i, [_T, _T, _T]),
     "sb_adaptive_max_pool2d_backward": (_i, [_T, _T, _T]),
     "sb_adaptive_avg_pool2d_forward": (_i, [_T, _T]),

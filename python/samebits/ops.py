@@ -41,7 +41,7 @@ __all__ = [
     "max_pool2d", "max_pool2d_backward", "avg_pool2d", "avg_pool2d_backward",
     "adaptive_max_pool2d", "adaptive_max_pool2d_backward", "adaptive_avg_pool2d",
     "adaptive_avg_pool2d_backward", "pad2d", "pad2d_backward", "interpolate",
-    "interpolate_backward",
+    "interpolate_backward", "grid_sample", "grid_sample_backward",
     "sum", "mean", "sum_backward", "mean_backward",
     "cumsum", "cumsum_backward", "cumprod", "cumprod_backward",
     "batch_norm", "batch_norm_backward", "layer_norm", "layer_norm_backward",
@@ -1816,6 +1816,61 @@ def interpolate_backward(dy, input_shape, mode="nearest", align_corners=False, s
     dyn = to_np(dy, "interpolate_backward", "dy")
     p = _interp_params(mode, align_corners, scales, max(dyn.ndim - 2, 0), "interpolate_backward")
     return back(_interpolate_backward(dyn, input_shape, p), kind_of(dy))
+
+
+_GRID_MODES = {"bilinear": _lib.SB_GRID_BILINEAR, "nearest": _lib.SB_GRID_NEAREST}
+_GRID_PADDINGS = {"zeros": _lib.SB_GRID_ZEROS, "border": _lib.SB_GRID_BORDER,
+                  "reflection": _lib.SB_GRID_REFLECTION}
+
+
+def _grid_params(mode, padding_mode, align_corners, fn):
+    if mode not in _GRID_MODES:
+        raise ValueError("samebits.%s: mode must be one of %s, got %r"
+                         % (fn, ", ".join(_GRID_MODES), mode))
+    if padding_mode not in _GRID_PADDINGS:
+        raise ValueError("samebits.%s: padding_mode must be one of %s, got %r"
+                         % (fn, ", ".join(_GRID_PADDINGS), padding_mode))
+    if not isinstance(align_corners, (bool, np.bool_)):
+        raise TypeError("samebits.%s: align_corners must be a bool, got %r" % (fn, align_corners))
+    return _lib.GridSampleParams(_GRID_MODES[mode], _GRID_PADDINGS[padding_mode],
+                                 bool(align_corners))
+
+
+def _grid_sample(x, grid, p):
+    if x.ndim != 4 or grid.ndim != 4:
+        raise _lib.SamebitsError("samebits.grid_sample: x must be (N, C, H, W) and grid "
+                                 "(N, OH, OW, 2), got %s and %s" % (x.shape, grid.shape))
+    y = empty(_shape((x.shape[0], x.shape[1], grid.shape[1], grid.shape[2]), "grid_sample",
+                     "the output shape", 4))
+    call("sb_grid_sample_forward", ref(wrap(x)), ref(wrap(grid)), ctypes.byref(p), ref(wrap(y)))
+    return y
+
+
+def _grid_sample_backward(dy, x, grid, p, need_dx=True, need_dgrid=True):
+    dx = empty(x.shape) if need_dx else None
+    dgrid = empty(grid.shape) if need_dgrid else None
+    call("sb_grid_sample_backward", ref(wrap(dy)), ref(wrap(x)), ref(wrap(grid)),
+         ctypes.byref(p), ref(wrap(dx)) if dx is not None else None,
+         ref(wrap(dgrid)) if dgrid is not None else None)
+    return dx, dgrid
+
+
+def grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False):
+    """x (N, C, H, W) sampled at grid (N, OH, OW, 2) (contract, Grid sampling)."""
+    p = _grid_params(mode, padding_mode, align_corners, "grid_sample")
+    return back(_grid_sample(to_np(x, "grid_sample", "x"), to_np(grid, "grid_sample", "grid"), p),
+                kind_of(x))
+
+
+def grid_sample_backward(dy, x, grid, mode="bilinear", padding_mode="zeros",
+                         align_corners=False):
+    """(dx, dgrid): dx gathers weight * dy in grid order; dgrid is the
+    canonical sum over channels (0 for nearest)."""
+    fn = "grid_sample_backward"
+    p = _grid_params(mode, padding_mode, align_corners, fn)
+    dx, dgrid = _grid_sample_backward(to_np(dy, fn, "dy"), to_np(x, fn, "x"),
+                                      to_np(grid, fn, "grid"), p)
+    return back(dx, kind_of(dy)), back(dgrid, kind_of(dy))
 
 
 def sum(x, dim=None, keepdim=False):  # noqa: A001 (mirrors torch.sum)

@@ -808,6 +808,9 @@ ROUTED = {
     "conv_transpose1d": (_call(SF.conv_transpose1d), "conv_transpose2d at height 1"),
     "interpolate": (_call(SF.interpolate), "resampling: nearest, nearest-exact, (bi/tri)linear, "
                                            "bicubic, area; align_corners, scale factors"),
+    "grid_sample": (_call(SF.grid_sample), "sampling at a grid: bilinear, nearest; zeros, "
+                                           "border, reflection padding"),
+    "affine_grid": (_call(SF.affine_grid), "the sampling grid of an affine map (4-D sizes)"),
     "pad": (_call(SF.pad), "padding of the last 1 or 2 dims: constant, reflect, replicate, "
                            "circular"),
     "max_pool2d": (_call(SF.max_pool2d), "max pooling, with dilation"),

@@ -34,6 +34,7 @@
 #include "ref/ref_ctc.h"
 #include "ref/ref_cumulative.h"
 #include "ref/ref_index.h"
+#include "ref/ref_grid.h"
 #include "ref/ref_interp.h"
 #include "ref/ref_linalg.h"
 #include "ref/ref_loss.h"
@@ -129,6 +130,12 @@ typedef struct sb_backend_ops {
                                      const float *x, float *y);
     sb_status (*interpolate_backward)(const sb_backend *be, const sb_interp_geom *g,
                                       const float *dy, float *dx);
+    /* Grid sampling (section 8, "Grid sampling"); dx, dgrid may be NULL. */
+    sb_status (*grid_sample_forward)(const sb_backend *be, const sb_grid_geom *g, const float *x,
+                                     const float *grid, float *y);
+    sb_status (*grid_sample_backward)(const sb_backend *be, const sb_grid_geom *g,
+                                      const float *x, const float *grid, const float *dy,
+                                      float *dx, float *dgrid);
 
     /* ---- pointwise (section 9); views of out's shape ---- */
     /* in[0] = x (or y for tanh/sigmoid backward), in[1] = dy when backward. */

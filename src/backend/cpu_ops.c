@@ -11,6 +11,7 @@
 #include "cpu/conv_internal.h"
 #include "cpu/cpu.h"
 #include "cpu/ops_internal.h"
+#include "cpu/grid_internal.h"
 #include "cpu/interp_internal.h"
 #include "cpu/pad_internal.h"
 #include "ref/ref_loss.h"
@@ -604,6 +605,20 @@ static sb_status cpu_interpolate_backward(const sb_backend *be, const sb_interp_
     return sb_cpu_interpolate_backward(g, dy, dx);
 }
 
+static sb_status cpu_grid_sample_forward(const sb_backend *be, const sb_grid_geom *g,
+                                         const float *x, const float *grid, float *y) {
+    (void)be;
+    sb_cpu_grid_sample_forward(g, x, grid, y);
+    return SB_OK;
+}
+
+static sb_status cpu_grid_sample_backward(const sb_backend *be, const sb_grid_geom *g,
+                                          const float *x, const float *grid, const float *dy,
+                                          float *dx, float *dgrid) {
+    (void)be;
+    return sb_cpu_grid_sample_backward(g, x, grid, dy, dx, dgrid);
+}
+
 const sb_backend_ops sb_cpu_backend_ops = {
     .sgemm = cpu_sgemm,
     .linear_forward = cpu_linear_forward,
@@ -623,6 +638,8 @@ const sb_backend_ops sb_cpu_backend_ops = {
     .pad2d_backward = cpu_pad2d_backward,
     .interpolate_forward = cpu_interpolate_forward,
     .interpolate_backward = cpu_interpolate_backward,
+    .grid_sample_forward = cpu_grid_sample_forward,
+    .grid_sample_backward = cpu_grid_sample_backward,
     .activation = cpu_activation,
     .unary = cpu_unary,
     .unary_backward = cpu_unary_backward,

@@ -77,6 +77,11 @@ static const spec specs[] = {
     {"interpolate", 274, true, "x=1x2x3x4x5,out=7x10x12,mode=linear,scale=2.5"},
     {"interpolate", 275, true, "x=2x3x6x5,out=13x12,mode=cubic,align=1,adv=8"},
     {"interpolate", 276, false, "x=2x4x16x16,out=40x40,mode=cubic,scale=2.5"},
+    {"grid_sample", 277, true, "x=2x3x5x6,out=4x7,mode=bilinear,padding=zeros,adv=8"},
+    {"grid_sample", 278, true, "x=2x2x6x5,out=5x5,mode=bilinear,padding=border,align=1"},
+    {"grid_sample", 279, true, "x=1x3x4x7,out=6x3,mode=bilinear,padding=reflection,adv=8"},
+    {"grid_sample", 280, true, "x=2x3x5x5,out=4x4,mode=nearest,padding=reflection,align=1"},
+    {"grid_sample", 281, false, "x=2x4x16x16,out=24x24,mode=bilinear,padding=zeros,align=1"},
     /* elementwise */
     {"binary", 28, true, "op=add,a=3x4x5,b=4x1,adv=6"},
     {"binary", 29, true, "op=sub,a=3x4x5,b=5,adv=6"},

@@ -403,7 +403,8 @@ static sb_status run_pad2d(run_ctx *r) {
 }
 
 /* Interpolation: x (N, C, S...), out=O... (the spatial output size), mode,
- * align (0/1), scale (one scale for every axis, 0 for none). */
+ * align (0/1), scale (one scale factor for every axis, 0 for none; input()
+ * multiplies the random inputs by the same parameter). */
 static const char *const interp_names[] = {"nearest", "nearest-exact", "linear", "cubic"};
 static sb_status run_interpolate(run_ctx *r) {
     shp sx, so;
@@ -430,6 +431,38 @@ static sb_status run_interpolate(run_ctx *r) {
     SB_TRY(out(r, "forward", y));
     SB_TRY(sb_interpolate_backward(dy, &p, dx));
     return out(r, "backward", dx);
+}
+
+/* Grid sampling: x (N, C, H, W), out=OHxOW (the grid's points), mode,
+ * padding, align (0/1); the grid's values are normal draws (stream 3), so
+ * some fall outside [-1, 1]. */
+static const char *const grid_mode_names[] = {"bilinear", "nearest"};
+static const char *const grid_pad_names[] = {"zeros", "border", "reflection"};
+static sb_status run_grid_sample(run_ctx *r) {
+    shp sx, so;
+    int mode, pad;
+    int64_t align;
+    SB_TRY(pshape(r, "x", &sx));
+    SB_TRY(pshape(r, "out", &so));
+    SB_TRY(pick(r, "mode", grid_mode_names, 2, &mode));
+    SB_TRY(pick(r, "padding", grid_pad_names, 3, &pad));
+    SB_TRY(pint(r, "align", 0, &align));
+    if (sx.nd != 4) return bad_param(r, "x");
+    if (so.nd != 2) return bad_param(r, "out");
+    sb_grid_sample_params p = {(sb_grid_mode)mode, (sb_grid_padding)pad, align != 0};
+    shp sg = {4, {sx.d[0], so.d[0], so.d[1], 2}}, sy = {4, {sx.d[0], sx.d[1], so.d[0], so.d[1]}};
+    sb_tensor *x, *grid, *y, *dy, *dx, *dgrid;
+    SB_TRY(input(r, &x, &sx, 1));
+    SB_TRY(input(r, &grid, &sg, 3));
+    SB_TRY(tnew(r, &y, SB_F32, &sy));
+    SB_TRY(input(r, &dy, &sy, 2));
+    SB_TRY(zeros_like(r, &dx, x));
+    SB_TRY(zeros_like(r, &dgrid, grid));
+    SB_TRY(sb_grid_sample_forward(x, grid, &p, y));
+    SB_TRY(out(r, "forward", y));
+    SB_TRY(sb_grid_sample_backward(dy, x, grid, &p, dx, dgrid));
+    SB_TRY(out(r, "backward_x", dx));
+    return out(r, "backward_grid", dgrid);
 }
 
 static const char *const binary_names[] = {"add", "sub", "mul", "div", "maximum", "minimum"};
@@ -1542,6 +1575,7 @@ static const runner runners[] = {
     {"adaptive_max_pool2d", run_adaptive_max_pool2d},
     {"adaptive_avg_pool2d", run_adaptive_avg_pool2d}, {"pad2d", run_pad2d},
     {"interpolate", run_interpolate},
+    {"grid_sample", run_grid_sample},
     {"binary", run_binary},         {"unary", run_unary},
     {"activation", run_activation}, {"reduce", run_reduce},
     {"softmax", run_softmax_op},    {"log_softmax", run_log_softmax},

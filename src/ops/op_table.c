@@ -10,6 +10,7 @@
 #include "ref/ref_attention.h"
 #include "ref/ref_cumulative.h"
 #include "ref/ref_index.h"
+#include "ref/ref_grid.h"
 #include "ref/ref_histogram.h"
 #include "ref/ref_interp.h"
 #include "ref/ref_linalg.h"

@@ -173,6 +173,16 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
        (const sb_tensor *dy, const sb_interpolate_params *params, sb_tensor *dx), \
        conv, NULL, SB_OP_NONE, sb_ref_interpolate_backward, SB_OP_NONE, \
        "interpolate") \
+    OP(sb_grid_sample_forward, sb_status, \
+       (const sb_tensor *x, const sb_tensor *grid, const sb_grid_sample_params *params, \
+        sb_tensor *y), \
+       conv, NULL, SB_OP_NONE, sb_ref_grid_sample_forward, sb_grid_sample_backward, \
+       "grid_sample") \
+    OP(sb_grid_sample_backward, sb_status, \
+       (const sb_tensor *dy, const sb_tensor *x, const sb_tensor *grid, \
+        const sb_grid_sample_params *params, sb_tensor *dx, sb_tensor *dgrid), \
+       conv, NULL, SB_OP_NONE, sb_ref_grid_sample_backward, SB_OP_NONE, \
+       "grid_sample") \
     OP(sb_binary, sb_status, \
        (sb_binary_op op, const sb_tensor *a, const sb_tensor *b, sb_tensor *out), \
        elementwise, "binary", SB_OP_NONE, sb_ref_binary, sb_binary_backward, \

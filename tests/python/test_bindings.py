@@ -44,6 +44,7 @@ MIRRORS = {
     "sb_pad2d_params": _lib.Pad2dParams, "sb_elementwise_loss": _lib.ElementwiseLoss,
     "sb_class_loss": _lib.ClassLoss, "sb_interpolate_params": _lib.InterpolateParams,
     "sb_ctc_loss": _lib.CtcLoss,
+    "sb_grid_sample_params": _lib.GridSampleParams,
     "sb_sgd_config": _lib.SgdConfig, "sb_adam_config": _lib.AdamConfig, "sb_rng": _lib.Rng,
 }
 SCALARS = {

@@ -24,7 +24,8 @@ from .. import ops as _ops
 from .._convert import to_np, to_np_index
 
 __all__ = ["linear", "conv2d", "conv1d", "conv_transpose2d", "conv_transpose1d", "pad",
-           "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
+           "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "grid_sample",
+           "affine_grid",
            "max_pool2d", "avg_pool2d", "adaptive_max_pool2d",
            "adaptive_avg_pool2d", "relu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "silu", "leaky_relu", "softplus", "tanh", "sigmoid", "gelu",
            "elu", "selu", "celu", "mish", "logsigmoid", "hardshrink", "softshrink", "threshold",
@@ -371,6 +372,96 @@ class _InterpolateFn(torch.autograd.Function):
     def backward(ctx, dy):
         dyn = to_np(dy, "interpolate", "grad")
         return _t(_ops._interpolate_backward(dyn, ctx.shape, ctx.p)), None, None
+
+
+_GRID_MODES = ("bilinear", "nearest")
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """torch.nn.functional.grid_sample for 4-D input (contract section 8,
+    "Grid sampling"): bilinear or nearest, zeros / border / reflection
+    padding. The backward gathers dx with the canonical sum in grid order and
+    sums dgrid over channels with it, where PyTorch scatter-adds."""
+    fn = "samebits.nn.functional.grid_sample"
+    for name, v in (("input", input), ("grid", grid)):
+        if not isinstance(v, torch.Tensor):
+            raise TypeError("%s: %s must be a torch.Tensor, got %s" % (fn, name, type(v).__name__))
+    if input.dim() != 4:
+        raise NotImplementedError("%s: only 4-D input (N, C, H, W) is supported, got %d-D"
+                                  % (fn, input.dim()))
+    if mode not in _GRID_MODES:
+        raise NotImplementedError("%s: mode %r is not supported (bilinear or nearest)"
+                                  % (fn, mode))
+    if align_corners is not None and not isinstance(align_corners, bool):
+        raise TypeError("%s: align_corners must be a bool or None, got %r" % (fn, align_corners))
+    p = _ops._grid_params(mode, padding_mode, bool(align_corners), "nn.functional.grid_sample")
+    return _GridSampleFn.apply(input, grid, p)
+
+
+class _GridSampleFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, grid, p):
+        ctx.p = p
+        ctx.save_for_backward(x, grid)
+        return _t(_ops._grid_sample(to_np(x, "grid_sample", "input"),
+                                    to_np(grid, "grid_sample", "grid"), p))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        x, grid = ctx.saved_tensors
+        nx, ng = ctx.needs_input_grad[:2]
+        dx, dgrid = _ops._grid_sample_backward(
+            to_np(dy, "grid_sample", "grad"), to_np(x, "grid_sample", "input"),
+            to_np(grid, "grid_sample", "grid"), ctx.p, nx, ng)
+        return _t(dx), _t(dgrid), None
+
+
+def _base_coords(steps, align_corners):
+    """PyTorch's linspace_from_neg_one in float32: linspace(-1, 1, steps)
+    (step = 2 / (steps - 1); the first half -1 + step * i, the second
+    1 - step * (steps - 1 - i)), times (steps - 1) then divided by steps
+    without align_corners; one step is 0."""
+    if steps <= 1:
+        return np.zeros(max(steps, 0), dtype=np.float32)
+    f = np.float32
+    step = f(2.0) / f(steps - 1)
+    i = np.arange(steps)
+    half = steps // 2
+    r = np.where(i < half, f(-1.0) + step * i.astype(np.float32),
+                 f(1.0) - step * (steps - 1 - i).astype(np.float32)).astype(np.float32)
+    if not align_corners:
+        r = (r * f(steps - 1)).astype(np.float32) / f(steps)
+    return r.astype(np.float32)
+
+
+def affine_grid(theta, size, align_corners=None):
+    """torch.nn.functional.affine_grid for 4-D sizes: grid = base @ theta^T
+    per batch entry, base the (x, y, 1) points of PyTorch's coordinates, the
+    product a samebits matrix product (one fmaf chain over the 3 terms per
+    output), whose backward gives theta's gradient."""
+    fn = "samebits.nn.functional.affine_grid"
+    if not isinstance(theta, torch.Tensor):
+        raise TypeError("%s: theta must be a torch.Tensor, got %s" % (fn, type(theta).__name__))
+    if not isinstance(size, (tuple, list, torch.Size)) or len(size) != 4:
+        raise NotImplementedError("%s: size must be a 4-D (N, C, H, W) size, got %r" % (fn, size))
+    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in size):
+        raise ValueError("%s: size %r must hold ints" % (fn, tuple(size)))
+    n, _, h, w = (int(v) for v in size)
+    if min(n, h, w) < 1:
+        raise ValueError("%s: size %r must be positive" % (fn, tuple(size)))
+    if theta.dim() != 3 or tuple(theta.shape) != (n, 2, 3):
+        raise ValueError("%s: theta must be (N, 2, 3) = (%d, 2, 3) for size %r, got %s"
+                         % (fn, n, tuple(size), tuple(theta.shape)))
+    if align_corners is not None and not isinstance(align_corners, bool):
+        raise TypeError("%s: align_corners must be a bool or None, got %r" % (fn, align_corners))
+    xs, ys = _base_coords(w, bool(align_corners)), _base_coords(h, bool(align_corners))
+    base = np.empty((n, h, w, 3), dtype=np.float32)
+    base[..., 0] = xs[None, None, :]
+    base[..., 1] = ys[None, :, None]
+    base[..., 2] = 1.0
+    grid = mm(torch.from_numpy(base.reshape(n, h * w, 3)), theta, trans_b=True)
+    return grid.reshape(n, h, w, 2)
 
 
 class _MaxPool2d(torch.autograd.Function):
