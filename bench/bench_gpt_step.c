@@ -10,34 +10,12 @@
  * Prints "gpt_step_ms <median> threads <N> isa <isa>" and
  * "gpt_generate_tokens_per_s <median over 5 runs>". The token values come
  * from a Philox stream: the cost does not depend on them. */
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include "samebits.h"
+#include "bench_common.h"
 
 enum { VOCAB = 82, BATCH = 8 };
 
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static int die(const char *what) {
-    fprintf(stderr, "bench_gpt_step: %s: %s\n", what, sb_last_error());
-    return 1;
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return v[n / 2];
-}
+#define die(what) bench_fail("bench_gpt_step", what)
 
 int main(int argc, char **argv) {
     int threads = 1, steps = 20;
@@ -67,7 +45,7 @@ int main(int argc, char **argv) {
             ((int64_t *)x->data)[i] = sb_rng_bounded_at(1, (uint64_t)(s + warmup), (uint64_t)i, VOCAB);
             ((int64_t *)y->data)[i] = sb_rng_bounded_at(2, (uint64_t)(s + warmup), (uint64_t)i, VOCAB);
         }
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         sb_graph_reset(g);
         sb_variable *logits, *rows, *loss;
         const int64_t shape[2] = {-1, VOCAB};
@@ -76,9 +54,9 @@ int main(int argc, char **argv) {
             sb_ag_cross_entropy(g, rows, y, SB_LOSS_MEAN, 0.0f, &loss) != SB_OK ||
             sb_graph_backward(g, loss) != SB_OK || sb_optimizer_step(opt) != SB_OK)
             return die("step");
-        if (s >= 0) ms[s] = now_ms() - t0;
+        if (s >= 0) ms[s] = bench_now_ms() - t0;
     }
-    printf("gpt_step_ms %.3f threads %d isa %s\n", median(ms, steps), threads, sb_isa_name(sb_isa()));
+    printf("gpt_step_ms %.3f threads %d isa %s\n", bench_median(ms, steps), threads, sb_isa_name(sb_isa()));
     /* generation: 64 one-token steps through the KV cache */
     sb_module_train(model, false);
     sb_sample_config greedy = {0.0f, 0, 1.0f};
@@ -90,7 +68,7 @@ int main(int argc, char **argv) {
         sb_gpt_cache *cache;
         if (sb_gpt_cache_new(&cache, model, 1) != SB_OK) return die("cache");
         ((int64_t *)tok->data)[0] = 1;
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         for (int64_t p = 0; p < T; p++) {
             sb_variable *logits;
             sb_graph_reset(g);
@@ -99,10 +77,10 @@ int main(int argc, char **argv) {
                                 (int64_t *)tok->data) != SB_OK)
                 return die("generate");
         }
-        if (r >= 0) rates[r] = (double)T / ((now_ms() - t0) * 1e-3);
+        if (r >= 0) rates[r] = (double)T / ((bench_now_ms() - t0) * 1e-3);
         sb_gpt_cache_free(cache);
     }
-    printf("gpt_generate_tokens_per_s %.1f\n", median(rates, 5));
+    printf("gpt_generate_tokens_per_s %.1f\n", bench_median(rates, 5));
     free(ms);
     sb_tensor_free(x);
     sb_tensor_free(y);

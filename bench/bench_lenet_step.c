@@ -7,28 +7,10 @@
  * Prints "lenet5_step_ms <median> threads <N>". Uses Fashion-MNIST when
  * DIR holds it (the step's cost hardly depends on the values), else
  * uniform random images. */
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include "samebits.h"
-#include "samebits/train.h"
+#include "bench_common.h"
 
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static int die(const char *what) {
-    fprintf(stderr, "bench_lenet_step: %s: %s\n", what, sb_last_error());
-    return 1;
-}
+#define die(what) bench_fail("bench_lenet_step", what)
 
 int main(int argc, char **argv) {
     int threads = 1, steps = 30;
@@ -41,19 +23,8 @@ int main(int argc, char **argv) {
     if (steps < 1 || steps > 100000) steps = 30;
     if (sb_set_num_threads(threads) != SB_OK) return die("threads");
 
-    sb_dataset train = {0};
-    if (sb_mnist_load(data, true, &train) != SB_OK) {
-        /* No dataset: 1000 random images with random labels. */
-        int64_t ishape[4] = {1000, 1, 28, 28}, lshape[1] = {1000};
-        if (sb_tensor_new(&train.images, SB_F32, 4, ishape) != SB_OK ||
-            sb_tensor_new(&train.labels, SB_I64, 1, lshape) != SB_OK)
-            return die("dataset");
-        sb_rng rng = sb_rng_make(1, 0);
-        if (sb_rng_uniform(&rng, 0, (float *)train.images->data, 1000 * 28 * 28) != SB_OK)
-            return die("dataset");
-        int64_t *lab = (int64_t *)train.labels->data;
-        for (int i = 0; i < 1000; i++) lab[i] = i % 10;
-    }
+    sb_dataset train;
+    if (bench_lenet_data(data, &train) != SB_OK) return die("dataset");
 
     sb_module *model;
     sb_optimizer *opt;
@@ -71,7 +42,7 @@ int main(int argc, char **argv) {
     if (!ms) return 1;
     int64_t batches = sb_loader_num_batches(loader);
     for (int s = -warmup; s < steps; s++) {
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         sb_graph_reset(g);
         sb_tensor *x, *y;
         sb_variable *in, *logits, *loss;
@@ -81,10 +52,10 @@ int main(int argc, char **argv) {
             sb_ag_cross_entropy(g, logits, y, SB_LOSS_MEAN, 0.0f, &loss) != SB_OK ||
             sb_graph_backward(g, loss) != SB_OK || sb_optimizer_step(opt) != SB_OK)
             return die("step");
-        if (s >= 0) ms[s] = now_ms() - t0;
+        if (s >= 0) ms[s] = bench_now_ms() - t0;
     }
-    qsort(ms, (size_t)steps, sizeof(double), cmp_double);
-    printf("lenet5_step_ms %.3f threads %d isa %s\n", ms[steps / 2], threads, sb_isa_name(sb_isa()));
+    printf("lenet5_step_ms %.3f threads %d isa %s\n", bench_median(ms, steps), threads,
+           sb_isa_name(sb_isa()));
     free(ms);
     sb_loader_free(loader);
     sb_graph_free(g);

@@ -12,29 +12,11 @@
  * n = 1024, "unchecked" above, "DIFFER" otherwise: the run then fails), then
  * "lenet5_step_ms T device opencl" (the median of S steps of batch 100:
  * upload, forward, cross-entropy, backward, Adam, the loss brought back). */
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include "samebits.h"
-#include "samebits/train.h"
+#include "../bench_common.h"
 #include "opencl/opencl_internal.h"
 
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static int die(const char *what) {
-    fprintf(stderr, "bench_gpu: %s: %s\n", what, sb_last_error());
-    return 1;
-}
+#define die(what) bench_fail("bench_gpu", what)
 
 /* A host tensor of n x n values in [-1, 1) from a Philox stream. */
 static sb_tensor *random_square(int64_t n, uint64_t stream) {
@@ -60,13 +42,13 @@ static int bench_sgemm(int64_t n) {
         return die("sgemm setup");
     double best = 1e30, spent = 0.0;
     for (int r = -1; r < 20 && (r < 2 || spent < 2000.0); r++) { /* r = -1 builds the program */
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         sb_tensor_free(back);
         back = NULL;
         if (sb_matmul(da, db, false, false, dc) != SB_OK ||
             sb_tensor_to(&back, dc, SB_DEVICE_CPU) != SB_OK)
             return die("sgemm");
-        double t = now_ms() - t0;
+        double t = bench_now_ms() - t0;
         if (r >= 0) {
             spent += t;
             if (t < best) best = t;
@@ -86,19 +68,8 @@ static int bench_sgemm(int64_t n) {
 }
 
 static int bench_lenet(int steps, const char *data) {
-    sb_dataset train = {0};
-    if (sb_mnist_load(data, true, &train) != SB_OK) {
-        /* No dataset: 1000 random images with random labels. */
-        int64_t ishape[4] = {1000, 1, 28, 28}, lshape[1] = {1000};
-        if (sb_tensor_new(&train.images, SB_F32, 4, ishape) != SB_OK ||
-            sb_tensor_new(&train.labels, SB_I64, 1, lshape) != SB_OK)
-            return die("dataset");
-        sb_rng rng = sb_rng_make(1, 0);
-        if (sb_rng_uniform(&rng, 0, (float *)train.images->data, 1000 * 28 * 28) != SB_OK)
-            return die("dataset");
-        int64_t *lab = (int64_t *)train.labels->data;
-        for (int i = 0; i < 1000; i++) lab[i] = i % 10;
-    }
+    sb_dataset train;
+    if (bench_lenet_data(data, &train) != SB_OK) return die("dataset");
     sb_module *model;
     sb_optimizer *opt;
     sb_graph *g;
@@ -115,7 +86,7 @@ static int bench_lenet(int steps, const char *data) {
     if (!ms) return 1;
     int64_t batches = sb_loader_num_batches(loader);
     for (int s = -warmup; s < steps; s++) {
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         sb_graph_reset(g);
         sb_tensor *x, *y, *xd = NULL, *yd = NULL, *lv = NULL;
         sb_variable *in, *logits, *loss;
@@ -131,10 +102,9 @@ static int bench_lenet(int steps, const char *data) {
         sb_tensor_free(xd);
         sb_tensor_free(yd);
         sb_tensor_free(lv);
-        if (s >= 0) ms[s] = now_ms() - t0;
+        if (s >= 0) ms[s] = bench_now_ms() - t0;
     }
-    qsort(ms, (size_t)steps, sizeof(double), cmp_double);
-    printf("lenet5_step_ms %.3f device opencl\n", ms[steps / 2]);
+    printf("lenet5_step_ms %.3f device opencl\n", bench_median(ms, steps));
     free(ms);
     sb_loader_free(loader);
     sb_graph_free(g);
