@@ -8,10 +8,6 @@
 #include "core/fpenv.h"
 #include "ops/validate.h"
 
-/* A 0-dim tensor takes part as one of shape [1]. */
-static int64_t size_at(const sb_tensor *t, int k) { return t->ndim ? t->shape[k] : 1; }
-static int64_t stride_at(const sb_tensor *t, int k) { return t->ndim ? t->strides[k] : 0; }
-
 /* One input slot of a call: its name and tensor (NULL: unused). */
 typedef struct operand {
     const char *name;
@@ -27,11 +23,8 @@ static sb_status run(const char *fn, sb_ref_cum_kind kind, int dim, operand a, o
     for (int i = 0; i < 3; i++)
         if (in[i].name) SB_TRY(sb_check_tensor(fn, in[i].name, in[i].t, SB_F32, -1));
     SB_TRY(sb_check_tensor(fn, oname, out, SB_F32, -1));
-    int nd = out->ndim ? out->ndim : 1;
-    if (dim < -nd || dim >= nd)
-        return sb_fail(SB_ERR_ARG, "%s: dim = %d is out of range for a tensor with %d dimensions",
-                       fn, dim, out->ndim);
-    int d = dim < 0 ? dim + nd : dim;
+    int nd = sb_ops_rank_of(out), d = 0;
+    SB_TRY(sb_ops_wrap_dim(fn, dim, out->ndim, &d));
     for (int i = 0; i < 3; i++)
         if (in[i].name) SB_TRY(sb_check_same_shape(fn, oname, out, in[i].name, in[i].t));
     SB_TRY(sb_pw_check_out(fn, oname, out));
@@ -47,11 +40,11 @@ static sb_status run(const char *fn, sb_ref_cum_kind kind, int dim, operand a, o
     SB_TRY(sb_ops_backend_of(fn, names, 4, all, &be));
     sb_ref_cum_geom g = {.ndim = nd, .dim = d};
     for (int k = 0; k < nd; k++) {
-        g.shape[k] = size_at(out, k);
-        g.x_stride[k] = stride_at(a.t, k);
-        g.y_stride[k] = b.t ? stride_at(b.t, k) : 0;
-        g.dy_stride[k] = c.t ? stride_at(c.t, k) : 0;
-        g.out_stride[k] = stride_at(out, k);
+        g.shape[k] = sb_ops_size_at(out, k);
+        g.x_stride[k] = sb_ops_stride_at(a.t, k);
+        g.y_stride[k] = b.t ? sb_ops_stride_at(b.t, k) : 0;
+        g.dy_stride[k] = c.t ? sb_ops_stride_at(c.t, k) : 0;
+        g.out_stride[k] = sb_ops_stride_at(out, k);
     }
     return SB_BACKEND_RUN(fn, be, cumulative, kind, &g, a.t->data, b.t ? b.t->data : NULL,
                           c.t ? c.t->data : NULL, out->data);

@@ -6,20 +6,6 @@
 #include "core/fpenv.h"
 #include "ops/validate.h"
 
-/* A 0-dim tensor takes part as one of shape [1]. */
-static int rank_of(const sb_tensor *t) { return t->ndim ? t->ndim : 1; }
-static int64_t size_at(const sb_tensor *t, int k) { return t->ndim ? t->shape[k] : 1; }
-static int64_t stride_at(const sb_tensor *t, int k) { return t->ndim ? t->strides[k] : 0; }
-
-static sb_status wrap_dim(const char *fn, int dim, int ndim, int *d) {
-    int nd = ndim ? ndim : 1;
-    if (dim < -nd || dim >= nd)
-        return sb_fail(SB_ERR_ARG, "%s: dim = %d is out of range for a tensor with %d dimensions", fn,
-                       dim, ndim);
-    *d = dim < 0 ? dim + nd : dim;
-    return SB_OK;
-}
-
 /* `out` is written: not self-overlapping and on no input's memory. */
 static sb_status check_written(const char *fn, const char *oname, const sb_tensor *out,
                                const char *aname, const sb_tensor *a, const char *bname,
@@ -36,7 +22,7 @@ static sb_status elementwise_geom(const char *fn, int dim, const sb_tensor *tabl
                                   const char *tname, const sb_tensor *index,
                                   const sb_tensor *dense, const char *dname, sb_ref_index_geom *g) {
     int d = 0;
-    SB_TRY(wrap_dim(fn, dim, table->ndim, &d));
+    SB_TRY(sb_ops_wrap_dim(fn, dim, table->ndim, &d));
     if (index->ndim != table->ndim)
         return sb_fail(SB_ERR_SHAPE, "%s: index has %d dimensions but %s has %d (they must match)",
                        fn, index->ndim, tname, table->ndim);
@@ -47,12 +33,12 @@ static sb_status elementwise_geom(const char *fn, int dim, const sb_tensor *tabl
                            "%s: %s has size %lld along dimension %d but index has %lld (they must "
                            "match except along dim = %d)",
                            fn, tname, (long long)table->shape[k], k, (long long)index->shape[k], d);
-    *g = (sb_ref_index_geom){.ndim = rank_of(table), .dim = d};
+    *g = (sb_ref_index_geom){.ndim = sb_ops_rank_of(table), .dim = d};
     for (int k = 0; k < g->ndim; k++) {
-        g->shape[k] = size_at(index, k);
-        g->dense_stride[k] = stride_at(dense, k);
-        g->index_stride[k] = stride_at(index, k);
-        g->table_stride[k] = stride_at(table, k);
+        g->shape[k] = sb_ops_size_at(index, k);
+        g->dense_stride[k] = sb_ops_stride_at(dense, k);
+        g->index_stride[k] = sb_ops_stride_at(index, k);
+        g->table_stride[k] = sb_ops_stride_at(table, k);
     }
     return SB_OK;
 }
@@ -63,7 +49,7 @@ static sb_status select_geom(const char *fn, int dim, const sb_tensor *table, co
                              const sb_tensor *index, const sb_tensor *dense, const char *dname,
                              sb_ref_index_geom *g) {
     int d = 0;
-    SB_TRY(wrap_dim(fn, dim, table->ndim, &d));
+    SB_TRY(sb_ops_wrap_dim(fn, dim, table->ndim, &d));
     if (index->ndim > 1)
         return sb_fail(SB_ERR_SHAPE, "%s: index has %d dimensions (expected 1, or 0 for one index)",
                        fn, index->ndim);
@@ -75,12 +61,12 @@ static sb_status select_geom(const char *fn, int dim, const sb_tensor *table, co
                        fn, (long long)K, tname);
     SB_TRY(sb_pw_check_shape(fn, dname, dense, table->ndim, want,
                              "the indexed tensor's shape with the index count along dim,"));
-    *g = (sb_ref_index_geom){.ndim = rank_of(table), .dim = d};
+    *g = (sb_ref_index_geom){.ndim = sb_ops_rank_of(table), .dim = d};
     for (int k = 0; k < g->ndim; k++) {
-        g->shape[k] = size_at(dense, k);
-        g->dense_stride[k] = stride_at(dense, k);
+        g->shape[k] = sb_ops_size_at(dense, k);
+        g->dense_stride[k] = sb_ops_stride_at(dense, k);
         g->index_stride[k] = k == d && index->ndim == 1 ? index->strides[0] : 0;
-        g->table_stride[k] = stride_at(table, k);
+        g->table_stride[k] = sb_ops_stride_at(table, k);
     }
     return SB_OK;
 }
@@ -91,7 +77,7 @@ typedef enum { GATHER, SCATTER, ZERO_THEN_SCATTER } run_kind;
 static sb_status run(const char *fn, const sb_backend *be, run_kind kind,
                      const sb_ref_index_geom *g, const sb_tensor *table, const char *tname,
                      const sb_tensor *index, const sb_tensor *dense, bool scale, float alpha) {
-    SB_TRY(sb_ops_check_index_values(fn, be, index, "index", size_at(table, g->dim), tname,
+    SB_TRY(sb_ops_check_index_values(fn, be, index, "index", sb_ops_size_at(table, g->dim), tname,
                                      g->dim));
     if (kind == GATHER)
         return SB_BACKEND_RUN(fn, be, index_gather, g, table->data, index->data, dense->data);
@@ -202,7 +188,7 @@ sb_status sb_scatter_reduce(int dim, const sb_tensor *index, const sb_tensor *sr
     SB_TRY(check_written(fn, "out", out, "src", src, "index", index));
     const sb_backend *be;
     SB_TRY(SB_OPS_BACKEND(fn, &be, index, src, out));
-    SB_TRY(sb_ops_check_index_values(fn, be, index, "index", size_at(out, g.dim), "out", g.dim));
-    return SB_BACKEND_RUN(fn, be, scatter_reduce, &g, reduce, include_self, size_at(out, g.dim),
+    SB_TRY(sb_ops_check_index_values(fn, be, index, "index", sb_ops_size_at(out, g.dim), "out", g.dim));
+    return SB_BACKEND_RUN(fn, be, scatter_reduce, &g, reduce, include_self, sb_ops_size_at(out, g.dim),
                           src->data, index->data, out->data);
 }

@@ -7,27 +7,14 @@
 #include "core/fpenv.h"
 #include "ops/validate.h"
 
-/* A 0-dim tensor takes part as one of shape [1]. */
-static int64_t size_at(const sb_tensor *t, int k) { return t->ndim ? t->shape[k] : 1; }
-static int64_t stride_at(const sb_tensor *t, int k) { return t->ndim ? t->strides[k] : 0; }
-
-static sb_status wrap_dim(const char *fn, int dim, int ndim, int *d) {
-    int nd = ndim ? ndim : 1;
-    if (dim < -nd || dim >= nd)
-        return sb_fail(SB_ERR_ARG, "%s: dim = %d is out of range for a tensor with %d dimensions", fn,
-                       dim, ndim);
-    *d = dim < 0 ? dim + nd : dim;
-    return SB_OK;
-}
-
 /* The dtypes of a forward call and its dim; *n is the column length. */
 static sb_status check_forward(const char *fn, const sb_tensor *x, int dim, const sb_tensor *values,
                                const sb_tensor *indices, int *d, int64_t *n) {
     SB_TRY(sb_check_tensor(fn, "x", x, SB_F32, -1));
     SB_TRY(sb_check_tensor(fn, "values", values, SB_F32, -1));
     SB_TRY(sb_check_tensor(fn, "indices", indices, SB_I64, -1));
-    SB_TRY(wrap_dim(fn, dim, x->ndim, d));
-    *n = size_at(x, *d);
+    SB_TRY(sb_ops_wrap_dim(fn, dim, x->ndim, d));
+    *n = sb_ops_size_at(x, *d);
     return SB_OK;
 }
 
@@ -60,8 +47,8 @@ static sb_status run_forward(const char *fn, const sb_tensor *x, int d, int64_t 
         /* the output axis of x's axis k: none for a removed dim */
         int ok = reduced && !keepdim && k > d ? k - 1 : k;
         bool removed = reduced && !keepdim && k == d;
-        g.shape[k] = size_at(x, k);
-        g.x_stride[k] = stride_at(x, k);
+        g.shape[k] = sb_ops_size_at(x, k);
+        g.x_stride[k] = sb_ops_stride_at(x, k);
         g.v_stride[k] = removed || values->ndim == 0 ? 0 : values->strides[ok];
         g.i_stride[k] = removed || indices->ndim == 0 ? 0 : indices->strides[ok];
     }
@@ -124,7 +111,7 @@ sb_status sb_sort_backward(const sb_tensor *dy, int dim, const sb_tensor *indice
     SB_TRY(sb_check_tensor(fn, "indices", indices, SB_I64, -1));
     SB_TRY(sb_check_tensor(fn, "dx", dx, SB_F32, -1));
     int d = 0;
-    SB_TRY(wrap_dim(fn, dim, dx->ndim, &d));
+    SB_TRY(sb_ops_wrap_dim(fn, dim, dx->ndim, &d));
     SB_TRY(sb_check_same_shape(fn, "indices", indices, "dy", dy));
     if (dy->ndim != dx->ndim)
         return sb_fail(SB_ERR_SHAPE, "%s: dy has %d dimensions but dx has %d (they must match; "
@@ -140,13 +127,13 @@ sb_status sb_sort_backward(const sb_tensor *dy, int dim, const sb_tensor *indice
     if (sb_pw_overlap(dx, indices)) return sb_fail(SB_ERR_ARG, "%s: dx overlaps indices", fn);
     const sb_backend *be;
     SB_TRY(SB_OPS_BACKEND(fn, &be, dy, indices, dx));
-    SB_TRY(sb_ops_check_index_values(fn, be, indices, "indices", size_at(dx, d), "dx", d));
-    sb_ref_sort_geom g = {.ndim = dx->ndim ? dx->ndim : 1, .dim = d, .count = size_at(dy, d)};
+    SB_TRY(sb_ops_check_index_values(fn, be, indices, "indices", sb_ops_size_at(dx, d), "dx", d));
+    sb_ref_sort_geom g = {.ndim = dx->ndim ? dx->ndim : 1, .dim = d, .count = sb_ops_size_at(dy, d)};
     for (int k = 0; k < g.ndim; k++) {
-        g.shape[k] = size_at(dx, k);
-        g.x_stride[k] = stride_at(dx, k);
-        g.v_stride[k] = stride_at(dy, k);
-        g.i_stride[k] = stride_at(indices, k);
+        g.shape[k] = sb_ops_size_at(dx, k);
+        g.x_stride[k] = sb_ops_stride_at(dx, k);
+        g.v_stride[k] = sb_ops_stride_at(dy, k);
+        g.i_stride[k] = sb_ops_stride_at(indices, k);
     }
     SB_TRY(be->fill(be, dx, 0.0f));
     return SB_BACKEND_RUN(fn, be, sort_scatter, &g, dy->data, indices->data, dx->data);

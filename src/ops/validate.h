@@ -15,6 +15,25 @@
 
 /* ---- shapes, layouts, aliasing ---- */
 
+/* Ops along one dim (index, sort, cumulative) take a 0-dim tensor as one of
+ * shape [1]: its rank, sizes and strides as they see them. */
+static inline int sb_ops_rank_of(const sb_tensor *t) { return t->ndim ? t->ndim : 1; }
+static inline int64_t sb_ops_size_at(const sb_tensor *t, int k) { return t->ndim ? t->shape[k] : 1; }
+static inline int64_t sb_ops_stride_at(const sb_tensor *t, int k) {
+    return t->ndim ? t->strides[k] : 0;
+}
+
+/* *d = dim wrapped into [0, rank) (negative counts from the end), for a
+ * tensor of ndim dimensions (0-dim: rank 1). */
+static inline sb_status sb_ops_wrap_dim(const char *fn, int dim, int ndim, int *d) {
+    int nd = ndim ? ndim : 1;
+    if (dim < -nd || dim >= nd)
+        return sb_fail(SB_ERR_ARG, "%s: dim = %d is out of range for a tensor with %d dimensions", fn,
+                       dim, ndim);
+    *d = dim < 0 ? dim + nd : dim;
+    return SB_OK;
+}
+
 /* t must have exactly (ndim, shape). */
 sb_status sb_expect_shape(const char *fn, const char *name, const sb_tensor *t, int ndim,
                           const int64_t *shape);
