@@ -697,6 +697,130 @@ static void test_pad2d(void) {
             }
 }
 
+/* Interpolation in every mode over 1, 2 and 3 spatial axes: up- and
+ * downsampling, odd sizes, sizes of 1, the copy case (in == out), explicit
+ * scales, align_corners, adversarial data (NaN, infinities, signed zeros);
+ * an input element read by more outputs than a canonical-sum block holds
+ * (1 -> 9000: the backward's streaming levels). */
+static void test_interpolate(void) {
+    static const struct {
+        int nd;
+        int64_t in[3], out[3];
+        double scales[3];
+    } cases[] = {
+        {1, {7}, {13}, {0}},
+        {1, {9}, {4}, {0.45}},
+        {1, {1}, {9000}, {0}},
+        {2, {5, 6}, {5, 11}, {0, 0}},
+        {2, {7, 3}, {3, 8}, {0.5, 2.7}},
+        {2, {1, 4}, {3, 1}, {0, 0}},
+        {3, {3, 4, 5}, {5, 3, 7}, {0, 0, 0}},
+        {3, {2, 3, 2}, {4, 6, 3}, {2.0, 2.0, 1.5}},
+    };
+    int variant = 0;
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++)
+        for (int mode = SB_INTERP_NEAREST; mode <= SB_INTERP_CUBIC; mode++)
+            for (int align = 0; align < 2; align++) {
+                if (align && (mode == SB_INTERP_NEAREST || mode == SB_INTERP_NEAREST_EXACT)) continue;
+                int nd = cases[ci].nd;
+                bool long_axis = cases[ci].out[0] > 1000;
+                int64_t xs[5] = {long_axis ? 1 : 2, long_axis ? 2 : 3}, ys[5] = {xs[0], xs[1]};
+                for (int k = 0; k < nd; k++) xs[2 + k] = cases[ci].in[k], ys[2 + k] = cases[ci].out[k];
+                sb_interpolate_params prm = {.mode = (sb_interp_mode)mode, .align_corners = align};
+                for (int k = 0; k < nd; k++) prm.scales[k] = cases[ci].scales[k];
+                bool adversarial = variant++ % 2 == 1;
+                pair x = pair_rand(2 + nd, xs, 4.0f, adversarial),
+                     dy = pair_rand(2 + nd, ys, 2.0f, !adversarial), y = pair_zeros(SB_F32, 2 + nd, ys),
+                     dx = pair_zeros(SB_F32, 2 + nd, xs);
+                char what[96];
+                snprintf(what, sizeof what, "sb_interpolate_forward case %zu mode %d align %d", ci,
+                         mode, align);
+                CHECK_OK(sb_interpolate_forward(x.c, &prm, y.c));
+                CHECK_OK(sb_interpolate_forward(x.d, &prm, y.d));
+                check_same(&y, what);
+                snprintf(what, sizeof what, "sb_interpolate_backward case %zu mode %d align %d", ci,
+                         mode, align);
+                CHECK_OK(sb_interpolate_backward(dy.c, &prm, dx.c));
+                CHECK_OK(sb_interpolate_backward(dy.d, &prm, dx.d));
+                check_same(&dx, what);
+                pair all[] = {x, dy, y, dx};
+                for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
+            }
+}
+
+/* A grid (n, oh, ow, 2): uniform in [-1.3, 1.3] (kind 0); with every third
+ * coordinate one of the edge and special values (kind 1: the edges, 0 and
+ * -0, pixel centres, NaN, infinities, huge and tiny); or one point for all
+ * (kind 2: every input element near it read by every grid point). */
+static pair pair_grid(const int64_t *shape, int kind) {
+    static const float specials[] = {-1.0f,  1.0f,     0.0f,    -0.0f, NAN,      INFINITY,
+                                     -INFINITY, 0.5f,  -0.5f,   1e-30f, 2.0f,    -7.5f,
+                                     1e30f, 0.999999f, -1.000001f};
+    sb_tensor *t = NULL;
+    CHECK_OK(sb_tensor_new(&t, SB_F32, 4, shape));
+    float *v = sb_tensor_f32(t);
+    for (int64_t i = 0; i < sb_tensor_numel(t); i++) {
+        v[i] = sb_test_unif(-1.3f, 1.3f);
+        if (kind == 1 && i % 3 == 0)
+            v[i] = specials[(int64_t)sb_test_unif(0.0f, 15.0f) % 15];
+        if (kind == 2) v[i] = i % 2 ? -0.2f : 0.1f;
+    }
+    return pair_of(t);
+}
+
+/* Grid sampling in both modes, every padding, with and without
+ * align_corners: odd shapes, inputs of one row or column or element, grids
+ * with edge and special coordinates, adversarial x and dy, one input
+ * element read by 10000 grid points (the backward's streaming levels), and
+ * dx and dgrid each computed alone. */
+static void test_grid_sample(void) {
+    static const int64_t shapes[][6] = {/* N, C, H, W, OH, OW */
+                                        {2, 3, 5, 7, 4, 6},
+                                        {1, 2, 1, 1, 3, 3},
+                                        {1, 1, 4, 1, 2, 5},
+                                        {3, 1, 2, 9, 1, 7},
+                                        {1, 2, 3, 3, 100, 100}};
+    int variant = 0;
+    for (int si = 0; si < 5; si++)
+        for (int mode = SB_GRID_BILINEAR; mode <= SB_GRID_NEAREST; mode++)
+            for (int pad = SB_GRID_ZEROS; pad <= SB_GRID_REFLECTION; pad++)
+                for (int align = 0; align < 2; align++) {
+                    const int64_t *s = shapes[si];
+                    int64_t xs[4] = {s[0], s[1], s[2], s[3]}, gs[4] = {s[0], s[4], s[5], 2},
+                            ys[4] = {s[0], s[1], s[4], s[5]};
+                    int kind = si == 4 ? 2 : variant % 2;
+                    bool adversarial = variant++ % 3 == 2;
+                    pair x = pair_rand(4, xs, 4.0f, adversarial), grid = pair_grid(gs, kind),
+                         dy = pair_rand(4, ys, 2.0f, !adversarial), y = pair_zeros(SB_F32, 4, ys),
+                         dx = pair_zeros(SB_F32, 4, xs), dg = pair_zeros(SB_F32, 4, gs);
+                    sb_grid_sample_params prm = {(sb_grid_mode)mode, (sb_grid_padding)pad, align};
+                    char what[96];
+                    snprintf(what, sizeof what, "sb_grid_sample_forward shape %d mode %d pad %d align %d",
+                             si, mode, pad, align);
+                    CHECK_OK(sb_grid_sample_forward(x.c, grid.c, &prm, y.c));
+                    CHECK_OK(sb_grid_sample_forward(x.d, grid.d, &prm, y.d));
+                    check_same(&y, what);
+                    CHECK_OK(sb_grid_sample_backward(dy.c, x.c, grid.c, &prm, dx.c, dg.c));
+                    CHECK_OK(sb_grid_sample_backward(dy.d, x.d, grid.d, &prm, dx.d, dg.d));
+                    snprintf(what, sizeof what, "sb_grid_sample_backward dx shape %d mode %d pad %d align %d",
+                             si, mode, pad, align);
+                    check_same(&dx, what);
+                    snprintf(what, sizeof what, "sb_grid_sample_backward dgrid shape %d mode %d pad %d align %d",
+                             si, mode, pad, align);
+                    check_same(&dg, what);
+                    if (si == 0) { /* each alone, over a stale result */
+                        CHECK_OK(sb_tensor_fill(dx.d, 7.0f));
+                        CHECK_OK(sb_tensor_fill(dg.d, 7.0f));
+                        CHECK_OK(sb_grid_sample_backward(dy.d, x.d, grid.d, &prm, dx.d, NULL));
+                        CHECK_OK(sb_grid_sample_backward(dy.d, x.d, grid.d, &prm, NULL, dg.d));
+                        check_same(&dx, "sb_grid_sample_backward dx alone");
+                        check_same(&dg, "sb_grid_sample_backward dgrid alone");
+                    }
+                    pair all[] = {x, grid, dy, y, dx, dg};
+                    for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
+                }
+}
+
 /* Index values in [0, size) with many duplicates (k of them). */
 static pair pair_index(int ndim, const int64_t *shape, int64_t size) {
     sb_tensor *t = NULL;
@@ -1638,11 +1762,7 @@ static void test_complete(void) {
                               offsetof(sb_backend_ops, class_loss_nd_backward) / sizeof(entry),
                               offsetof(sb_backend_ops, ctc_loss_forward) / sizeof(entry),
                               offsetof(sb_backend_ops, ctc_loss_backward) / sizeof(entry),
-                              offsetof(sb_backend_ops, interpolate_forward) / sizeof(entry),
-                              offsetof(sb_backend_ops, interpolate_backward) / sizeof(entry),
                               offsetof(sb_backend_ops, scatter_reduce) / sizeof(entry),
-                              offsetof(sb_backend_ops, grid_sample_forward) / sizeof(entry),
-                              offsetof(sb_backend_ops, grid_sample_backward) / sizeof(entry),
                               offsetof(sb_backend_ops, sort_select) / sizeof(entry),
                               offsetof(sb_backend_ops, sort_scatter) / sizeof(entry),
                               SIZE_MAX};
@@ -1690,6 +1810,8 @@ int main(int argc, char **argv) {
     test_rms_norm();
     test_group_norm();
     test_pad2d();
+    test_interpolate();
+    test_grid_sample();
     test_index();
     test_cumulative();
     test_prelu();

@@ -97,6 +97,7 @@ typedef enum sb_ocl_family {
                              math.cl, softmax.cl, loss_terms.h, loss.cl */
     SB_OCL_RNG,           /* math_prelude.cl, src/rng/philox.c, dropout.cl */
     SB_OCL_NORM,          /* sum_acc.cl + norm.cl */
+    SB_OCL_RESAMPLE,      /* sum_acc.cl, src/ref/grid_geometry.h, resample.cl */
     SB_OCL_FAMILIES
 } sb_ocl_family;
 
@@ -152,6 +153,8 @@ extern const char sb_gpu_src_prelu_terms_h[];
 extern const char sb_gpu_src_prelu_cl[];
 extern const char sb_gpu_src_attention_rules_h[];
 extern const char sb_gpu_src_attention_cl[];
+extern const char sb_gpu_src_grid_geometry_h[];
+extern const char sb_gpu_src_resample_cl[];
 
 /* The functions sb_ocl_math_eval computes, X(index, name) with the host
  * function sb_<name> (include/samebits/math.h): math.cl's sb_math_eval
@@ -166,5 +169,17 @@ sb_status sb_ocl_math_eval(int f, const float *x, float *y, int64_t n);
 
 /* ---- the op table (src/opencl/ops.c) ---- */
 extern const sb_backend_ops sb_ocl_ops;
+
+/* Interpolation and grid sampling (src/opencl/ops_resample.c, resample.cl):
+ * the op table's entries of those names. */
+sb_status sb_ocl_interpolate_forward(const sb_backend *be, const sb_interp_geom *g,
+                                     const float *x, float *y);
+sb_status sb_ocl_interpolate_backward(const sb_backend *be, const sb_interp_geom *g,
+                                      const float *dy, float *dx);
+sb_status sb_ocl_grid_sample_forward(const sb_backend *be, const sb_grid_geom *g, const float *x,
+                                     const float *grid, float *y);
+sb_status sb_ocl_grid_sample_backward(const sb_backend *be, const sb_grid_geom *g,
+                                      const float *x, const float *grid, const float *dy,
+                                      float *dx, float *dgrid);
 
 #endif

@@ -308,6 +308,12 @@ static int family_sources(sb_ocl_family f, const char **texts, const char **name
         texts[2] = sb_gpu_src_prelu_terms_h;
         texts[3] = sb_gpu_src_prelu_cl;
         return 4;
+    case SB_OCL_RESAMPLE:
+        *name = "sum_acc.cl + src/ref/grid_geometry.h + resample.cl";
+        texts[0] = sb_gpu_src_sum_acc_cl;
+        texts[1] = sb_gpu_src_grid_geometry_h;
+        texts[2] = sb_gpu_src_resample_cl;
+        return 3;
     default:
         *name = "?";
         return 0;

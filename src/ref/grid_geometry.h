@@ -2,14 +2,35 @@
  * section 8, "Grid sampling"): the source coordinate of one grid value
  * along one axis, the factor its gradient takes, and the bilinear corners,
  * as PyTorch's CPU grid sampler computes them, every operation binary32,
- * nothing fused. One text for the reference and the CPU kernels. Not
- * installed. */
+ * nothing fused. One text for the reference, the CPU kernels and the
+ * OpenCL program of resample.cl, which embeds it before that file (its
+ * #include lines are dropped there, so it uses only what OpenCL C has).
+ * Not installed. */
 #ifndef SAMEBITS_GRID_GEOMETRY_H
 #define SAMEBITS_GRID_GEOMETRY_H
 
+#ifdef __OPENCL_VERSION__
+#ifndef SB_OPENCL_INT64_T
+#define SB_OPENCL_INT64_T
+typedef long int64_t;
+#endif
+#ifndef SB_OPENCL_INT32_T
+#define SB_OPENCL_INT32_T
+typedef int int32_t;
+#endif
+/* sb_grid_mode's and sb_grid_padding's values (include/samebits/conv.h). */
+typedef int sb_grid_mode;
+typedef int sb_grid_padding;
+#define SB_GRID_BILINEAR 0
+#define SB_GRID_NEAREST 1
+#define SB_GRID_ZEROS 0
+#define SB_GRID_BORDER 1
+#define SB_GRID_REFLECTION 2
+#else
 #include <stdbool.h>
 #include <stdint.h>
 #include "samebits/conv.h"
+#endif
 
 /* floor of a binary32 as a binary32 (exact; magnitudes of 2^23 and more,
  * infinities and NaN are integral already or stay as they are) */
