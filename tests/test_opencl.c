@@ -948,6 +948,63 @@ static void test_cumulative(void) {
             }
 }
 
+/* scatter_reduce: every reduction with and without include_self along
+ * every dim, duplicate indices, destinations no term reaches, adversarial
+ * terms and tables (NaN, infinities, ties of -0 and +0 for amax/amin), a
+ * long column (a mean counts without scratch on the device), and
+ * transposed views as src and as out. */
+static void test_scatter_reduce(void) {
+    const int64_t os[3] = {4, 6, 5};
+    for (int dim = 0; dim < 3; dim++)
+        for (int op = SB_SCATTER_SUM; op <= SB_SCATTER_AMIN; op++)
+            for (int self = 0; self < 2; self++) {
+                int64_t is[3] = {os[0], os[1], os[2]};
+                is[dim] = 9;
+                bool adversarial = (dim + op + self) % 2 == 1;
+                pair ix = pair_index(3, is, os[dim]), src = pair_rand(3, is, 3.0f, adversarial),
+                     out = pair_rand(3, os, 3.0f, !adversarial);
+                if (op >= SB_SCATTER_AMAX) { /* signed-zero ties */
+                    src = pair_with_value(src, 1, 4, -0.0f);
+                    out = pair_with_value(out, 0, 3, 0.0f);
+                }
+                char what[96];
+                snprintf(what, sizeof what, "sb_scatter_reduce dim %d op %d include_self %d", dim,
+                         op, self);
+                CHECK_OK(sb_scatter_reduce(dim, ix.c, src.c, (sb_scatter_reduce_op)op, self, out.c));
+                CHECK_OK(sb_scatter_reduce(dim, ix.d, src.d, (sb_scatter_reduce_op)op, self, out.d));
+                check_same(&out, what);
+                /* transposed views: src (its dims dim and other swapped) and out */
+                int other = (dim + 1) % 3;
+                int64_t ts[3] = {is[0], is[1], is[2]}, tos[3] = {os[0], os[1], os[2]};
+                ts[dim] = is[other], ts[other] = is[dim];
+                tos[dim] = os[other], tos[other] = os[dim];
+                pair tsrc = pair_rand(3, ts, 3.0f, adversarial), tout = pair_rand(3, tos, 3.0f, false);
+                sb_tensor *sc = NULL, *sd = NULL, *oc = NULL, *od = NULL;
+                CHECK_OK(sb_tensor_transpose(&sc, tsrc.c, dim, other));
+                CHECK_OK(sb_tensor_transpose(&sd, tsrc.d, dim, other));
+                CHECK_OK(sb_tensor_transpose(&oc, tout.c, dim, other));
+                CHECK_OK(sb_tensor_transpose(&od, tout.d, dim, other));
+                CHECK_OK(sb_scatter_reduce(dim, ix.c, sc, (sb_scatter_reduce_op)op, self, oc));
+                CHECK_OK(sb_scatter_reduce(dim, ix.d, sd, (sb_scatter_reduce_op)op, self, od));
+                check_same(&tout, "sb_scatter_reduce of transposed views");
+                sb_tensor *views[] = {sc, sd, oc, od};
+                for (int i = 0; i < 4; i++) sb_tensor_free(views[i]);
+                pair all[] = {ix, src, out, tsrc, tout};
+                for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
+            }
+    /* one long column into a short table: many terms per destination */
+    int64_t n[1] = {3000}, t[1] = {7};
+    for (int op = SB_SCATTER_SUM; op <= SB_SCATTER_AMIN; op++) {
+        pair ix = pair_index(1, n, 7), src = pair_rand(1, n, 2.0f, op % 2 == 0),
+             out = pair_rand(1, t, 2.0f, false);
+        CHECK_OK(sb_scatter_reduce(0, ix.c, src.c, (sb_scatter_reduce_op)op, op % 2, out.c));
+        CHECK_OK(sb_scatter_reduce(0, ix.d, src.d, (sb_scatter_reduce_op)op, op % 2, out.d));
+        check_same(&out, "sb_scatter_reduce of a column of 3000");
+        pair all[] = {ix, src, out};
+        for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
+    }
+}
+
 /* PReLU with a weight per channel and a shared one, channels past the
  * canonical sum's 8192 block, adversarial data, NaN/inf/signed zeros in x,
  * every subset of the backward's outputs, and dx written over dy. */
@@ -1762,7 +1819,6 @@ static void test_complete(void) {
                               offsetof(sb_backend_ops, class_loss_nd_backward) / sizeof(entry),
                               offsetof(sb_backend_ops, ctc_loss_forward) / sizeof(entry),
                               offsetof(sb_backend_ops, ctc_loss_backward) / sizeof(entry),
-                              offsetof(sb_backend_ops, scatter_reduce) / sizeof(entry),
                               offsetof(sb_backend_ops, sort_select) / sizeof(entry),
                               offsetof(sb_backend_ops, sort_scatter) / sizeof(entry),
                               SIZE_MAX};
@@ -1814,6 +1870,7 @@ int main(int argc, char **argv) {
     test_grid_sample();
     test_index();
     test_cumulative();
+    test_scatter_reduce();
     test_prelu();
     test_sdpa();
     test_gemm();

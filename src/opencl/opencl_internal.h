@@ -88,7 +88,8 @@ typedef struct sb_ocl_arg {
 
 /* A program: dialect.h and the family's files, in this order. */
 typedef enum sb_ocl_family {
-    SB_OCL_POINTWISE = 0, /* pointwise.cl + index.cl */
+    SB_OCL_POINTWISE = 0, /* pointwise.cl, src/ref/scatter_reduce_column.h, index.cl,
+                             src/ref/cumulative_chain.h, cumulative.cl */
     SB_OCL_SUM,           /* sum_acc.cl + sum.cl */
     SB_OCL_GEMM,          /* gemm.cl */
     SB_OCL_CONV,          /* sum_acc.cl, src/ref/pool_geometry.h, conv.cl,
@@ -147,6 +148,7 @@ extern const char sb_gpu_src_pool_geometry_h[];
 extern const char sb_gpu_src_pad_geometry_h[];
 extern const char sb_gpu_src_pad_cl[];
 extern const char sb_gpu_src_index_cl[];
+extern const char sb_gpu_src_scatter_reduce_column_h[];
 extern const char sb_gpu_src_cumulative_chain_h[];
 extern const char sb_gpu_src_cumulative_cl[];
 extern const char sb_gpu_src_prelu_terms_h[];

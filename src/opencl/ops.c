@@ -90,6 +90,7 @@ static const ocl_kernel
     /* index.cl: strided through the index geometry */
     K_INDEX_GATHER = {SB_OCL_POINTWISE, "sb_index_gather", 8, 0, GRID_STRIDE},
     K_INDEX_SCATTER_ADD = {SB_OCL_POINTWISE, "sb_index_scatter_add", 10, 0, GRID_STRIDE},
+    K_INDEX_SCATTER_REDUCE = {SB_OCL_POINTWISE, "sb_index_scatter_reduce", 11, 0, GRID_STRIDE},
     /* cumulative.cl: one work-item per column, strided through its geometry */
     K_CUMULATIVE = {SB_OCL_POINTWISE, "sb_cumulative", 11, 0, GRID_STRIDE},
     /* pointwise.cl: dense operands */
@@ -1099,6 +1100,31 @@ static sb_status ocl_index_scatter_add(const sb_backend *be, const sb_ref_index_
     return launch(fn, &K_INDEX_SCATTER_ADD, v, sizeof v, ARGS(args), fibers);
 }
 
+/* scatter_reduce: a work-item per column (index.cl over
+ * src/ref/scatter_reduce_column.h, the reference's column). */
+static sb_status ocl_scatter_reduce(const sb_backend *be, const sb_ref_index_geom *g,
+                                    sb_scatter_reduce_op op, bool include_self, int64_t table_len,
+                                    const float *src, const int64_t *index, float *table) {
+    (void)be;
+    const char *fn = "sb_scatter_reduce";
+    int64_t fibers = 1;
+    for (int k = 0; k < g->ndim; k++) fibers *= g->shape[k];
+    if (fibers == 0 || table_len == 0) return SB_OK;
+    fibers /= g->shape[g->dim];
+    sb_ocl_ptr pt, pi, pd;
+    SB_TRY(index_operands(fn, g, table, index, src, &pt, &pi, &pd));
+    /* the whole table along dim, not only its first slice */
+    SB_TRY(dense_ptr(fn, "out", table,
+                     index_reach(g, g->table_stride, true) + (table_len - 1) * g->table_stride[g->dim],
+                     sizeof(float), &pt));
+    cl_long v[2 + 4 * INDEX_DIMS], nf = fibers, tl = table_len;
+    index_geom(g, v);
+    cl_int o = (cl_int)op, self = include_self;
+    sb_ocl_arg args[] = {GEOM_ARG,       SB_OCL_ARG(nf), SB_OCL_ARG(o), SB_OCL_ARG(self),
+                         SB_OCL_ARG(tl), OPERAND(pd),    OPERAND(pi),   OPERAND(pt)};
+    return launch(fn, &K_INDEX_SCATTER_REDUCE, v, sizeof v, ARGS(args), fibers);
+}
+
 /* ---- cumulative sum and product (cumulative.cl) ---- */
 
 #define CUM_DIMS 8 /* cumulative.cl's SB_CUM_DIMS */
@@ -1679,6 +1705,7 @@ const sb_backend_ops sb_ocl_ops = {
     .spread = ocl_spread,
     .index_gather = ocl_index_gather,
     .index_scatter_add = ocl_index_scatter_add,
+    .scatter_reduce = ocl_scatter_reduce,
     .cumulative = ocl_cumulative,
     .sdpa_forward = ocl_sdpa_forward,
     .sdpa_backward = ocl_sdpa_backward,

@@ -254,12 +254,14 @@ enum { SB_OCL_MAX_TEXTS = 32 };
 static int family_sources(sb_ocl_family f, const char **texts, const char **name) {
     switch (f) {
     case SB_OCL_POINTWISE:
-        *name = "pointwise.cl + index.cl + src/ref/cumulative_chain.h + cumulative.cl";
+        *name = "pointwise.cl + src/ref/scatter_reduce_column.h + index.cl + "
+                "src/ref/cumulative_chain.h + cumulative.cl";
         texts[0] = sb_gpu_src_pointwise_cl;
-        texts[1] = sb_gpu_src_index_cl;
-        texts[2] = sb_gpu_src_cumulative_chain_h;
-        texts[3] = sb_gpu_src_cumulative_cl;
-        return 4;
+        texts[1] = sb_gpu_src_scatter_reduce_column_h;
+        texts[2] = sb_gpu_src_index_cl;
+        texts[3] = sb_gpu_src_cumulative_chain_h;
+        texts[4] = sb_gpu_src_cumulative_cl;
+        return 5;
     case SB_OCL_SUM:
         *name = "sum_acc.cl + sum.cl";
         texts[0] = sb_gpu_src_sum_acc_cl;

@@ -3,8 +3,8 @@
  * position, one float32 rounding per operation, as PyTorch's CPU kernel does
  * on one thread (its identity fill without include_self and its division
  * of a mean by the count included). */
-#include <math.h>
 #include "ref/ref_scatter_reduce.h"
+#include "ref/scatter_reduce_column.h"
 
 int64_t sb_ref_scatter_columns(const sb_ref_index_geom *g) {
     int64_t cols = 1;
@@ -27,54 +27,14 @@ void sb_ref_scatter_column_at(const sb_ref_index_geom *g, int64_t col, int64_t *
     }
 }
 
-static float identity(sb_scatter_reduce_op op) {
-    switch (op) {
-    case SB_SCATTER_PROD: return 1.0f;
-    case SB_SCATTER_AMAX: return -INFINITY;
-    case SB_SCATTER_AMIN: return INFINITY;
-    default: return 0.0f;
-    }
-}
-
-/* PyTorch's combine rules: a NaN term always wins amax/amin, a NaN already
- * there stays (no comparison with it is true), and of equal values (-0 and
- * +0 included) the one already there stays. */
-static float combine(sb_scatter_reduce_op op, float d, float t) {
-    switch (op) {
-    case SB_SCATTER_PROD: return d * t;
-    case SB_SCATTER_AMAX: return (t != t || d < t) ? t : d;
-    case SB_SCATTER_AMIN: return (t != t || t < d) ? t : d;
-    default: return d + t;
-    }
-}
-
+/* The column's rules are src/ref/scatter_reduce_column.h, one text with
+ * the OpenCL kernel. */
 void sb_ref_scatter_reduce_column(sb_scatter_reduce_op op, bool include_self, int64_t len,
                                   const float *src, int64_t ss, const int64_t *index,
                                   int64_t is, float *table, int64_t ts, int64_t table_len,
                                   int64_t *counts) {
-    if (!include_self)
-        for (int64_t i = 0; i < len; i++) table[index[i * is] * ts] = identity(op);
-    for (int64_t i = 0; i < len; i++) {
-        float *d = &table[index[i * is] * ts];
-        *d = combine(op, *d, src[i * ss]);
-    }
-    if (op != SB_SCATTER_MEAN) return;
-    int64_t self = include_self ? 1 : 0;
-    if (counts) {
-        for (int64_t j = 0; j < table_len; j++) counts[j] = self;
-        for (int64_t i = 0; i < len; i++) counts[index[i * is]]++;
-        for (int64_t j = 0; j < table_len; j++)
-            if (counts[j] > 1) table[j * ts] = table[j * ts] / (float)counts[j];
-        return;
-    }
-    /* no scratch: each destination once, at its first term */
-    for (int64_t i = 0; i < len; i++) {
-        int64_t j = index[i * is], c = self, first = 1;
-        for (int64_t q = 0; q < i && first; q++) first = index[q * is] != j;
-        if (!first) continue;
-        for (int64_t q = i; q < len; q++) c += index[q * is] == j;
-        if (c > 1) table[j * ts] = table[j * ts] / (float)c;
-    }
+    sb_scatter_reduce_column_run(op, include_self, len, src, ss, index, is, table, ts, table_len,
+                                 counts);
 }
 
 void sb_ref_scatter_reduce(const sb_ref_index_geom *g, sb_scatter_reduce_op op, bool include_self,

@@ -70,3 +70,23 @@ SB_KERNEL sb_index_scatter_add(SB_GLOBAL const SB_LONG *g, SB_LONG nfibers, int 
         }
     }
 }
+
+// scatter_reduce: a work-item per fiber along dim (a column: every
+// destination of its terms lies in its table column) running the
+// reference's column, src/ref/scatter_reduce_column.h (embedded before
+// this file), terms in ascending position
+SB_KERNEL sb_index_scatter_reduce(SB_GLOBAL const SB_LONG *g, SB_LONG nfibers, int op,
+                                  int include_self, SB_LONG table_len,
+                                  SB_GLOBAL const float *dense, SB_LONG d0,
+                                  SB_GLOBAL const SB_LONG *index, SB_LONG i0,
+                                  SB_GLOBAL float *table, SB_LONG t0) {
+    const int dim = (int)g[1];
+    SB_FOR_EACH(f, nfibers) {
+        SB_LONG d, i, t;
+        sb_index_offsets(g, f, 1, &d, &i, &t);
+        sb_scatter_reduce_column_run(op, include_self != 0, SB_INDEX_SHAPE(g, dim),
+                                     dense + d0 + d, SB_INDEX_DENSE(g, dim), index + i0 + i,
+                                     SB_INDEX_INDEX(g, dim), table + t0 + t,
+                                     SB_INDEX_TABLE(g, dim), table_len, 0);
+    }
+}
