@@ -732,7 +732,7 @@ static void test_interpolate(void) {
                 pair x = pair_rand(2 + nd, xs, 4.0f, adversarial),
                      dy = pair_rand(2 + nd, ys, 2.0f, !adversarial), y = pair_zeros(SB_F32, 2 + nd, ys),
                      dx = pair_zeros(SB_F32, 2 + nd, xs);
-                char what[96];
+                char what[160];
                 snprintf(what, sizeof what, "sb_interpolate_forward case %zu mode %d align %d", ci,
                          mode, align);
                 CHECK_OK(sb_interpolate_forward(x.c, &prm, y.c));
@@ -794,7 +794,7 @@ static void test_grid_sample(void) {
                          dy = pair_rand(4, ys, 2.0f, !adversarial), y = pair_zeros(SB_F32, 4, ys),
                          dx = pair_zeros(SB_F32, 4, xs), dg = pair_zeros(SB_F32, 4, gs);
                     sb_grid_sample_params prm = {(sb_grid_mode)mode, (sb_grid_padding)pad, align};
-                    char what[96];
+                    char what[160];
                     snprintf(what, sizeof what, "sb_grid_sample_forward shape %d mode %d pad %d align %d",
                              si, mode, pad, align);
                     CHECK_OK(sb_grid_sample_forward(x.c, grid.c, &prm, y.c));
@@ -967,7 +967,7 @@ static void test_scatter_reduce(void) {
                     src = pair_with_value(src, 1, 4, -0.0f);
                     out = pair_with_value(out, 0, 3, 0.0f);
                 }
-                char what[96];
+                char what[160];
                 snprintf(what, sizeof what, "sb_scatter_reduce dim %d op %d include_self %d", dim,
                          op, self);
                 CHECK_OK(sb_scatter_reduce(dim, ix.c, src.c, (sb_scatter_reduce_op)op, self, out.c));
