@@ -49,5 +49,5 @@ fi
 rm -rf "$dir"   # an unfinished install (no stamp)
 "$base" -m venv "$dir"
 "$dir/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
-"$dir/bin/python" -c "import torch, torchvision, numpy, pytest; print('python-venv: torch %s, torchvision %s, numpy %s, pytest %s' % (torch.__version__, torchvision.__version__, numpy.__version__, pytest.__version__))"
+"$dir/bin/python" -c "import torch, torchvision, numpy, pytest, transformers; print('python-venv: torch %s, torchvision %s, numpy %s, pytest %s, transformers %s' % (torch.__version__, torchvision.__version__, numpy.__version__, pytest.__version__, transformers.__version__))"
 touch "$stamp"

@@ -40,7 +40,8 @@ from . import random as _random
 from .nn import functional as SF
 from .nn import recurrent as _recurrent
 
-__all__ = ["NotReproducibleError", "StrictMode", "audit", "AuditReport", "ROUTED", "PASS_THROUGH"]
+__all__ = ["NotReproducibleError", "StrictMode", "audit", "AuditReport", "ROUTED", "PASS_THROUGH",
+           "PASS_THROUGH_IF"]
 
 
 class NotReproducibleError(NotImplementedError):
@@ -179,20 +180,49 @@ def _matmul(args, kwargs):
         return out.reshape(tuple(a.shape[:-1]) + (b.shape[-1],)) if a.dim() > 2 else out
     if a.dim() == 3 and b.dim() == 3 and a.shape[0] == b.shape[0]:
         return SF.mm(a, b)
+    if a.dim() > 3 and b.dim() == a.dim() and a.shape[:-2] == b.shape[:-2]:
+        # (..., n, k) @ (..., k, m) with the same leading dims (attention's
+        # (B, H, L, E) @ (B, H, E, S)): one batched product over the leading
+        # dims folded into a batch, by reshapes (exact copies when strided)
+        lead = tuple(a.shape[:-2])
+        out = SF.mm(a.reshape((-1,) + tuple(a.shape[-2:])), b.reshape((-1,) + tuple(b.shape[-2:])))
+        return out.reshape(lead + tuple(out.shape[-2:]))
     raise _Missing("matmul of shapes %s and %s" % (tuple(a.shape), tuple(b.shape)))
 
 
+def _addmm(args, kwargs):
+    """torch.addmm(input, mat1, mat2, *, beta=1, alpha=1) with beta = alpha
+    = 1 (Hugging Face's Conv1D): the product's chains (section 7), then
+    input added with one IEEE addition, broadcasting - the bits of linear
+    with a bias (y = acc + bias); the gradient of input is add's (a
+    canonical sum over the broadcast rows). Other beta or alpha are
+    missing."""
+    _refuse_kwargs({k: v for k, v in kwargs.items() if not (k in ("beta", "alpha") and v == 1)},
+                   ("input", "mat1", "mat2"), "addmm")
+    if len(args) > 3:
+        raise _Missing("addmm with beta/alpha given by position")
+    bias, a, b = (_arg(args, kwargs, i, n) for i, n in enumerate(("input", "mat1", "mat2")))
+    if not all(isinstance(t, torch.Tensor) for t in (bias, a, b)) or a.dim() != 2 or b.dim() != 2:
+        raise _Missing("addmm of non-2-D matrices")
+    return SF._Binary.apply(bias, SF.mm(a, b), "add")
+
+
 def _dropout(args, kwargs):
-    """Identity when not training or p == 0. A training-mode functional
-    dropout has no Philox stream of its own: missing (nn.Dropout modules
-    convert to samebits.nn.Dropout, which has one)."""
+    """F.dropout(input, p=0.5, training=True, inplace=False): identity when
+    not training or p == 0; in training, samebits' dropout (contract
+    section 11) with the mask drawn from the calling module's Philox draw
+    state (see _draw_state, as bernoulli_ and attention dropout), advanced
+    by the number of elements. nn.Dropout modules convert to
+    samebits.nn.Dropout, which keeps its own stream."""
     x = _arg(args, kwargs, 0, "input")
     p = _arg(args, kwargs, 1, "p", 0.5)
     training = _arg(args, kwargs, 2, "training", True)
     if not training or p == 0:
         return x
-    raise _Missing("dropout in training mode called as a function (use torch.nn.Dropout, "
-                   "which converts to samebits.nn.Dropout with its own Philox stream)")
+    if _arg(args, kwargs, 3, "inplace", False):
+        raise _Missing("dropout with inplace=True called as a function")
+    seed, stream, offset = _attention_dropout(float(p), x.numel())
+    return SF.dropout(x, float(p), True, seed, stream, offset)
 
 
 class _Expand(torch.autograd.Function):
@@ -589,19 +619,50 @@ def _histc(args, kwargs):
                     _arg(args, kwargs, 2, "min", 0), _arg(args, kwargs, 3, "max", 0))
 
 
+def _integer_sort(x, dim, descending):
+    """(values, indices) of an integer (or bool) tensor in the contract's
+    order (section 18): by value, ties in ascending position in both
+    directions. Integer work, no rounding: numpy's stable sort of the
+    values (descending: of ~v, which reverses the order of int64 without
+    overflow), so unlike PyTorch's unstable sort the order of equal values
+    - the lengths of pack_padded_sequence(enforce_sorted=False), which fix
+    the row order of a packed batch and so the order of its gradient sums -
+    does not depend on the machine."""
+    import numpy as np
+    a = x.detach().numpy()
+    if a.ndim == 0:
+        return x.clone(), torch.zeros((), dtype=torch.int64)
+    keys = a.astype(np.int64)
+    if descending:
+        keys = np.invert(keys)
+    order = np.argsort(keys, axis=dim, kind="stable")
+    values = np.take_along_axis(a, order, axis=dim)
+    return torch.from_numpy(np.ascontiguousarray(values)), torch.from_numpy(order.astype(np.int64))
+
+
+def _integer(x):
+    return isinstance(x, torch.Tensor) and not x.is_floating_point() and not x.is_complex()
+
+
 def _sort(args, kwargs):
     """torch.sort(input, dim=-1, descending=False, stable=False) and
-    Tensor.sort: the contract's stable order whatever `stable` says."""
+    Tensor.sort: the contract's stable order whatever `stable` says
+    (integer tensors too, see _integer_sort)."""
     _refuse_kwargs(kwargs, ("input", "dim", "descending", "stable"), "sort")
     x = _arg(args, kwargs, 0, "input")
-    out = SF.sort(x, _arg(args, kwargs, 1, "dim", -1), _arg(args, kwargs, 2, "descending", False))
-    return torch.return_types.sort(out)
+    dim, descending = _arg(args, kwargs, 1, "dim", -1), _arg(args, kwargs, 2, "descending", False)
+    if _integer(x):
+        return torch.return_types.sort(_integer_sort(x, dim, descending))
+    return torch.return_types.sort(SF.sort(x, dim, descending))
 
 
 def _argsort(args, kwargs):
     _refuse_kwargs(kwargs, ("input", "dim", "descending", "stable"), "argsort")
     x = _arg(args, kwargs, 0, "input")
-    return SF.argsort(x, _arg(args, kwargs, 1, "dim", -1), _arg(args, kwargs, 2, "descending", False))
+    dim, descending = _arg(args, kwargs, 1, "dim", -1), _arg(args, kwargs, 2, "descending", False)
+    if _integer(x):
+        return _integer_sort(x, dim, descending)[1]
+    return SF.argsort(x, dim, descending)
 
 
 def _msort(args, kwargs):
@@ -839,7 +900,9 @@ ROUTED = {
     "binary_cross_entropy_with_logits": (_call(SF.binary_cross_entropy_with_logits),
                                          "BCE of logits (log-sigmoid form)"),
     "kl_div": (_call(SF.kl_div), "KL divergence"),
-    "dropout": (_dropout, "identity in eval mode"),
+    "dropout": (_dropout, "identity in eval mode; in training Philox keyed by the calling "
+                          "module"),
+    "addmm": (_addmm, "mm's chains, then input added once (linear's bias rule)"),
     # attention (contract section 19)
     "scaled_dot_product_attention": (_sdpa, "sb_sdpa: masks, causal, Philox dropout keyed by "
                                             "the calling module"),
@@ -895,7 +958,7 @@ for _names, _reason in (
           "contiguous", "unfold_view"), _VIEWS),
         (("__getitem__", "select", "narrow", "slice"), _INDEX),
         (("cat", "concat", "stack", "split", "chunk", "unbind", "split_with_sizes"), _JOIN),
-        (("clone", "copy_", "cpu", "to", "float", "type_as"), _COPY),
+        (("clone", "copy_", "cpu", "to", "float", "type_as", "type"), _COPY),
         (("size", "dim", "ndimension", "numel", "nelement", "stride", "is_contiguous",
           "is_floating_point", "data_ptr", "element_size", "get_device", "__len__",
           "__get__", "__format__", "__repr__", "__bool__", "__iter__", "__hash__",
@@ -910,7 +973,85 @@ for _names, _reason in (
         PASS_THROUGH[_n] = _reason
 
 # pass-through calls that may change the dtype: only dtype-preserving ones pass
-_CONVERSIONS = ("to", "float", "type_as", "clone", "copy_")
+_CONVERSIONS = ("to", "float", "type_as", "clone", "copy_", "type")
+
+
+def _requires_grad(args, kwargs):
+    return torch.is_grad_enabled() and any(t.requires_grad for t in _tensors(args, kwargs))
+
+
+def _no_grad_only(what):
+    """Calls whose values are exact but whose backward PyTorch would compute
+    with its own kernels: they pass while no operand needs a gradient."""
+    def check(args, kwargs):
+        if _requires_grad(args, kwargs):
+            return "%s of a tensor that needs a gradient (its backward runs PyTorch's kernel)" \
+                % what
+        return None
+    return check
+
+
+_EXACT_INT = 2 ** 24  # every integer of at most this magnitude is a float32
+
+
+def _arange_check(args, kwargs):
+    """torch.arange(start=0, end, step=1): each value start + i * step is
+    exact when the result is an integer dtype, or a float dtype with integer
+    start, end and step of magnitude at most 2^24 (all values integers that
+    float32 holds). Fractional float ranges round: missing."""
+    dtype = kwargs.get("dtype")
+    ends = [v for v in args if not isinstance(v, torch.dtype)] + \
+        [kwargs[k] for k in ("start", "end", "step") if k in kwargs]
+    ints = all(isinstance(v, int) or (isinstance(v, torch.Tensor) and v.numel() == 1 and
+                                      not v.is_floating_point()) for v in ends)
+    if dtype is not None and not dtype.is_floating_point:
+        return None
+    if dtype is None and ints:
+        return None  # PyTorch makes an int64 range
+    if ints and all(abs(int(v)) <= _EXACT_INT for v in ends):
+        return None
+    return "arange with non-integer bounds or step (its values would be rounded)"
+
+
+def _scatter_check(args, kwargs):
+    """Tensor.scatter_(dim, index, src) / torch.scatter without reduce: each
+    written element is a copy, unless two index entries name the same
+    element (PyTorch then keeps an unspecified one): passes when the index
+    has no duplicates along dim and nothing needs a gradient."""
+    import numpy as np
+    if kwargs.get("reduce") is not None or len(args) > 4:
+        return "scatter with reduce= (use scatter_reduce or scatter_add)"
+    if _requires_grad(args, kwargs):
+        return "scatter of a tensor that needs a gradient (its backward runs PyTorch's kernel)"
+    dim, index = _arg(args, kwargs, 1, "dim"), _arg(args, kwargs, 2, "index")
+    if not isinstance(index, torch.Tensor) or not isinstance(dim, int):
+        return "scatter without an index tensor"
+    if index.dim() == 0 or index.numel() == 0:
+        return None
+    a = np.moveaxis(index.detach().numpy(), dim, -1)
+    rows = np.sort(a.reshape(-1, a.shape[-1]), axis=1)
+    if (rows[:, 1:] == rows[:, :-1]).any():
+        return "scatter with duplicate indices (which write wins is unspecified)"
+    return None
+
+
+# name -> (check(args, kwargs) -> None to pass, else why it is missing;
+# reason). Exact calls that pass only in some forms.
+PASS_THROUGH_IF = {}
+_COMPARE = "a comparison: booleans fixed by IEEE 754 for every input, no rounding, no gradient"
+for _n in ("eq", "ne", "lt", "le", "gt", "ge", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
+           "__ge__", "greater", "greater_equal", "less", "less_equal", "not_equal", "isnan",
+           "isinf", "isfinite", "logical_and", "logical_or", "logical_not", "logical_xor",
+           "__and__", "__or__", "__xor__", "__invert__", "bitwise_not", "bitwise_and",
+           "bitwise_or", "any", "all"):
+    PASS_THROUGH_IF[_n] = (_no_grad_only(_n), _COMPARE)
+PASS_THROUGH_IF["where"] = (_no_grad_only("where"), "selection: each element is one operand's "
+                            "bits (masks); under autograd its backward is PyTorch's")
+PASS_THROUGH_IF["arange"] = (_arange_check, "an integer range, or float integers up to 2^24: "
+                                            "exact values")
+PASS_THROUGH_IF["scatter"] = (_scatter_check, "copies to distinct positions (an inverse "
+                                              "permutation); not under autograd")
+PASS_THROUGH_IF["scatter_"] = PASS_THROUGH_IF["scatter"]
 
 
 def _changes_float_dtype(args, out):
@@ -1044,9 +1185,18 @@ class StrictMode(TorchFunctionMode):
                 not any(t.is_floating_point() for t in tensors) \
                 and key not in ("div", "true_divide", "rdiv", "div_", "mean", "softmax",
                                 "log_softmax", "sqrt", "exp", "log", "reciprocal", "tanh",
-                                "sigmoid", "gelu", "sin", "cos", "exp2", "log2", "rsqrt"):
+                                "sigmoid", "gelu", "sin", "cos", "exp2", "log2", "rsqrt",
+                                "sort", "argsort"):
             self._note("passed", shown + " (integer, exact)", caller)
             return func(*args, **kwargs)
+        if key in PASS_THROUGH_IF:
+            refused = PASS_THROUGH_IF[key][0](args, kwargs)
+            if refused is None:
+                out = func(*args, **kwargs)
+                self._note("passed", shown, caller)
+                return out
+            return self._missing(func, args, kwargs, shown, caller,
+                                 "samebits has no version of this call: %s" % refused)
         why = "samebits has no version of it"
         if key in ROUTED:
             _SITE.value = (caller, self.paths)

@@ -15,7 +15,9 @@ LSTM, GRU and their cells, converted from PyTorch's.
 * an embedding -> LSTM -> linear model under strict mode runs no PyTorch
   computing kernel forward or backward (_strict_run_like_pytorch), also
   with pack_padded_sequence / pad_packed_sequence in its forward (routed to
-  exact row moves);
+  exact row moves), also with enforce_sorted=False (the lengths sorted in
+  the contract's stable order, ties in ascending position), bits equal at
+  1 and 3 threads;
 * bad arguments raise naming the parameter."""
 import numpy as np
 import pytest
@@ -520,6 +522,102 @@ def test_strict_packed_model_runs_no_pytorch_kernel(batch_first):
     sb = samebits.from_torch_module(m)
     tokens = torch.tensor([[1, 4, 4, 9, 0, 2, 10], [3, 3, 8, 1, 0, 0, 0]])
     _strict_run_like_pytorch(sb, m, tokens)
+
+
+class UnsortedPackedModel(torch.nn.Module):
+    """pack_padded_sequence(enforce_sorted=False) -> LSTM -> pad_packed_sequence:
+    PyTorch sorts the lengths (torch.sort, descending; strict mode: the
+    contract's stable order, equal lengths in ascending position), reorders
+    the batch with index_select and inverts the permutation (an int64
+    arange scattered to distinct positions: exact, passed through)."""
+
+    def __init__(self, lengths):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(3, 5, batch_first=True)
+        self.head = torch.nn.Linear(5, 2)
+        self.lengths = lengths
+        self.order = None
+
+    def forward(self, x):
+        packed = pack_padded_sequence(x, self.lengths, batch_first=True, enforce_sorted=False)
+        self.order = (packed.sorted_indices.tolist(), packed.unsorted_indices.tolist())
+        out, _ = self.lstm(packed)
+        padded, _ = torch.nn.utils.rnn.pad_packed_sequence(out, batch_first=True)
+        return self.head(padded.sum(1))
+
+
+# int64 work of pack_padded_sequence(enforce_sorted=False) and
+# pad_packed_sequence: the inverse permutation (an arange scattered to
+# distinct positions) and the lengths put back in batch order
+# (lengths[unsorted_indices]); no float tensor reaches them in this model
+INTEGER_MOVES = {"aten::arange", "aten::scatter_", "aten::index"}
+
+
+def test_strict_unsorted_packed_lstm_runs_no_pytorch_kernel():
+    from test_strict import _aten_ops, _computing
+    lengths = torch.tensor([4, 6, 4, 2, 6])   # ties: 6 at 1 and 4, 4 at 0 and 2
+    torch.manual_seed(16)
+    m = UnsortedPackedModel(lengths)
+    samebits.manual_seed(0)
+    sb = samebits.from_torch_module(m)
+    x = torch.randn(5, 6, 3, requires_grad=True)
+    with torch.autograd.profiler.profile() as fwd:
+        out = sb(x)
+        loss = SF.cross_entropy(out, torch.tensor([0, 1, 1, 0, 1]))
+    with torch.autograd.profiler.profile() as bwd:
+        loss.backward()
+    assert [op for op in _computing(_aten_ops(fwd), False) if op[0] not in INTEGER_MOVES] == []
+    seen_b = _aten_ops(bwd)
+    assert seen_b and _computing(seen_b, True) == []
+    assert x.grad is not None and all(p.grad is not None for p in sb.parameters())
+    # the stable order: longest first, equal lengths in ascending position
+    assert sb.order == ([1, 4, 0, 2, 3], [2, 0, 3, 4, 1])
+    assert torch.allclose(out, m(x), rtol=1e-4, atol=1e-5)
+    report = samebits.audit(m, x, print_report=False)
+    assert not report.missing, report
+    assert ("torch.sort", "<root>") in report.covered
+
+
+def test_unsorted_packed_lstm_same_bits_at_1_and_3_threads():
+    lengths = torch.tensor([3, 6, 3, 5, 6, 1])
+    torch.manual_seed(17)
+    m = UnsortedPackedModel(lengths)
+    x = torch.randn(6, 6, 3)
+    was = samebits.get_num_threads()
+    runs = []
+    try:
+        for threads in (1, 3):
+            samebits.set_num_threads(threads)
+            samebits.manual_seed(0)
+            sb = samebits.from_torch_module(m)
+            xx = x.clone().requires_grad_()
+            out = sb(xx)
+            SF.cross_entropy(out, torch.tensor([0, 1, 1, 0, 1, 0])).backward()
+            runs.append([_bits(t) for t in [out, xx.grad] + [p.grad for p in sb.parameters()]])
+    finally:
+        samebits.set_num_threads(was)
+    for a, b in zip(*runs):
+        assert np.array_equal(a, b)
+
+
+def test_strict_integer_sort_is_the_stable_order():
+    """torch.sort / argsort of an integer tensor in strict model code: the
+    contract's order (ties in ascending position, both directions), what
+    PyTorch's stable sort gives."""
+
+    class Sorter(torch.nn.Module):
+        def forward(self, v):
+            return torch.sort(v, descending=True), v.argsort(), torch.sort(v, dim=0)
+
+    v = torch.tensor([[3, 1, 3, 2, 1, 3], [0, 0, -5, 7, 7, 0]])
+    with samebits.StrictMode(Sorter()):
+        (dv, di), ai, (v0, i0) = Sorter()(v)
+    want_dv, want_di = torch.sort(v, descending=True, stable=True)
+    assert torch.equal(dv, want_dv) and torch.equal(di, want_di)
+    assert torch.equal(ai, torch.sort(v, stable=True).indices)
+    assert torch.equal(v0, torch.sort(v, dim=0, stable=True).values)
+    assert torch.equal(i0, torch.sort(v, dim=0, stable=True).indices)
+    assert dv.dtype == torch.int64 and di.dtype == torch.int64
 
 
 @pytest.mark.parametrize("batch_first", [False, True])
