@@ -888,7 +888,8 @@ ROUTED = {
     "instance_norm": (_call(SF.instance_norm), "group norm with one group per channel; no "
                       "running statistics"),
     "cross_entropy": (_call(SF.cross_entropy), "class-index cross-entropy: class weights, "
-                                               "label smoothing, K-dimensional inputs"),
+                                               "label smoothing, K-dimensional inputs; "
+                                               "probability targets by samebits ops"),
     "nll_loss": (_call(SF.nll_loss), "class-index NLL: class weights, K-dimensional inputs"),
     "ctc_loss": (_call(SF.ctc_loss), "CTC: alpha/beta recursions with sb_expf/sb_logf, one item "
                                      "per thread"),

@@ -184,8 +184,9 @@ def test_refusals_name_the_parameter():
         SF.nll_loss(x, bad, weight=w)
     with pytest.raises(samebits.SamebitsError, match="targets has shape"):
         SF.cross_entropy(torch.randn(2, 4, 3), torch.zeros(2, 4, dtype=torch.int64))
-    with pytest.raises(NotImplementedError, match="probability targets"):
-        SF.cross_entropy(x, torch.rand(3, 4))
+    # a float target is a probability target (test_soft_cross_entropy.py): of x's shape
+    with pytest.raises(ValueError, match="probability target must have the input's shape"):
+        SF.cross_entropy(x, torch.rand(3, 5))
     with pytest.raises(NotImplementedError, match="size_average"):
         SF.nll_loss(x, t, size_average=True)
     wr = w.clone().requires_grad_()

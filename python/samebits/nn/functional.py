@@ -823,12 +823,71 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                   reduction="mean", label_smoothing=0.0):
     """Cross-entropy of logits (N, C), (N, C, d1, ..., dk) or (C) against class
     indices; class weights (C) and label smoothing as PyTorch's weighted formula
-    (contract section 11, "Class weights and K-dimensional inputs")."""
+    (contract section 11, "Class weights and K-dimensional inputs"); or against
+    class probabilities (a float32 target of the input's shape; ignore_index
+    does not apply), see _probability_cross_entropy."""
     if getattr(target, "dtype", None) is not None and target.dtype.is_floating_point:
-        raise NotImplementedError("samebits.nn.functional.cross_entropy: probability targets are "
-                                  "not supported; pass class indices (int64)")
+        _no_legacy("cross_entropy", size_average, reduce)
+        return _probability_cross_entropy(input, target, weight, reduction, label_smoothing)
     return _class_loss("cross_entropy", _lib.SB_LOSS_CROSS_ENTROPY, input, target, weight,
                        size_average, reduce, ignore_index, reduction, label_smoothing)
+
+
+def _scalar(v):
+    """A binary64 number rounded once to a 0-d float32 operand."""
+    return torch.tensor(v, dtype=torch.float32)
+
+
+def _probability_cross_entropy(input, target, weight, reduction, label_smoothing):
+    """Cross-entropy against class probabilities (target of input's shape,
+    float32), PyTorch's definition written with samebits ops (contract
+    section 11, "Probability targets"): with the class dim 1 ((C) inputs:
+    dim 0),
+
+        lp = log_softmax(input, class dim)
+        t  = target, or target * f32(1 - eps) + f32(eps / C)   (eps > 0)
+        e  = (lp * t) * w                  (w (C) along the class dim; no w: lp * t)
+        none: -(sum of e over the class dim)       sum: -(sum of e)
+        mean: -(sum of e) / f32(numel / C)
+
+    every sum the canonical sum in row-major order, every operation one
+    IEEE rounding; the backward is those ops' backward (samebits' own)."""
+    fn = "nn.functional.cross_entropy"
+    red = _ops._reduction(reduction, "cross_entropy")
+    if not isinstance(input, torch.Tensor) or not isinstance(target, torch.Tensor):
+        raise TypeError("samebits.%s: input and target must be tensors" % fn)
+    if input.dtype != torch.float32 or target.dtype != torch.float32:
+        raise TypeError("samebits.%s: probability targets need float32 input and target, got "
+                        "%s and %s" % (fn, input.dtype, target.dtype))
+    if input.dim() == 0 or tuple(target.shape) != tuple(input.shape):
+        raise ValueError("samebits.%s: a probability target must have the input's shape %s, "
+                         "got %s" % (fn, tuple(input.shape), tuple(target.shape)))
+    eps = _lib.checked_float(label_smoothing, _lib.ClassLoss.field_type("label_smoothing"),
+                             "samebits.%s: label_smoothing" % fn)
+    if not 0.0 <= eps <= 1.0:
+        raise ValueError("samebits.%s: label_smoothing must be in [0, 1], got %r"
+                         % (fn, label_smoothing))
+    cdim = 0 if input.dim() == 1 else 1
+    classes = input.shape[cdim]
+    lp = _Softmax.apply(input, cdim, True)
+    t = target
+    if eps > 0.0:
+        t = _Binary.apply(_Binary.apply(t, _scalar(1.0 - eps), "mul"),
+                          _scalar(eps / classes), "add")
+    e = _Binary.apply(lp, t, "mul")
+    if weight is not None:
+        if not isinstance(weight, torch.Tensor) or tuple(weight.shape) != (classes,):
+            raise ValueError("samebits.%s: weight must be a tensor of shape (%d,) (one per "
+                             "class), got %s" % (fn, classes, tuple(getattr(weight, "shape", ()))))
+        shape = [1] * input.dim()
+        shape[cdim] = classes
+        e = _Binary.apply(e, weight.reshape(shape), "mul")
+    if red == _ops._REDUCTION["none"]:
+        return _Unary.apply(_Reduce.apply(e, (cdim,), False, False), "neg")
+    total = _Unary.apply(_Reduce.apply(e, None, False, False), "neg")
+    if red == _ops._REDUCTION["sum"]:
+        return total
+    return _Binary.apply(total, _scalar(float(input.numel() // classes)), "div")
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
