@@ -221,7 +221,7 @@ def _dropout(args, kwargs):
         return x
     if _arg(args, kwargs, 3, "inplace", False):
         raise _Missing("dropout with inplace=True called as a function")
-    seed, stream, offset = _attention_dropout(float(p), x.numel())
+    seed, stream, offset = _dropout_key(float(p), x.numel())
     return SF.dropout(x, float(p), True, seed, stream, offset)
 
 
@@ -317,10 +317,11 @@ def _bernoulli(in_place):
     return route
 
 
-def _attention_dropout(p, numel):
-    """(seed, stream, offset) of an attention dropout of `numel`
-    probabilities: the calling module's Philox draw state (see _draw_state),
-    advanced by numel; (0, 0, 0) when nothing is drawn."""
+def _dropout_key(p, numel):
+    """(seed, stream, offset) of a dropout of `numel` elements (attention
+    probabilities, a functional dropout): the calling module's Philox draw
+    state (see _draw_state), advanced by numel; (0, 0, 0) when nothing is
+    drawn."""
     if not p:
         return 0, 0, 0
     state = _draw_state()
@@ -349,7 +350,7 @@ def _sdpa(args, kwargs):
     scale = _arg(args, kwargs, 6, "scale")
     if causal and mask is not None:
         raise _Missing("attn_mask together with is_causal=True (PyTorch refuses it too)")
-    seed, stream, offset = _attention_dropout(p, q.numel() // max(q.shape[-1], 1) * k.shape[-2])
+    seed, stream, offset = _dropout_key(p, q.numel() // max(q.shape[-1], 1) * k.shape[-2])
     return SF.scaled_dot_product_attention(q, k, v, mask, p, causal, scale, seed, stream, offset)
 
 
@@ -444,7 +445,7 @@ def _mha_forward(args, kwargs):
     causal = bool(a.get("is_causal", False)) and attn_mask is None
     mask = _mha_mask(attn_mask, kpm, n, h, l, s)
     p = float(a.get("dropout_p", 0.0)) if a.get("training", True) else 0.0
-    seed, stream, offset = _attention_dropout(p, n * h * l * s)
+    seed, stream, offset = _dropout_key(p, n * h * l * s)
     out, probs = SF.scaled_dot_product_attention(q, k, v, mask, p, causal, None, seed, stream,
                                                  offset, need_probs=True)
     out = out.permute(2, 0, 1, 3).reshape(l * n, e)
@@ -952,6 +953,8 @@ _COPY = "exact copy or dtype-preserving conversion"
 _QUERY = "reads metadata or values, computes nothing"
 _ALLOC = "allocation of constants or filling with one (zeros, ones, empty, fill_)"
 _GRAD = "autograd bookkeeping (detach, requires_grad)"
+_COMPARE = "comparison or boolean logic: booleans fixed by IEEE 754 for every input (no " \
+           "rounding); a boolean result carries no gradient"
 PASS_THROUGH = {}
 for _names, _reason in (
         (("view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "squeeze",
@@ -969,7 +972,12 @@ for _names, _reason in (
         (("zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like", "new_zeros",
           "new_ones", "new_empty", "tensor", "as_tensor", "from_numpy", "fill_", "zero_",
           "masked_fill", "masked_fill_"), _ALLOC),
-        (("detach", "detach_", "requires_grad_", "retain_grad", "__set__"), _GRAD)):
+        (("detach", "detach_", "requires_grad_", "retain_grad", "__set__"), _GRAD),
+        (("eq", "ne", "lt", "le", "gt", "ge", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
+          "__ge__", "greater", "greater_equal", "less", "less_equal", "not_equal", "isnan",
+          "isinf", "isfinite", "logical_and", "logical_or", "logical_not", "logical_xor",
+          "__and__", "__or__", "__xor__", "__invert__", "bitwise_not", "bitwise_and",
+          "bitwise_or", "any", "all"), _COMPARE)):
     for _n in _names:
         PASS_THROUGH[_n] = _reason
 
@@ -1039,13 +1047,6 @@ def _scatter_check(args, kwargs):
 # name -> (check(args, kwargs) -> None to pass, else why it is missing;
 # reason). Exact calls that pass only in some forms.
 PASS_THROUGH_IF = {}
-_COMPARE = "a comparison: booleans fixed by IEEE 754 for every input, no rounding, no gradient"
-for _n in ("eq", "ne", "lt", "le", "gt", "ge", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
-           "__ge__", "greater", "greater_equal", "less", "less_equal", "not_equal", "isnan",
-           "isinf", "isfinite", "logical_and", "logical_or", "logical_not", "logical_xor",
-           "__and__", "__or__", "__xor__", "__invert__", "bitwise_not", "bitwise_and",
-           "bitwise_or", "any", "all"):
-    PASS_THROUGH_IF[_n] = (_no_grad_only(_n), _COMPARE)
 PASS_THROUGH_IF["where"] = (_no_grad_only("where"), "selection: each element is one operand's "
                             "bits (masks); under autograd its backward is PyTorch's")
 PASS_THROUGH_IF["arange"] = (_arange_check, "an integer range, or float integers up to 2^24: "
