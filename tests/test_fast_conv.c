@@ -190,6 +190,34 @@ static void test_conv_cases(void) {
         {"phases stride 3x2 empty phases", 3, 2, 12, 11, 3, 1, 3, P(3, 2, 0, 1, 1, 3, 1), true},
         {"phases batched stride 2 groups", 9, 4, 6, 5, 6, 3, 3, P(2, 2, 1, 1, 1, 1, 2), true},
     };
+    /* Depthwise and small groups (at most 4 input channels per group) take
+     * the direct kernel of src/cpu/conv2d_dw.c: flat positions over stride
+     * phases (forward), the margined dy copies whose zero's sign opposes
+     * each weight's (input gradient: edges where taps fall outside dy),
+     * channels as lanes (weight gradient: channel counts that leave a
+     * partial block of 4, 8 or 16 lanes, several samples). MobileNet /
+     * EfficientNet / ConvNeXt geometries in miniature: 3x3, 5x5 and 7x7,
+     * stride 1, 2 and 3, dilation, asymmetric padding, multipliers,
+     * planes narrower than a vector and wider than several. */
+    conv_case depthwise[] = {
+        {"dw 3x3", 3, 13, 11, 9, 13, 3, 3, P(1, 1, 1, 1, 1, 1, 13), true},
+        {"dw 3x3 stride 2", 2, 10, 15, 14, 10, 3, 3, P(2, 2, 1, 1, 1, 1, 10), false},
+        {"dw 5x5 stride 2", 3, 9, 17, 12, 9, 5, 5, P(2, 2, 2, 2, 1, 1, 9), true},
+        {"dw 7x7 pad 3 (convnext)", 2, 17, 7, 7, 17, 7, 7, P(1, 1, 3, 3, 1, 1, 17), true},
+        {"dw 7x7 pad 3 wide", 1, 5, 9, 37, 5, 7, 7, P(1, 1, 3, 3, 1, 1, 5), false},
+        {"dw stride 3x2 dilation 2x3", 2, 6, 19, 17, 6, 3, 3, P(3, 2, 2, 1, 2, 3, 6), true},
+        {"dw stride 3 unpadded", 3, 4, 11, 13, 4, 3, 2, P(3, 3, 0, 0, 1, 1, 4), true},
+        {"dw multiplier 3", 2, 5, 9, 11, 15, 3, 3, P(1, 1, 1, 1, 1, 1, 5), true},
+        {"dw multiplier 2 stride 2 dilation 2", 3, 7, 12, 10, 14, 3, 3, P(2, 2, 2, 2, 2, 2, 7), true},
+        {"dw padding > kernel", 2, 3, 4, 5, 3, 2, 3, P(1, 1, 3, 2, 1, 1, 3), true},
+        {"dw 1-wide", 3, 2, 1, 9, 2, 1, 3, P(1, 1, 0, 1, 1, 1, 2), true},
+        {"dw kernel = input", 4, 18, 5, 5, 18, 5, 5, P(1, 1, 0, 0, 1, 1, 18), false},
+        {"dw 1x1 stride 2", 2, 9, 7, 6, 9, 1, 1, P(2, 2, 0, 0, 1, 1, 9), true},
+        {"groups of 2", 3, 8, 9, 10, 12, 3, 3, P(1, 1, 1, 1, 1, 1, 4), true},
+        {"groups of 3 stride 2", 2, 9, 11, 8, 6, 3, 3, P(2, 1, 1, 1, 1, 1, 3), true},
+        {"groups of 4 dilation", 2, 8, 10, 11, 8, 3, 3, P(1, 2, 2, 1, 2, 1, 2), true},
+        {"dw 17 channels 20x20", 5, 17, 20, 20, 17, 3, 3, P(1, 1, 1, 1, 1, 1, 17), true},
+    };
     /* Backward weight splits samples into chunks of 8 MB of columns; this
      * one needs three, so its chains continue across chunks. */
     conv_case chunked = {"chunked chain", 33, 16, 32, 32, 2, 3, 3, P(1, 1, 1, 1, 1, 1, 1), true};
@@ -204,6 +232,8 @@ static void test_conv_cases(void) {
         for (int m = VAL_RAND; m <= VAL_TINY; m++) run_conv(&few_pixels[i], (val_mode)m);
     for (size_t i = 0; i < sizeof phases / sizeof phases[0]; i++)
         for (int m = VAL_RAND; m <= VAL_TINY; m++) run_conv(&phases[i], (val_mode)m);
+    for (size_t i = 0; i < sizeof depthwise / sizeof depthwise[0]; i++)
+        for (int m = VAL_RAND; m <= VAL_TINY; m++) run_conv(&depthwise[i], (val_mode)m);
     run_conv(&chunked, VAL_RAND);
 }
 

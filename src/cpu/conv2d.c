@@ -324,6 +324,7 @@ void sb_cpu_conv2d_forward(const sb_conv2d_geom *g, const float *x, const float 
         sb_ref_conv2d_forward(g, x, weight, bias, y);
         return;
     }
+    if (sb_cpu_conv2d_dw_forward(g, x, weight, bias, y)) return; /* depthwise, small groups */
     int64_t icg = g->c_in / g->groups, kdim = icg * g->kh * g->kw;
     int64_t nb = batch_chunk(g->n, g->oh * g->ow, kdim);
     if (nb > 1) {
@@ -594,6 +595,7 @@ void sb_cpu_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, cons
         sb_ref_conv2d_backward_input(g, dy, weight, dx);
         return;
     }
+    if (sb_cpu_conv2d_dw_backward_input(g, dy, weight, dx)) return; /* depthwise, small groups */
     bwd_in_ctx t = {g, dy, weight, NULL, dx, NULL, 0, 1};
     bool finite = true;
     /* An exponent field of all ones is inf or NaN. A bit test, because
@@ -724,6 +726,7 @@ void sb_cpu_conv2d_backward_weight(const sb_conv2d_geom *g, const float *dy, con
         sb_ref_conv2d_backward_weight(g, dy, x, dweight);
         return;
     }
+    if (sb_cpu_conv2d_dw_backward_weight(g, dy, x, dweight)) return; /* depthwise, small groups */
     int64_t width = BWD_W_PANEL;
     if (g->groups * ((kdim + width - 1) / width) < sb_num_threads()) width /= 2;
     bwd_w_ctx t = {g, dy, x, dweight, (kdim + width - 1) / width, width, 1, NULL};

@@ -21,6 +21,37 @@ void sb_cpu_conv2d_backward_weight(const sb_conv2d_geom *g, const float *dy, con
                                    float *dweight);
 void sb_cpu_conv2d_backward_bias(const sb_conv2d_geom *g, const float *dy, float *dbias);
 
+/* Depthwise and small-group convolutions (groups > 1, at most
+ * SB_DW_ICG_MAX input channels per group; src/cpu/conv2d_dw.c): a direct
+ * kernel instead of a GEMM whose k is a group's few taps. Same contract as
+ * the functions above; each returns false, having written nothing, when
+ * the geometry is not one it takes (or scratch memory ran out, or, for the
+ * input gradient, a weight is inf or NaN), and the caller then takes the
+ * GEMM path. */
+#define SB_DW_ICG_MAX 4
+bool sb_cpu_conv2d_dw_forward(const sb_conv2d_geom *g, const float *x, const float *weight,
+                              const float *bias, float *y);
+bool sb_cpu_conv2d_dw_backward_input(const sb_conv2d_geom *g, const float *dy,
+                                     const float *weight, float *dx);
+bool sb_cpu_conv2d_dw_backward_weight(const sb_conv2d_geom *g, const float *dy, const float *x,
+                                      float *dweight);
+
+/* Its per-ISA loops (the kernel context's dw_taps / dw_wgrad, see
+ * conv2d_dw_simd.h): out[q] = chain over t of fmaf(p[off[t] + q], w[t])
+ * for q < nq rounded up to whole vectors; and one sample's terms of the
+ * lane-interleaved weight-gradient chains. */
+#define SB_DW_DECLARE(sfx)                                                                     \
+    void sb_dw_taps_##sfx(const float *p, const int64_t *off, const float *w, int64_t ntaps,   \
+                          int64_t nq, float *out);                                             \
+    void sb_dw_wgrad_##sfx(const float *dyt, const float *xt, const int64_t *off,              \
+                           int64_t ntaps, int64_t oh, int64_t ow, int64_t rstep, int64_t sw,   \
+                           float *acc);
+SB_DW_DECLARE(scalar)
+#if SB_HAVE_X86_KERNELS
+SB_DW_DECLARE(avx2)
+SB_DW_DECLARE(avx512)
+#endif
+
 void sb_cpu_max_pool2d_forward(const sb_pool2d_geom *g, const float *x, float *y, int64_t *indices);
 void sb_cpu_max_pool2d_backward(const sb_pool2d_geom *g, const float *dy, const int64_t *indices,
                                 float *dx);

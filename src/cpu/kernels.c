@@ -18,6 +18,9 @@ static const sb_cpu_kernels scalar_kernels = {
     .pointwise = &sb_pwv_scalar,
     .vmath = &sb_vmath_scalar,
     .exact = &sb_exact_scalar,
+    .dw_taps = sb_dw_taps_scalar,
+    .dw_wgrad = sb_dw_wgrad_scalar,
+    .dw_lanes = 1,
 };
 
 #if SB_HAVE_X86_KERNELS
@@ -30,6 +33,9 @@ static const sb_cpu_kernels sse2_kernels = {
     .pointwise = &sb_pwv_sse2,
     .vmath = &sb_vmath_sse2,
     .exact = &sb_exact_sse2,
+    .dw_taps = sb_dw_taps_scalar,
+    .dw_wgrad = sb_dw_wgrad_scalar,
+    .dw_lanes = 1,
 };
 
 static const sb_gemm_flex_kernel avx2_flex[] = {
@@ -47,6 +53,9 @@ static const sb_cpu_kernels avx2_kernels = {
     .exact = &sb_exact_avx2,
     .copy_rows = sb_copy_rows_avx2,
     .copy_rows_max = 8,
+    .dw_taps = sb_dw_taps_avx2,
+    .dw_wgrad = sb_dw_wgrad_avx2,
+    .dw_lanes = 8,
 };
 
 static const sb_gemm_flex_kernel avx512_flex[] = {
@@ -67,6 +76,9 @@ static const sb_cpu_kernels avx512_kernels = {
     .copy_rows = sb_copy_rows_avx512,
     .copy_rows_max = 16,
     .max_pool2x2 = sb_max_pool2x2_avx512,
+    .dw_taps = sb_dw_taps_avx512,
+    .dw_wgrad = sb_dw_wgrad_avx512,
+    .dw_lanes = 16,
 };
 #endif
 
@@ -78,6 +90,9 @@ static const sb_cpu_kernels neon_kernels = {
     .pointwise = &sb_pwv_neon,
     .vmath = &sb_vmath_neon,
     .exact = &sb_exact_scalar, /* no NEON loops yet */
+    .dw_taps = sb_dw_taps_scalar,
+    .dw_wgrad = sb_dw_wgrad_scalar,
+    .dw_lanes = 1,
 };
 #endif
 

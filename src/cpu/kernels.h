@@ -40,6 +40,15 @@ typedef void (*sb_copy_rows_fn)(float *dst, int64_t ldd, const float *src, int64
 typedef void (*sb_max_pool2x2_fn)(const float *xp, int64_t w, int64_t oh, int64_t ow, float *yp,
                                   int64_t *ip);
 
+/* The depthwise / small-group convolution's loops (src/cpu/conv2d_dw.c;
+ * contracts in cpu/conv_internal.h), lanes = how many chains a vector
+ * holds: the weight gradient interleaves that many channels. */
+typedef void (*sb_dw_taps_fn)(const float *p, const int64_t *off, const float *w, int64_t ntaps,
+                              int64_t nq, float *out);
+typedef void (*sb_dw_wgrad_fn)(const float *dyt, const float *xt, const int64_t *off,
+                               int64_t ntaps, int64_t oh, int64_t ow, int64_t rstep, int64_t sw,
+                               float *acc);
+
 typedef struct sb_cpu_kernels {
     sb_isa_level isa;
     /* GEMM micro-kernels and tile choice (src/cpu/gemm.c) */
@@ -53,6 +62,10 @@ typedef struct sb_cpu_kernels {
     /* conv2d's im2row: rows of up to copy_rows_max floats; NULL: plain loops */
     sb_copy_rows_fn copy_rows;
     int copy_rows_max;
+    /* depthwise conv2d: tap chains, weight-gradient chains, their lanes */
+    sb_dw_taps_fn dw_taps;
+    sb_dw_wgrad_fn dw_wgrad;
+    int dw_lanes;
     /* max pooling's 2x2 stride-2 planes; NULL: the reference loop */
     sb_max_pool2x2_fn max_pool2x2;
     /* the order-free exact reduction's element loops (src/cpu/exact.c) */

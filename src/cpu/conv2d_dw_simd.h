@@ -1,0 +1,97 @@
+/* The inner loops of the depthwise / small-group convolution
+ * (src/cpu/conv2d_dw.c), written once over a vector type and included by
+ * each ISA's file (conv2d_dw_scalar.c, conv2d_dw_avx2.c,
+ * conv2d_dw_avx512.c), which first defines:
+ *
+ *   V             the vector type, VN lanes of float (VN = 1: plain float)
+ *   SFX(name)     name with the level's suffix
+ *   VLOAD(p)      unaligned load of VN floats
+ *   VSTORE(p, v)  unaligned store of VN floats
+ *   VSET1(x)      x in every lane
+ *   VZERO()       +0.0f in every lane
+ *   VFMA(a, b, c) a*b + c per lane, rounded once (the contract's fmaf)
+ *   DW_U          vectors per block of the tap kernel (independent chains)
+ *   DW_G          taps per register group of the weight-gradient kernel
+ *                 (8, 12 or 24)
+ *
+ * Every lane of every vector is one element's chain, each step one fused
+ * multiply-add in the chain's own order, so the level only changes how
+ * many chains advance at once, never a bit. */
+
+#if DW_G != 8 && DW_G != 12 && DW_G != 24
+#error "DW_G must be 8, 12 or 24 (the cases of sb_dw_wgrad)"
+#endif
+
+#define DW_ALWAYS_INLINE inline __attribute__((always_inline))
+
+/* out[q] = chain over t = 0..ntaps-1 of fmaf(p[off[t] + q], w[t], acc),
+ * from +0.0f, for q in [0, nq) rounded up to whole vectors: out must hold
+ * that many floats and p must be readable there (the caller's slack). */
+void SFX(sb_dw_taps)(const float *p, const int64_t *off, const float *w, int64_t ntaps,
+                     int64_t nq, float *out) {
+    int64_t q = 0;
+    for (; q + DW_U * VN <= nq; q += DW_U * VN) {
+        V acc[DW_U];
+        for (int u = 0; u < DW_U; u++) acc[u] = VZERO();
+        for (int64_t t = 0; t < ntaps; t++) {
+            V wt = VSET1(w[t]);
+            const float *src = p + off[t] + q;
+            for (int u = 0; u < DW_U; u++) acc[u] = VFMA(VLOAD(src + u * VN), wt, acc[u]);
+        }
+        for (int u = 0; u < DW_U; u++) VSTORE(out + q + u * VN, acc[u]);
+    }
+    for (; q < nq; q += VN) {
+        V acc = VZERO();
+        for (int64_t t = 0; t < ntaps; t++) acc = VFMA(VLOAD(p + off[t] + q), VSET1(w[t]), acc);
+        VSTORE(out + q, acc);
+    }
+}
+
+/* G taps of the weight gradient, their accumulators in registers for the
+ * whole sample (G is a constant where this is inlined). */
+static DW_ALWAYS_INLINE void SFX(dw_wgrad_group)(const float *dyt, const float *xt,
+                                                 const int64_t *off, int64_t oh, int64_t ow,
+                                                 int64_t rstep, int64_t sw, float *acc,
+                                                 const int G) {
+    V a[DW_G];
+    int64_t o[DW_G];
+    for (int t = 0; t < G; t++) a[t] = VLOAD(acc + t * VN), o[t] = off[t];
+    for (int64_t r = 0; r < oh; r++) {
+        const float *d = dyt + r * ow * VN, *xr = xt + r * rstep * VN;
+        for (int64_t s = 0; s < ow; s++, d += VN, xr += sw * VN) {
+            V dv = VLOAD(d);
+            for (int t = 0; t < G; t++) a[t] = VFMA(dv, VLOAD(xr + o[t]), a[t]);
+        }
+    }
+    for (int t = 0; t < G; t++) VSTORE(acc + t * VN, a[t]);
+}
+
+/* One sample's terms of VN weight-gradient chains per tap, lanes
+ * interleaved: for tap t and lane l, acc[t*VN + l] continues with
+ * fmaf(dyt[(r*ow + s)*VN + l], xt[off[t] + (r*rstep + s*sw)*VN + l], acc)
+ * over (r, s) lexicographic, (r, s) in [0, oh) x [0, ow). */
+void SFX(sb_dw_wgrad)(const float *dyt, const float *xt, const int64_t *off, int64_t ntaps,
+                      int64_t oh, int64_t ow, int64_t rstep, int64_t sw, float *acc) {
+    /* Groups of equal size (49 taps on AVX2: 5 groups of 10, not 4 of 12
+     * and a pass over the sample for the last one). */
+    int64_t groups = (ntaps + DW_G - 1) / DW_G;
+    int64_t size = groups > 0 ? (ntaps + groups - 1) / groups : 0;
+    for (int64_t t = 0; t < ntaps; t += size) {
+        int64_t k = ntaps - t < size ? ntaps - t : size;
+        /* one fixed group size per case, so that each unrolls */
+        switch (k) {
+#define DW_CASE(n)                                                                             \
+    case n: SFX(dw_wgrad_group)(dyt, xt, off + t, oh, ow, rstep, sw, acc + t * VN, n); break;
+            DW_CASE(1) DW_CASE(2) DW_CASE(3) DW_CASE(4) DW_CASE(5) DW_CASE(6) DW_CASE(7) DW_CASE(8)
+#if DW_G > 8
+            DW_CASE(9) DW_CASE(10) DW_CASE(11) DW_CASE(12)
+#endif
+#if DW_G > 12
+            DW_CASE(13) DW_CASE(14) DW_CASE(15) DW_CASE(16) DW_CASE(17) DW_CASE(18)
+            DW_CASE(19) DW_CASE(20) DW_CASE(21) DW_CASE(22) DW_CASE(23) DW_CASE(24)
+#endif
+#undef DW_CASE
+        default: break;
+        }
+    }
+}
