@@ -48,6 +48,8 @@
 #define DW_TAPS_MAX 512
 /* Floats past a buffer's last plane that a vector tail may read. */
 #define DW_SLACK 64
+/* The widest vector's lanes (AVX-512). */
+#define DW_LANES_MAX 16
 
 static bool dw_takes(const sb_conv2d_geom *g) {
     if (g->groups < 2 || g->n == 0 || g->c_in == 0 || g->c_out == 0 || g->oh * g->ow == 0 ||
@@ -212,17 +214,25 @@ typedef struct {
     int64_t copy;           /* floats per copy of a group's ocg planes */
 } bwd_in_ctx;
 
-/* The group's dy planes (ocg of them) in the margined layout, margins
- * holding `zero` (+0.0f or -0.0f). */
-static void dy_fill(const bwd_in_ctx *t, const float *dyg, float zero, float *d) {
+/* The group's dy planes (ocg of them) in the margined layout, twice: at d
+ * with -0.0f margins, at d + t->copy with +0.0f margins. */
+static void dy_fill(const bwd_in_ctx *t, const float *dyg, float *d) {
     const sb_conv2d_geom *g = t->g;
-    int64_t ocg = g->c_out / g->groups, plane = t->hd * t->wd;
-    for (int64_t o = 0; o < ocg; o++) {
-        float *dp = d + o * plane;
-        for (int64_t q = 0; q < plane; q++) dp[q] = zero;
-        for (int64_t r = 0; r < g->oh; r++)
-            memcpy(dp + (r + t->mt) * t->wd + t->ml, dyg + (o * g->oh + r) * g->ow,
-                   (size_t)g->ow * sizeof *dp);
+    int64_t ocg = g->c_out / g->groups, plane = t->hd * t->wd, wd = t->wd;
+    int64_t right = wd - t->ml - g->ow;
+    for (int half = 0; half < 2; half++) {
+        float zero = half ? 0.0f : -0.0f, *dc = d + half * t->copy;
+        for (int64_t o = 0; o < ocg; o++) {
+            float *dp = dc + o * plane;
+            for (int64_t q = 0; q < t->mt * wd; q++) dp[q] = zero;
+            for (int64_t r = 0; r < g->oh; r++) {
+                float *row = dp + (r + t->mt) * wd;
+                for (int64_t q = 0; q < t->ml; q++) row[q] = zero;
+                memcpy(row + t->ml, dyg + (o * g->oh + r) * g->ow, (size_t)g->ow * sizeof *row);
+                for (int64_t q = 0; q < right; q++) row[t->ml + g->ow + q] = zero;
+            }
+            for (int64_t q = (t->mt + g->oh) * wd; q < plane; q++) dp[q] = zero;
+        }
     }
 }
 
@@ -255,8 +265,7 @@ static void bwd_in_range(void *vctx, int64_t t0, int64_t t1) {
         const float *dyg = t->dy + (n * g->c_out + grp * ocg) * g->oh * g->ow;
         /* first copy: -0 margins, read by taps whose weight has its sign
          * bit clear; second: +0 margins, for the others */
-        dy_fill(t, dyg, -0.0f, d);
-        dy_fill(t, dyg, 0.0f, d + t->copy);
+        dy_fill(t, dyg, d);
         for (int64_t c = 0; c < icg; c++) {
             int64_t ch = grp * icg + c;
             float *dxc = t->dx + (n * g->c_in + ch) * g->h * g->w;
@@ -354,7 +363,7 @@ static void bwd_w_range(void *vctx, int64_t b0, int64_t b1) {
     const bwd_w_ctx *t = vctx;
     const sb_conv2d_geom *g = t->g;
     int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups, kk = g->kh * g->kw;
-    int64_t L = t->lanes, ohw = g->oh * g->ow, hw = g->h * g->w;
+    int64_t L = t->lanes, ohw = g->oh * g->ow;
     int64_t xfloats = t->hp * t->wp * L, dfloats = ohw * L, afloats = icg * kk * L;
     float *xt = sb_scratch(SB_SCRATCH_CONV, (size_t)(xfloats + dfloats) * sizeof *xt);
     float *acc = sb_scratch(SB_SCRATCH_CONV_AUX, (size_t)afloats * sizeof *acc);
@@ -368,20 +377,18 @@ static void bwd_w_range(void *vctx, int64_t b0, int64_t b1) {
         /* lanes past c_out and the padding stay +0.0f */
         memset(xt, 0, (size_t)(xfloats + dfloats) * sizeof *xt);
         memset(acc, 0, (size_t)afloats * sizeof *acc);
+        const float *src[DW_LANES_MAX];
         for (int64_t n = 0; n < g->n; n++) {
-            for (int64_t l = 0; l < nl; l++) {
-                const float *src = t->dy + (n * g->c_out + oc0 + l) * ohw;
-                for (int64_t q = 0; q < ohw; q++) dyt[q * L + l] = src[q];
-            }
+            for (int64_t l = 0; l < L; l++)
+                src[l] = l < nl ? t->dy + (n * g->c_out + oc0 + l) * ohw : NULL;
+            t->k->dw_interleave(src, ohw, dyt);
             for (int64_t c = 0; c < icg; c++) {
-                for (int64_t l = 0; l < nl; l++) {
-                    int64_t ch = (oc0 + l) / ocg * icg + c;
-                    const float *src = t->x + (n * g->c_in + ch) * hw;
-                    for (int64_t ih = 0; ih < g->h; ih++) {
-                        float *dst = xt + ((ih + g->pad_h) * t->wp + g->pad_w) * L + l;
-                        const float *row = src + ih * g->w;
-                        for (int64_t iw = 0; iw < g->w; iw++) dst[iw * L] = row[iw];
-                    }
+                for (int64_t ih = 0; ih < g->h; ih++) {
+                    for (int64_t l = 0; l < L; l++)
+                        src[l] = l < nl ? t->x + ((n * g->c_in + (oc0 + l) / ocg * icg + c) * g->h +
+                                                  ih) * g->w
+                                        : NULL;
+                    t->k->dw_interleave(src, g->w, xt + ((ih + g->pad_h) * t->wp + g->pad_w) * L);
                 }
                 t->k->dw_wgrad(dyt, xt, t->off, kk, g->oh, g->ow, g->stride_h * t->wp, g->stride_w,
                                acc + c * kk * L);

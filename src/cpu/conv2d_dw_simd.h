@@ -32,13 +32,13 @@ void SFX(sb_dw_taps)(const float *p, const int64_t *off, const float *w, int64_t
     int64_t q = 0;
     for (; q + DW_U * VN <= nq; q += DW_U * VN) {
         V acc[DW_U];
-        for (int u = 0; u < DW_U; u++) acc[u] = VZERO();
+        _Pragma("GCC unroll 16") for (int u = 0; u < DW_U; u++) acc[u] = VZERO();
         for (int64_t t = 0; t < ntaps; t++) {
             V wt = VSET1(w[t]);
             const float *src = p + off[t] + q;
-            for (int u = 0; u < DW_U; u++) acc[u] = VFMA(VLOAD(src + u * VN), wt, acc[u]);
+            _Pragma("GCC unroll 16") for (int u = 0; u < DW_U; u++) acc[u] = VFMA(VLOAD(src + u * VN), wt, acc[u]);
         }
-        for (int u = 0; u < DW_U; u++) VSTORE(out + q + u * VN, acc[u]);
+        _Pragma("GCC unroll 16") for (int u = 0; u < DW_U; u++) VSTORE(out + q + u * VN, acc[u]);
     }
     for (; q < nq; q += VN) {
         V acc = VZERO();
@@ -46,6 +46,9 @@ void SFX(sb_dw_taps)(const float *p, const int64_t *off, const float *w, int64_t
         VSTORE(out + q, acc);
     }
 }
+
+/* The constant-count loops below are unrolled (the pragmas), so that the
+ * accumulators live in registers rather than in an array on the stack. */
 
 /* G taps of the weight gradient, their accumulators in registers for the
  * whole sample (G is a constant where this is inlined). */
@@ -55,15 +58,15 @@ static DW_ALWAYS_INLINE void SFX(dw_wgrad_group)(const float *dyt, const float *
                                                  const int G) {
     V a[DW_G];
     int64_t o[DW_G];
-    for (int t = 0; t < G; t++) a[t] = VLOAD(acc + t * VN), o[t] = off[t];
+    _Pragma("GCC unroll 24") for (int t = 0; t < G; t++) a[t] = VLOAD(acc + t * VN), o[t] = off[t];
     for (int64_t r = 0; r < oh; r++) {
         const float *d = dyt + r * ow * VN, *xr = xt + r * rstep * VN;
         for (int64_t s = 0; s < ow; s++, d += VN, xr += sw * VN) {
             V dv = VLOAD(d);
-            for (int t = 0; t < G; t++) a[t] = VFMA(dv, VLOAD(xr + o[t]), a[t]);
+            _Pragma("GCC unroll 24") for (int t = 0; t < G; t++) a[t] = VFMA(dv, VLOAD(xr + o[t]), a[t]);
         }
     }
-    for (int t = 0; t < G; t++) VSTORE(acc + t * VN, a[t]);
+    _Pragma("GCC unroll 24") for (int t = 0; t < G; t++) VSTORE(acc + t * VN, a[t]);
 }
 
 /* One sample's terms of VN weight-gradient chains per tap, lanes
@@ -94,4 +97,21 @@ void SFX(sb_dw_wgrad)(const float *dyt, const float *xt, const int64_t *off, int
         default: break;
         }
     }
+}
+
+/* dst[p*VN + l] = src[l][p] for p < count and every lane l whose src[l] is
+ * not NULL (the others are left as they are): a block of channels
+ * interleaved for sb_dw_wgrad. Copies only. A level may define
+ * DW_INTERLEAVE_BLOCK(src, p, dst) to move a VN x VN block at once. */
+void SFX(sb_dw_interleave)(const float *const *src, int64_t count, float *dst) {
+    bool full = true;
+    for (int l = 0; l < VN; l++) full = full && src[l] != NULL;
+    int64_t p = 0;
+#ifdef DW_INTERLEAVE_BLOCK
+    if (full)
+        for (; p + VN <= count; p += VN) DW_INTERLEAVE_BLOCK(src, p, dst + p * VN);
+#endif
+    for (int l = 0; l < VN; l++)
+        if (src[l])
+            for (int64_t q = p; q < count; q++) dst[q * VN + l] = src[l][q];
 }

@@ -45,7 +45,8 @@ bool sb_cpu_conv2d_dw_backward_weight(const sb_conv2d_geom *g, const float *dy, 
                           int64_t nq, float *out);                                             \
     void sb_dw_wgrad_##sfx(const float *dyt, const float *xt, const int64_t *off,              \
                            int64_t ntaps, int64_t oh, int64_t ow, int64_t rstep, int64_t sw,   \
-                           float *acc);
+                           float *acc);                                                        \
+    void sb_dw_interleave_##sfx(const float *const *src, int64_t count, float *dst);
 SB_DW_DECLARE(scalar)
 #if SB_HAVE_X86_KERNELS
 SB_DW_DECLARE(avx2)

@@ -20,6 +20,7 @@ static const sb_cpu_kernels scalar_kernels = {
     .exact = &sb_exact_scalar,
     .dw_taps = sb_dw_taps_scalar,
     .dw_wgrad = sb_dw_wgrad_scalar,
+    .dw_interleave = sb_dw_interleave_scalar,
     .dw_lanes = 1,
 };
 
@@ -35,6 +36,7 @@ static const sb_cpu_kernels sse2_kernels = {
     .exact = &sb_exact_sse2,
     .dw_taps = sb_dw_taps_scalar,
     .dw_wgrad = sb_dw_wgrad_scalar,
+    .dw_interleave = sb_dw_interleave_scalar,
     .dw_lanes = 1,
 };
 
@@ -55,6 +57,7 @@ static const sb_cpu_kernels avx2_kernels = {
     .copy_rows_max = 8,
     .dw_taps = sb_dw_taps_avx2,
     .dw_wgrad = sb_dw_wgrad_avx2,
+    .dw_interleave = sb_dw_interleave_avx2,
     .dw_lanes = 8,
 };
 
@@ -78,6 +81,7 @@ static const sb_cpu_kernels avx512_kernels = {
     .max_pool2x2 = sb_max_pool2x2_avx512,
     .dw_taps = sb_dw_taps_avx512,
     .dw_wgrad = sb_dw_wgrad_avx512,
+    .dw_interleave = sb_dw_interleave_avx512,
     .dw_lanes = 16,
 };
 #endif
@@ -92,6 +96,7 @@ static const sb_cpu_kernels neon_kernels = {
     .exact = &sb_exact_scalar, /* no NEON loops yet */
     .dw_taps = sb_dw_taps_scalar,
     .dw_wgrad = sb_dw_wgrad_scalar,
+    .dw_interleave = sb_dw_interleave_scalar,
     .dw_lanes = 1,
 };
 #endif

@@ -48,6 +48,7 @@ typedef void (*sb_dw_taps_fn)(const float *p, const int64_t *off, const float *w
 typedef void (*sb_dw_wgrad_fn)(const float *dyt, const float *xt, const int64_t *off,
                                int64_t ntaps, int64_t oh, int64_t ow, int64_t rstep, int64_t sw,
                                float *acc);
+typedef void (*sb_dw_interleave_fn)(const float *const *src, int64_t count, float *dst);
 
 typedef struct sb_cpu_kernels {
     sb_isa_level isa;
@@ -65,6 +66,7 @@ typedef struct sb_cpu_kernels {
     /* depthwise conv2d: tap chains, weight-gradient chains, their lanes */
     sb_dw_taps_fn dw_taps;
     sb_dw_wgrad_fn dw_wgrad;
+    sb_dw_interleave_fn dw_interleave;
     int dw_lanes;
     /* max pooling's 2x2 stride-2 planes; NULL: the reference loop */
     sb_max_pool2x2_fn max_pool2x2;
