@@ -74,34 +74,32 @@ typedef struct {
     int64_t off[DW_TAPS_MAX]; /* tap (c, i, j): offset in the group's planes */
 } fwd_ctx;
 
-/* dst[v] = padded row pr at column b + sw*v for v < wq (+0.0f outside x),
- * row pr of the zero-padded plane of xc (h, w). */
-static void phase_row(const sb_conv2d_geom *g, const float *xc, int64_t pr, int64_t b, int64_t wq,
-                      float *dst) {
-    int64_t ih = pr - g->pad_h, sw = g->stride_w;
-    if (ih < 0 || ih >= g->h) {
-        memset(dst, 0, (size_t)wq * sizeof *dst);
-        return;
+/* The phase planes of one input channel xc (h, w): zero, then each input
+ * row's elements at their padded position (pr, pc) = (ih + pad_h,
+ * iw + pad_w), which lives in phase (pr mod sh, pc mod sw) at row pr / sh,
+ * column pc / sw. */
+static void phase_fill(const sb_conv2d_geom *g, const fwd_ctx *t, const float *xc, float *pc_) {
+    int64_t sh = g->stride_h, sw = g->stride_w, plane = t->hq * t->wq;
+    memset(pc_, 0, (size_t)t->chan * sizeof *pc_);
+    for (int64_t ih = 0; ih < g->h; ih++) {
+        int64_t pr = ih + g->pad_h;
+        float *rows = pc_ + (pr % sh) * sw * plane + (pr / sh) * t->wq;
+        const float *src = xc + ih * g->w;
+        if (sw == 1) {
+            memcpy(rows + g->pad_w, src, (size_t)g->w * sizeof *rows);
+            continue;
+        }
+        for (int64_t iw = 0; iw < g->w; iw++) {
+            int64_t pc = iw + g->pad_w;
+            rows[(pc % sw) * plane + pc / sw] = src[iw];
+        }
     }
-    const float *row = xc + ih * g->w;
-    /* columns b + sw*v - pad_w inside [0, w) for v in [lo, hi) */
-    int64_t lo = g->pad_w > b ? (g->pad_w - b + sw - 1) / sw : 0;
-    int64_t hi = g->w + g->pad_w > b ? (g->w + g->pad_w - b + sw - 1) / sw : 0;
-    if (hi > wq) hi = wq;
-    if (lo > hi) lo = hi;
-    memset(dst, 0, (size_t)lo * sizeof *dst);
-    if (sw == 1)
-        memcpy(dst + lo, row + b + lo - g->pad_w, (size_t)(hi - lo) * sizeof *dst);
-    else
-        for (int64_t v = lo; v < hi; v++) dst[v] = row[b + sw * v - g->pad_w];
-    memset(dst + hi, 0, (size_t)(wq - hi) * sizeof *dst);
 }
 
 static void fwd_range(void *vctx, int64_t t0, int64_t t1) {
     const fwd_ctx *t = vctx;
     const sb_conv2d_geom *g = t->g;
     int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups, kdim = icg * g->kh * g->kw;
-    int64_t sh = g->stride_h, sw = g->stride_w, plane = t->hq * t->wq;
     int64_t pfloats = icg * t->chan + DW_SLACK, ofloats = round_up(t->nq, 16);
     float *p = sb_scratch(SB_SCRATCH_CONV, (size_t)pfloats * sizeof *p);
     float *out = sb_scratch(SB_SCRATCH_CONV_AUX, (size_t)ofloats * sizeof *out);
@@ -120,14 +118,8 @@ static void fwd_range(void *vctx, int64_t t0, int64_t t1) {
     memset(p + icg * t->chan, 0, DW_SLACK * sizeof *p);
     for (int64_t task = t0; task < t1; task++) {
         int64_t n = task / g->groups, grp = task % g->groups;
-        for (int64_t c = 0; c < icg; c++) {
-            const float *xc = t->x + (n * g->c_in + grp * icg + c) * g->h * g->w;
-            for (int64_t a = 0; a < sh; a++)
-                for (int64_t b = 0; b < sw; b++)
-                    for (int64_t u = 0; u < t->hq; u++)
-                        phase_row(g, xc, a + sh * u, b, t->wq,
-                                  p + c * t->chan + (a * sw + b) * plane + u * t->wq);
-        }
+        for (int64_t c = 0; c < icg; c++)
+            phase_fill(g, t, t->x + (n * g->c_in + grp * icg + c) * g->h * g->w, p + c * t->chan);
         for (int64_t o = 0; o < ocg; o++) {
             int64_t oc = grp * ocg + o;
             t->k->dw_taps(p, t->off, t->w + oc * kdim, kdim, t->nq, out);
@@ -212,6 +204,10 @@ typedef struct {
     const sb_cpu_kernels *k;
     int64_t mt, ml, hd, wd; /* the margined dy plane: margins, rows, columns */
     int64_t copy;           /* floats per copy of a group's ocg planes */
+    /* The chain of phase (a, b) of input channel ch: taps start[e] ..
+     * start[e+1]-1 of off / wts, e = ch*sh*sw + a*sw + b. */
+    const int64_t *start, *off;
+    const float *wts;
 } bwd_in_ctx;
 
 /* The group's dy planes (ocg of them) in the margined layout, twice: at d
@@ -240,7 +236,7 @@ static void bwd_in_range(void *vctx, int64_t t0, int64_t t1) {
     const bwd_in_ctx *t = vctx;
     const sb_conv2d_geom *g = t->g;
     int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups, kk = g->kh * g->kw;
-    int64_t sh = g->stride_h, sw = g->stride_w, plane = t->hd * t->wd;
+    int64_t sh = g->stride_h, sw = g->stride_w;
     int64_t dfloats = 2 * t->copy + DW_SLACK;
     int64_t ofloats = round_up(((g->h + sh - 1) / sh) * t->wd, 16);
     float *d = sb_scratch(SB_SCRATCH_CONV, (size_t)dfloats * sizeof *d);
@@ -257,39 +253,20 @@ static void bwd_in_range(void *vctx, int64_t t0, int64_t t1) {
         return;
     }
     memset(d + 2 * t->copy, 0, DW_SLACK * sizeof *d);
-    int64_t ti[DW_TAPS_MAX], ri[DW_TAPS_MAX], tj[DW_TAPS_MAX], sj[DW_TAPS_MAX];
-    int64_t off[DW_TAPS_MAX];
-    float wts[DW_TAPS_MAX];
     for (int64_t task = t0; task < t1; task++) {
         int64_t n = task / g->groups, grp = task % g->groups;
-        const float *dyg = t->dy + (n * g->c_out + grp * ocg) * g->oh * g->ow;
-        /* first copy: -0 margins, read by taps whose weight has its sign
-         * bit clear; second: +0 margins, for the others */
-        dy_fill(t, dyg, d);
+        dy_fill(t, t->dy + (n * g->c_out + grp * ocg) * g->oh * g->ow, d);
         for (int64_t c = 0; c < icg; c++) {
             int64_t ch = grp * icg + c;
             float *dxc = t->dx + (n * g->c_in + ch) * g->h * g->w;
             for (int64_t a = 0; a < sh && a < g->h; a++) {
-                int ni = phase_taps(a, g->kh, sh, g->pad_h, g->dilation_h, ti, ri);
                 int64_t hu = (g->h - a + sh - 1) / sh;
                 for (int64_t b = 0; b < sw && b < g->w; b++) {
-                    int nj = phase_taps(b, g->kw, sw, g->pad_w, g->dilation_w, tj, sj);
-                    int64_t wv = (g->w - b + sw - 1) / sw, ntaps = 0;
-                    for (int64_t o = 0; o < ocg; o++) {
-                        const float *wo = t->w + ((grp * ocg + o) * icg + c) * kk;
-                        for (int ia = 0; ia < ni; ia++)
-                            for (int jb = 0; jb < nj; jb++) {
-                                float wv_ = wo[ti[ia] * g->kw + tj[jb]];
-                                uint32_t bits;
-                                memcpy(&bits, &wv_, sizeof bits);
-                                wts[ntaps] = wv_;
-                                off[ntaps++] = (bits >> 31 ? t->copy : 0) + o * plane +
-                                               (ri[ia] + t->mt) * t->wd + sj[jb] + t->ml;
-                            }
-                    }
+                    int64_t wv = (g->w - b + sw - 1) / sw, e = (ch * sh + a) * sw + b;
+                    int64_t first = t->start[e], ntaps = t->start[e + 1] - first;
                     int64_t nq = (hu - 1) * t->wd + wv;
                     /* no taps: every chain is empty, out = +0 */
-                    t->k->dw_taps(d, off, wts, ntaps, nq, out);
+                    t->k->dw_taps(d, t->off + first, t->wts + first, ntaps, nq, out);
                     for (int64_t u = 0; u < hu; u++) {
                         float *dst = dxc + (a + sh * u) * g->w + b;
                         const float *src = out + u * t->wd;
@@ -318,7 +295,44 @@ bool sb_cpu_conv2d_dw_backward_input(const sb_conv2d_geom *g, const float *dy,
     bwd_in_ctx t = {.g = g, .dy = dy, .w = weight, .dx = dx, .k = sb_kernels()};
     dy_axis(g->h, g->oh, g->kh, g->stride_h, g->pad_h, g->dilation_h, &t.mt, &t.hd);
     dy_axis(g->w, g->ow, g->kw, g->stride_w, g->pad_w, g->dilation_w, &t.ml, &t.wd);
-    t.copy = (g->c_out / g->groups) * t.hd * t.wd;
+    int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups, kk = g->kh * g->kw;
+    int64_t sh = g->stride_h, sw = g->stride_w, plane = t.hd * t.wd, phases = sh * sw;
+    t.copy = ocg * plane;
+    /* The tap lists, built once here and read by every thread: each weight
+     * is in at most one phase's list (a tap reads one phase per axis). */
+    int64_t nstart = g->c_in * phases + 1;
+    int64_t *start = sb_scratch(SB_SCRATCH_OPS, (size_t)(nstart + nw) * sizeof(int64_t) +
+                                                    (size_t)nw * sizeof(float));
+    if (!start) return false;
+    int64_t *off = start + nstart;
+    float *wts = (float *)(void *)(off + nw);
+    int64_t ti[DW_TAPS_MAX], ri[DW_TAPS_MAX], tj[DW_TAPS_MAX], sj[DW_TAPS_MAX], e = 0, ntaps = 0;
+    for (int64_t ch = 0; ch < g->c_in; ch++) {
+        int64_t grp = ch / icg, c = ch % icg;
+        for (int64_t a = 0; a < sh; a++) {
+            int ni = a < g->h ? phase_taps(a, g->kh, sh, g->pad_h, g->dilation_h, ti, ri) : 0;
+            for (int64_t b = 0; b < sw; b++, e++) {
+                int nj = b < g->w ? phase_taps(b, g->kw, sw, g->pad_w, g->dilation_w, tj, sj) : 0;
+                start[e] = ntaps;
+                /* chain order (o, i, j), i and j the phase's taps ascending */
+                for (int64_t o = 0; o < ocg; o++) {
+                    const float *wo = weight + ((grp * ocg + o) * icg + c) * kk;
+                    for (int ia = 0; ia < ni; ia++)
+                        for (int jb = 0; jb < nj; jb++) {
+                            float wt = wo[ti[ia] * g->kw + tj[jb]];
+                            uint32_t bits;
+                            memcpy(&bits, &wt, sizeof bits);
+                            /* -0 margins (first copy) for a clear sign bit */
+                            wts[ntaps] = wt;
+                            off[ntaps++] = (bits >> 31 ? t.copy : 0) + o * plane +
+                                           (ri[ia] + t.mt) * t.wd + sj[jb] + t.ml;
+                        }
+                }
+            }
+        }
+    }
+    start[e] = ntaps;
+    t.start = start, t.off = off, t.wts = wts;
     int64_t tasks = g->n * g->groups;
     sb_parallel_for(tasks, sb_parallel_grain(tasks, 1), bwd_in_range, &t);
     return true;
