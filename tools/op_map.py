@@ -73,7 +73,8 @@ def fast(o):
     if n.startswith(("sb_conv2d_output", "sb_pool2d_output", "sb_conv_transpose2d_output")):
         return "—"
     if n.startswith(("sb_conv2d", "sb_conv_transpose2d")):  # transposed: conv2d's kernels
-        return "`src/cpu/conv2d.c` (+ `conv2d_{avx2,avx512}.c`), `src/cpu/gemm.c`"
+        return ("`src/cpu/conv2d.c` (+ `conv2d_{avx2,avx512}.c`), `src/cpu/gemm.c`; depthwise: "
+                "`src/cpu/conv2d_dw.c` (+ `conv2d_dw_{scalar,avx2,avx512}.c`)")
     if n.startswith("sb_pad2d"):
         return "`src/cpu/pad2d.c`"
     if n.startswith("sb_interpolate"):
