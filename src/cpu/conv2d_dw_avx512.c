@@ -16,6 +16,7 @@ typedef __m512 V;
 #define VSET1 _mm512_set1_ps
 #define VZERO _mm512_setzero_ps
 #define VFMA _mm512_fmadd_ps
+#define VADD _mm512_add_ps
 #define DW_U 8
 #define DW_G 24
 

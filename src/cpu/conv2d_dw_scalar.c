@@ -12,6 +12,7 @@ typedef float V;
 #define VSET1(x) (x)
 #define VZERO() 0.0f
 #define VFMA(a, b, c) fmaf(a, b, c)
+#define VADD(a, b) ((a) + (b))
 #define DW_U 4
 #define DW_G 8
 

@@ -10,6 +10,7 @@
  *   VSET1(x)      x in every lane
  *   VZERO()       +0.0f in every lane
  *   VFMA(a, b, c) a*b + c per lane, rounded once (the contract's fmaf)
+ *   VADD(a, b)    a + b per lane (a bias: one IEEE addition)
  *   DW_U          vectors per block of the tap kernel (independent chains)
  *   DW_G          taps per register group of the weight-gradient kernel
  *                 (8, 12 or 24)
@@ -114,4 +115,87 @@ void SFX(sb_dw_interleave)(const float *const *src, int64_t count, float *dst) {
     for (int l = 0; l < VN; l++)
         if (src[l])
             for (int64_t q = p; q < count; q++) dst[q * VN + l] = src[l][q];
+}
+
+/* The channel-lane forward of small planes (pure depthwise): xt is a block
+ * of VN channels' zero-padded planes interleaved (position p's lanes at
+ * p*VN), wt their weights interleaved (tap t's lanes at t*VN), and
+ *   yt[(r*ow + s)*VN + l] = chain over t of
+ *                           fmaf(xt[off[t] + (r*rstep + s*sw)*VN + l], wt[t*VN + l])
+ * (+ bias[l], one addition, when bias is not NULL). Two positions advance
+ * together, each lane its own chain. */
+void SFX(sb_dw_lanes_fwd)(const float *xt, const float *wt, const int64_t *off, int64_t ntaps,
+                          int64_t oh, int64_t ow, int64_t rstep, int64_t sw, const float *bias,
+                          float *yt) {
+    int64_t npos = oh * ow, p = 0;
+    for (; p + 2 <= npos; p += 2) {
+        const float *x0 = xt + (p / ow * rstep + p % ow * sw) * VN;
+        const float *x1 = xt + ((p + 1) / ow * rstep + (p + 1) % ow * sw) * VN;
+        V a0 = VZERO(), a1 = VZERO();
+        for (int64_t t = 0; t < ntaps; t++) {
+            V w = VLOAD(wt + t * VN);
+            a0 = VFMA(VLOAD(x0 + off[t]), w, a0);
+            a1 = VFMA(VLOAD(x1 + off[t]), w, a1);
+        }
+        if (bias) a0 = VADD(a0, VLOAD(bias)), a1 = VADD(a1, VLOAD(bias));
+        VSTORE(yt + p * VN, a0);
+        VSTORE(yt + (p + 1) * VN, a1);
+    }
+    for (; p < npos; p++) {
+        const float *x0 = xt + (p / ow * rstep + p % ow * sw) * VN;
+        V a0 = VZERO();
+        for (int64_t t = 0; t < ntaps; t++) a0 = VFMA(VLOAD(x0 + off[t]), VLOAD(wt + t * VN), a0);
+        if (bias) a0 = VADD(a0, VLOAD(bias));
+        VSTORE(yt + p * VN, a0);
+    }
+}
+
+/* The channel-lane input gradient of small planes (pure depthwise): dyt and
+ * wt interleaved as above, and for every input (ih, iw)
+ *   dxt[(ih*w + iw)*VN + l] = chain over the taps (i, j) that read it, i
+ *                             then j ascending, of
+ *                             fmaf(dyt[(r*ow + s)*VN + l], wt[(i*kw + j)*VN + l])
+ * with r, s the reading output (the contract's rule; no term for the
+ * others, +0.0f when none reads it). */
+void SFX(sb_dw_lanes_dx)(const sb_conv2d_geom *g, const float *dyt, const float *wt,
+                         float *dxt) {
+    int64_t ti[64], tr[64], tj[64], ts[64];
+    for (int64_t ih = 0; ih < g->h; ih++) {
+        int ni = 0;
+        for (int64_t i = 0; i < g->kh && i < 64; i++) {
+            int64_t d = ih + g->pad_h - i * g->dilation_h;
+            if (d >= 0 && d % g->stride_h == 0 && d / g->stride_h < g->oh)
+                ti[ni] = i, tr[ni++] = d / g->stride_h;
+        }
+        for (int64_t iw = 0; iw < g->w; iw++) {
+            int nj = 0;
+            for (int64_t j = 0; j < g->kw && j < 64; j++) {
+                int64_t d = iw + g->pad_w - j * g->dilation_w;
+                if (d >= 0 && d % g->stride_w == 0 && d / g->stride_w < g->ow)
+                    tj[nj] = j, ts[nj++] = d / g->stride_w;
+            }
+            V acc = VZERO();
+            for (int a = 0; a < ni; a++)
+                for (int b = 0; b < nj; b++)
+                    acc = VFMA(VLOAD(dyt + (tr[a] * g->ow + ts[b]) * VN),
+                               VLOAD(wt + (ti[a] * g->kw + tj[b]) * VN), acc);
+            VSTORE(dxt + (ih * g->w + iw) * VN, acc);
+        }
+    }
+}
+
+/* dst[l][p] = src[p*VN + l] for p < count and every lane whose dst[l] is
+ * not NULL: sb_dw_interleave's inverse. Copies only. A level may define
+ * DW_DEINTERLEAVE_BLOCK(src, dst, p) to move a VN x VN block at once. */
+void SFX(sb_dw_deinterleave)(const float *src, int64_t count, float *const *dst) {
+    bool full = true;
+    for (int l = 0; l < VN; l++) full = full && dst[l] != NULL;
+    int64_t p = 0;
+#ifdef DW_DEINTERLEAVE_BLOCK
+    if (full)
+        for (; p + VN <= count; p += VN) DW_DEINTERLEAVE_BLOCK(src + p * VN, dst, p);
+#endif
+    for (int l = 0; l < VN; l++)
+        if (dst[l])
+            for (int64_t q = p; q < count; q++) dst[l][q] = src[q * VN + l];
 }

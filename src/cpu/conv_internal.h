@@ -46,7 +46,13 @@ bool sb_cpu_conv2d_dw_backward_weight(const sb_conv2d_geom *g, const float *dy, 
     void sb_dw_wgrad_##sfx(const float *dyt, const float *xt, const int64_t *off,              \
                            int64_t ntaps, int64_t oh, int64_t ow, int64_t rstep, int64_t sw,   \
                            float *acc);                                                        \
-    void sb_dw_interleave_##sfx(const float *const *src, int64_t count, float *dst);
+    void sb_dw_interleave_##sfx(const float *const *src, int64_t count, float *dst);         \
+    void sb_dw_deinterleave_##sfx(const float *src, int64_t count, float *const *dst);       \
+    void sb_dw_lanes_fwd_##sfx(const float *xt, const float *wt, const int64_t *off,          \
+                               int64_t ntaps, int64_t oh, int64_t ow, int64_t rstep,          \
+                               int64_t sw, const float *bias, float *yt);                     \
+    void sb_dw_lanes_dx_##sfx(const sb_conv2d_geom *g, const float *dyt, const float *wt,     \
+                              float *dxt);
 SB_DW_DECLARE(scalar)
 #if SB_HAVE_X86_KERNELS
 SB_DW_DECLARE(avx2)

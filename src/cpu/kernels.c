@@ -21,6 +21,9 @@ static const sb_cpu_kernels scalar_kernels = {
     .dw_taps = sb_dw_taps_scalar,
     .dw_wgrad = sb_dw_wgrad_scalar,
     .dw_interleave = sb_dw_interleave_scalar,
+    .dw_deinterleave = sb_dw_deinterleave_scalar,
+    .dw_lanes_fwd = sb_dw_lanes_fwd_scalar,
+    .dw_lanes_dx = sb_dw_lanes_dx_scalar,
     .dw_lanes = 1,
 };
 
@@ -37,6 +40,9 @@ static const sb_cpu_kernels sse2_kernels = {
     .dw_taps = sb_dw_taps_scalar,
     .dw_wgrad = sb_dw_wgrad_scalar,
     .dw_interleave = sb_dw_interleave_scalar,
+    .dw_deinterleave = sb_dw_deinterleave_scalar,
+    .dw_lanes_fwd = sb_dw_lanes_fwd_scalar,
+    .dw_lanes_dx = sb_dw_lanes_dx_scalar,
     .dw_lanes = 1,
 };
 
@@ -58,6 +64,9 @@ static const sb_cpu_kernels avx2_kernels = {
     .dw_taps = sb_dw_taps_avx2,
     .dw_wgrad = sb_dw_wgrad_avx2,
     .dw_interleave = sb_dw_interleave_avx2,
+    .dw_deinterleave = sb_dw_deinterleave_avx2,
+    .dw_lanes_fwd = sb_dw_lanes_fwd_avx2,
+    .dw_lanes_dx = sb_dw_lanes_dx_avx2,
     .dw_lanes = 8,
 };
 
@@ -82,6 +91,9 @@ static const sb_cpu_kernels avx512_kernels = {
     .dw_taps = sb_dw_taps_avx512,
     .dw_wgrad = sb_dw_wgrad_avx512,
     .dw_interleave = sb_dw_interleave_avx512,
+    .dw_deinterleave = sb_dw_deinterleave_avx512,
+    .dw_lanes_fwd = sb_dw_lanes_fwd_avx512,
+    .dw_lanes_dx = sb_dw_lanes_dx_avx512,
     .dw_lanes = 16,
 };
 #endif
@@ -97,6 +109,9 @@ static const sb_cpu_kernels neon_kernels = {
     .dw_taps = sb_dw_taps_scalar,
     .dw_wgrad = sb_dw_wgrad_scalar,
     .dw_interleave = sb_dw_interleave_scalar,
+    .dw_deinterleave = sb_dw_deinterleave_scalar,
+    .dw_lanes_fwd = sb_dw_lanes_fwd_scalar,
+    .dw_lanes_dx = sb_dw_lanes_dx_scalar,
     .dw_lanes = 1,
 };
 #endif

@@ -31,6 +31,7 @@
 struct sb_pwv_table;   /* cpu/ops_internal.h */
 struct sb_vmath_table; /* cpu/vmath.h */
 struct sb_exact_kernels; /* cpu/exact_internal.h */
+struct sb_conv2d_geom;   /* ref/ref_linalg.h */
 
 /* dst[q*ldd + j] = src[q*lds + j] for q < count, j < len (a copy). */
 typedef void (*sb_copy_rows_fn)(float *dst, int64_t ldd, const float *src, int64_t lds,
@@ -49,6 +50,12 @@ typedef void (*sb_dw_wgrad_fn)(const float *dyt, const float *xt, const int64_t 
                                int64_t ntaps, int64_t oh, int64_t ow, int64_t rstep, int64_t sw,
                                float *acc);
 typedef void (*sb_dw_interleave_fn)(const float *const *src, int64_t count, float *dst);
+typedef void (*sb_dw_deinterleave_fn)(const float *src, int64_t count, float *const *dst);
+typedef void (*sb_dw_lanes_fwd_fn)(const float *xt, const float *wt, const int64_t *off,
+                                   int64_t ntaps, int64_t oh, int64_t ow, int64_t rstep,
+                                   int64_t sw, const float *bias, float *yt);
+typedef void (*sb_dw_lanes_dx_fn)(const struct sb_conv2d_geom *g, const float *dyt, const float *wt,
+                                  float *dxt);
 
 typedef struct sb_cpu_kernels {
     sb_isa_level isa;
@@ -67,6 +74,9 @@ typedef struct sb_cpu_kernels {
     sb_dw_taps_fn dw_taps;
     sb_dw_wgrad_fn dw_wgrad;
     sb_dw_interleave_fn dw_interleave;
+    sb_dw_deinterleave_fn dw_deinterleave;
+    sb_dw_lanes_fwd_fn dw_lanes_fwd; /* small planes: channels as lanes */
+    sb_dw_lanes_dx_fn dw_lanes_dx;
     int dw_lanes;
     /* max pooling's 2x2 stride-2 planes; NULL: the reference loop */
     sb_max_pool2x2_fn max_pool2x2;
