@@ -1,19 +1,21 @@
 /* bench/bench_math.c - throughput of the batch correctly rounded math
  * kernels (src/cpu/vmath.h) at every ISA level this machine supports,
- * next to glibc's scalar expf/logf/tanhf/expm1f/log1pf/erff (which are not
- * correctly rounded, and are here only as the speed yardstick) on the same
- * arrays; then the functions with only a scalar version (sinf, cosf, exp2f,
- * log2f, powf) against glibc's.
+ * next to glibc's scalar functions (which are not correctly rounded, and
+ * are here only as the speed yardstick) on the same arrays; then powf,
+ * which has only a scalar version, against glibc's.
  *
  *   bench_math [n] [milliseconds per measurement]
  *
  * Inputs are typical of their use in a network: exp on [-20, 20] (softmax,
  * sigmoid), log on (0, 1e6], tanh and erf on [-5, 5] (activations, GELU),
- * expm1 on [-10, 2] (ELU), log1p on (-0.5, 10] (softplus). Each figure is
- * the best of several timed repetitions over an array of n floats
- * (default 16384: in cache, so the math is measured rather than memory).
- * One thread; the machine may be shared, so take the ratios, not the
- * absolute figures, as the result.
+ * expm1 on [-10, 2] (ELU), log1p on (-0.5, 10] (softplus), exp2 on
+ * [-20, 20], log2 on (0, 1e6], sin and cos on [-10, 10] and on
+ * [-1000, 1000] (rotary embeddings' angles). Each figure is the best of
+ * several timed repetitions over an array of n floats (default 16384: in
+ * cache, so the math is measured rather than memory). The "samebits
+ * scalar" row is the batch API at the scalar level: the loop over the
+ * scalar function. One thread; the machine may be shared, so take the
+ * ratios, not the absolute figures, as the result.
  */
 #include <math.h>
 #include <stdint.h>
@@ -39,6 +41,12 @@ static const fn_info fns[] = {
     {"expm1f", sb_cpu_expm1f_n, expm1f, -10.0f, 2.0f},
     {"log1pf", sb_cpu_log1pf_n, log1pf, -0.5f, 10.0f},
     {"erff", sb_cpu_erff_n, erff, -5.0f, 5.0f},
+    {"exp2f", sb_cpu_exp2f_n, exp2f, -20.0f, 20.0f},
+    {"log2f", sb_cpu_log2f_n, log2f, 0.0f, 1e6f},
+    {"sinf", sb_cpu_sinf_n, sinf, -10.0f, 10.0f},
+    {"cosf", sb_cpu_cosf_n, cosf, -10.0f, 10.0f},
+    {"sinf", sb_cpu_sinf_n, sinf, -1000.0f, 1000.0f},
+    {"cosf", sb_cpu_cosf_n, cosf, -1000.0f, 1000.0f},
 };
 #define NFNS (int)(sizeof fns / sizeof fns[0])
 
@@ -54,27 +62,9 @@ static const fn_info *gfn;
 
 static void run_batch(void) { gfn->batch(gx, gy, gn); }
 
-/* The functions that have only a scalar version so far, next to glibc's:
- * one-argument ones on a range, and powf on x in [0.5, 2), y in [-8, 8). */
-typedef struct {
-    const char *name;
-    float (*sb)(float), (*libm)(float);
-    float lo, hi;
-} scalar_info;
-
-static const scalar_info scalars[] = {
-    {"sinf", sb_sinf, sinf, -10.0f, 10.0f},   {"cosf", sb_cosf, cosf, -10.0f, 10.0f},
-    {"exp2f", sb_exp2f, exp2f, -20.0f, 20.0f}, {"log2f", sb_log2f, log2f, 0.0f, 1e6f},
-};
-static const scalar_info *gsc;
+/* powf, which has only a scalar version: x in [0.5, 2), y in [-8, 8). */
 static float *gz; /* powf's exponents */
 
-static void run_sb_scalar(void) {
-    for (int64_t i = 0; i < gn; i++) gy[i] = gsc->sb(gx[i]);
-}
-static void run_libm_scalar(void) {
-    for (int64_t i = 0; i < gn; i++) gy[i] = gsc->libm(gx[i]);
-}
 static void run_sb_powf(void) {
     for (int64_t i = 0; i < gn; i++) gy[i] = sb_powf(gx[i], gz[i]);
 }
@@ -131,8 +121,8 @@ int main(int argc, char **argv) {
             gx[i] = v > gfn->lo ? v : gfn->hi; /* log: never 0 */
         }
         double libm_ns = measure(run_libm, ms);
-        printf("%-7s %-16s %10.3f %10.1f %12s\n", gfn->name, "glibc scalar", libm_ns,
-               1e3 / libm_ns, "1.00x");
+        printf("%-7s %-16s %10.3f %10.1f %12s   on [%g, %g]\n", gfn->name, "glibc scalar", libm_ns,
+               1e3 / libm_ns, "1.00x", (double)gfn->lo, (double)gfn->hi);
         for (int l = 0; l < nlev; l++) {
             sb_set_isa(levels[l]);
             double ns = measure(run_batch, ms);
@@ -146,30 +136,19 @@ int main(int argc, char **argv) {
     sb_set_isa(sb_isa_best());
     gz = malloc((size_t)gn * sizeof(float));
     if (!gz) return 1;
-    printf("scalar only (no batch version yet):\n");
-    for (int f = 0; f <= (int)(sizeof scalars / sizeof *scalars); f++) {
-        int pow_row = f == (int)(sizeof scalars / sizeof *scalars);
-        gsc = pow_row ? NULL : &scalars[f];
-        for (int64_t i = 0; i < gn; i++) {
-            lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
-            double u = (double)(lcg >> 11) * 0x1p-53, w = (double)(lcg & 0x7ff) / 2048.0;
-            if (pow_row) {
-                gx[i] = (float)(0.5 + 1.5 * u);
-                gz[i] = (float)(16.0 * w - 8.0);
-            } else {
-                float v = (float)(gsc->lo + (gsc->hi - gsc->lo) * u);
-                gx[i] = v > gsc->lo ? v : gsc->hi;
-            }
-        }
-        double libm_ns = measure(pow_row ? run_libm_powf : run_libm_scalar, ms);
-        double ns = measure(pow_row ? run_sb_powf : run_sb_scalar, ms);
-        const char *name = pow_row ? "powf" : gsc->name;
-        printf("%-7s %-16s %10.3f %10.1f %12s\n", name, "glibc scalar", libm_ns, 1e3 / libm_ns,
-               "1.00x");
-        printf("%-7s %-16s %10.3f %10.1f %11.2fx\n", name, "samebits scalar", ns, 1e3 / ns,
-               libm_ns / ns);
-        fflush(stdout);
+    printf("scalar only (no batch version):\n");
+    for (int64_t i = 0; i < gn; i++) {
+        lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+        double u = (double)(lcg >> 11) * 0x1p-53, w = (double)(lcg & 0x7ff) / 2048.0;
+        gx[i] = (float)(0.5 + 1.5 * u);
+        gz[i] = (float)(16.0 * w - 8.0);
     }
+    double libm_ns = measure(run_libm_powf, ms);
+    double ns = measure(run_sb_powf, ms);
+    printf("%-7s %-16s %10.3f %10.1f %12s\n", "powf", "glibc scalar", libm_ns, 1e3 / libm_ns,
+           "1.00x");
+    printf("%-7s %-16s %10.3f %10.1f %11.2fx\n", "powf", "samebits scalar", ns, 1e3 / ns,
+           libm_ns / ns);
     free(gx);
     free(gy);
     free(gz);

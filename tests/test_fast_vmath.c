@@ -13,13 +13,19 @@
  *    LCG-random patterns;
  *  - lengths 0..20 and 23..79 (around every block width: 4, 8, 16 floats)
  *    at four start offsets, in place and out of place, with guard words
- *    that must stay untouched.
+ *    that must stay untouched;
+ *  - for the functions behind a unary op (sin, cos, exp2, log2), the op
+ *    itself (sb_unary, which splits the array over the thread pool) on a
+ *    subset of the same inputs at every ISA level and 1, 2, 3, 4 and 7
+ *    threads.
  * The reference is the scalar function called element by element.
  */
 #include <math.h>
 #include "cpu/vmath.h"
 #include "cpu/vmath_internal.h"
 #include "harness.h"
+#include "samebits.h"
+#include "support/fastpath.h"
 
 typedef struct {
     const char *name;
@@ -29,28 +35,53 @@ typedef struct {
     /* the inputs closest to a rounding boundary in the exhaustive run of
      * tools/verify_math.c (tests/test_math.c): they reach the scalar
      * functions' double-double slow paths */
-    uint32_t hard[12];
+    uint32_t hard[20];
+    int op; /* the sb_unary_op it serves, or -1 */
 } fn_info;
 
 static const fn_info fns[] = {
     {"expf", sb_cpu_expf_n, sb_expf, {88.72283935546875f, 89.0f, -87.33654f, -103.97208f, -104.0f, 0x1p-25f, 1.0f},
      {0xc16912cdu, 0xbbf0edf1u, 0xb3000000u, 0xbae0e25cu, 0x377eff81u, 0x40315b33u,
-      0x4001b249u, 0x39c6be5bu, 0x38e69cc1u, 0x3d1a274eu, 0x383a3ef1u, 0xbc2a461au}},
+      0x4001b249u, 0x39c6be5bu, 0x38e69cc1u, 0x3d1a274eu, 0x383a3ef1u, 0xbc2a461au}, -1},
     {"logf", sb_cpu_logf_n, sb_logf, {1.0f, 0x1p-126f, 0.75f, 1.5f, 2.0f, 0.5f},
      {0x1f116ab8u, 0x3c413d3au, 0x4c5d65a5u, 0x41178febu, 0x4d604ebeu, 0x65d890d3u,
-      0x66a8c860u, 0x6f31a8ecu, 0x2c4c24b7u, 0x5ee8984eu, 0x79e7ec37u, 0x3bf86ef0u}},
+      0x66a8c860u, 0x6f31a8ecu, 0x2c4c24b7u, 0x5ee8984eu, 0x79e7ec37u, 0x3bf86ef0u}, -1},
     {"tanhf", sb_cpu_tanhf_n, sb_tanhf, {10.0f, 9.010913f, -10.0f, 0x1p-12f, 0.5f},
      {0x3ac37de2u, 0xbac37de2u, 0x3eee0566u, 0xbeee0566u, 0xc0acb4d0u, 0x40acb4d0u,
-      0x3cd41b91u, 0xbcd41b91u, 0xc0c5e8cau, 0x40c5e8cau, 0x3d7c3055u, 0xbd7c3055u}},
+      0x3cd41b91u, 0xbcd41b91u, 0xc0c5e8cau, 0x40c5e8cau, 0x3d7c3055u, 0xbd7c3055u}, -1},
     {"expm1f", sb_cpu_expm1f_n, sb_expm1f, {-18.0f, 89.0f, 88.72283935546875f, 0.0054f, -0.0054f, 0x1p-25f},
      {0x3dc252ddu, 0x34ca62c1u, 0x3a254e7au, 0xb675cbfcu, 0x33b504f3u, 0xbb7b3b6cu,
-      0x36322b1bu, 0xb3800000u, 0x40315b33u, 0x4001b249u, 0x3b643f1bu, 0xc169ee19u}},
+      0x36322b1bu, 0xb3800000u, 0x40315b33u, 0x4001b249u, 0x3b643f1bu, 0xc169ee19u}, -1},
     {"log1pf", sb_cpu_log1pf_n, sb_log1pf, {-1.0f, -0x1p-8f, 0x1p-7f, 0x1p29f, 0x1p53f, -0.5f},
      {0x3710001bu, 0x3efd81adu, 0x55185f82u, 0x66a8c860u, 0x6f31a8ecu, 0xb70fffe5u,
-      0x35400003u, 0x41078febu, 0x65d890d3u, 0xb53ffffdu, 0xbb0ec8c4u, 0xb76fffb5u}},
+      0x35400003u, 0x41078febu, 0x65d890d3u, 0xb53ffffdu, 0xbb0ec8c4u, 0xb76fffb5u}, -1},
     {"erff", sb_cpu_erff_n, sb_erff, {4.0f, 3.9192f, 0.5f, 0.75f, 1.0f, 1.25f, 1.5f, 2.0f, 2.5f, 3.0f, 3.75f},
      {0x3940ead6u, 0xb940ead6u, 0x39c0057du, 0xb9c0057du, 0x36aea466u, 0xb6aea466u,
-      0x358e9d2du, 0xb58e9d2du, 0x122a320cu, 0x12aa320cu, 0x132a320cu, 0x13aa320cu}},
+      0x358e9d2du, 0xb58e9d2du, 0x122a320cu, 0x12aa320cu, 0x132a320cu, 0x13aa320cu}, -1},
+    /* exp2f: overflow at 128, the tie 2^-150, the subnormal results, and
+     * integers (exact powers of two) */
+    {"exp2f", sb_cpu_exp2f_n, sb_exp2f, {128.0f, -150.0f, -149.0f, -126.0f, 1.0f, 0x1p-7f, 0x1p-25f},
+     {0x3b429d37u, 0xb52d1f9au, 0xbcf3a937u, 0xc3160000u, 0xb8d3d026u, 0xbaec2b40u,
+      0x3a07857cu, 0xbe1f29deu, 0x3c02a9adu, 0x36879cf7u, 0xb466d4cbu, 0x33b8aa3bu}, SB_UNARY_EXP2},
+    {"log2f", sb_cpu_log2f_n, sb_log2f, {1.0f, 0x1p-126f, 0.75f, 1.5f, 2.0f, 0.5f, 0x1p127f},
+     {0x3ea07ab9u, 0x002452a4u, 0x7f114a90u, 0x0048a548u, 0x7e914a90u, 0x00914a90u,
+      0x7e114a90u, 0x01114a90u, 0x7d914a90u, 0x01914a90u, 0x7d114a90u, 0x02114a90u}, SB_UNARY_LOG2},
+    /* sinf, cosf: pi/4 (the Cody-Waite range starts), multiples of pi/2
+     * (|r| <= 2^-22 goes to the scalar code), 2^28 (Payne-Hanek above),
+     * 2^-12 (cos rounds to 1); the hard cases of the whole run and of the
+     * Cody-Waite range's run (tests/test_math.c, hard and hard_cw) */
+    {"sinf", sb_cpu_sinf_n, sb_sinf,
+     {0.78539819f, 1.5707964f, 3.1415927f, 4.712389f, 6.2831855f, 1570.7964f, 0x1p28f, 0x1p-12f,
+      1647099.3f, 102.10176f},
+     {0x73243f06u, 0xc6199998u, 0xf3243f06u, 0x46199998u, 0x67a9242bu, 0xe7a9242bu, 0x55cafb2au,
+      0xd5cafb2au, 0x4371ade3u, 0xc371ade3u, 0x5f208d82u, 0xdf208d82u, 0x45a8abb3u, 0xc5a8abb3u,
+      0x4967cb9bu, 0xc967cb9bu, 0x4aa5a796u, 0xcaa5a796u, 0x42d44528u, 0xc2d44528u}, SB_UNARY_SIN},
+    {"cosf", sb_cpu_cosf_n, sb_cosf,
+     {0.78539819f, 1.5707964f, 3.1415927f, 4.712389f, 6.2831855f, 1570.7964f, 0x1p28f, 0x1p-12f,
+      1647099.3f, 102.10176f},
+     {0x7a4b1a27u, 0xd9443c0au, 0xe115cb11u, 0xfa4b1a27u, 0x59443c0au, 0x5f18b878u, 0x6115cb11u,
+      0xdf18b878u, 0xb9800000u, 0x39800000u, 0xbc107fe6u, 0x3c107fe6u, 0x424790ceu, 0xc24790ceu,
+      0x47a0e238u, 0xc7a0e238u, 0x4a01dca4u, 0xca01dca4u, 0x42378db8u, 0xc2378db8u}, SB_UNARY_COS},
 };
 #define NFNS (int)(sizeof fns / sizeof fns[0])
 
@@ -98,7 +129,7 @@ static void build_inputs(vec *a, const fn_info *fn, int quick) {
         0x80800000u, 0x7f7fffffu, 0xff7fffffu, 0x3f800000u, 0xbf800000u,
     };
     for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++) push_bits(a, specials[i]);
-    for (int i = 0; i < 12; i++)
+    for (int i = 0; i < 20; i++)
         for (int d = -2; d <= 2; d++) {
             push_bits(a, fn->hard[i] + (uint32_t)d);
             push_bits(a, (fn->hard[i] + (uint32_t)d) ^ 0x80000000u);
@@ -202,6 +233,44 @@ static void check_lengths(const fn_info *fn, const vec *in) {
     }
 }
 
+/* The public unary op at every ISA level x thread count of
+ * tests/support/fastpath.h, on the input set's head (specials, hard cases,
+ * powers of two) and every 13th input after it (threshold windows, sweep,
+ * random): each thread count splits the array at other points. */
+static void check_unary_op(const fn_info *fn, const vec *in, const float *want) {
+    if (fn->op < 0) return;
+    enum { HEAD = 8192, STEP = 13 };
+    int64_t m = 0, cap = HEAD + in->n / STEP + 1;
+    float *x = malloc((size_t)cap * sizeof(float)), *w = malloc((size_t)cap * sizeof(float));
+    float *out = malloc((size_t)cap * sizeof(float));
+    if (!x || !w || !out) { fprintf(stderr, "out of memory\n"); exit(1); }
+    for (int64_t i = 0; i < in->n; i += i < HEAD ? 1 : STEP, m++) {
+        x[m] = in->v[i];
+        w[m] = want[i];
+    }
+    sb_tensor tx, ty;
+    memset(&tx, 0, sizeof tx);
+    tx.dtype = SB_F32;
+    tx.ndim = 1;
+    tx.shape[0] = m;
+    tx.strides[0] = 1;
+    ty = tx;
+    tx.data = x;
+    ty.data = out;
+    for (int c = 0; c < sb_test_config_count(); c++) {
+        sb_test_config_apply(c);
+        memset(out, 0, (size_t)m * sizeof(float));
+        CHECK_OK(sb_unary((sb_unary_op)fn->op, &tx, &ty));
+        int64_t bad = compare(sb_test_config_name(c), fn, x, out, w, m);
+        CHECK(bad == 0, "%s op [%s]: %" PRId64 " of %" PRId64 " results differ from the scalar function",
+              fn->name, sb_test_config_name(c), bad, m);
+    }
+    sb_test_config_reset();
+    free(x);
+    free(w);
+    free(out);
+}
+
 /* The check above must be able to fail: a result with one flipped bit is
  * caught. */
 static void check_detects(void) {
@@ -231,6 +300,7 @@ int main(int argc, char **argv) {
         for (int64_t i = 0; i < in.n; i++) want[i] = fn->scalar(in.v[i]);
         check_bulk(fn, &in, want, out);
         check_lengths(fn, &in);
+        check_unary_op(fn, &in, want);
         free(want);
         free(out);
     }

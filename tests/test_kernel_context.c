@@ -44,7 +44,7 @@ static void test_contexts_complete(void) {
               "%s: pointwise table incomplete", name);
         const sb_vmath_table *vm = k->vmath;
         CHECK(vm && vm->expf_n && vm->logf_n && vm->tanhf_n && vm->expm1f_n && vm->log1pf_n &&
-                  vm->erff_n,
+                  vm->erff_n && vm->exp2f_n && vm->log2f_n && vm->sinf_n && vm->cosf_n,
               "%s: batch math table incomplete", name);
         CHECK((k->copy_rows == NULL) == (k->copy_rows_max == 0), "%s: copy_rows and its width", name);
         if (level == SB_ISA_SCALAR)

@@ -2,9 +2,10 @@
  * (src/cpu/vmath.h) return the scalar functions' bits on all 2^32 inputs,
  * at every vector ISA level this machine supports.
  *
- *   verify_vmath [--threads T] [expf logf tanhf expm1f log1pf erff]
+ *   verify_vmath [--threads T] [expf logf tanhf expm1f log1pf erff
+ *                               exp2f log2f sinf cosf]
  *
- * No names means all six. The scalar functions are the reference: they are
+ * No names means all ten. The scalar functions are the reference: they are
  * proven correctly rounded on all 2^32 inputs by tools/verify_math.c (make
  * verify-math), so equality here makes every batch kernel correctly rounded
  * too. The scalar level of the batch API is the scalar function itself and
@@ -44,6 +45,10 @@ static const fn_info fns[] = {
     {"expm1f", sb_expm1f, offsetof(sb_vmath_table, expm1f_n)},
     {"log1pf", sb_log1pf, offsetof(sb_vmath_table, log1pf_n)},
     {"erff", sb_erff, offsetof(sb_vmath_table, erff_n)},
+    {"exp2f", sb_exp2f, offsetof(sb_vmath_table, exp2f_n)},
+    {"log2f", sb_log2f, offsetof(sb_vmath_table, log2f_n)},
+    {"sinf", sb_sinf, offsetof(sb_vmath_table, sinf_n)},
+    {"cosf", sb_cosf, offsetof(sb_vmath_table, cosf_n)},
 };
 #define NFNS (int)(sizeof fns / sizeof fns[0])
 
@@ -170,7 +175,8 @@ int main(int argc, char **argv) {
         for (int f = 0; f < NFNS; f++)
             if (strcmp(argv[i], fns[f].name) == 0) want[f] = found = any = 1;
         if (!found) {
-            fprintf(stderr, "usage: verify_vmath [--threads T] [expf logf tanhf expm1f log1pf erff]\n");
+            fprintf(stderr, "usage: verify_vmath [--threads T] [expf logf tanhf expm1f log1pf erff "
+                            "exp2f log2f sinf cosf]\n");
             return 2;
         }
     }

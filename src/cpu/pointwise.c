@@ -172,10 +172,17 @@ void sb_cpu_binary_kernel(const void *ctx, int64_t n, const float *const *in, fl
 
 void sb_cpu_unary_kernel(const void *ctx, int64_t n, const float *const *in, float *out) {
     sb_unary_op op = *(const sb_unary_op *)ctx;
-    /* the batch functions are bit-identical to sb_expf / sb_logf */
-    if (op == SB_UNARY_EXP) sb_cpu_expf_n(in[0], out, n);
-    else if (op == SB_UNARY_LOG) sb_cpu_logf_n(in[0], out, n);
-    else sb_ref_unary(op, n, in[0], out);
+    /* the batch functions are bit-identical to sb_expf, sb_logf, sb_sinf,
+     * sb_cosf, sb_exp2f, sb_log2f (cpu/vmath.h) */
+    switch (op) {
+    case SB_UNARY_EXP: sb_cpu_expf_n(in[0], out, n); break;
+    case SB_UNARY_LOG: sb_cpu_logf_n(in[0], out, n); break;
+    case SB_UNARY_SIN: sb_cpu_sinf_n(in[0], out, n); break;
+    case SB_UNARY_COS: sb_cpu_cosf_n(in[0], out, n); break;
+    case SB_UNARY_EXP2: sb_cpu_exp2f_n(in[0], out, n); break;
+    case SB_UNARY_LOG2: sb_cpu_log2f_n(in[0], out, n); break;
+    default: sb_ref_unary(op, n, in[0], out); break;
+    }
 }
 
 void sb_cpu_relu_forward(int64_t n, const float *x, float *y) {

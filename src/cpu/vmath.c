@@ -17,9 +17,15 @@ SB_VMATH_SCALAR(tanhf)
 SB_VMATH_SCALAR(expm1f)
 SB_VMATH_SCALAR(log1pf)
 SB_VMATH_SCALAR(erff)
+SB_VMATH_SCALAR(exp2f)
+SB_VMATH_SCALAR(log2f)
+SB_VMATH_SCALAR(sinf)
+SB_VMATH_SCALAR(cosf)
 
 const sb_vmath_table sb_vmath_scalar = {expf_scalar_n,   logf_scalar_n,   tanhf_scalar_n,
-                                        expm1f_scalar_n, log1pf_scalar_n, erff_scalar_n};
+                                        expm1f_scalar_n, log1pf_scalar_n, erff_scalar_n,
+                                        exp2f_scalar_n,  log2f_scalar_n,  sinf_scalar_n,
+                                        cosf_scalar_n};
 
 #define SB_VMATH_ENTRY(name)                                                  \
     void sb_cpu_##name##_n(const float *x, float *y, int64_t n) {            \
@@ -31,3 +37,7 @@ SB_VMATH_ENTRY(tanhf)
 SB_VMATH_ENTRY(expm1f)
 SB_VMATH_ENTRY(log1pf)
 SB_VMATH_ENTRY(erff)
+SB_VMATH_ENTRY(exp2f)
+SB_VMATH_ENTRY(log2f)
+SB_VMATH_ENTRY(sinf)
+SB_VMATH_ENTRY(cosf)

@@ -4,7 +4,8 @@
  *
  *     sb_cpu_expf_n(x, y, n):  y[i] = sb_expf(x[i]) for 0 <= i < n
  *
- * and likewise logf, tanhf, expm1f, log1pf, erff. The result is bit for bit
+ * and likewise logf, tanhf, expm1f, log1pf, erff, exp2f, log2f, sinf,
+ * cosf. The result is bit for bit
  * the scalar function's on every input (every NaN payload, signed zero and
  * subnormal included), at every ISA level: the vector code evaluates the
  * scalar function's binary64 fast path lane by lane (the same IEEE
@@ -34,6 +35,10 @@ void sb_cpu_tanhf_n(const float *x, float *y, int64_t n);
 void sb_cpu_expm1f_n(const float *x, float *y, int64_t n);
 void sb_cpu_log1pf_n(const float *x, float *y, int64_t n);
 void sb_cpu_erff_n(const float *x, float *y, int64_t n);
+void sb_cpu_exp2f_n(const float *x, float *y, int64_t n);
+void sb_cpu_log2f_n(const float *x, float *y, int64_t n);
+void sb_cpu_sinf_n(const float *x, float *y, int64_t n);
+void sb_cpu_cosf_n(const float *x, float *y, int64_t n);
 
 /* ---- per-ISA kernels (vmath_<isa>.c), reached through the kernel context
  * (cpu/kernels.h: sb_kernels()->vmath) ---- */
@@ -43,6 +48,7 @@ typedef void (*sb_vmath_fn)(const float *x, float *y, int64_t n);
 /* One ISA level's kernels, every entry set. */
 typedef struct sb_vmath_table {
     sb_vmath_fn expf_n, logf_n, tanhf_n, expm1f_n, log1pf_n, erff_n;
+    sb_vmath_fn exp2f_n, log2f_n, sinf_n, cosf_n;
 } sb_vmath_table;
 
 /* The scalar level: the plain loops over the scalar functions (vmath.c),

@@ -87,14 +87,23 @@ typedef struct {
     vm_d s, t, tail;
 } VM_SFX(vexp_parts);
 
-static inline VM_SFX(vexp_parts) VM_SFX(vexp_fast)(vm_d a) {
-    const vm_d shifter = VM_D(SB_EXP_SHIFTER);
-    vm_d z = VM_ADD(VM_MUL(a, VM_D(SB_EXP_INVL)), shifter);
-    vm_d kd = VM_SUB(z, shifter);
+/* sb_exp_fast_kr in two steps, so that expf keeps the statement order (and
+ * so the instructions) it was proven with: the table index j and the bits
+ * of 2^e from the shifter sum z = k + 1.5*2^52 (whose low bits hold the
+ * integer k), then the parts of 2^(k/64) * e^r. */
+typedef struct {
+    vm_i j, sbits;
+} VM_SFX(vexp_scale);
+
+static inline VM_SFX(vexp_scale) VM_SFX(vexp_scale_of)(vm_d z) {
+    VM_SFX(vexp_scale) sc;
     vm_i zi = VM_ASI(z);
-    vm_i j = VM_IAND(zi, VM_I(63));
-    vm_i sbits = VM_IADD(VM_ISHL(VM_ICLR(zi, VM_I(63)), 46), VM_I(0x3ff0000000000000));
-    vm_d r = VM_FNMA(kd, VM_D(SB_EXP_L2), VM_FNMA(kd, VM_D(SB_EXP_L1), a));
+    sc.j = VM_IAND(zi, VM_I(63));
+    sc.sbits = VM_IADD(VM_ISHL(VM_ICLR(zi, VM_I(63)), 46), VM_I(0x3ff0000000000000));
+    return sc;
+}
+
+static inline VM_SFX(vexp_parts) VM_SFX(vexp_kr)(VM_SFX(vexp_scale) sc, vm_d r) {
     vm_d p = VM_D(SB_EXP_C6);
     p = VM_FMA(p, r, VM_D(sb_exp_coef[5][0]));
     p = VM_FMA(p, r, VM_D(sb_exp_coef[4][0]));
@@ -103,10 +112,20 @@ static inline VM_SFX(vexp_parts) VM_SFX(vexp_fast)(vm_d a) {
     p = VM_ADDMUL(r, VM_MUL(r, r), p); /* e^r - 1 */
     VM_SFX(vexp_parts) f;
     vm_d tlo;
-    f.s = VM_ASD(sbits);
-    VM_EXP_TAB(j, &f.t, &tlo);
+    f.s = VM_ASD(sc.sbits);
+    VM_EXP_TAB(sc.j, &f.t, &tlo);
     f.tail = VM_FMA(f.t, p, tlo);
     return f;
+}
+
+/* sb_exp_fast: k = RN(a*64/ln2), r = (a - k*L1) - k*L2. */
+static inline VM_SFX(vexp_parts) VM_SFX(vexp_fast)(vm_d a) {
+    const vm_d shifter = VM_D(SB_EXP_SHIFTER);
+    vm_d z = VM_ADD(VM_MUL(a, VM_D(SB_EXP_INVL)), shifter);
+    vm_d kd = VM_SUB(z, shifter);
+    VM_SFX(vexp_scale) sc = VM_SFX(vexp_scale_of)(z);
+    vm_d r = VM_FNMA(kd, VM_D(SB_EXP_L2), VM_FNMA(kd, VM_D(SB_EXP_L1), a));
+    return VM_SFX(vexp_kr)(sc, r);
 }
 
 /* ---- the log kernel: sb_log_fast(a, a_lo), lane by lane ---------------------- */
@@ -117,19 +136,31 @@ static inline vm_d VM_SFX(log1p_poly)(vm_d r) {
     return VM_ADDMUL(r, VM_MUL(r, r), p);
 }
 
-static inline vm_d VM_SFX(vlog_fast)(vm_d a, vm_d a_lo) {
+/* sb_log_reduce and the table row: a = 2^e m, r = m c - 1 (exact), and
+ * -log c = l1 + l2. */
+typedef struct {
+    vm_d e, r, l1, l2;
+} VM_SFX(vlog_parts);
+
+static inline VM_SFX(vlog_parts) VM_SFX(vlog_reduce)(vm_d a) {
     vm_i u = VM_ASI(a);
     vm_i bin = VM_IAND(VM_ISHR(u, 45), VM_I(127));
     vm_i up = VM_ISHR(bin, 6); /* bins >= 64 use m/2 */
     vm_i mbits = VM_IOR(VM_IAND(u, VM_I(0x000fffffffffffff)),
                         VM_ISUB(VM_I(0x3ff0000000000000), VM_ISHL(up, 52)));
     vm_i ebits = VM_IADD(VM_ISHR(u, 52), up);
-    vm_d e = VM_SUB(VM_ASD(VM_IOR(ebits, VM_I(0x4330000000000000))), VM_D(0x1p52 + 1023));
-    vm_d c, l1, l2;
-    VM_LOG_TAB(bin, &c, &l1, &l2);
-    vm_d r = VM_SUB(VM_MUL(VM_ASD(mbits), c), VM_D(1.0));
-    vm_d small = VM_ADD(VM_FMA(e, VM_D(SB_LN2_LO), l2), VM_DIV(a_lo, a));
-    return VM_ADD(VM_FMA(e, VM_D(SB_LN2_HI), l1), VM_ADD(small, VM_SFX(log1p_poly)(r)));
+    VM_SFX(vlog_parts) p;
+    p.e = VM_SUB(VM_ASD(VM_IOR(ebits, VM_I(0x4330000000000000))), VM_D(0x1p52 + 1023));
+    vm_d c;
+    VM_LOG_TAB(bin, &c, &p.l1, &p.l2);
+    p.r = VM_SUB(VM_MUL(VM_ASD(mbits), c), VM_D(1.0));
+    return p;
+}
+
+static inline vm_d VM_SFX(vlog_fast)(vm_d a, vm_d a_lo) {
+    VM_SFX(vlog_parts) p = VM_SFX(vlog_reduce)(a);
+    vm_d small = VM_ADD(VM_FMA(p.e, VM_D(SB_LN2_LO), p.l2), VM_DIV(a_lo, a));
+    return VM_ADD(VM_FMA(p.e, VM_D(SB_LN2_HI), p.l1), VM_ADD(small, VM_SFX(log1p_poly)(p.r)));
 }
 
 /* ---- block plumbing ---------------------------------------------------------- */
@@ -275,6 +306,68 @@ SB_VM_BLOCK VM_SFX(erff_block)(const float *x, float *y, float *xsave) {
     return VM_SFX(finish)(xv, VM_FSIGNED(res, xv), VM_FMOR(ok, sat), y, xsave);
 }
 
+/* ---- exp2f: sb_exp2f ------------------------------------------------------------
+ * k = RN(64x) from the shifter sum z = 64a + 1.5*2^52 (64a is exact, so z
+ * and k are the scalar code's), r = a - k/64 (exact, as in the scalar
+ * code, fused or not), u = RN(r ln2_hi), then the exp kernel's second half.
+ * x >= 128 gives +inf and x < -150 gives +0, the scalar constants; the
+ * garbage those lanes compute is discarded. */
+
+static inline vm_d VM_SFX(exp2_y)(vm_d a) {
+    const vm_d shifter = VM_D(SB_EXP_SHIFTER);
+    vm_d z = VM_ADD(VM_MUL(a, VM_D(64.0)), shifter);
+    vm_d kd = VM_SUB(z, shifter);
+    vm_d r = VM_FNMA(kd, VM_D(0x1p-6), a);
+    vm_d u = VM_MUL(r, VM_D(SB_LN2_HI));
+    VM_SFX(vexp_parts) f = VM_SFX(vexp_kr)(VM_SFX(vexp_scale_of)(z), u);
+    return VM_MUL(f.s, VM_ADD(f.t, f.tail));
+}
+
+SB_VM_BLOCK VM_SFX(exp2f_block)(const float *x, float *y, float *xsave) {
+    vm_f xv = VM_FLOAD(x);
+    vm_fm ok;
+    vm_f res = VM_ROUND(VM_SFX(exp2_y)(VM_LO(xv)), VM_SFX(exp2_y)(VM_HI(xv)), &ok);
+    vm_fm over = VM_FGE(xv, VM_F(SB_EXP2F_OVERFLOW));
+    vm_fm under = VM_FLT(xv, VM_F(SB_EXP2F_UNDERFLOW));
+    res = VM_FSEL(over, VM_F(__builtin_inff()), res);
+    res = VM_FSEL(under, VM_F(0.0f), res);
+    return VM_SFX(finish)(xv, res, VM_FMOR(ok, VM_FMOR(over, under)), y, xsave);
+}
+
+/* ---- log2f: sb_log2f ------------------------------------------------------------
+ * y = e + (L_hi + (L_lo + log1p(r))) * (1/ln2)_hi on the log kernel's
+ * reduction; the last product-and-sum is one fused step where the ISA has
+ * FMA (a power of two still gives y = e exactly: r = 0, L = 0). Only
+ * 0 < x < inf is computed here; 0, negatives, inf and NaN go to the scalar
+ * function. */
+
+static inline vm_d VM_SFX(log2_y)(vm_d a) {
+    VM_SFX(vlog_parts) p = VM_SFX(vlog_reduce)(a);
+    vm_d l = VM_ADD(p.l1, VM_ADD(p.l2, VM_SFX(log1p_poly)(p.r)));
+    return VM_ADDMUL(p.e, l, VM_D(SB_INVLN2_HI));
+}
+
+SB_VM_BLOCK VM_SFX(log2f_block)(const float *x, float *y, float *xsave) {
+    vm_f xv = VM_FLOAD(x);
+    vm_fm ok;
+    vm_f res = VM_ROUND(VM_SFX(log2_y)(VM_LO(xv)), VM_SFX(log2_y)(VM_HI(xv)), &ok);
+    vm_fm normal = VM_FMAND(VM_FGT(xv, VM_F(0.0f)), VM_FLT(xv, VM_F(__builtin_inff())));
+    return VM_SFX(finish)(xv, res, VM_FMAND(ok, normal), y, xsave);
+}
+
+/* ---- sinf, cosf: sb_sinf, sb_cosf -----------------------------------------------
+ * For now the scalar functions lane by lane, at every level: the vector
+ * kernel (Cody-Waite reduction and the Estrin polynomial of the scalar fast
+ * path) lands once `make verify-vmath` has checked it on all 2^32 inputs. */
+
+static void VM_SFX(sinf_n)(const float *x, float *y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = sb_sinf(x[i]);
+}
+
+static void VM_SFX(cosf_n)(const float *x, float *y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = sb_cosf(x[i]);
+}
+
 /* ---- entry points and the level's table ---------------------------------------- */
 
 #define VM_DEFINE(name)                                                        \
@@ -287,7 +380,11 @@ VM_DEFINE(tanhf)
 VM_DEFINE(expm1f)
 VM_DEFINE(log1pf)
 VM_DEFINE(erff)
+VM_DEFINE(exp2f)
+VM_DEFINE(log2f)
 #undef VM_DEFINE
 
 const sb_vmath_table VM_SFX(sb_vmath) = {VM_SFX(expf_n),   VM_SFX(logf_n),   VM_SFX(tanhf_n),
-                                         VM_SFX(expm1f_n), VM_SFX(log1pf_n), VM_SFX(erff_n)};
+                                         VM_SFX(expm1f_n), VM_SFX(log1pf_n), VM_SFX(erff_n),
+                                         VM_SFX(exp2f_n),  VM_SFX(log2f_n),  VM_SFX(sinf_n),
+                                         VM_SFX(cosf_n)};
