@@ -47,6 +47,9 @@ static void test_contexts_complete(void) {
                   vm->erff_n && vm->exp2f_n && vm->log2f_n && vm->sinf_n && vm->cosf_n,
               "%s: batch math table incomplete", name);
         CHECK((k->copy_rows == NULL) == (k->copy_rows_max == 0), "%s: copy_rows and its width", name);
+        CHECK(k->dw_taps && k->dw_wgrad && k->dw_interleave && k->dw_deinterleave &&
+                  k->dw_lanes_fwd && k->dw_lanes_dx && k->dw_lanes >= 1 && k->dw_lanes <= 16,
+              "%s: depthwise conv2d loops incomplete", name);
         if (level == SB_ISA_SCALAR)
             CHECK(k->vmath == &sb_vmath_scalar && k->pointwise == &sb_pwv_scalar &&
                       k->sum_rows == sb_sum_rows_scalar,
