@@ -195,9 +195,11 @@ static void phase_fill(const sb_conv2d_geom *g, const fwd_ctx *t, const float *x
             memcpy(rows + g->pad_w, src, (size_t)g->w * sizeof *rows);
             continue;
         }
-        for (int64_t iw = 0; iw < g->w; iw++) {
-            int64_t pc = iw + g->pad_w;
-            rows[(pc % sw) * plane + pc / sw] = src[iw];
+        /* column phase b holds padded columns b + sw*v, i.e. iw = b + sw*v - pad_w */
+        for (int64_t b = 0; b < sw; b++) {
+            int64_t v = g->pad_w > b ? (g->pad_w - b + sw - 1) / sw : 0;
+            float *dst = rows + b * plane;
+            for (int64_t iw = b + sw * v - g->pad_w; iw < g->w; iw += sw, v++) dst[v] = src[iw];
         }
     }
 }
