@@ -66,6 +66,11 @@ typedef __m256 vm_fm;
 #define VM_FBITS(m) ((uint32_t)_mm256_movemask_ps(m))
 #define VM_FABS(x) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x)
 #define VM_FSIGNED(r, x) _mm256_or_ps(r, _mm256_and_ps(x, _mm256_set1_ps(-0.0f)))
+#define VM_FXORSIGN(r, x) _mm256_xor_ps(r, _mm256_and_ps(x, _mm256_set1_ps(-0.0f)))
+#define VM_IXOR _mm256_xor_si256
+#define VM_DMOR _mm256_or_pd
+#define VM_IODD(i) \
+    _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_and_si256(i, _mm256_set1_epi64x(1)), _mm256_set1_epi64x(1)))
 
 /* sb_round_check on 4 lanes: the float, and all-ones where it is settled
  * (vcvtpd2ps rounds by MXCSR). */

@@ -71,6 +71,13 @@ typedef __mmask16 vm_fm;
     _mm512_castsi512_ps(_mm512_or_si512(                                        \
         _mm512_castps_si512(r),                                                 \
         _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u))))
+#define VM_FXORSIGN(r, x)                                                       \
+    _mm512_castsi512_ps(_mm512_xor_si512(                                       \
+        _mm512_castps_si512(r),                                                 \
+        _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u))))
+#define VM_IXOR _mm512_xor_si512
+#define VM_DMOR(m1, m2) ((__mmask8)((m1) | (m2)))
+#define VM_IODD(i) _mm512_test_epi64_mask(i, _mm512_set1_epi64(1))
 
 /* sb_round_check on both halves (vcvtpd2ps rounds by MXCSR): 16 floats and
  * the mask of settled lanes. */

@@ -70,6 +70,12 @@ typedef uint32x4_t vm_fm;
 #define VM_FSIGNED(r, x)                                                                \
     vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(r),                            \
                                     vandq_u32(vreinterpretq_u32_f32(x), vdupq_n_u32(0x80000000u))))
+#define VM_FXORSIGN(r, x)                                                               \
+    vreinterpretq_f32_u32(veorq_u32(vreinterpretq_u32_f32(r),                            \
+                                    vandq_u32(vreinterpretq_u32_f32(x), vdupq_n_u32(0x80000000u))))
+#define VM_IXOR veorq_u64
+#define VM_DMOR vorrq_u64
+#define VM_IODD(i) vtstq_u64(i, vdupq_n_u64(1))
 
 static inline uint32_t vm_fbits(uint32x4_t m) {
     static const uint32_t lane_bit[4] = {1, 2, 4, 8};

@@ -73,7 +73,10 @@
  *                               floats, and the mask of settled lanes
  *   VM_FGT VM_FLT VM_FGE VM_FEQ(a, b), VM_FORD(a) -> vm_fm (quiet, ordered)
  *   VM_FMOR VM_FMAND(m, m), VM_FSEL(m, a, b) = m ? a : b, VM_FBITS(m)
- *   VM_FABS(x), VM_FSIGNED(r, x) = r with x's sign bit or-ed in
+ *   VM_FABS(x), VM_FSIGNED(r, x) = r with x's sign bit or-ed in,
+ *   VM_FXORSIGN(r, x) = r with x's sign bit xor-ed in
+ *   VM_IXOR(a, b), VM_IODD(i) -> vm_dm (lanes with bit 0 set),
+ *   VM_DMOR(m, m)                             (sin/cos)
  *
  * Included only where the unit's ISA is compiled in. */
 
@@ -356,16 +359,80 @@ SB_VM_BLOCK VM_SFX(log2f_block)(const float *x, float *y, float *xsave) {
 }
 
 /* ---- sinf, cosf: sb_sinf, sb_cosf -----------------------------------------------
- * For now the scalar functions lane by lane, at every level: the vector
- * kernel (Cody-Waite reduction and the Estrin polynomial of the scalar fast
- * path) lands once `make verify-vmath` has checked it on all 2^32 inputs. */
+ * On a = |x|, every lane through one branch-free path:
+ *  - pi/4 < a < 2^28: the Cody-Waite reduction of sb_trig_reduce_cw, the
+ *    quadrant k mod 4 read from the low bits of the shifter sum (as exp's
+ *    k), kept only when |r| > 2^-22, as in the scalar code;
+ *  - a < pi/4: r = a exactly, quadrant 0;
+ *  - then q = (k + want_cos) mod 4 picks sin r or cos r (q odd) and the
+ *    sign (q >= 2), and sb_sincos_poly evaluates it: its bound (sin 2^-51,
+ *    cos 2^-49.4 relative, for any |r| <= pi/4 + 2^-23) holds for the exact
+ *    r = a of the small range too, so the enclosure test yields RN(f(x)),
+ *    which is the scalar result (the scalar code evaluates that range by
+ *    Horner; both are correctly rounded). The sign is applied to y before
+ *    the test (the test is symmetric; y is never 0 there: sin r with
+ *    |r| > 2^-22 or cos r).
+ * Fused steps: k's shifter sum is unfused (the scalar k), a - k P1 is exact
+ * either way, the two_sum is additions only, e - k P3 and the polynomial
+ * steps may be fused (one rounding fewer than the standard-model bound
+ * counts). sin's sign of x is applied to the float last (sin(-0) = -0).
+ * Left to the scalar function: a >= 2^28 (Payne-Hanek), inf, NaN, Cody-Waite
+ * lanes with |r| <= 2^-22, and lanes whose test fails. */
 
-static void VM_SFX(sinf_n)(const float *x, float *y, int64_t n) {
-    for (int64_t i = 0; i < n; i++) y[i] = sb_sinf(x[i]);
+static inline vm_d VM_SFX(sincos_y)(vm_d a, int want_cos, vm_dm *keep) {
+    const vm_d shifter = VM_D(SB_EXP_SHIFTER);
+    vm_d z = VM_ADD(VM_MUL(a, VM_D(SB_TRIG_INVPIO2)), shifter);
+    vm_d kd = VM_SUB(z, shifter);
+    vm_d t1 = VM_FNMA(kd, VM_D(SB_TRIG_CW_P1), a);
+    vm_d b = VM_MUL(kd, VM_D(-SB_TRIG_CW_P2)); /* exact */
+    vm_d s = VM_ADD(t1, b), bb = VM_SUB(s, t1);
+    vm_d e = VM_ADD(VM_SUB(t1, VM_SUB(s, bb)), VM_SUB(b, bb)); /* two_sum(t1, b) */
+    vm_d r = VM_ADD(s, VM_FNMA(kd, VM_D(SB_TRIG_CW_P3), e));
+    /* Below pi/4, a * RN(2/pi) < 0.49999998, so k = 0, and every step
+     * above is then exact: r = a. The select only makes that explicit. */
+    vm_dm small = VM_DLT(a, VM_D((double)sb_m_u2f(SB_TRIG_PIO4_BITS)));
+    r = VM_DSEL(small, a, r);
+    vm_i q = VM_IAND(VM_IADD(VM_ASI(z), VM_I(want_cos)), VM_I(3)); /* k's low bits */
+    vm_d ar = VM_ASD(VM_ICLR(VM_ASI(r), VM_I(0x8000000000000000)));
+    *keep = VM_DMOR(small, VM_DLT(VM_D(0x1p-22), ar));
+    /* sb_sincos_poly with the lane's row: A = r (sin) or 1 (cos) */
+    vm_dm use_cos = VM_IODD(q);
+    const double *cs = sb_sincos_fast_coef[0], *cc = sb_sincos_fast_coef[1];
+#define VM_SC(i) VM_DSEL(use_cos, VM_D(cc[i]), VM_D(cs[i]))
+    vm_d A = VM_DSEL(use_cos, VM_D(1.0), r);
+    vm_d zz = VM_MUL(r, r), z2 = VM_MUL(zz, zz), z4 = VM_MUL(z2, z2), z8 = VM_MUL(z4, z4);
+    vm_d p01 = VM_FMA(VM_SC(1), zz, VM_SC(0)), p23 = VM_FMA(VM_SC(3), zz, VM_SC(2));
+    vm_d p45 = VM_FMA(VM_SC(5), zz, VM_SC(4)), p67 = VM_FMA(VM_SC(7), zz, VM_SC(6));
+    vm_d p = VM_FMA(VM_SC(8), z8, VM_ADDMUL(VM_FMA(p23, z2, p01), VM_FMA(p67, z2, p45), z4));
+#undef VM_SC
+    vm_d y = VM_ADDMUL(A, VM_MUL(A, zz), p);
+    /* -y for q >= 2 */
+    return VM_ASD(VM_IXOR(VM_ASI(y), VM_ISHL(VM_IAND(q, VM_I(2)), 62)));
 }
 
-static void VM_SFX(cosf_n)(const float *x, float *y, int64_t n) {
-    for (int64_t i = 0; i < n; i++) y[i] = sb_cosf(x[i]);
+static inline __attribute__((always_inline)) uint32_t VM_SFX(sincosf_block)(const float *x, float *y,
+                                                                             float *xsave, int want_cos) {
+    vm_f xv = VM_FLOAD(x), ax = VM_FABS(xv);
+    vm_fm ok;
+    vm_dm keep0, keep1;
+    vm_d y0 = VM_SFX(sincos_y)(VM_LO(ax), want_cos, &keep0);
+    vm_d y1 = VM_SFX(sincos_y)(VM_HI(ax), want_cos, &keep1);
+    /* a lane the reduction cannot serve must fail the test: y becomes the
+     * midpoint 1 + 2^-24 of two floats, whose enclosure rounds to both (a
+     * NaN would not do: its two ends are the same NaN bits) */
+    const vm_d reject = VM_D(1.0 + 0x1p-24);
+    vm_f res = VM_ROUND(VM_DSEL(keep0, y0, reject), VM_DSEL(keep1, y1, reject), &ok);
+    ok = VM_FMAND(ok, VM_FLT(ax, VM_F(sb_m_u2f(SB_TRIG_CW_BITS))));
+    if (!want_cos) res = VM_FXORSIGN(res, xv); /* sin(-a) = -sin(a) */
+    return VM_SFX(finish)(xv, res, ok, y, xsave);
+}
+
+SB_VM_BLOCK VM_SFX(sinf_block)(const float *x, float *y, float *xsave) {
+    return VM_SFX(sincosf_block)(x, y, xsave, 0);
+}
+
+SB_VM_BLOCK VM_SFX(cosf_block)(const float *x, float *y, float *xsave) {
+    return VM_SFX(sincosf_block)(x, y, xsave, 1);
 }
 
 /* ---- entry points and the level's table ---------------------------------------- */
@@ -382,9 +449,21 @@ VM_DEFINE(log1pf)
 VM_DEFINE(erff)
 VM_DEFINE(exp2f)
 VM_DEFINE(log2f)
+VM_DEFINE(sinf)
+VM_DEFINE(cosf)
 #undef VM_DEFINE
+
+/* cosf: for now the scalar function lane by lane in the table; the vector
+ * kernel (the sin kernel with want_cos = 1) is kept compiled and reachable
+ * as sb_vmath_cosf_kernel_<isa> (vmath.h) until `make verify-vmath` has
+ * checked it on all 2^32 inputs; then it takes this table slot. */
+static void VM_SFX(cosf_loop_n)(const float *x, float *y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = sb_cosf(x[i]);
+}
+
+const sb_vmath_fn VM_SFX(sb_vmath_cosf_kernel) = VM_SFX(cosf_n);
 
 const sb_vmath_table VM_SFX(sb_vmath) = {VM_SFX(expf_n),   VM_SFX(logf_n),   VM_SFX(tanhf_n),
                                          VM_SFX(expm1f_n), VM_SFX(log1pf_n), VM_SFX(erff_n),
                                          VM_SFX(exp2f_n),  VM_SFX(log2f_n),  VM_SFX(sinf_n),
-                                         VM_SFX(cosf_n)};
+                                         VM_SFX(cosf_loop_n)};

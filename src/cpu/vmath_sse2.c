@@ -66,6 +66,14 @@ typedef __m128 vm_fm;
 #define VM_FBITS(m) ((uint32_t)_mm_movemask_ps(m))
 #define VM_FABS(x) _mm_andnot_ps(_mm_set1_ps(-0.0f), x)
 #define VM_FSIGNED(r, x) _mm_or_ps(r, _mm_and_ps(_mm_set1_ps(-0.0f), x))
+#define VM_FXORSIGN(r, x) _mm_xor_ps(r, _mm_and_ps(_mm_set1_ps(-0.0f), x))
+#define VM_IXOR _mm_xor_si128
+#define VM_DMOR _mm_or_pd
+/* bit 0 of each 64-bit lane as a mask: SSE2 compares 32-bit words only, so
+ * the low word is copied over the high one first */
+#define VM_IODD(i)                                                                             \
+    _mm_castsi128_pd(_mm_cmpeq_epi32(_mm_shuffle_epi32(_mm_and_si128(i, _mm_set1_epi64x(1)), 0xa0), \
+                                     _mm_set1_epi32(1)))
 
 /* sb_round_check on both halves (cvtpd2ps rounds by MXCSR): 4 floats and
  * the mask of settled lanes. */
