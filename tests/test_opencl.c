@@ -1005,6 +1005,104 @@ static void test_scatter_reduce(void) {
     }
 }
 
+/* Ties of every kind: values from a small set with -0, +0, NaNs of two
+ * payloads, infinities and duplicates, so the (key, position) order decides. */
+static pair pair_sort_values(int ndim, const int64_t *shape, bool with_nan) {
+    static const float set[] = {-0.0f, 0.0f, 1.5f, -1.5f, INFINITY, -INFINITY, 2.0f, 1e-45f};
+    sb_tensor *t = NULL;
+    CHECK_OK(sb_tensor_new(&t, SB_F32, ndim, shape));
+    float *v = sb_tensor_f32(t);
+    for (int64_t i = 0; i < sb_tensor_numel(t); i++) {
+        uint32_t r = sb_test_rand32();
+        v[i] = set[r % 8];
+        if (with_nan && r % 11 == 0) v[i] = r % 2 ? NAN : -NAN;
+        if (r % 5 == 0) v[i] = sb_test_unif(-3.0f, 3.0f);
+    }
+    return pair_of(t);
+}
+
+/* sort (both orders), topk (largest and smallest), kthvalue and median
+ * (with and without NaN columns, keepdim or not) along every dim, and the
+ * common backward with their indices and with repeated indices, on tie-heavy data, a transposed view
+ * as x and a column of 1500; the values and indices must be the CPU's. */
+static void test_sort(void) {
+    const int64_t shapes[][3] = {{4, 7, 5}, {3, 1500, 1}, {1, 1, 1}};
+    for (int si = 0; si < 3; si++)
+        for (int dim = 0; dim < 3; dim++)
+            for (int nan = 0; nan < 2; nan++) {
+                const int64_t *sh = shapes[si];
+                int64_t n = sh[dim];
+                pair x = pair_sort_values(3, sh, nan), v = pair_zeros(SB_F32, 3, sh),
+                     ix = pair_zeros(SB_I64, 3, sh), dy = pair_rand(3, sh, 2.0f, true),
+                     dx = pair_zeros(SB_F32, 3, sh);
+                char what[160];
+                for (int desc = 0; desc < 2; desc++) {
+                    snprintf(what, sizeof what, "sb_sort shape %d dim %d nan %d descending %d", si,
+                             dim, nan, desc);
+                    CHECK_OK(sb_sort(x.c, dim, desc, v.c, ix.c));
+                    CHECK_OK(sb_sort(x.d, dim, desc, v.d, ix.d));
+                    check_same(&v, what);
+                    check_same(&ix, what);
+                    CHECK_OK(sb_sort_backward(dy.c, dim, ix.c, dx.c));
+                    CHECK_OK(sb_sort_backward(dy.d, dim, ix.d, dx.d));
+                    check_same(&dx, "sb_sort_backward");
+                }
+                /* topk: k = about a third of the column */
+                int64_t k = n / 3 + 1, ks[3] = {sh[0], sh[1], sh[2]};
+                ks[dim] = k;
+                pair tv = pair_zeros(SB_F32, 3, ks), ti = pair_zeros(SB_I64, 3, ks),
+                     tdy = pair_rand(3, ks, 2.0f, false);
+                for (int largest = 0; largest < 2; largest++) {
+                    CHECK_OK(sb_topk(x.c, k, dim, largest, tv.c, ti.c));
+                    CHECK_OK(sb_topk(x.d, k, dim, largest, tv.d, ti.d));
+                    check_same(&tv, "sb_topk values");
+                    check_same(&ti, "sb_topk indices");
+                    CHECK_OK(sb_sort_backward(tdy.c, dim, ti.c, dx.c));
+                    CHECK_OK(sb_sort_backward(tdy.d, dim, ti.d, dx.d));
+                    check_same(&dx, "sb_sort_backward of topk");
+                }
+                /* repeated indices: the later p wins */
+                pair rix = pair_index(3, ks, n);
+                CHECK_OK(sb_sort_backward(tdy.c, dim, rix.c, dx.c));
+                CHECK_OK(sb_sort_backward(tdy.d, dim, rix.d, dx.d));
+                check_same(&dx, "sb_sort_backward with repeated indices");
+                pair_free(&rix);
+                /* kthvalue (keepdim) and median (without keepdim) */
+                int64_t rs[3] = {sh[0], sh[1], sh[2]}, ms[2];
+                rs[dim] = 1;
+                for (int a = 0, b = 0; a < 3; a++)
+                    if (a != dim) ms[b++] = sh[a];
+                pair kv = pair_zeros(SB_F32, 3, rs), ki = pair_zeros(SB_I64, 3, rs),
+                     mv = pair_zeros(SB_F32, 2, ms), mi = pair_zeros(SB_I64, 2, ms);
+                CHECK_OK(sb_kthvalue(x.c, (n + 1) / 2, dim, true, kv.c, ki.c));
+                CHECK_OK(sb_kthvalue(x.d, (n + 1) / 2, dim, true, kv.d, ki.d));
+                check_same(&kv, "sb_kthvalue values");
+                check_same(&ki, "sb_kthvalue indices");
+                CHECK_OK(sb_median(x.c, dim, false, mv.c, mi.c));
+                CHECK_OK(sb_median(x.d, dim, false, mv.d, mi.d));
+                snprintf(what, sizeof what, "sb_median shape %d dim %d nan %d", si, dim, nan);
+                check_same(&mv, what);
+                check_same(&mi, what);
+                /* a transposed view as x */
+                sb_tensor *tc = NULL, *td = NULL;
+                int other = (dim + 1) % 3;
+                CHECK_OK(sb_tensor_transpose(&tc, x.c, dim, other));
+                CHECK_OK(sb_tensor_transpose(&td, x.d, dim, other));
+                int64_t vs[3] = {sh[0], sh[1], sh[2]};
+                vs[dim] = sh[other];
+                vs[other] = sh[dim];
+                pair vv = pair_zeros(SB_F32, 3, vs), vi = pair_zeros(SB_I64, 3, vs);
+                CHECK_OK(sb_sort(tc, dim, true, vv.c, vi.c));
+                CHECK_OK(sb_sort(td, dim, true, vv.d, vi.d));
+                check_same(&vv, "sb_sort of a transposed view");
+                check_same(&vi, "sb_sort of a transposed view (indices)");
+                sb_tensor_free(tc);
+                sb_tensor_free(td);
+                pair all[] = {x, v, ix, dy, dx, tv, ti, tdy, kv, ki, mv, mi, vv, vi};
+                for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
+            }
+}
+
 /* PReLU with a weight per channel and a shared one, channels past the
  * canonical sum's 8192 block, adversarial data, NaN/inf/signed zeros in x,
  * every subset of the backward's outputs, and dx written over dy. */
@@ -1782,6 +1880,70 @@ static void test_softmax_losses(void) {
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
 }
 
+/* The class losses of sb_class_loss_* (cross-entropy with label smoothing
+ * 0, 0.1 and 1, and NLL) with class weights and K dimensions, and without
+ * either (the (N, C) entries): every reduction, ignored rows, a batch
+ * whose rows are all ignored (MEAN's 0 / 0), weights with zeros, ties and
+ * a subnormal, adversarial inputs (NaN, infinities, -inf logits) and rows
+ * past the canonical sum's 8192 block. */
+static void test_class_losses(void) {
+    static const struct {
+        int ndim;
+        int64_t shape[4]; /* N, C, K... */
+        bool weighted, all_ignored, adversarial;
+    } cases[] = {
+        {4, {2, 5, 3, 4}, true, false, false},  {3, {3, 7, 5}, false, false, true},
+        {2, {37, 10}, true, false, true},       {2, {9, 4}, false, false, false},
+        {3, {2, 3, 4200}, true, false, false},  {3, {2, 6, 3}, true, true, false},
+        {4, {1, 1, 2, 3}, false, false, false},
+    };
+    const float smoothing[] = {0.0f, 0.1f, 1.0f};
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
+        int nd = cases[ci].ndim;
+        const int64_t *s = cases[ci].shape;
+        int64_t ts[3] = {s[0]}, C = s[1], rows = s[0];
+        for (int k = 2; k < nd; k++) ts[k - 1] = s[k], rows *= s[k];
+        pair in = pair_rand(nd, s, 8.0f, cases[ci].adversarial), din = pair_zeros(SB_F32, nd, s),
+             per = pair_zeros(SB_F32, nd - 1, ts), one = pair_zeros(SB_F32, 0, NULL),
+             gper = pair_rand(nd - 1, ts, 2.0f, false), gone = pair_rand(0, NULL, 2.0f, false);
+        sb_tensor *tc = NULL, *wc = NULL;
+        CHECK_OK(sb_tensor_new(&tc, SB_I64, nd - 1, ts));
+        for (int64_t r = 0; r < rows; r++)
+            ((int64_t *)tc->data)[r] = cases[ci].all_ignored || r % 7 == 3 ? -100 : (int64_t)(sb_test_rand32() % (uint32_t)C);
+        pair t = pair_of(tc), w = {NULL, NULL};
+        if (cases[ci].weighted) {
+            CHECK_OK(sb_tensor_new(&wc, SB_F32, 1, &C));
+            float *wv = sb_tensor_f32(wc);
+            for (int64_t j = 0; j < C; j++)
+                wv[j] = j % 4 == 1 ? 0.0f : j % 4 == 2 ? 1e-40f : sb_test_unif(0.1f, 3.0f);
+            if (C > 3) wv[3] = wv[0]; /* a tie */
+            w = pair_of(wc);
+        }
+        for (int kind = SB_LOSS_CROSS_ENTROPY; kind <= SB_LOSS_NLL; kind++)
+            for (int k = 0; k < 3; k++) {
+                if (kind == SB_LOSS_NLL && k) continue;
+                sb_class_loss prm = {(sb_class_loss_kind)kind, smoothing[k], -100};
+                for (int red = SB_LOSS_NONE; red <= SB_LOSS_SUM; red++) {
+                    pair *out = red == SB_LOSS_NONE ? &per : &one, *g = red == SB_LOSS_NONE ? &gper : &gone;
+                    sb_loss_reduction rd = (sb_loss_reduction)red;
+                    char what[160];
+                    snprintf(what, sizeof what, "sb_class_loss_forward case %zu kind %d eps %g red %d",
+                             ci, kind, (double)smoothing[k], red);
+                    CHECK_OK(sb_class_loss_forward(&prm, in.c, t.c, w.c, rd, out->c));
+                    CHECK_OK(sb_class_loss_forward(&prm, in.d, t.d, w.d, rd, out->d));
+                    check_same(out, what);
+                    snprintf(what, sizeof what, "sb_class_loss_backward case %zu kind %d eps %g red %d",
+                             ci, kind, (double)smoothing[k], red);
+                    CHECK_OK(sb_class_loss_backward(&prm, in.c, t.c, w.c, rd, g->c, din.c));
+                    CHECK_OK(sb_class_loss_backward(&prm, in.d, t.d, w.d, rd, g->d, din.d));
+                    check_same(&din, what);
+                }
+            }
+        pair all[] = {in, din, per, one, gper, gone, t, w};
+        for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
+    }
+}
+
 /* The LeNet-5 training step of `samebits train` (cross-entropy, Adam) on
  * the OpenCL device: losses and parameters equal to the CPU's. */
 static void test_lenet_cross_entropy(void) {
@@ -1815,12 +1977,8 @@ static void test_complete(void) {
      * backward gathers through reader tables the device does not build yet;
      * scatter_reduce and sort/topk/kthvalue/median with their backward
      * (section 18; still to be written as kernels), CPU only so far. */
-    const size_t not_yet[] = {offsetof(sb_backend_ops, class_loss_nd_forward) / sizeof(entry),
-                              offsetof(sb_backend_ops, class_loss_nd_backward) / sizeof(entry),
-                              offsetof(sb_backend_ops, ctc_loss_forward) / sizeof(entry),
+    const size_t not_yet[] = {offsetof(sb_backend_ops, ctc_loss_forward) / sizeof(entry),
                               offsetof(sb_backend_ops, ctc_loss_backward) / sizeof(entry),
-                              offsetof(sb_backend_ops, sort_select) / sizeof(entry),
-                              offsetof(sb_backend_ops, sort_scatter) / sizeof(entry),
                               SIZE_MAX};
     for (size_t k = 0; not_yet[k] != SIZE_MAX; k++) cpu[not_yet[k]] = NULL;
     int missing = 0;
@@ -1871,6 +2029,7 @@ int main(int argc, char **argv) {
     test_index();
     test_cumulative();
     test_scatter_reduce();
+    test_sort();
     test_prelu();
     test_sdpa();
     test_gemm();
@@ -1883,6 +2042,7 @@ int main(int argc, char **argv) {
     test_elementwise_losses();
     test_lenet_training();
     test_softmax_losses();
+    test_class_losses();
     test_lenet_cross_entropy();
     test_complete();
     return sb_test_finish();

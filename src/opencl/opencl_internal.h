@@ -89,13 +89,15 @@ typedef struct sb_ocl_arg {
 /* A program: dialect.h and the family's files, in this order. */
 typedef enum sb_ocl_family {
     SB_OCL_POINTWISE = 0, /* pointwise.cl, src/ref/scatter_reduce_column.h, index.cl,
+                             src/ref/sort_rank.h, sort.cl,
                              src/ref/cumulative_chain.h, cumulative.cl */
     SB_OCL_SUM,           /* sum_acc.cl + sum.cl */
     SB_OCL_GEMM,          /* gemm.cl */
     SB_OCL_CONV,          /* sum_acc.cl, src/ref/pool_geometry.h, conv.cl,
                              src/ref/pad_geometry.h, pad.cl */
     SB_OCL_MATH,          /* math_prelude.cl, src/math, pointwise.cl, sum_acc.cl,
-                             math.cl, softmax.cl, loss_terms.h, loss.cl */
+                             math.cl, softmax.cl, class_loss.cl, loss_terms.h, loss.cl,
+                             attention_rules.h, attention.cl */
     SB_OCL_RNG,           /* math_prelude.cl, src/rng/philox.c, dropout.cl */
     SB_OCL_NORM,          /* sum_acc.cl + norm.cl */
     SB_OCL_RESAMPLE,      /* sum_acc.cl, src/ref/grid_geometry.h, resample.cl */
@@ -139,6 +141,7 @@ extern const char sb_gpu_src_cosf_c[];
 extern const char sb_gpu_src_powf_c[];
 extern const char sb_gpu_src_math_cl[];
 extern const char sb_gpu_src_softmax_cl[];
+extern const char sb_gpu_src_class_loss_cl[];
 extern const char sb_gpu_src_loss_terms_h[];
 extern const char sb_gpu_src_loss_cl[];
 extern const char sb_gpu_src_philox_c[];
@@ -149,6 +152,8 @@ extern const char sb_gpu_src_pad_geometry_h[];
 extern const char sb_gpu_src_pad_cl[];
 extern const char sb_gpu_src_index_cl[];
 extern const char sb_gpu_src_scatter_reduce_column_h[];
+extern const char sb_gpu_src_sort_rank_h[];
+extern const char sb_gpu_src_sort_cl[];
 extern const char sb_gpu_src_cumulative_chain_h[];
 extern const char sb_gpu_src_cumulative_cl[];
 extern const char sb_gpu_src_prelu_terms_h[];

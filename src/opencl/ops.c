@@ -15,6 +15,7 @@
 #include "ref/ref_index.h"
 #include "ref/ref_loss.h"
 #include "ref/ref_pad.h"
+#include "ref/ref_sort.h"
 
 /* ---- operands ---- */
 
@@ -91,6 +92,9 @@ static const ocl_kernel
     K_INDEX_GATHER = {SB_OCL_POINTWISE, "sb_index_gather", 8, 0, GRID_STRIDE},
     K_INDEX_SCATTER_ADD = {SB_OCL_POINTWISE, "sb_index_scatter_add", 10, 0, GRID_STRIDE},
     K_INDEX_SCATTER_REDUCE = {SB_OCL_POINTWISE, "sb_index_scatter_reduce", 11, 0, GRID_STRIDE},
+    /* sort.cl: a work-item per element (select) or per column (scatter) */
+    K_SORT_SELECT = {SB_OCL_POINTWISE, "sb_sort_select", 8, 0, GRID_STRIDE},
+    K_SORT_SCATTER = {SB_OCL_POINTWISE, "sb_sort_scatter", 8, 0, GRID_STRIDE},
     /* cumulative.cl: one work-item per column, strided through its geometry */
     K_CUMULATIVE = {SB_OCL_POINTWISE, "sb_cumulative", 11, 0, GRID_STRIDE},
     /* pointwise.cl: dense operands */
@@ -105,8 +109,9 @@ static const ocl_kernel
     K_MATH_ACTIVATION = {SB_OCL_MATH, "sb_math_activation", 14, 7, GRID_STRIDE},
     K_SOFTMAX_FORWARD = {SB_OCL_MATH, "sb_softmax_forward", 8, -1, GRID_STRIDE},
     K_SOFTMAX_BACKWARD = {SB_OCL_MATH, "sb_softmax_backward", 10, -1, GRID_STRIDE},
-    K_CLASS_LOSS_ROWS = {SB_OCL_MATH, "sb_class_loss_rows", 12, -1, GRID_STRIDE},
-    K_CLASS_LOSS_GRAD = {SB_OCL_MATH, "sb_class_loss_grad", 16, -1, GRID_STRIDE},
+    /* the math program: class_loss.cl */
+    K_CLASS_LOSS_ROWS = {SB_OCL_MATH, "sb_class_loss_rows", 15, -1, GRID_STRIDE},
+    K_CLASS_LOSS_GRAD = {SB_OCL_MATH, "sb_class_loss_grad", 19, -1, GRID_STRIDE},
     K_MATH_POW = {SB_OCL_MATH, "sb_math_pow", 9, 2, GRID_STRIDE},
     K_MATH_POW_SCALAR = {SB_OCL_MATH, "sb_math_pow_scalar", 8, 2, GRID_STRIDE},
     K_MATH_POW_GRAD = {SB_OCL_MATH, "sb_math_pow_grad", 12, 3, GRID_STRIDE},
@@ -724,75 +729,131 @@ static sb_status ocl_softmax_backward(const sb_backend *be, const float *y, cons
     return launch(fn, &K_SOFTMAX_BACKWARD, NULL, 0, ARGS(args), rows);
 }
 
-/* The rows not ignored (the MEAN divisor): targets read back to the host. */
-static sb_status counted_rows(const char *fn, const sb_backend *be, const int64_t *targets,
-                              int64_t N, int64_t ignore_index, int64_t *count) {
-    *count = 0;
-    if (N == 0) return SB_OK;
-    int64_t *host = sb_malloc(fn, (size_t)N * sizeof *host);
+/* MEAN's divisor: the reference's own sb_ref_class_mean_divisor ((float)
+ * count, or the canonical sum of the targets' weights) over the targets
+ * and weights read back to the host. */
+static sb_status class_mean_divisor(const char *fn, const sb_backend *be,
+                                    const sb_class_problem *p, const int64_t *targets,
+                                    float *divisor) {
+    size_t tb = (size_t)(p->N * p->inner) * sizeof(int64_t);
+    size_t wb = p->weight ? (size_t)p->C * sizeof(float) : 0;
+    char *host = sb_malloc(fn, tb + wb + 1);
     if (!host) return SB_ERR_NOMEM;
-    sb_status st = be->download(be, host, targets, (size_t)N * sizeof *host);
-    for (int64_t r = 0; st == SB_OK && r < N; r++) *count += host[r] != ignore_index;
+    sb_status st = tb ? be->download(be, host, targets, tb) : SB_OK;
+    if (st == SB_OK && wb) st = be->download(be, host + tb, p->weight, wb);
+    if (st == SB_OK) {
+        sb_class_problem hp = *p;
+        hp.weight = wb ? (const float *)(host + tb) : NULL;
+        *divisor = sb_ref_class_mean_divisor(&hp, (const int64_t *)host);
+    }
     free(host);
     return st;
+}
+
+/* Every class loss (the (N, C) entries are weight NULL, inner 1): one
+ * work-item per row (class_loss.cl), SUM and MEAN the canonical sum of the
+ * row losses (sum.cl), MEAN divided by the divisor. */
+static sb_status class_loss_forward(const char *fn, const sb_backend *be,
+                                    const sb_class_problem *p, const float *a,
+                                    const int64_t *targets, float *loss) {
+    int64_t rows = p->N * p->inner;
+    sb_loss_reduction reduction = p->reduction;
+    sb_ocl_ptr pa, pt, pl, pw;
+    cl_int have = 0;
+    SB_TRY(dense_ptr(fn, "input", a, rows * p->C, sizeof(float), &pa));
+    SB_TRY(dense_ptr(fn, "targets", targets, rows, sizeof(int64_t), &pt));
+    SB_TRY(dense_ptr(fn, "loss", loss, reduction == SB_LOSS_NONE ? rows : 1, sizeof(float), &pl));
+    SB_TRY(optional_ptr(fn, "weight", p->weight, p->C, 1, &have, &pw));
+    void *tmp = NULL; /* the row losses, summed unless NONE */
+    if (reduction != SB_LOSS_NONE)
+        SB_TRY(sb_ocl_alloc(be, (size_t)(rows ? rows : 1) * sizeof(float), &tmp));
+    sb_ocl_ptr pv = pl;
+    sb_status st = tmp ? dense_ptr(fn, "row losses", tmp, rows, sizeof(float), &pv) : SB_OK;
+    cl_int lg = p->logits;
+    cl_long nr = rows, cc = p->C, in = p->inner, ig = p->ignore_index;
+    float eps = p->eps;
+    sb_ocl_arg args[] = {SB_OCL_ARG(lg),  SB_OCL_ARG(nr), SB_OCL_ARG(cc),   SB_OCL_ARG(in),
+                         SB_OCL_ARG(eps), SB_OCL_ARG(ig), SB_OCL_ARG(have), OPERAND(pw),
+                         OPERAND(pa),     OPERAND(pt),    OPERAND(pv)};
+    if (st == SB_OK) st = launch(fn, &K_CLASS_LOSS_ROWS, NULL, 0, ARGS(args), rows);
+    if (st == SB_OK && tmp) {
+        float divisor = 1.0f;
+        if (reduction == SB_LOSS_MEAN) st = class_mean_divisor(fn, be, p, targets, &divisor);
+        sb_ref_reduce_geom g = {0};
+        g.nred = 1;
+        g.red_shape[0] = rows;
+        g.red_xstride[0] = 1;
+        if (st == SB_OK)
+            st = reduce_launch(fn, reduction == SB_LOSS_MEAN ? SB_REF_REDUCE_MEAN : SB_REF_REDUCE_SUM,
+                               &g, tmp, 0, loss, divisor);
+    }
+    sb_ocl_release(be, tmp);
+    return st;
+}
+
+static sb_status class_loss_backward(const char *fn, const sb_backend *be,
+                                     const sb_class_problem *p, const float *a,
+                                     const int64_t *targets, const float *dloss, float *da) {
+    int64_t rows = p->N * p->inner;
+    if (rows == 0 || p->C == 0) return SB_OK;
+    sb_ocl_ptr pa, pt, pl, pda, pw;
+    cl_int have = 0;
+    SB_TRY(dense_ptr(fn, "input", a, rows * p->C, sizeof(float), &pa));
+    SB_TRY(dense_ptr(fn, "targets", targets, rows, sizeof(int64_t), &pt));
+    SB_TRY(dense_ptr(fn, "dloss", dloss, p->reduction == SB_LOSS_NONE ? rows : 1, sizeof(float),
+                     &pl));
+    SB_TRY(dense_ptr(fn, "dinput", da, rows * p->C, sizeof(float), &pda));
+    SB_TRY(optional_ptr(fn, "weight", p->weight, p->C, 1, &have, &pw));
+    float divisor = 1.0f;
+    if (p->reduction == SB_LOSS_MEAN) SB_TRY(class_mean_divisor(fn, be, p, targets, &divisor));
+    cl_int lg = p->logits, red = (cl_int)p->reduction; /* class_loss.cl: 0 none, 1 mean, 2 sum */
+    _Static_assert(SB_LOSS_NONE == 0 && SB_LOSS_MEAN == 1 && SB_LOSS_SUM == 2,
+                   "class_loss.cl's reduction codes");
+    cl_long nr = rows, cc = p->C, in = p->inner, ig = p->ignore_index;
+    float eps = p->eps;
+    sb_ocl_arg args[] = {SB_OCL_ARG(lg),  SB_OCL_ARG(nr),      SB_OCL_ARG(cc),      SB_OCL_ARG(in),
+                         SB_OCL_ARG(eps), SB_OCL_ARG(ig),      SB_OCL_ARG(red),     SB_OCL_ARG(divisor),
+                         SB_OCL_ARG(have), OPERAND(pw),        OPERAND(pa),         OPERAND(pt),
+                         OPERAND(pl),     OPERAND(pda)};
+    return launch(fn, &K_CLASS_LOSS_GRAD, NULL, 0, ARGS(args), rows);
+}
+
+/* The unweighted (N, C) problem of the plain entries. */
+static sb_class_problem plain_class_problem(bool logits, int64_t N, int64_t C,
+                                            sb_loss_reduction reduction, float eps,
+                                            int64_t ignore_index) {
+    return (sb_class_problem){.logits = logits, .N = N, .C = C, .inner = 1,
+                              .reduction = reduction, .eps = eps, .ignore_index = ignore_index};
 }
 
 static sb_status ocl_class_loss_forward(const sb_backend *be, bool logits, const float *a,
                                         const int64_t *targets, int64_t N, int64_t C,
                                         sb_loss_reduction reduction, float eps,
                                         int64_t ignore_index, float *loss) {
-    const char *fn = logits ? "sb_cross_entropy_forward" : "sb_nll_loss_forward";
-    sb_ocl_ptr pa, pt, pl;
-    SB_TRY(dense_ptr(fn, logits ? "logits" : "logp", a, N * C, sizeof(float), &pa));
-    SB_TRY(dense_ptr(fn, "targets", targets, N, sizeof(int64_t), &pt));
-    SB_TRY(dense_ptr(fn, "loss", loss, reduction == SB_LOSS_NONE ? N : 1, sizeof(float), &pl));
-    void *tmp = NULL; /* the row losses, summed unless NONE */
-    if (reduction != SB_LOSS_NONE) SB_TRY(sb_ocl_alloc(be, (size_t)(N ? N : 1) * sizeof(float), &tmp));
-    sb_ocl_ptr pv = pl;
-    sb_status st = tmp ? dense_ptr(fn, "row losses", tmp, N, sizeof(float), &pv) : SB_OK;
-    cl_int lg = logits;
-    cl_long nn = N, cc = C, ig = ignore_index;
-    float eps_c = eps / (float)C;
-    sb_ocl_arg args[] = {SB_OCL_ARG(lg), SB_OCL_ARG(nn), SB_OCL_ARG(cc), SB_OCL_ARG(eps),
-                         SB_OCL_ARG(eps_c), SB_OCL_ARG(ig), OPERAND(pa),   OPERAND(pt),
-                         OPERAND(pv)};
-    if (st == SB_OK) st = launch(fn, &K_CLASS_LOSS_ROWS, NULL, 0, ARGS(args), N);
-    if (st == SB_OK && tmp) { /* canonical sum over the rows, / (float)count for MEAN */
-        int64_t count = N;
-        if (reduction == SB_LOSS_MEAN) st = counted_rows(fn, be, targets, N, ignore_index, &count);
-        sb_ref_reduce_geom g = {0};
-        g.nred = 1;
-        g.red_shape[0] = N;
-        g.red_xstride[0] = 1;
-        if (st == SB_OK)
-            st = reduce_launch(fn, reduction == SB_LOSS_MEAN ? SB_REF_REDUCE_MEAN : SB_REF_REDUCE_SUM,
-                               &g, tmp, 0, loss, (float)count);
-    }
-    sb_ocl_release(be, tmp);
-    return st;
+    sb_class_problem p = plain_class_problem(logits, N, C, reduction, eps, ignore_index);
+    return class_loss_forward(logits ? "sb_cross_entropy_forward" : "sb_nll_loss_forward", be, &p,
+                              a, targets, loss);
 }
 
 static sb_status ocl_class_loss_backward(const sb_backend *be, bool logits, const float *a,
                                          const int64_t *targets, int64_t N, int64_t C,
                                          sb_loss_reduction reduction, float eps,
                                          int64_t ignore_index, const float *dloss, float *da) {
-    const char *fn = logits ? "sb_cross_entropy_backward" : "sb_nll_loss_backward";
-    if (N == 0 || C == 0) return SB_OK;
-    sb_ocl_ptr pa, pt, pl, pda;
-    SB_TRY(dense_ptr(fn, logits ? "logits" : "logp", a, N * C, sizeof(float), &pa));
-    SB_TRY(dense_ptr(fn, "targets", targets, N, sizeof(int64_t), &pt));
-    SB_TRY(dense_ptr(fn, "dloss", dloss, reduction == SB_LOSS_NONE ? N : 1, sizeof(float), &pl));
-    SB_TRY(dense_ptr(fn, logits ? "dlogits" : "dlogp", da, N * C, sizeof(float), &pda));
-    int64_t count = 0;
-    if (reduction == SB_LOSS_MEAN) SB_TRY(counted_rows(fn, be, targets, N, ignore_index, &count));
-    float eps_c = eps / (float)C, q_target = (1.0f - eps) + eps_c, count_f = (float)count;
-    cl_int lg = logits, red = reduction == SB_LOSS_NONE ? 0 : (reduction == SB_LOSS_MEAN ? 1 : 2);
-    cl_long nn = N, cc = C, ig = ignore_index;
-    sb_ocl_arg args[] = {SB_OCL_ARG(lg),      SB_OCL_ARG(nn), SB_OCL_ARG(cc),
-                         SB_OCL_ARG(eps_c),   SB_OCL_ARG(q_target), SB_OCL_ARG(red),
-                         SB_OCL_ARG(count_f), SB_OCL_ARG(ig), OPERAND(pa),
-                         OPERAND(pt),         OPERAND(pl),    OPERAND(pda)};
-    return launch(fn, &K_CLASS_LOSS_GRAD, NULL, 0, ARGS(args), N);
+    sb_class_problem p = plain_class_problem(logits, N, C, reduction, eps, ignore_index);
+    return class_loss_backward(logits ? "sb_cross_entropy_backward" : "sb_nll_loss_backward", be,
+                               &p, a, targets, dloss, da);
+}
+
+static sb_status ocl_class_loss_nd_forward(const sb_backend *be, const sb_class_problem *p,
+                                           const float *input, const int64_t *targets,
+                                           float *loss) {
+    return class_loss_forward("sb_class_loss_forward", be, p, input, targets, loss);
+}
+
+static sb_status ocl_class_loss_nd_backward(const sb_backend *be, const sb_class_problem *p,
+                                            const float *input, const int64_t *targets,
+                                            const float *dloss, float *dinput) {
+    return class_loss_backward("sb_class_loss_backward", be, p, input, targets, dloss, dinput);
 }
 
 /* ---- SGEMM (src/gpu/kernels/gemm.cl) ---- */
@@ -1123,6 +1184,78 @@ static sb_status ocl_scatter_reduce(const sb_backend *be, const sb_ref_index_geo
     sb_ocl_arg args[] = {GEOM_ARG,       SB_OCL_ARG(nf), SB_OCL_ARG(o), SB_OCL_ARG(self),
                          SB_OCL_ARG(tl), OPERAND(pd),    OPERAND(pi),   OPERAND(pt)};
     return launch(fn, &K_INDEX_SCATTER_REDUCE, v, sizeof v, ARGS(args), fibers);
+}
+
+/* ---- sort, topk, kthvalue, median (sort.cl over src/ref/sort_rank.h) ---- */
+
+#define SORT_DIMS 8 /* sort.cl's SB_SORT_DIMS */
+#define SORT_GEOM (6 + 4 * SORT_DIMS)
+
+static void sort_geom(const sb_ref_sort_geom *g, cl_long v[SORT_GEOM]) {
+    _Static_assert(SB_MAX_DIMS <= SORT_DIMS, "sort.cl holds every dimension");
+    memset(v, 0, SORT_GEOM * sizeof *v);
+    cl_long head[6] = {g->ndim, g->dim, g->count, g->descending, g->median, g->start};
+    memcpy(v, head, sizeof head);
+    for (int k = 0; k < g->ndim; k++) {
+        v[6 + k] = g->shape[k];
+        v[6 + SORT_DIMS + k] = g->x_stride[k];
+        v[6 + 2 * SORT_DIMS + k] = g->v_stride[k];
+        v[6 + 3 * SORT_DIMS + k] = g->i_stride[k];
+    }
+}
+
+/* The elements a side reaches: the shape with `along` along dim (strides
+ * >= 0, as the library's views have). */
+static int64_t sort_reach(const sb_ref_sort_geom *g, const int64_t *strides, int64_t along) {
+    int64_t last = 0;
+    for (int k = 0; k < g->ndim; k++) {
+        int64_t extent = k == g->dim ? along : g->shape[k];
+        if (extent == 0) return 0;
+        last += (extent - 1) * strides[k];
+    }
+    return last + 1;
+}
+
+static int64_t sort_columns(const sb_ref_sort_geom *g) {
+    int64_t cols = 1;
+    for (int k = 0; k < g->ndim; k++)
+        if (k != g->dim) cols *= g->shape[k];
+    return cols;
+}
+
+static sb_status ocl_sort_select(const sb_backend *be, const sb_ref_sort_geom *g, const float *x,
+                                 float *values, int64_t *indices) {
+    (void)be;
+    const char *fn = "sb_sort";
+    int64_t n = g->shape[g->dim], cols = sort_columns(g);
+    if (g->count == 0 || n == 0 || cols == 0) return SB_OK;
+    sb_ocl_ptr px, pv, pi;
+    SB_TRY(dense_ptr(fn, "x", x, sort_reach(g, g->x_stride, n), sizeof(float), &px));
+    SB_TRY(dense_ptr(fn, "values", values, sort_reach(g, g->v_stride, g->count), sizeof(float), &pv));
+    SB_TRY(dense_ptr(fn, "indices", indices, sort_reach(g, g->i_stride, g->count),
+                     sizeof(int64_t), &pi));
+    cl_long v[SORT_GEOM], nc = cols;
+    sort_geom(g, v);
+    sb_ocl_arg args[] = {GEOM_ARG, SB_OCL_ARG(nc), OPERAND(px), OPERAND(pv), OPERAND(pi)};
+    return launch(fn, &K_SORT_SELECT, v, sizeof v, ARGS(args), cols * n);
+}
+
+static sb_status ocl_sort_scatter(const sb_backend *be, const sb_ref_sort_geom *g,
+                                  const float *dy, const int64_t *indices, float *dx) {
+    (void)be;
+    const char *fn = "sb_sort_backward";
+    int64_t cols = sort_columns(g);
+    if (g->count == 0 || cols == 0) return SB_OK;
+    sb_ocl_ptr pdy, pi, pdx;
+    SB_TRY(dense_ptr(fn, "dy", dy, sort_reach(g, g->v_stride, g->count), sizeof(float), &pdy));
+    SB_TRY(dense_ptr(fn, "indices", indices, sort_reach(g, g->i_stride, g->count),
+                     sizeof(int64_t), &pi));
+    SB_TRY(dense_ptr(fn, "dx", dx, sort_reach(g, g->x_stride, g->shape[g->dim]), sizeof(float),
+                     &pdx));
+    cl_long v[SORT_GEOM], nc = cols;
+    sort_geom(g, v);
+    sb_ocl_arg args[] = {GEOM_ARG, SB_OCL_ARG(nc), OPERAND(pdy), OPERAND(pi), OPERAND(pdx)};
+    return launch(fn, &K_SORT_SCATTER, v, sizeof v, ARGS(args), cols);
 }
 
 /* ---- cumulative sum and product (cumulative.cl) ---- */
@@ -1689,6 +1822,8 @@ const sb_backend_ops sb_ocl_ops = {
     .softmax_backward = ocl_softmax_backward,
     .class_loss_forward = ocl_class_loss_forward,
     .class_loss_backward = ocl_class_loss_backward,
+    .class_loss_nd_forward = ocl_class_loss_nd_forward,
+    .class_loss_nd_backward = ocl_class_loss_nd_backward,
     .elementwise_loss_forward = ocl_elementwise_loss_forward,
     .elementwise_loss_backward = ocl_elementwise_loss_backward,
     .batch_norm_forward = ocl_batch_norm_forward,
@@ -1706,6 +1841,8 @@ const sb_backend_ops sb_ocl_ops = {
     .index_gather = ocl_index_gather,
     .index_scatter_add = ocl_index_scatter_add,
     .scatter_reduce = ocl_scatter_reduce,
+    .sort_select = ocl_sort_select,
+    .sort_scatter = ocl_sort_scatter,
     .cumulative = ocl_cumulative,
     .sdpa_forward = ocl_sdpa_forward,
     .sdpa_backward = ocl_sdpa_backward,

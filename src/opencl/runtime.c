@@ -255,13 +255,15 @@ static int family_sources(sb_ocl_family f, const char **texts, const char **name
     switch (f) {
     case SB_OCL_POINTWISE:
         *name = "pointwise.cl + src/ref/scatter_reduce_column.h + index.cl + "
-                "src/ref/cumulative_chain.h + cumulative.cl";
+                "src/ref/sort_rank.h + sort.cl + src/ref/cumulative_chain.h + cumulative.cl";
         texts[0] = sb_gpu_src_pointwise_cl;
         texts[1] = sb_gpu_src_scatter_reduce_column_h;
         texts[2] = sb_gpu_src_index_cl;
-        texts[3] = sb_gpu_src_cumulative_chain_h;
-        texts[4] = sb_gpu_src_cumulative_cl;
-        return 5;
+        texts[3] = sb_gpu_src_sort_rank_h;
+        texts[4] = sb_gpu_src_sort_cl;
+        texts[5] = sb_gpu_src_cumulative_chain_h;
+        texts[6] = sb_gpu_src_cumulative_cl;
+        return 7;
     case SB_OCL_SUM:
         *name = "sum_acc.cl + sum.cl";
         texts[0] = sb_gpu_src_sum_acc_cl;
@@ -281,7 +283,8 @@ static int family_sources(sb_ocl_family f, const char **texts, const char **name
         return 5;
     case SB_OCL_MATH: {
         *name = "math_prelude.cl + src/math + pointwise.cl + sum_acc.cl + math.cl + softmax.cl + "
-                "src/ref/loss_terms.h + loss.cl + src/ref/attention_rules.h + attention.cl";
+                "class_loss.cl + src/ref/loss_terms.h + loss.cl + src/ref/attention_rules.h + "
+                "attention.cl";
         const char *t[] = {sb_gpu_src_math_prelude_cl, sb_gpu_src_math_internal_h,
                            sb_gpu_src_expf_c,          sb_gpu_src_expm1f_c,
                            sb_gpu_src_logf_c,          sb_gpu_src_log1pf_c,
@@ -290,7 +293,8 @@ static int family_sources(sb_ocl_family f, const char **texts, const char **name
                            sb_gpu_src_sinf_c,          sb_gpu_src_cosf_c,
                            sb_gpu_src_powf_c,          sb_gpu_src_pointwise_cl,
                            sb_gpu_src_sum_acc_cl,      sb_gpu_src_math_cl,
-                           sb_gpu_src_softmax_cl,      sb_gpu_src_loss_terms_h,
+                           sb_gpu_src_softmax_cl,      sb_gpu_src_class_loss_cl,
+                           sb_gpu_src_loss_terms_h,
                            sb_gpu_src_loss_cl,         sb_gpu_src_attention_rules_h,
                            sb_gpu_src_attention_cl};
         int count = (int)(sizeof t / sizeof *t);

@@ -2,43 +2,22 @@
  * section 18, "Sort, topk, kthvalue and median"). The forward is stated by
  * ranks, which is the definition itself: no sorting algorithm, no memory,
  * and nothing that depends on how columns are scheduled. */
-#include <string.h>
 #include "ref/ref_sort.h"
+#include "ref/sort_rank.h"
 
-uint32_t sb_ref_sort_key(float v, bool descending) {
-    uint32_t u;
-    memcpy(&u, &v, sizeof u);
-    uint32_t key;
-    if ((u & 0x7fffffffu) > 0x7f800000u)
-        key = 0xffffffffu; /* every NaN: one value, above +inf */
-    else if ((u & 0x7fffffffu) == 0)
-        key = 0x80000000u; /* -0 and +0: one value */
-    else
-        key = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-    return descending ? ~key : key;
-}
-
-/* (key a, position i) before (key b, position j) in the column's order. */
-static bool before(uint32_t a, int64_t i, uint32_t b, int64_t j) {
-    return a < b || (a == b && i < j);
-}
+/* The key, the order, ranks and the first rank are src/ref/sort_rank.h,
+ * one text with the OpenCL kernel. */
+uint32_t sb_ref_sort_key(float v, bool descending) { return sb_sort_key_of(v, descending); }
 
 int64_t sb_ref_sort_start(const sb_ref_sort_geom *g, const float *x, int64_t xs) {
-    if (!g->median) return g->start;
-    int64_t n = g->shape[g->dim], nans = 0;
-    for (int64_t i = 0; i < n; i++)
-        if (x[i * xs] != x[i * xs]) nans++;
-    return nans ? n - nans : (n - 1) / 2;
+    return sb_sort_first_rank(g->median, g->start, x, xs, g->shape[g->dim]);
 }
 
 void sb_ref_sort_column(const sb_ref_sort_geom *g, const float *x, int64_t xs, float *values,
                         int64_t vs, int64_t *indices, int64_t is) {
     int64_t n = g->shape[g->dim], start = sb_ref_sort_start(g, x, xs);
     for (int64_t i = 0; i < n; i++) {
-        uint32_t ki = sb_ref_sort_key(x[i * xs], g->descending);
-        int64_t rank = 0;
-        for (int64_t j = 0; j < n; j++)
-            if (before(sb_ref_sort_key(x[j * xs], g->descending), j, ki, i)) rank++;
+        int64_t rank = sb_sort_rank(x, xs, n, i, g->descending);
         if (rank >= start && rank < start + g->count) {
             values[(rank - start) * vs] = x[i * xs];
             indices[(rank - start) * is] = i;

@@ -1,6 +1,6 @@
 /* src/gpu/kernels/softmax.cl - softmax and log-softmax forward and
- * backward, cross-entropy and NLL rows (contract section 11,
- * src/ref/softmax.c and src/ref/loss.c), in the portable dialect. The
+ * backward (contract section 11, src/ref/softmax.c), in the portable
+ * dialect; class_loss.cl's cross-entropy and NLL rows use its row scan. The
  * program text includes src/math's functions, sum_acc.cl and math.cl
  * before this file. One work-item per row: it scans the row in the
  * reference's order (maximum, then the canonical sum through sb_acc), so a
@@ -58,67 +58,5 @@ SB_KERNEL sb_softmax_backward(int log, SB_LONG outer, SB_LONG n, SB_LONG inner,
         for (SB_LONG j = 0; j < n; j++)
             dxr[j * inner] = log ? dyr[j * inner] - sb_expf(yr[j * inner]) * t
                                  : yr[j * inner] * (dyr[j * inner] - t);
-    }
-}
-
-/* v[r]: the loss of row r (cross-entropy from logits with label smoothing
- * eps, or NLL from log-probabilities), 0 for an ignored row. */
-SB_KERNEL sb_class_loss_rows(int logits, SB_LONG N, SB_LONG C, float eps, float eps_c,
-                             SB_LONG ignore, SB_GLOBAL const float *a, SB_LONG a0,
-                             SB_GLOBAL const SB_LONG *targets, SB_LONG t0, SB_GLOBAL float *v,
-                             SB_LONG v0) {
-    SB_FOR_EACH(r, N) {
-        SB_LONG t = targets[t0 + r];
-        SB_GLOBAL const float *x = a + a0 + r * C;
-        float out = 0.0f;
-        if (t != ignore && !logits) {
-            out = -x[t];
-        } else if (t != ignore) {
-            float m, s;
-            sb_softmax_stats(x, C, 1, &m, &s);
-            float ls = sb_logf(s);
-            float nll = -((x[t] - m) - ls);
-            if (eps == 0.0f) {
-                out = nll;
-            } else {
-                sb_acc acc;
-                sb_acc_init(&acc);
-                for (SB_LONG j = 0; j < C; j++) sb_acc_add(&acc, (x[j] - m) - ls);
-                float smooth = -sb_acc_result(&acc);
-                out = (1.0f - eps) * nll + smooth * eps_c;
-            }
-        }
-        v[v0 + r] = out;
-    }
-}
-
-/* da (N, C): the gradient of row r with upstream g = dloss[r] (reduction
- * 0, none), dloss[0] / count (1, mean; count_f = (float)count) or dloss[0]
- * (2, sum). */
-SB_KERNEL sb_class_loss_grad(int logits, SB_LONG N, SB_LONG C, float eps_c, float q_target,
-                             int reduction, float count_f, SB_LONG ignore,
-                             SB_GLOBAL const float *a, SB_LONG a0, SB_GLOBAL const SB_LONG *targets,
-                             SB_LONG t0, SB_GLOBAL const float *dloss, SB_LONG l0,
-                             SB_GLOBAL float *da, SB_LONG da0) {
-    SB_FOR_EACH(r, N) {
-        SB_LONG t = targets[t0 + r];
-        SB_GLOBAL const float *x = a + a0 + r * C;
-        SB_GLOBAL float *dx = da + da0 + r * C;
-        float g = reduction == 0 ? dloss[l0 + r]
-                                 : (reduction == 1 ? dloss[l0] / count_f : dloss[l0]);
-        if (!logits) {
-            for (SB_LONG j = 0; j < C; j++) dx[j] = 0.0f;
-            if (t != ignore) dx[t] = -g;
-        } else if (t == ignore) {
-            for (SB_LONG j = 0; j < C; j++) dx[j] = 0.0f;
-        } else {
-            float m, s;
-            sb_softmax_stats(x, C, 1, &m, &s);
-            for (SB_LONG j = 0; j < C; j++) {
-                float p = sb_expf(x[j] - m) / s;
-                float q = j == t ? q_target : eps_c;
-                dx[j] = (p - q) * g;
-            }
-        }
     }
 }
