@@ -70,7 +70,7 @@ GPU_KERNELS := src/gpu/kernels/dialect.h $(sort $(wildcard src/gpu/kernels/*.cl)
                src/ref/pool_geometry.h src/ref/pad_geometry.h src/ref/loss_terms.h \
                src/ref/cumulative_chain.h src/ref/prelu_terms.h src/ref/attention_rules.h \
                src/ref/grid_geometry.h src/ref/scatter_reduce_column.h \
-               src/ref/sort_rank.h
+               src/ref/sort_rank.h src/ref/ctc_item.h
 ifneq ($(SB_OPENCL),1)
   LIB_SRC := $(filter-out src/opencl/%,$(LIB_SRC))
 endif

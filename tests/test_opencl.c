@@ -1944,6 +1944,69 @@ static void test_class_losses(void) {
     }
 }
 
+/* An int64 tensor of the given values (a pair). */
+static pair pair_ints(int ndim, const int64_t *shape, const int64_t *values) {
+    sb_tensor *t = NULL;
+    CHECK_OK(sb_tensor_new(&t, SB_I64, ndim, shape));
+    memcpy(t->data, values, (size_t)sb_tensor_numel(t) * sizeof *values);
+    return pair_of(t);
+}
+
+/* The CTC loss: padded and concatenated targets, blank first and last,
+ * repeated labels, an empty target, an empty input and an input too short
+ * for its target (infinite losses) with and without zero_infinity, log-probabilities
+ * with -inf entries and a NaN, every reduction, forward and backward. */
+static void test_ctc(void) {
+    enum { T = 12, N = 4, C = 6, S = 5 };
+    int64_t lps[3] = {T, N, C}, ns[1] = {N}, ps[2] = {N, S}, cs[1] = {5 + 0 + 3 + 2};
+    const int64_t padded[N * S] = {1, 2, 2, 3, 1, /* */ 0, 0, 0, 0, 0, /* */ 4, 4, 4, 0, 0,
+                                   /* */ 5, 1, 0, 0, 0};
+    const int64_t in_len[N] = {12, 7, 0, 1}, tg_len[N] = {5, 0, 3, 2};
+    for (int variant = 0; variant < 4; variant++) {
+        bool concatenated = variant >= 2, adversarial = variant % 2 == 1;
+        int64_t blank = concatenated ? C - 1 : 0;
+        /* labels avoid the blank: shift 5s down when the blank is last */
+        int64_t labels[N * S], flat[10], at = 0;
+        for (int i = 0; i < N * S; i++) labels[i] = padded[i] == blank ? (blank ? 2 : 3) : padded[i];
+        for (int b = 0; b < N; b++)
+            for (int64_t i = 0; i < tg_len[b]; i++) flat[at++] = labels[b * S + i];
+        /* log-probabilities: log-softmax of random logits, then -inf and NaN entries */
+        pair logits = pair_rand(3, lps, 3.0f, false);
+        sb_tensor *lpc = NULL;
+        CHECK_OK(sb_tensor_new(&lpc, SB_F32, 3, lps));
+        CHECK_OK(sb_log_softmax_forward(logits.c, 2, lpc));
+        float *v = sb_tensor_f32(lpc);
+        if (adversarial) {
+            for (int64_t i = 5; i < T * N * C; i += 17) v[i] = -INFINITY;
+            v[(T - 1) * N * C + 2] = NAN; /* item 0's last step */
+        }
+        pair lp = pair_of(lpc), tg = concatenated ? pair_ints(1, cs, flat) : pair_ints(2, ps, labels),
+             il = pair_ints(1, ns, in_len), tl = pair_ints(1, ns, tg_len),
+             dlp = pair_zeros(SB_F32, 3, lps), per = pair_zeros(SB_F32, 1, ns),
+             one = pair_zeros(SB_F32, 0, NULL), gper = pair_rand(1, ns, 2.0f, false),
+             gone = pair_rand(0, NULL, 2.0f, false);
+        for (int zi = 0; zi < 2; zi++)
+            for (int red = SB_LOSS_NONE; red <= SB_LOSS_SUM; red++) {
+                sb_ctc_loss prm = {blank, zi};
+                sb_loss_reduction rd = (sb_loss_reduction)red;
+                pair *out = red == SB_LOSS_NONE ? &per : &one, *g = red == SB_LOSS_NONE ? &gper : &gone;
+                char what[160];
+                snprintf(what, sizeof what, "sb_ctc_loss_forward variant %d zero_infinity %d red %d",
+                         variant, zi, red);
+                CHECK_OK(sb_ctc_loss_forward(&prm, lp.c, tg.c, il.c, tl.c, rd, out->c));
+                CHECK_OK(sb_ctc_loss_forward(&prm, lp.d, tg.d, il.d, tl.d, rd, out->d));
+                check_same(out, what);
+                snprintf(what, sizeof what, "sb_ctc_loss_backward variant %d zero_infinity %d red %d",
+                         variant, zi, red);
+                CHECK_OK(sb_ctc_loss_backward(&prm, lp.c, tg.c, il.c, tl.c, rd, g->c, dlp.c));
+                CHECK_OK(sb_ctc_loss_backward(&prm, lp.d, tg.d, il.d, tl.d, rd, g->d, dlp.d));
+                check_same(&dlp, what);
+            }
+        pair all[] = {logits, lp, tg, il, tl, dlp, per, one, gper, gone};
+        for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
+    }
+}
+
 /* The LeNet-5 training step of `samebits train` (cross-entropy, Adam) on
  * the OpenCL device: losses and parameters equal to the CPU's. */
 static void test_lenet_cross_entropy(void) {
@@ -1967,19 +2030,11 @@ static void test_complete(void) {
     entry cpu[ENTRIES], ocl[ENTRIES];
     memcpy(cpu, &sb_cpu_backend_ops, sizeof cpu);
     memcpy(ocl, &sb_ocl_ops, sizeof ocl);
-    /* Entries not yet on OpenCL are named here, as
+    /* An entry not yet on OpenCL would be named here, as
      * offsetof(sb_backend_ops, name) / sizeof(entry) before SIZE_MAX, so that
-     * no other entry can go missing unnoticed: the class losses with weights
-     * or K dimensions (section 11, sb_class_loss_*), CPU only so far (the
-     * unweighted (N, C) form runs on OpenCL through class_loss_forward and
-     * class_loss_backward); the CTC loss (section 11), CPU only so far;
-     * interpolation and grid sampling (section 8), CPU only so far: their
-     * backward gathers through reader tables the device does not build yet;
-     * scatter_reduce and sort/topk/kthvalue/median with their backward
-     * (section 18; still to be written as kernels), CPU only so far. */
-    const size_t not_yet[] = {offsetof(sb_backend_ops, ctc_loss_forward) / sizeof(entry),
-                              offsetof(sb_backend_ops, ctc_loss_backward) / sizeof(entry),
-                              SIZE_MAX};
+     * no other entry can go missing unnoticed; every entry the CPU fills has
+     * an OpenCL kernel now. */
+    const size_t not_yet[] = {SIZE_MAX};
     for (size_t k = 0; not_yet[k] != SIZE_MAX; k++) cpu[not_yet[k]] = NULL;
     int missing = 0;
     for (int i = 0; i < ENTRIES; i++)
@@ -2043,6 +2098,7 @@ int main(int argc, char **argv) {
     test_lenet_training();
     test_softmax_losses();
     test_class_losses();
+    test_ctc();
     test_lenet_cross_entropy();
     test_complete();
     return sb_test_finish();

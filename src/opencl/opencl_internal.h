@@ -97,7 +97,7 @@ typedef enum sb_ocl_family {
                              src/ref/pad_geometry.h, pad.cl */
     SB_OCL_MATH,          /* math_prelude.cl, src/math, pointwise.cl, sum_acc.cl,
                              math.cl, softmax.cl, class_loss.cl, loss_terms.h, loss.cl,
-                             attention_rules.h, attention.cl */
+                             attention_rules.h, attention.cl, ctc_item.h, ctc.cl */
     SB_OCL_RNG,           /* math_prelude.cl, src/rng/philox.c, dropout.cl */
     SB_OCL_NORM,          /* sum_acc.cl + norm.cl */
     SB_OCL_RESAMPLE,      /* sum_acc.cl, src/ref/grid_geometry.h, resample.cl */
@@ -142,6 +142,8 @@ extern const char sb_gpu_src_powf_c[];
 extern const char sb_gpu_src_math_cl[];
 extern const char sb_gpu_src_softmax_cl[];
 extern const char sb_gpu_src_class_loss_cl[];
+extern const char sb_gpu_src_ctc_item_h[];
+extern const char sb_gpu_src_ctc_cl[];
 extern const char sb_gpu_src_loss_terms_h[];
 extern const char sb_gpu_src_loss_cl[];
 extern const char sb_gpu_src_philox_c[];

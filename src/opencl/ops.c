@@ -11,6 +11,7 @@
 #include "core/internal.h"
 #include "opencl/opencl_internal.h"
 #include "ref/ref_attention.h"
+#include "ref/ref_ctc.h"
 #include "ref/ref_cumulative.h"
 #include "ref/ref_index.h"
 #include "ref/ref_loss.h"
@@ -122,6 +123,10 @@ static const ocl_kernel
     K_SDPA_FORWARD = {SB_OCL_MATH, "sb_sdpa_forward", 19, 0, GRID_STRIDE},
     K_SDPA_BACKWARD_ROWS = {SB_OCL_MATH, "sb_sdpa_backward_rows", 22, 0, GRID_STRIDE},
     K_SDPA_BACKWARD_KEYS = {SB_OCL_MATH, "sb_sdpa_backward_keys", 14, 0, GRID_STRIDE},
+    /* the math program: ctc.cl over src/ref/ctc_item.h, a work-item per batch item */
+    K_CTC_ITEMS = {SB_OCL_MATH, "sb_ctc_loss_items", 15, 0, GRID_STRIDE},
+    K_CTC_REDUCE = {SB_OCL_MATH, "sb_ctc_loss_reduce", 13, 0, GRID_STRIDE},
+    K_CTC_GRAD = {SB_OCL_MATH, "sb_ctc_loss_grad", 17, 0, GRID_STRIDE},
     /* the generator's program: src/rng/philox.c and dropout.cl */
     K_DROPOUT_FORWARD = {SB_OCL_RNG, "sb_dropout_forward", 14, -1, GRID_STRIDE},
     K_DROPOUT_BACKWARD = {SB_OCL_RNG, "sb_dropout_backward", 9, -1, GRID_STRIDE},
@@ -1487,6 +1492,81 @@ static sb_status ocl_sdpa_backward(const sb_backend *be, const sb_ref_sdpa_geom 
     return st;
 }
 
+/* ---- the CTC loss (ctc.cl over src/ref/ctc_item.h) ---- */
+
+#define CTC_GEOM 8 /* ctc.cl's SB_CTC_GEOM */
+
+/* The geometry and the problem's index arrays (device memory the caller
+ * checked; the targets are resolved at their start), as ctc.cl takes them. */
+typedef struct ctc_operands {
+    cl_long geom[CTC_GEOM];
+    sb_ocl_ptr in_len, tg_len, offset, targets;
+} ctc_operands;
+
+static sb_status ctc_operands_of(const char *fn, const sb_ctc_problem *p, ctc_operands *o) {
+    cl_long geom[CTC_GEOM] = {p->T, p->N, p->C, p->R, p->W, p->blank, p->zero_infinity,
+                              (cl_long)p->reduction};
+    memcpy(o->geom, geom, sizeof geom);
+    SB_TRY(dense_ptr(fn, "input_lengths", p->in_len, p->N, sizeof(int64_t), &o->in_len));
+    SB_TRY(dense_ptr(fn, "target_lengths", p->tg_len, p->N, sizeof(int64_t), &o->tg_len));
+    SB_TRY(dense_ptr(fn, "the target offsets", p->offset, p->N, sizeof(int64_t), &o->offset));
+    return sb_ocl_resolve(fn, "targets", p->targets, 0, sizeof(int64_t), &o->targets);
+}
+
+#define CTC_INDEX_ARGS(o) OPERAND((o).in_len), OPERAND((o).tg_len), OPERAND((o).offset), \
+                          OPERAND((o).targets)
+
+static sb_status ocl_ctc_loss_forward(const sb_backend *be, const sb_ctc_problem *p,
+                                      const float *log_probs, float *loss) {
+    const char *fn = "sb_ctc_loss_forward";
+    int64_t N = p->N, block = p->R * p->W;
+    ctc_operands o;
+    sb_ocl_ptr plp, pl, pw, pv;
+    SB_TRY(ctc_operands_of(fn, p, &o));
+    SB_TRY(dense_ptr(fn, "log_probs", log_probs, p->T * N * p->C, sizeof(float), &plp));
+    SB_TRY(dense_ptr(fn, "loss", loss, p->reduction == SB_LOSS_NONE ? N : 1, sizeof(float), &pl));
+    /* each item's alpha rows, then the N item values */
+    void *mem = NULL;
+    SB_TRY(sb_ocl_alloc(be, (size_t)(N * block + N) * sizeof(float), &mem));
+    float *work = mem;
+    sb_status st = dense_ptr(fn, "the alpha rows", work, N * block, sizeof(float), &pw);
+    if (st == SB_OK) st = dense_ptr(fn, "the item values", work + N * block, N, sizeof(float), &pv);
+    if (st == SB_OK) {
+        sb_ocl_arg args[] = {GEOM_ARG, CTC_INDEX_ARGS(o), OPERAND(plp), OPERAND(pw), OPERAND(pv)};
+        st = launch(fn, &K_CTC_ITEMS, o.geom, sizeof o.geom, ARGS(args), N);
+    }
+    if (st == SB_OK) {
+        sb_ocl_arg args[] = {GEOM_ARG, CTC_INDEX_ARGS(o), OPERAND(pv), OPERAND(pl)};
+        st = launch(fn, &K_CTC_REDUCE, o.geom, sizeof o.geom, ARGS(args), 1);
+    }
+    sb_ocl_release(be, work);
+    return st;
+}
+
+static sb_status ocl_ctc_loss_backward(const sb_backend *be, const sb_ctc_problem *p,
+                                       const float *log_probs, const float *dloss,
+                                       float *dlog_probs) {
+    const char *fn = "sb_ctc_loss_backward";
+    int64_t N = p->N, block = p->R * p->W, n = p->T * N * p->C;
+    ctc_operands o;
+    sb_ocl_ptr plp, pdl, pw, pd;
+    SB_TRY(ctc_operands_of(fn, p, &o));
+    SB_TRY(dense_ptr(fn, "log_probs", log_probs, n, sizeof(float), &plp));
+    SB_TRY(dense_ptr(fn, "dloss", dloss, p->reduction == SB_LOSS_NONE ? N : 1, sizeof(float), &pdl));
+    SB_TRY(dense_ptr(fn, "dlog_probs", dlog_probs, n, sizeof(float), &pd));
+    /* each item's alpha and beta rows */
+    void *work = NULL;
+    SB_TRY(sb_ocl_alloc(be, (size_t)(2 * N * block + 1) * sizeof(float), &work));
+    sb_status st = dense_ptr(fn, "the alpha and beta rows", work, 2 * N * block, sizeof(float), &pw);
+    if (st == SB_OK) {
+        sb_ocl_arg args[] = {GEOM_ARG,     CTC_INDEX_ARGS(o), OPERAND(plp),
+                             OPERAND(pdl), OPERAND(pw),       OPERAND(pd)};
+        st = launch(fn, &K_CTC_GRAD, o.geom, sizeof o.geom, ARGS(args), N);
+    }
+    sb_ocl_release(be, work);
+    return st;
+}
+
 /* ---- 2-D padding (pad.cl) ---- */
 
 #define PAD_GEOM 8 /* pad.cl's SB_PAD_GEOM */
@@ -1824,6 +1904,8 @@ const sb_backend_ops sb_ocl_ops = {
     .class_loss_backward = ocl_class_loss_backward,
     .class_loss_nd_forward = ocl_class_loss_nd_forward,
     .class_loss_nd_backward = ocl_class_loss_nd_backward,
+    .ctc_loss_forward = ocl_ctc_loss_forward,
+    .ctc_loss_backward = ocl_ctc_loss_backward,
     .elementwise_loss_forward = ocl_elementwise_loss_forward,
     .elementwise_loss_backward = ocl_elementwise_loss_backward,
     .batch_norm_forward = ocl_batch_norm_forward,

@@ -284,7 +284,7 @@ static int family_sources(sb_ocl_family f, const char **texts, const char **name
     case SB_OCL_MATH: {
         *name = "math_prelude.cl + src/math + pointwise.cl + sum_acc.cl + math.cl + softmax.cl + "
                 "class_loss.cl + src/ref/loss_terms.h + loss.cl + src/ref/attention_rules.h + "
-                "attention.cl";
+                "attention.cl + src/ref/ctc_item.h + ctc.cl";
         const char *t[] = {sb_gpu_src_math_prelude_cl, sb_gpu_src_math_internal_h,
                            sb_gpu_src_expf_c,          sb_gpu_src_expm1f_c,
                            sb_gpu_src_logf_c,          sb_gpu_src_log1pf_c,
@@ -296,7 +296,8 @@ static int family_sources(sb_ocl_family f, const char **texts, const char **name
                            sb_gpu_src_softmax_cl,      sb_gpu_src_class_loss_cl,
                            sb_gpu_src_loss_terms_h,
                            sb_gpu_src_loss_cl,         sb_gpu_src_attention_rules_h,
-                           sb_gpu_src_attention_cl};
+                           sb_gpu_src_attention_cl,    sb_gpu_src_ctc_item_h,
+                           sb_gpu_src_ctc_cl};
         int count = (int)(sizeof t / sizeof *t);
         for (int i = 0; i < count; i++) texts[i] = t[i];
         return count;
