@@ -87,7 +87,7 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_SUPPORT := $(sort $(wildcard tests/support/*.c))
 TEST_SUPPORT_OBJ := $(TEST_SUPPORT:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all lib cli examples tests test test-plain test-asan test-zoo verify-math deps deps-debian install clean demo
+.PHONY: all lib cli examples tests test test-plain test-asan test-zoo test-zoo-224 verify-math deps deps-debian install clean demo
 
 all: lib cli
 
@@ -158,16 +158,22 @@ test-asan:
 	@SB_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 tests/run.sh build-asan
 
-# The torchvision zoo at full breadth (tests/python/test_zoo.py with
-# SB_TEST_ZOO=full: resnet18, vgg11_bn, mobilenet_v2, squeezenet1_1,
-# mobilenet_v3_small on 2x3x64x64, every ISA level and 1/2/3 threads; several
-# minutes), and examples/resnet18_fashion.py against its golden lines at every
-# ISA level. `make test` runs the quick subset (squeezenet1_1, and the example
-# at the best level with 1 and 3 threads: tests/check_python.sh).
+# The torchvision zoo (tests/python/test_zoo.py; python/README.md has the
+# times). `make test` runs every model of the list on 2x3x32x32 images in the
+# configurations that tell (scalar and the best ISA level at 1 thread, 1 and 3
+# threads at the best level), and examples/resnet18_fashion.py at the best
+# level with 1 and 3 threads (tests/check_python.sh). test-zoo: the same models
+# on 2x3x64x64 (convnext_tiny 32x32) at every ISA level at 1 thread and 1/2/3
+# threads at the best level, two SGD steps, swin_t's named gap, and the
+# example against its golden lines at every ISA level. test-zoo-224: resnet18,
+# mobilenet_v2 and efficientnet_b0 on 1x3x224x224 at 1 and 2 threads.
+ZOO_PYTEST = SAMEBITS_LIB=$(abspath $(BUILD))/libsamebits.so PYTHONDONTWRITEBYTECODE=1 \
+  $(or $(PYTHON),/usr/bin/python3) -m pytest -q -p no:cacheprovider
 test-zoo: lib
-	SAMEBITS_LIB=$(abspath $(BUILD))/libsamebits.so SB_TEST_ZOO=full PYTHONDONTWRITEBYTECODE=1 \
-	  $(or $(PYTHON),/usr/bin/python3) -m pytest -q -p no:cacheprovider tests/python/test_zoo.py \
-	    tests/python/test_resnet18_fashion.py
+	SB_TEST_ZOO=full $(ZOO_PYTEST) tests/python/test_zoo.py tests/python/test_resnet18_fashion.py
+
+test-zoo-224: lib
+	SB_TEST_ZOO=224 $(ZOO_PYTEST) tests/python/test_zoo.py
 
 # Exhaustive proof that every correctly rounded function is correctly rounded
 # on all 2^32 inputs (see docs/MATH-VERIFICATION.md). Shard with
