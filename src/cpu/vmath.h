@@ -63,16 +63,5 @@ extern const sb_vmath_table sb_vmath_avx512;
 extern const sb_vmath_table sb_vmath_neon;
 #endif
 
-/* The vector cosf kernel of each level, not yet in the tables (they hold
- * the scalar loop for cosf until its exhaustive check has passed:
- * docs/MATH-VERIFICATION.md). */
-#if SB_HAVE_X86_KERNELS
-extern const sb_vmath_fn sb_vmath_cosf_kernel_sse2;
-extern const sb_vmath_fn sb_vmath_cosf_kernel_avx2;
-extern const sb_vmath_fn sb_vmath_cosf_kernel_avx512;
-#endif
-#if SB_HAVE_NEON_KERNELS
-extern const sb_vmath_fn sb_vmath_cosf_kernel_neon;
-#endif
 
 #endif

@@ -453,17 +453,7 @@ VM_DEFINE(sinf)
 VM_DEFINE(cosf)
 #undef VM_DEFINE
 
-/* cosf: for now the scalar function lane by lane in the table; the vector
- * kernel (the sin kernel with want_cos = 1) is kept compiled and reachable
- * as sb_vmath_cosf_kernel_<isa> (vmath.h) until `make verify-vmath` has
- * checked it on all 2^32 inputs; then it takes this table slot. */
-static void VM_SFX(cosf_loop_n)(const float *x, float *y, int64_t n) {
-    for (int64_t i = 0; i < n; i++) y[i] = sb_cosf(x[i]);
-}
-
-const sb_vmath_fn VM_SFX(sb_vmath_cosf_kernel) = VM_SFX(cosf_n);
-
 const sb_vmath_table VM_SFX(sb_vmath) = {VM_SFX(expf_n),   VM_SFX(logf_n),   VM_SFX(tanhf_n),
                                          VM_SFX(expm1f_n), VM_SFX(log1pf_n), VM_SFX(erff_n),
                                          VM_SFX(exp2f_n),  VM_SFX(log2f_n),  VM_SFX(sinf_n),
-                                         VM_SFX(cosf_loop_n)};
+                                         VM_SFX(cosf_n)};
