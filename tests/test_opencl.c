@@ -1524,8 +1524,8 @@ static void test_math_functions(void) {
     const int64_t n = sb_test_quick() ? (1 << 14) : (1 << 20);
 #define SB_NAME(i, name) #name,
 #define SB_HOST(i, name) sb_##name,
-    static const char *names[] = {SB_OCL_MATH_EVAL_FUNCTIONS(SB_NAME)};
-    float (*host[])(float) = {SB_OCL_MATH_EVAL_FUNCTIONS(SB_HOST)};
+    static const char *names[] = {SB_GPU_MATH_EVAL_FUNCTIONS(SB_NAME)};
+    float (*host[])(float) = {SB_GPU_MATH_EVAL_FUNCTIONS(SB_HOST)};
 #undef SB_NAME
 #undef SB_HOST
     /* branch points of the functions: overflow and underflow edges, 1, the
@@ -2029,7 +2029,7 @@ static void test_complete(void) {
     _Static_assert(sizeof(sb_backend_ops) % sizeof(entry) == 0, "the op table holds only entries");
     entry cpu[ENTRIES], ocl[ENTRIES];
     memcpy(cpu, &sb_cpu_backend_ops, sizeof cpu);
-    memcpy(ocl, &sb_ocl_ops, sizeof ocl);
+    memcpy(ocl, &sb_gpu_ops, sizeof ocl);
     /* An entry not yet on OpenCL would be named here, as
      * offsetof(sb_backend_ops, name) / sizeof(entry) before SIZE_MAX, so that
      * no other entry can go missing unnoticed; every entry the CPU fills has

@@ -5,7 +5,7 @@
  *
  *   verify_opencl_math [--chunk-bits B] [--first-chunk C --chunks N] [names...]
  *
- * No names means every function of SB_OCL_MATH_EVAL_FUNCTIONS (expf, logf,
+ * No names means every function of SB_GPU_MATH_EVAL_FUNCTIONS (expf, logf,
  * expm1f, log1pf, tanhf, erff, exp2f, log2f, sinf, cosf). The host functions
  * are proven correctly rounded on all 2^32 inputs by `make verify-math`, so
  * equality here proves the device's too. The inputs go to the device in
@@ -29,7 +29,7 @@ typedef struct {
 } fn_info;
 
 #define SB_FN(i, name) {#name, sb_##name},
-static const fn_info fns[] = {SB_OCL_MATH_EVAL_FUNCTIONS(SB_FN)};
+static const fn_info fns[] = {SB_GPU_MATH_EVAL_FUNCTIONS(SB_FN)};
 #undef SB_FN
 #define NFNS (int)(sizeof fns / sizeof fns[0])
 

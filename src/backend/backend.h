@@ -328,6 +328,10 @@ struct sb_backend {
     sb_status (*synchronize)(const sb_backend *be);
 
     const sb_backend_ops *ops;
+    /* GPU backends whose op table is the shared host layer's (sb_gpu_ops):
+     * how they resolve operands and launch kernels (src/gpu/gpu_host.h);
+     * NULL for the others. */
+    const struct sb_gpu_launcher *launcher;
 };
 
 /* ---- registry (src/backend/registry.c) ---- */

@@ -1,5 +1,6 @@
-/* src/opencl/opencl_internal.h - the OpenCL backend's shared host layer
- * (docs/GPU.md). Not installed; compiled only when the build has the
+/* src/opencl/opencl_internal.h - the OpenCL backend: device selection,
+ * memory and the launcher the GPU host layer (src/gpu/gpu_host.h) runs
+ * its op table through (docs/GPU.md). Not installed; compiled only when the build has the
  * OpenCL headers (SB_OPENCL, Makefile).
  *
  * Device memory: an OpenCL buffer has no host address, but the backend
@@ -20,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "backend/backend.h"
+#include "gpu/gpu_host.h"
 
 /* The numeric capabilities a device must report (contract: the same bits
  * as the CPU), as CL_DEVICE_{SINGLE,DOUBLE}_FP_CONFIG bit sets. */
@@ -79,36 +81,11 @@ size_t sb_ocl_live_blocks(void);
 
 /* ---- kernels (src/opencl/runtime.c) ---- */
 
-/* One kernel argument: clSetKernelArg's size and value. */
-typedef struct sb_ocl_arg {
-    size_t size;
-    const void *value;
-} sb_ocl_arg;
-#define SB_OCL_ARG(v) ((sb_ocl_arg){sizeof(v), &(v)})
-
-/* A program: dialect.h and the family's files, in this order. */
-typedef enum sb_ocl_family {
-    SB_OCL_POINTWISE = 0, /* pointwise.cl, src/ref/scatter_reduce_column.h, index.cl,
-                             src/ref/sort_rank.h, sort.cl,
-                             src/ref/cumulative_chain.h, cumulative.cl */
-    SB_OCL_SUM,           /* sum_acc.cl + sum.cl */
-    SB_OCL_GEMM,          /* gemm.cl */
-    SB_OCL_CONV,          /* sum_acc.cl, src/ref/pool_geometry.h, conv.cl,
-                             src/ref/pad_geometry.h, pad.cl */
-    SB_OCL_MATH,          /* math_prelude.cl, src/math, pointwise.cl, sum_acc.cl,
-                             math.cl, softmax.cl, class_loss.cl, loss_terms.h, loss.cl,
-                             attention_rules.h, attention.cl, ctc_item.h, ctc.cl */
-    SB_OCL_RNG,           /* math_prelude.cl, src/rng/philox.c, dropout.cl */
-    SB_OCL_NORM,          /* sum_acc.cl + norm.cl */
-    SB_OCL_RESAMPLE,      /* sum_acc.cl, src/ref/grid_geometry.h, resample.cl */
-    SB_OCL_FAMILIES
-} sb_ocl_family;
-
-/* Enqueues kernel `name` of `family` built with `options` (program cache:
+/* Enqueues kernel `name` of `program` built with `options` (program cache:
  * one build per (source, options)), over `dims` dimensions of `global`
  * work-items in groups of `local` (NULL: the driver's choice). */
-sb_status sb_ocl_launch(const char *fn, sb_ocl_family family, const char *options,
-                        const char *name, int nargs, const sb_ocl_arg *args, cl_uint dims,
+sb_status sb_ocl_launch(const char *fn, sb_gpu_program program, const char *options,
+                        const char *name, int nargs, const sb_gpu_arg *args, cl_uint dims,
                         const size_t *global, const size_t *local);
 /* A read-only device copy of a small host array (kernel geometry), released
  * by the caller with clReleaseMemObject after the launch (the queue keeps
@@ -165,30 +142,11 @@ extern const char sb_gpu_src_attention_cl[];
 extern const char sb_gpu_src_grid_geometry_h[];
 extern const char sb_gpu_src_resample_cl[];
 
-/* The functions sb_ocl_math_eval computes, X(index, name) with the host
- * function sb_<name> (include/samebits/math.h): math.cl's sb_math_eval
- * switch, test_opencl and tools/verify_opencl_math.c all follow it. */
-#define SB_OCL_MATH_EVAL_FUNCTIONS(X)                                                             \
-    X(0, expf) X(1, logf) X(2, expm1f) X(3, log1pf) X(4, tanhf) X(5, erff) X(6, exp2f)            \
-    X(7, log2f) X(8, sinf) X(9, cosf)
-
-/* Test hook: y[i] = f(x[i]) on the device, f an index of
- * SB_OCL_MATH_EVAL_FUNCTIONS (x, y: n floats of opencl device memory). */
+/* Test hook: sb_gpu_math_eval on the selected opencl device (f an index of
+ * SB_GPU_MATH_EVAL_FUNCTIONS; x, y: n floats of opencl device memory). */
 sb_status sb_ocl_math_eval(int f, const float *x, float *y, int64_t n);
 
-/* ---- the op table (src/opencl/ops.c) ---- */
-extern const sb_backend_ops sb_ocl_ops;
-
-/* Interpolation and grid sampling (src/opencl/ops_resample.c, resample.cl):
- * the op table's entries of those names. */
-sb_status sb_ocl_interpolate_forward(const sb_backend *be, const sb_interp_geom *g,
-                                     const float *x, float *y);
-sb_status sb_ocl_interpolate_backward(const sb_backend *be, const sb_interp_geom *g,
-                                      const float *dy, float *dx);
-sb_status sb_ocl_grid_sample_forward(const sb_backend *be, const sb_grid_geom *g, const float *x,
-                                     const float *grid, float *y);
-sb_status sb_ocl_grid_sample_backward(const sb_backend *be, const sb_grid_geom *g,
-                                      const float *x, const float *grid, const float *dy,
-                                      float *dx, float *dgrid);
+/* ---- the launcher of the GPU host layer (src/opencl/launcher.c) ---- */
+extern const struct sb_gpu_launcher sb_ocl_launcher;
 
 #endif

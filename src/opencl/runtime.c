@@ -147,7 +147,7 @@ sb_status sb_ocl_probe(int index) {
 /* ---- the selected device ---- */
 
 typedef struct program_entry {
-    sb_ocl_family family;
+    sb_gpu_program family;
     char *options;
     cl_program program;
     struct program_entry *next;
@@ -183,8 +183,6 @@ static sb_status ocl_synchronize(const sb_backend *be) {
 
 sb_status sb_ocl_upload(const sb_backend *be, void *dst, const void *src, size_t bytes);
 sb_status sb_ocl_download(const sb_backend *be, void *dst, const void *src, size_t bytes);
-sb_status sb_ocl_copy(const sb_backend *be, const sb_tensor *src, sb_tensor *dst);
-sb_status sb_ocl_fill(const sb_backend *be, sb_tensor *t, float value);
 
 static sb_status open_device(const char *fn) {
     int index = 0;
@@ -209,10 +207,11 @@ static sb_status open_device(const char *fn) {
         .release = sb_ocl_release,
         .upload = sb_ocl_upload,
         .download = sb_ocl_download,
-        .copy = sb_ocl_copy,
-        .fill = sb_ocl_fill,
+        .copy = sb_gpu_copy,
+        .fill = sb_gpu_fill,
         .synchronize = ocl_synchronize,
-        .ops = &sb_ocl_ops,
+        .ops = &sb_gpu_ops,
+        .launcher = &sb_ocl_launcher,
     };
     return SB_OK;
 }
@@ -251,9 +250,9 @@ enum { SB_OCL_MAX_TEXTS = 32 };
 
 /* The files of a family after dialect.h (at most SB_OCL_MAX_TEXTS - 1),
  * and a name for messages. */
-static int family_sources(sb_ocl_family f, const char **texts, const char **name) {
+static int family_sources(sb_gpu_program f, const char **texts, const char **name) {
     switch (f) {
-    case SB_OCL_POINTWISE:
+    case SB_GPU_PROGRAM_POINTWISE:
         *name = "pointwise.cl + src/ref/scatter_reduce_column.h + index.cl + "
                 "src/ref/sort_rank.h + sort.cl + src/ref/cumulative_chain.h + cumulative.cl";
         texts[0] = sb_gpu_src_pointwise_cl;
@@ -264,16 +263,16 @@ static int family_sources(sb_ocl_family f, const char **texts, const char **name
         texts[5] = sb_gpu_src_cumulative_chain_h;
         texts[6] = sb_gpu_src_cumulative_cl;
         return 7;
-    case SB_OCL_SUM:
+    case SB_GPU_PROGRAM_SUM:
         *name = "sum_acc.cl + sum.cl";
         texts[0] = sb_gpu_src_sum_acc_cl;
         texts[1] = sb_gpu_src_sum_cl;
         return 2;
-    case SB_OCL_GEMM:
+    case SB_GPU_PROGRAM_GEMM:
         *name = "gemm.cl";
         texts[0] = sb_gpu_src_gemm_cl;
         return 1;
-    case SB_OCL_CONV:
+    case SB_GPU_PROGRAM_CONV:
         *name = "sum_acc.cl + src/ref/pool_geometry.h + conv.cl + src/ref/pad_geometry.h + pad.cl";
         texts[0] = sb_gpu_src_sum_acc_cl;
         texts[1] = sb_gpu_src_pool_geometry_h;
@@ -281,7 +280,7 @@ static int family_sources(sb_ocl_family f, const char **texts, const char **name
         texts[3] = sb_gpu_src_pad_geometry_h;
         texts[4] = sb_gpu_src_pad_cl;
         return 5;
-    case SB_OCL_MATH: {
+    case SB_GPU_PROGRAM_MATH: {
         *name = "math_prelude.cl + src/math + pointwise.cl + sum_acc.cl + math.cl + softmax.cl + "
                 "class_loss.cl + src/ref/loss_terms.h + loss.cl + src/ref/attention_rules.h + "
                 "attention.cl + src/ref/ctc_item.h + ctc.cl";
@@ -302,20 +301,20 @@ static int family_sources(sb_ocl_family f, const char **texts, const char **name
         for (int i = 0; i < count; i++) texts[i] = t[i];
         return count;
     }
-    case SB_OCL_RNG:
+    case SB_GPU_PROGRAM_RNG:
         *name = "math_prelude.cl + src/rng/philox.c + dropout.cl";
         texts[0] = sb_gpu_src_math_prelude_cl;
         texts[1] = sb_gpu_src_philox_c;
         texts[2] = sb_gpu_src_dropout_cl;
         return 3;
-    case SB_OCL_NORM:
+    case SB_GPU_PROGRAM_NORM:
         *name = "sum_acc.cl + norm.cl + src/ref/prelu_terms.h + prelu.cl";
         texts[0] = sb_gpu_src_sum_acc_cl;
         texts[1] = sb_gpu_src_norm_cl;
         texts[2] = sb_gpu_src_prelu_terms_h;
         texts[3] = sb_gpu_src_prelu_cl;
         return 4;
-    case SB_OCL_RESAMPLE:
+    case SB_GPU_PROGRAM_RESAMPLE:
         *name = "sum_acc.cl + src/ref/grid_geometry.h + resample.cl";
         texts[0] = sb_gpu_src_sum_acc_cl;
         texts[1] = sb_gpu_src_grid_geometry_h;
@@ -330,7 +329,7 @@ static int family_sources(sb_ocl_family f, const char **texts, const char **name
 /* Never -cl-mad-enable, -cl-fast-relaxed-math or -cl-denorms-are-zero. */
 #define SB_OCL_BUILD_OPTIONS "-cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt"
 
-static sb_status build_program(const char *fn, sb_ocl_family family, const char *options,
+static sb_status build_program(const char *fn, sb_gpu_program family, const char *options,
                                cl_program *out) {
     const char *texts[SB_OCL_MAX_TEXTS] = {sb_gpu_src_dialect_h}, *files = NULL;
     cl_uint count = 1 + (cl_uint)family_sources(family, texts + 1, &files);
@@ -353,7 +352,7 @@ static sb_status build_program(const char *fn, sb_ocl_family family, const char 
 }
 
 /* Caller holds launch_lock. */
-static sb_status get_kernel(const char *fn, sb_ocl_family family, const char *options,
+static sb_status get_kernel(const char *fn, sb_gpu_program family, const char *options,
                             const char *name, cl_kernel *out) {
     const char *o = options ? options : "";
     program_entry *p = ocl.programs;
@@ -385,8 +384,8 @@ static sb_status get_kernel(const char *fn, sb_ocl_family family, const char *op
     return SB_OK;
 }
 
-sb_status sb_ocl_launch(const char *fn, sb_ocl_family family, const char *options,
-                        const char *name, int nargs, const sb_ocl_arg *args, cl_uint dims,
+sb_status sb_ocl_launch(const char *fn, sb_gpu_program family, const char *options,
+                        const char *name, int nargs, const sb_gpu_arg *args, cl_uint dims,
                         const size_t *global, const size_t *local) {
     pthread_mutex_lock(&launch_lock);
     cl_kernel k = NULL;
