@@ -7,7 +7,8 @@
  * bodies (sb_expf ...) are ordinary host functions guarded by
  * SB_FPENV_GUARD. This header turns them into device functions without
  * touching src/math:
- *   - __host__ is blanked while math_internal.h is read, so its kernels are
+ *   - __host__ is blanked while math_internal.h and the .c files are read
+ *     (powf.c marks its helpers SB_MATH_FN too), so their kernels are
  *     device-only (the host side uses the CPU library's compiled copy; a
  *     host instance here would read the __device__ tables from host code);
  *   - SB_FPENV_GUARD is empty (the device has no caller FP environment: it
@@ -33,7 +34,6 @@
 #undef __host__
 #define __host__
 #include "math/math_internal.h"
-#pragma pop_macro("__host__")
 
 #pragma push_macro("static")
 #define static static __device__
@@ -43,18 +43,34 @@
 #define sb_log1pf static sb_dev_log1pf
 #define sb_tanhf static sb_dev_tanhf
 #define sb_erff static sb_dev_erff
+#define sb_exp2f static sb_dev_exp2f
+#define sb_log2f static sb_dev_log2f
+#define sb_sinf static sb_dev_sinf
+#define sb_cosf static sb_dev_cosf
+#define sb_powf static sb_dev_powf
 #include "math/expf.c"
 #include "math/expm1f.c"
 #include "math/logf.c"
 #include "math/log1pf.c"
 #include "math/tanhf.c"
 #include "math/erff.c"
+#include "math/exp2f.c"
+#include "math/log2f.c"
+#include "math/sinf.c"
+#include "math/cosf.c"
+#include "math/powf.c"
 #undef sb_expf
 #undef sb_expm1f
 #undef sb_logf
 #undef sb_log1pf
 #undef sb_tanhf
 #undef sb_erff
+#undef sb_exp2f
+#undef sb_log2f
+#undef sb_sinf
+#undef sb_cosf
+#undef sb_powf
 #pragma pop_macro("static")
+#pragma pop_macro("__host__")
 
 #endif

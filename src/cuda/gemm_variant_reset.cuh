@@ -1,6 +1,7 @@
 /* src/cuda/gemm_variant_reset.cuh - included between two inclusions of
- * src/gpu/kernels/gemm.cl (src/cuda/gemm.cu): the variant's options and the
- * operand macros it defined go, so the next inclusion defines its own. No
+ * src/gpu/kernels/gemm.cl (src/cuda/program_gemm.cu): the variant's options
+ * and the operand macros it defined go, so the next inclusion defines its
+ * own. No
  * include guard: it is meant to be included repeatedly. */
 #undef SB_GEMM_MODE
 #undef SB_GEMM_TA

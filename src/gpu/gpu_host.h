@@ -60,13 +60,6 @@ typedef enum sb_gpu_grid {
     SB_GPU_GRID_TILES64, /* x columns, y rows, z products: a group of 256 per 64x64 tile */
 } sb_gpu_grid;
 
-typedef enum sb_gpu_kernel_id {
-#define SB_GPU_KERNEL_ID(id, program, name, variant, nargs, geom_slot, grid) SB_GPU_K_##id,
-    SB_GPU_KERNEL_LIST(SB_GPU_KERNEL_ID)
-#undef SB_GPU_KERNEL_ID
-    SB_GPU_KERNELS
-} sb_gpu_kernel_id;
-
 /* A kernel as the host launches it (one row of kernel_list.h). */
 typedef struct sb_gpu_kernel {
     sb_gpu_kernel_id id;

@@ -6,7 +6,7 @@
  * kernel listed but not compiled for CUDA fails the CUDA build.
  *
  * X(id, program, name, variant, nargs, geom_slot, grid):
- *   id        the kernel's index (SB_GPU_K_<id>, src/gpu/gpu_host.h)
+ *   id        the kernel's index (SB_GPU_K_<id>, below)
  *   program   the program it lives in (SB_GPU_PROGRAM_<program>): the set
  *             of kernel files compiled together (src/opencl/runtime.c
  *             lists their files for OpenCL; src/cuda/program_*.cu
@@ -110,6 +110,14 @@
     X(GRID_FORWARD, RESAMPLE, sb_grid_forward, BASE, 7, 0, STRIDE)                             \
     X(GRID_DX, RESAMPLE, sb_grid_dx, BASE, 8, 0, STRIDE)                                       \
     X(GRID_DGRID, RESAMPLE, sb_grid_dgrid, BASE, 9, 0, STRIDE)
+
+/* SB_GPU_K_<id>: a kernel's index in both backends' tables. */
+typedef enum sb_gpu_kernel_id {
+#define SB_GPU_KERNEL_ID(id, program, name, variant, nargs, geom_slot, grid) SB_GPU_K_##id,
+    SB_GPU_KERNEL_LIST(SB_GPU_KERNEL_ID)
+#undef SB_GPU_KERNEL_ID
+    SB_GPU_KERNELS
+} sb_gpu_kernel_id;
 
 /* The variants' macros, as OpenCL build options (CUDA defines the same
  * macros before including gemm.cl again: src/cuda/program_gemm.cu). The

@@ -23,7 +23,7 @@ typedef long int64_t;
 #include <stdint.h>
 #endif
 
-/* CUDA's kernels (src/cuda/nn.cu includes conv.cl) call these too. */
+/* The CUDA build of conv.cl (src/cuda/program_conv.cu) calls these too. */
 #ifdef __CUDACC__
 #define SB_POOL_FN static inline __host__ __device__
 #else

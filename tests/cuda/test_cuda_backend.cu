@@ -3,8 +3,8 @@
  * API, autograd, module and optimizer on the GPU must give the CPU's losses
  * and parameters bit for bit; the sb_cuda_* tensor entry points validate
  * exactly like the CPU (NULL conv params are the defaults, a max-pool index
- * outside its window is SB_ERR_RANGE); an op without a GPU kernel is
- * SB_ERR_UNSUPPORTED naming it. Without a GPU it prints
+ * outside its window is SB_ERR_RANGE); an op without a GPU kernel (sort)
+ * is SB_ERR_UNSUPPORTED naming it. Without a GPU it prints
  * "SKIPPED: no CUDA device (reason)" and exits 0. Built by `make cuda`. */
 #include <math.h>
 #include <string.h>
@@ -41,7 +41,18 @@ static void test_validation(void) {
     CHECK_ERROR(sb_cuda_max_pool2d_backward(ctx, y, idx, &pp, dx), SB_ERR_RANGE,
                 "is outside its window");
     CHECK_ERROR(sb_cuda_relu_forward(ctx, host, y), SB_ERR_DEVICE, "x is on the cpu device");
-    CHECK_ERROR(sb_add(x, x, dx), SB_ERR_UNSUPPORTED, "sb_add: the cuda device has no binary kernel");
+    /* the GPU host layer has no sort kernel yet (docs/GPU.md) */
+    int64_t sv[1] = {5};
+    sb_tensor *v = NULL, *vi = NULL, *vv = NULL;
+    CHECK_OK(sb_cuda_tensor_new(ctx, &v, SB_F32, 1, sv));
+    CHECK_OK(sb_cuda_tensor_new(ctx, &vv, SB_F32, 1, sv));
+    CHECK_OK(sb_cuda_tensor_new(ctx, &vi, SB_I64, 1, sv));
+    CHECK_ERROR(sb_sort(v, 0, false, vv, vi), SB_ERR_UNSUPPORTED,
+                "sb_sort: the cuda device has no sort_select kernel");
+    CHECK_OK(sb_add(x, x, dx)); /* the binary family runs on the host layer's kernels */
+    sb_tensor_free(v);
+    sb_tensor_free(vv);
+    sb_tensor_free(vi);
     sb_tensor *all[] = {x, w, y, idx, dx, host};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) sb_tensor_free(all[i]);
 }

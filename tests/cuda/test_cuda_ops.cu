@@ -1,6 +1,9 @@
-/* tests/cuda/test_cuda_ops.cu - every CUDA kernel against its CPU reference
- * (src/ref/, src/core/, src/math/, src/optim/), bit for bit, on random,
- * odd-shaped and adversarial inputs. Without a usable GPU it prints
+/* tests/cuda/test_cuda_ops.cu - the CUDA device's op table (the GPU host
+ * layer, src/gpu/ops.c, over the kernels of src/gpu/kernels compiled by
+ * nvcc) against the CPU reference (src/ref/, src/core/, src/math/,
+ * src/optim/), entry by entry on raw device memory, bit for bit, on random,
+ * odd-shaped and adversarial inputs; and every kernel of
+ * src/gpu/kernel_list.h has its CUDA compilation (checked without a GPU). Without a usable GPU it prints
  * "SKIPPED: no CUDA device (reason)" and exits 0. Built by `make cuda`. */
 #include <inttypes.h>
 #include <math.h>
@@ -16,8 +19,12 @@ extern "C" {
 #include "harness.h"
 #include "samebits/cuda.h"
 #include "cuda/cuda_internal.h"
+extern "C" {
+#include "backend/backend.h"
+}
 
 static sb_cuda_context *ctx;
+static const sb_backend *be; /* the CUDA device's table, ctx serving it */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
 static uint32_t next32(void) {
@@ -149,16 +156,16 @@ static void test_conv(void) {
         float *dX = up(x), *dW = up(w), *dB = up(b), *dDY = up(dy), *dY = up(y), *dDX = up(dx),
               *dDW = up(dw), *dDB = up(db);
         sb_ref_conv2d_forward(&g, x.data(), w.data(), b.data(), y.data());
-        CHECK_OK(sb_cuda_conv2d_forward_raw(ctx, &g, dX, dW, dB, dY));
+        CHECK_OK(be->ops->conv2d_forward(be, &g, dX, dW, dB, dY));
         same("conv2d forward", dY, y);
         sb_ref_conv2d_backward_input(&g, dy.data(), w.data(), dx.data());
-        CHECK_OK(sb_cuda_conv2d_backward_input_raw(ctx, &g, dDY, dW, dDX));
+        CHECK_OK(be->ops->conv2d_backward(be, &g, dDY, dX, dW, dDX, NULL, NULL));
         same("conv2d grad_input", dDX, dx);
         sb_ref_conv2d_backward_weight(&g, dy.data(), x.data(), dw.data());
-        CHECK_OK(sb_cuda_conv2d_backward_weight_raw(ctx, &g, dDY, dX, dDW));
+        CHECK_OK(be->ops->conv2d_backward(be, &g, dDY, dX, dW, NULL, dDW, NULL));
         same("conv2d grad_weight", dDW, dw);
         sb_ref_conv2d_backward_bias(&g, dy.data(), db.data());
-        CHECK_OK(sb_cuda_conv2d_backward_bias_raw(ctx, &g, dDY, dDB));
+        CHECK_OK(be->ops->conv2d_backward(be, &g, dDY, dX, dW, NULL, NULL, dDB));
         same("conv2d grad_bias", dDB, db);
         for (const float *p : {dX, dW, dB, dDY, dY, dDX, dDW, dDB}) release(p);
     }
@@ -176,12 +183,12 @@ static void test_linear(void) {
         sb_ref_sgemm('N', 'T', R, out, in, x.data(), in, w.data(), in, y.data(), out, false);
         for (int64_t r = 0; r < R; r++)
             for (int64_t o = 0; o < out; o++) y[r * out + o] = y[r * out + o] + b[o];
-        CHECK_OK(sb_cuda_linear_forward_raw(ctx, R, in, out, dX, dW, dB, dY));
+        CHECK_OK(be->ops->linear_forward(be, R, in, out, dX, dW, dB, dY));
         same("linear forward", dY, y);
         sb_ref_sgemm('N', 'N', R, in, out, dy.data(), out, w.data(), in, dx.data(), in, false);
         sb_ref_sgemm('T', 'N', out, in, R, dy.data(), out, x.data(), in, dw.data(), in, false);
         for (int64_t o = 0; o < out; o++) db[o] = sb_sum_canonical(dy.data() + o, R, out);
-        CHECK_OK(sb_cuda_linear_backward_raw(ctx, R, in, out, dDY, dX, dW, dDX, dDW, dDB));
+        CHECK_OK(be->ops->linear_backward(be, R, in, out, dDY, dX, dW, dDX, dDW, dDB));
         same("linear dx", dDX, dx);
         same("linear dw", dDW, dw);
         same("linear db", dDB, db);
@@ -207,17 +214,17 @@ static void test_pool(void) {
         float *dX = up(x), *dDY = up(dy), *dY = up(y), *dDX = up(dx);
         int64_t *dI = up(idx);
         sb_ref_max_pool2d_forward(&g, x.data(), y.data(), idx.data());
-        CHECK_OK(sb_cuda_max_pool2d_forward_raw(ctx, &g, dX, dY, dI));
+        CHECK_OK(be->ops->max_pool2d_forward(be, &g, dX, dY, dI));
         same("max_pool2d forward", dY, y);
         CHECK(down(dI, yn) == idx, "max_pool2d indices differ");
         sb_ref_max_pool2d_backward(&g, dy.data(), idx.data(), dx.data());
-        CHECK_OK(sb_cuda_max_pool2d_backward_raw(ctx, &g, dDY, dI, dDX));
+        CHECK_OK(be->ops->max_pool2d_backward(be, &g, dDY, dI, dDX));
         same("max_pool2d backward", dDX, dx);
         sb_ref_avg_pool2d_forward(&g, x.data(), y.data());
-        CHECK_OK(sb_cuda_avg_pool2d_forward_raw(ctx, &g, dX, dY));
+        CHECK_OK(be->ops->avg_pool2d_forward(be, &g, dX, dY));
         same("avg_pool2d forward", dY, y);
         sb_ref_avg_pool2d_backward(&g, dy.data(), dx.data());
-        CHECK_OK(sb_cuda_avg_pool2d_backward_raw(ctx, &g, dDY, dDX));
+        CHECK_OK(be->ops->avg_pool2d_backward(be, &g, dDY, dDX));
         same("avg_pool2d backward", dDX, dx);
         for (const void *pp : {(const void *)dX, (const void *)dDY, (const void *)dY,
                                (const void *)dDX, (const void *)dI})
@@ -225,17 +232,49 @@ static void test_pool(void) {
     }
 }
 
+/* The activations of the backend table's activation entry that the
+ * reference has as dense kernels (tanh and sigmoid backward take y). */
+enum { ACT_RELU, ACT_LEAKY_RELU, ACT_TANH, ACT_SIGMOID, ACT_SILU, ACT_GELU, ACT_SOFTPLUS, ACTS };
+static const sb_act_kind act_kinds[ACTS] = {SB_ACT_RELU, SB_ACT_LEAKY_RELU, SB_ACT_TANH,
+                                            SB_ACT_SIGMOID, SB_ACT_SILU, SB_ACT_GELU,
+                                            SB_ACT_SOFTPLUS};
+
 static void ref_act(int act, bool bwd, int64_t n, const float *in, const float *dy, float p0,
                     float p1, float *out) {
     switch (act) {
-    case SB_CUDA_ACT_RELU: bwd ? sb_ref_relu_backward(n, in, dy, out) : sb_ref_relu_forward(n, in, out); break;
-    case SB_CUDA_ACT_LEAKY_RELU: bwd ? sb_ref_leaky_relu_backward(n, in, dy, p0, out) : sb_ref_leaky_relu_forward(n, in, p0, out); break;
-    case SB_CUDA_ACT_TANH: bwd ? sb_ref_tanh_backward(n, in, dy, out) : sb_ref_tanh_forward(n, in, out); break;
-    case SB_CUDA_ACT_SIGMOID: bwd ? sb_ref_sigmoid_backward(n, in, dy, out) : sb_ref_sigmoid_forward(n, in, out); break;
-    case SB_CUDA_ACT_SILU: bwd ? sb_ref_silu_backward(n, in, dy, out) : sb_ref_silu_forward(n, in, out); break;
-    case SB_CUDA_ACT_GELU: bwd ? sb_ref_gelu_backward(n, in, dy, p0 != 0, out) : sb_ref_gelu_forward(n, in, p0 != 0, out); break;
+    case ACT_RELU: bwd ? sb_ref_relu_backward(n, in, dy, out) : sb_ref_relu_forward(n, in, out); break;
+    case ACT_LEAKY_RELU: bwd ? sb_ref_leaky_relu_backward(n, in, dy, p0, out) : sb_ref_leaky_relu_forward(n, in, p0, out); break;
+    case ACT_TANH: bwd ? sb_ref_tanh_backward(n, in, dy, out) : sb_ref_tanh_forward(n, in, out); break;
+    case ACT_SIGMOID: bwd ? sb_ref_sigmoid_backward(n, in, dy, out) : sb_ref_sigmoid_forward(n, in, out); break;
+    case ACT_SILU: bwd ? sb_ref_silu_backward(n, in, dy, out) : sb_ref_silu_forward(n, in, out); break;
+    case ACT_GELU: bwd ? sb_ref_gelu_backward(n, in, dy, p0 != 0, out) : sb_ref_gelu_forward(n, in, p0 != 0, out); break;
     default: bwd ? sb_ref_softplus_backward(n, in, dy, p0, p1, out) : sb_ref_softplus_forward(n, in, p0, p1, out); break;
     }
+}
+
+/* A dense 1-D view of n floats of device memory. */
+static sb_tensor view1(const float *p, int64_t n) {
+    sb_tensor t = {};
+    t.dtype = SB_F32;
+    t.device = SB_DEVICE_CUDA;
+    t.ndim = 1;
+    t.shape[0] = n;
+    t.strides[0] = 1;
+    t.data = (void *)p;
+    return t;
+}
+
+/* The activation entry: out = f(in) or its backward from (in, dy). */
+static sb_status run_act(int act, bool bwd, int64_t n, const float *in, const float *dy, float p0,
+                         float p1, float *out) {
+    sb_act_args a = {};
+    a.kind = act_kinds[act];
+    a.backward = bwd;
+    a.approximate = act == ACT_GELU && p0 != 0;
+    a.p0 = act == ACT_GELU ? 0.0f : p0;
+    a.p1 = p1;
+    sb_tensor ins[2] = {view1(in, n), view1(dy ? dy : in, n)}, o = view1(out, n);
+    return be->ops->activation(be, &a, ins, &o);
 }
 
 static void test_activations(void) {
@@ -245,17 +284,17 @@ static void test_activations(void) {
     float *dX = up(x), *dDY = up(dy), *dOut = NULL;
     CHECK_OK(sb_cuda_malloc(ctx, n * 4, (void **)&dOut));
     const float params[][2] = {{0, 0}, {0.01f, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {1, 20}};
-    for (int act = 0; act < SB_CUDA_ACT_COUNT; act++)
-        for (int variant = 0; variant < (act == SB_CUDA_ACT_GELU ? 2 : 1); variant++) {
-            float p0 = act == SB_CUDA_ACT_GELU ? (float)variant : params[act][0], p1 = params[act][1];
+    for (int act = 0; act < ACTS; act++)
+        for (int variant = 0; variant < (act == ACT_GELU ? 2 : 1); variant++) {
+            float p0 = act == ACT_GELU ? (float)variant : params[act][0], p1 = params[act][1];
             std::vector<float> want(n);
             ref_act(act, false, n, x.data(), NULL, p0, p1, want.data());
-            CHECK_OK(sb_cuda_act_forward_raw(ctx, (sb_cuda_act)act, n, dX, p0, p1, dOut));
+            CHECK_OK(run_act(act, false, n, dX, NULL, p0, p1, dOut));
             char what[64];
             snprintf(what, sizeof what, "activation %d.%d forward", act, variant);
             same(what, dOut, want);
             ref_act(act, true, n, x.data(), dy.data(), p0, p1, want.data());
-            CHECK_OK(sb_cuda_act_backward_raw(ctx, (sb_cuda_act)act, n, dX, dDY, p0, p1, dOut));
+            CHECK_OK(run_act(act, true, n, dX, dDY, p0, p1, dOut));
             snprintf(what, sizeof what, "activation %d.%d backward", act, variant);
             same(what, dOut, want);
         }
@@ -271,10 +310,10 @@ static void test_softmax_ce(void) {
             std::vector<float> y(total), dx(total);
             float *dX = up(x), *dDY = up(dy), *dY = up(y), *dDX = up(dx);
             (log ? sb_ref_log_softmax_forward : sb_ref_softmax_forward)(x.data(), s[0], s[1], s[2], y.data());
-            CHECK_OK(sb_cuda_softmax_forward_raw(ctx, log, dX, s[0], s[1], s[2], dY));
+            CHECK_OK(be->ops->softmax_forward(be, dX, s[0], s[1], s[2], log, dY));
             same(log ? "log_softmax forward" : "softmax forward", dY, y);
             (log ? sb_ref_log_softmax_backward : sb_ref_softmax_backward)(y.data(), dy.data(), s[0], s[1], s[2], dx.data());
-            CHECK_OK(sb_cuda_softmax_backward_raw(ctx, log, dY, dDY, s[0], s[1], s[2], dDX));
+            CHECK_OK(be->ops->softmax_backward(be, dY, dDY, s[0], s[1], s[2], log, dDX));
             same(log ? "log_softmax backward" : "softmax backward", dDX, dx);
             release(dX); release(dDY); release(dY); release(dDX);
         }
@@ -292,10 +331,10 @@ static void test_softmax_ce(void) {
             size_t nout = red == SB_LOSS_NONE ? N : 1;
             std::vector<float> loss(nout), g(N * C);
             sb_ref_cross_entropy_forward(logits.data(), t.data(), N, C, (sb_loss_reduction)red, eps, -100, loss.data());
-            CHECK_OK(sb_cuda_cross_entropy_forward_raw(ctx, dL, dT, N, C, (sb_loss_reduction)red, eps, -100, dOut));
+            CHECK_OK(be->ops->class_loss_forward(be, true, dL, dT, N, C, (sb_loss_reduction)red, eps, -100, dOut));
             same("cross_entropy forward", dOut, loss);
             sb_ref_cross_entropy_backward(logits.data(), t.data(), N, C, (sb_loss_reduction)red, eps, -100, dl.data(), g.data());
-            CHECK_OK(sb_cuda_cross_entropy_backward_raw(ctx, dL, dT, N, C, (sb_loss_reduction)red, eps, -100, dDl, dG));
+            CHECK_OK(be->ops->class_loss_backward(be, true, dL, dT, N, C, (sb_loss_reduction)red, eps, -100, dDl, dG));
             same("cross_entropy backward", dG, g);
         }
     release(dL); release(dDl); release(dOut); release(dG); release(dT);
@@ -315,13 +354,13 @@ static void test_optim(void) {
         float *dp = up(p), *dg = up(g), *db = up(b), *dm = up(m), *dv = up(v), *dvm = up(vm);
         sb_sgd_factors sf;
         CHECK_OK(sb_sgd_factors_for(&s, &sf));
-        CHECK_OK(sb_cuda_sgd_raw(ctx, &sf, false, false, step == 1, n, dp, dg, db));
+        CHECK_OK(be->ops->sgd(be, &sf, false, false, step == 1, n, dp, dg, db));
         CHECK_OK(sb_sgd_step(&s, step, n, p.data(), g.data(), b.data()));
         same("sgd param", dp, p);
         same("sgd momentum", db, b);
         sb_adam_factors af;
         CHECK_OK(sb_adam_factors_for(&a, step, &af));
-        CHECK_OK(sb_cuda_adam_raw(ctx, &af, step == 1, n, dp, dg, dm, dv, dvm));
+        CHECK_OK(be->ops->adam(be, &af, step == 1, n, dp, dg, dm, dv, dvm));
         CHECK_OK(sb_adam_step(&a, step, n, p.data(), g.data(), m.data(), v.data(), vm.data()));
         same("adam param", dp, p);
         same("adam exp_avg", dm, m);
@@ -353,9 +392,19 @@ static void test_math(void) {
     release(dx); release(dy);
 }
 
+/* Every kernel of src/gpu/kernel_list.h has a CUDA compilation with its
+ * listed parameter count (needs no GPU: the table holds host addresses). */
+static void test_kernel_table(void) {
+    char missing[512];
+    int n = sb_cuda_kernel_table_check(missing, sizeof missing);
+    CHECK(n == 0, "%d kernels of src/gpu/kernel_list.h lack their cuda compilation: %s", n,
+          missing);
+}
+
 int main(int argc, char **argv) {
     (void)argc;
     SB_TEST_MAIN_NAME(argv[0]);
+    test_kernel_table();
     const char *why = NULL;
     if (!sb_cuda_available(&why)) {
         printf("SKIPPED: no CUDA device (%s)\n", why);
@@ -363,6 +412,9 @@ int main(int argc, char **argv) {
     }
     CHECK_OK(sb_cuda_context_new(&ctx, 0));
     if (!ctx) return sb_test_finish();
+    CHECK_OK(sb_cuda_register(ctx));
+    be = sb_backend_get("test_cuda_ops", SB_DEVICE_CUDA);
+    if (!be) return sb_test_finish();
     sb_cuda_device_info info;
     if (sb_cuda_query(0, &info) == SB_OK)
         printf("device: %s (sm_%d%d), driver %d, runtime %d\n", info.name, info.cc_major,

@@ -1,0 +1,59 @@
+/* src/cuda/program_math.cu - the MATH program (src/gpu/kernel_list.h) for
+ * CUDA: src/math's correctly rounded functions (compiled from the CPU
+ * library's own files through src/cuda/device_math.cuh), pointwise.cl,
+ * math.cl (exp, log, sin, cos, exp2, log2, pow and the activations over
+ * them), softmax.cl with the class losses, loss.cl over
+ * src/ref/loss_terms.h and attention.cl over src/ref/attention_rules.h;
+ * the very text the OpenCL backend builds (src/cuda/program.cuh). */
+#include "cuda/program.cuh"
+extern "C" {
+#include "samebits/attention.h"
+#include "samebits/loss.h"
+#include "samebits/math.h"
+}
+#include "cuda/device_math.cuh"
+
+/* The kernel text calls src/math's functions by their C names; here they
+ * are device_math.cuh's sb_dev_* copies of the same source. */
+#define sb_expf sb_dev_expf
+#define sb_expm1f sb_dev_expm1f
+#define sb_logf sb_dev_logf
+#define sb_log1pf sb_dev_log1pf
+#define sb_tanhf sb_dev_tanhf
+#define sb_erff sb_dev_erff
+#define sb_exp2f sb_dev_exp2f
+#define sb_log2f sb_dev_log2f
+#define sb_sinf sb_dev_sinf
+#define sb_cosf sb_dev_cosf
+#define sb_powf sb_dev_powf
+
+namespace sb_cuda_MATH_BASE {
+#include "gpu/kernels/pointwise.cl"
+#include "gpu/kernels/sum_acc.cl"
+#include "gpu/kernels/math.cl"
+#include "gpu/kernels/softmax.cl"
+/* The loss terms and the attention rules are the reference's own text
+ * (plain C static inline functions): here device functions. */
+/* The loss parameters as loss_terms.h's OpenCL branch declares them: the
+ * kind an int (the kernels receive it as one; C++ would not assign an int
+ * to the C header's enum). It hides the C struct in this namespace only. */
+struct sb_elementwise_loss {
+    int kind;
+    float beta;
+    bool log_target;
+};
+#pragma push_macro("static")
+#define static static __device__
+#include "ref/loss_terms.h"
+#pragma pop_macro("static")
+#include "gpu/kernels/loss.cl"
+#pragma push_macro("static")
+#define static static __device__
+#include "ref/attention_rules.h"
+#pragma pop_macro("static")
+#include "gpu/kernels/attention.cl"
+} // namespace sb_cuda_MATH_BASE
+
+#define SB_CUDA_IN_MATH(...) __VA_ARGS__
+#include "cuda/program_others.cuh"
+SB_CUDA_PROGRAM_TABLE(sb_cuda_program_math)
