@@ -78,7 +78,8 @@ sb_status cuda_launch(const sb_backend *be, const char *fn, const sb_gpu_kernel 
                        "blocks, beyond what cuda launches", fn, k->name, gx, gy, gz);
     SB_TRY(sb_cuda_enter(fn, ctx));
     int64_t *dg = NULL;
-    if (geom) SB_TRY(sb_cuda_upload_geom(ctx, (const int64_t *)geom, geom_bytes / sizeof(int64_t), &dg));
+    if (geom)
+        SB_TRY(sb_cuda_upload_geom(ctx, (const int64_t *)geom, geom_bytes / sizeof(int64_t), &dg));
     if (k->geom_slot >= 0) args[k->geom_slot] = sb_gpu_arg{sizeof dg, &dg};
     void *argv[SB_CUDA_MAX_PARAMS];
     for (int i = 0; i < nargs; i++) argv[i] = (void *)args[i].value;
@@ -104,7 +105,8 @@ int sb_cuda_kernel_table_check(char *missing, size_t size) {
         if (kernels[i].fn && kernels[i].nparams == k->nargs) continue;
         count++;
         size_t used = strlen(missing);
-        if (used + 1 < size) snprintf(missing + used, size - used, "%s%s", used ? " " : "", k->name);
+        if (used + 1 < size)
+            snprintf(missing + used, size - used, "%s%s", used ? " " : "", k->name);
     }
     return count;
 }

@@ -3,8 +3,9 @@
  * nvcc) against the CPU reference (src/ref/, src/core/, src/math/,
  * src/optim/), entry by entry on raw device memory, bit for bit, on random,
  * odd-shaped and adversarial inputs; and every kernel of
- * src/gpu/kernel_list.h has its CUDA compilation (checked without a GPU). Without a usable GPU it prints
- * "SKIPPED: no CUDA device (reason)" and exits 0. Built by `make cuda`. */
+ * src/gpu/kernel_list.h has its CUDA compilation (checked without a GPU).
+ * Without a usable GPU it prints "SKIPPED: no CUDA device (reason)" after
+ * that check and exits 0. Built by `make cuda`. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
