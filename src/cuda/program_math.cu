@@ -3,13 +3,16 @@
  * library's own files through src/cuda/device_math.cuh), pointwise.cl,
  * math.cl (exp, log, sin, cos, exp2, log2, pow and the activations over
  * them), softmax.cl with the class losses, loss.cl over
- * src/ref/loss_terms.h and attention.cl over src/ref/attention_rules.h;
+ * src/ref/loss_terms.h, attention.cl over src/ref/attention_rules.h and
+ * ctc.cl over src/ref/ctc_item.h; class_loss.cl;
  * the very text the OpenCL backend builds (src/cuda/program.cuh). */
 #include "cuda/program.cuh"
 extern "C" {
 #include "samebits/attention.h"
 #include "samebits/loss.h"
 #include "samebits/math.h"
+#include "core/canonical_sum.h"
+#include "ref/ref_ctc.h"
 }
 #include "cuda/device_math.cuh"
 
@@ -32,6 +35,7 @@ namespace sb_cuda_MATH_BASE {
 #include "gpu/kernels/sum_acc.cl"
 #include "gpu/kernels/math.cl"
 #include "gpu/kernels/softmax.cl"
+#include "gpu/kernels/class_loss.cl"
 /* The loss terms and the attention rules are the reference's own text
  * (plain C static inline functions): here device functions. */
 /* The loss parameters as loss_terms.h's OpenCL branch declares them: the
@@ -52,6 +56,29 @@ struct sb_elementwise_loss {
 #include "ref/attention_rules.h"
 #pragma pop_macro("static")
 #include "gpu/kernels/attention.cl"
+/* The CTC item's recursions are the reference's own text: here device
+ * functions over sum_acc.cl's accumulator (the levels of
+ * src/core/canonical_sum.c, as on OpenCL), with the problem as the OpenCL
+ * branch of ctc_item.h declares it (the reduction an int). */
+struct sb_ctc_problem {
+    int64_t T, N, C, R, W, blank;
+    bool zero_infinity;
+    int reduction;
+    const int64_t *in_len, *tg_len, *offset, *targets;
+};
+#define sb_sum_acc sb_acc
+#define sb_sum_init sb_acc_init
+#define sb_sum_add sb_acc_add
+#define sb_sum_result sb_acc_result
+#pragma push_macro("static")
+#define static static __device__
+#include "ref/ctc_item.h"
+#pragma pop_macro("static")
+#include "gpu/kernels/ctc.cl"
+#undef sb_sum_acc
+#undef sb_sum_init
+#undef sb_sum_add
+#undef sb_sum_result
 } // namespace sb_cuda_MATH_BASE
 
 #define SB_CUDA_IN_MATH(...) __VA_ARGS__

@@ -11,10 +11,12 @@ extern "C" {
 #include "ref/ref_cumulative.h"
 #include "samebits/index.h"
 }
+#include <string.h> /* sort_rank.h's bit cast */
 
 namespace sb_cuda_POINTWISE_BASE {
 #include "gpu/kernels/pointwise.cl"
-/* scatter_reduce's column and the cumulative chains are the reference's
+/* scatter_reduce's column, the sort ranks and the cumulative chains are
+ * the reference's
  * own text (plain C static inline functions): here device functions; the
  * reduction an int, as the OpenCL branch of scatter_reduce_column.h
  * declares it (C++ would not pass an int for the C header's enum). */
@@ -24,6 +26,11 @@ typedef int sb_scatter_reduce_op;
 #include "ref/scatter_reduce_column.h"
 #pragma pop_macro("static")
 #include "gpu/kernels/index.cl"
+#pragma push_macro("static")
+#define static static __device__
+#include "ref/sort_rank.h"
+#pragma pop_macro("static")
+#include "gpu/kernels/sort.cl"
 #pragma push_macro("static")
 #define static static __device__
 #include "ref/cumulative_chain.h"

@@ -3,8 +3,7 @@
  * API, autograd, module and optimizer on the GPU must give the CPU's losses
  * and parameters bit for bit; the sb_cuda_* tensor entry points validate
  * exactly like the CPU (NULL conv params are the defaults, a max-pool index
- * outside its window is SB_ERR_RANGE); an op without a GPU kernel (sort)
- * is SB_ERR_UNSUPPORTED naming it; and a sample of the families the
+ * outside its window is SB_ERR_RANGE); sort runs; and a sample of the families the
  * device gained with the GPU host layer (broadcast add, exp, GELU, cumsum,
  * fill, sums and max past one 8192 block, dropout) gives the CPU's bits. Without a GPU it prints
  * "SKIPPED: no CUDA device (reason)" and exits 0. Built by `make cuda`. */
@@ -44,14 +43,13 @@ static void test_validation(void) {
     CHECK_ERROR(sb_cuda_max_pool2d_backward(ctx, y, idx, &pp, dx), SB_ERR_RANGE,
                 "is outside its window");
     CHECK_ERROR(sb_cuda_relu_forward(ctx, host, y), SB_ERR_DEVICE, "x is on the cpu device");
-    /* the GPU host layer has no sort kernel yet (docs/GPU.md) */
+    /* sort runs on the host layer's sort.cl */
     int64_t sv[1] = {5};
     sb_tensor *v = NULL, *vi = NULL, *vv = NULL;
     CHECK_OK(sb_cuda_tensor_new(ctx, &v, SB_F32, 1, sv));
     CHECK_OK(sb_cuda_tensor_new(ctx, &vv, SB_F32, 1, sv));
     CHECK_OK(sb_cuda_tensor_new(ctx, &vi, SB_I64, 1, sv));
-    CHECK_ERROR(sb_sort(v, 0, false, vv, vi), SB_ERR_UNSUPPORTED,
-                "sb_sort: the cuda device has no sort_select kernel");
+    CHECK_OK(sb_sort(v, 0, false, vv, vi));
     CHECK_OK(sb_add(x, x, dx)); /* the binary family runs on the host layer's kernels */
     sb_tensor_free(v);
     sb_tensor_free(vv);
