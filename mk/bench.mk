@@ -26,17 +26,23 @@ bench: bench-deps
 # PyTorch on the same device (bench/gpu/bench_gpu.py; on PoCL the device is
 # this CPU, and the script says so). The CUDA backend's SGEMM against cuBLAS
 # is `make cuda-bench` (mk/cuda.mk).
-.PHONY: bench-gpu
+.PHONY: bench-gpu bench-gpu-ops
 ifeq ($(SB_OPENCL),1)
-$(BUILD)/bench/gpu/bench_gpu: bench/gpu/bench_gpu.c $(BUILD)/libsamebits.a
+$(BUILD)/bench/gpu/%: bench/gpu/%.c $(BUILD)/libsamebits.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -O2 -o $@ $< $(BUILD)/libsamebits.a $(LDLIBS_ALL)
 
 bench-gpu: $(BUILD)/bench/gpu/bench_gpu
 	@SB_BUILD=$(BUILD) "$$(scripts/python-venv.sh python 2>/dev/null || echo /usr/bin/python3)" \
 	    bench/gpu/bench_gpu.py
+
+# `make bench-gpu-ops`: sort/topk/median, the CTC loss and the weighted
+# class loss on the OpenCL device, bits checked against the CPU
+# (bench/gpu/bench_gpu_ops.c; docs/GPU.md records the figures).
+bench-gpu-ops: $(BUILD)/bench/gpu/bench_gpu_ops
+	$(BUILD)/bench/gpu/bench_gpu_ops
 else
-bench-gpu:
+bench-gpu bench-gpu-ops:
 	@echo "bench-gpu: this build has no OpenCL backend (SB_OPENCL=0); install ocl-icd-opencl-dev" >&2
 	@exit 1
 endif
