@@ -1885,7 +1885,8 @@ static void test_softmax_losses(void) {
  * either (the (N, C) entries): every reduction, ignored rows, a batch
  * whose rows are all ignored (MEAN's 0 / 0), weights with zeros, ties and
  * a subnormal, adversarial inputs (NaN, infinities, -inf logits) and rows
- * past the canonical sum's 8192 block. */
+ * past the canonical sum's 8192 block (MEAN's divisor, computed on the
+ * device, over 15003 unweighted and 20011 weighted rows). */
 static void test_class_losses(void) {
     static const struct {
         int ndim;
@@ -1896,6 +1897,9 @@ static void test_class_losses(void) {
         {2, {37, 10}, true, false, true},       {2, {9, 4}, false, false, false},
         {3, {2, 3, 4200}, true, false, false},  {3, {2, 6, 3}, true, true, false},
         {4, {1, 1, 2, 3}, false, false, false},
+        /* MEAN's divisor on the device: the count over 32 lanes and the
+         * weights' canonical sum past several 8192 blocks */
+        {3, {3, 2, 5001}, false, false, false}, {2, {20011, 5}, true, false, false},
     };
     const float smoothing[] = {0.0f, 0.1f, 1.0f};
     for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {

@@ -6,9 +6,9 @@
  *             topk (k = 100) and median of the same column
  *   ctc       the CTC loss of a batch of 64 (T 50, C 20, targets of 10),
  *             MEAN, forward and backward
- *   class     weighted cross-entropy over --rows rows (default 1 << 20) of
- *             4 classes, MEAN (the divisor is the targets' weight sum),
- *             forward and backward
+ *   class     cross-entropy over --rows rows (default 1 << 20) of 4
+ *             classes, MEAN, forward and backward, without and with class
+ *             weights (the divisor: the count, or the targets' weight sum)
  * Prints "OP ms T bits same" per line (the best of a few runs after one
  * that builds the programs); "bits DIFFER" fails the run. */
 #include <string.h>
@@ -171,21 +171,23 @@ static int bench_ctc(void) {
     return failed;
 }
 
-/* ---- weighted cross-entropy, MEAN ---- */
+/* ---- cross-entropy, MEAN, without and with weights ---- */
 
 enum { CLASS_C = 4 };
 
 typedef struct class_ctx {
     twin in, tg, w, loss, dloss, din;
+    bool weighted;
 } class_ctx;
 
 static sb_status run_class(void *p, bool cpu) {
     class_ctx *c = p;
     sb_class_loss prm = {SB_LOSS_CROSS_ENTROPY, 0.0f, -100};
-    sb_status st = sb_class_loss_forward(&prm, SIDE(c->in, cpu), SIDE(c->tg, cpu), SIDE(c->w, cpu),
-                                         SB_LOSS_MEAN, SIDE(c->loss, cpu));
+    const sb_tensor *w = c->weighted ? SIDE(c->w, cpu) : NULL;
+    sb_status st = sb_class_loss_forward(&prm, SIDE(c->in, cpu), SIDE(c->tg, cpu), w, SB_LOSS_MEAN,
+                                         SIDE(c->loss, cpu));
     if (st != SB_OK) return st;
-    return sb_class_loss_backward(&prm, SIDE(c->in, cpu), SIDE(c->tg, cpu), SIDE(c->w, cpu),
+    return sb_class_loss_backward(&prm, SIDE(c->in, cpu), SIDE(c->tg, cpu), w,
                                   SB_LOSS_MEAN, SIDE(c->dloss, cpu), SIDE(c->din, cpu));
 }
 
@@ -206,9 +208,14 @@ static int bench_class(int64_t rows) {
     if (twin_of(in, &c.in) || twin_of(tg, &c.tg) || twin_of(w, &c.w) || twin_of(g, &c.dloss) ||
         twin_new(SB_F32, 0, NULL, &c.loss) || twin_new(SB_F32, 2, is, &c.din))
         return die("class loss setup");
-    char name[80];
-    snprintf(name, sizeof name, "class_loss rows %lld weighted mean fwd+bwd", (long long)rows);
-    int failed = timed(name, run_class, &c, &c.din, (twin *[]){&c.loss, &c.din}, 2);
+    int failed = 0;
+    for (int weighted = 0; weighted < 2; weighted++) {
+        char name[80];
+        snprintf(name, sizeof name, "class_loss rows %lld %s mean fwd+bwd", (long long)rows,
+                 weighted ? "weighted" : "unweighted");
+        c.weighted = weighted;
+        failed |= timed(name, run_class, &c, &c.din, (twin *[]){&c.loss, &c.din}, 2);
+    }
     twin all[] = {c.in, c.tg, c.w, c.loss, c.dloss, c.din};
     for (size_t j = 0; j < sizeof all / sizeof *all; j++) twin_free(&all[j]);
     return failed;

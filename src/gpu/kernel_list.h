@@ -48,7 +48,7 @@
     X(MSE_GRAD, POINTWISE, sb_loss_mse_grad, BASE, 14, -1, STRIDE)                              \
     X(SGD, POINTWISE, sb_opt_sgd, BASE, 16, -1, STRIDE)                                         \
     X(ADAM, POINTWISE, sb_opt_adam, BASE, 24, -1, STRIDE)                                       \
-    /* the math program: math.cl and softmax.cl */                                             \
+    /* the math program: math.cl, softmax.cl and class_loss.cl */                              \
     X(MATH_EVAL, MATH, sb_math_eval, BASE, 6, -1, STRIDE)                                       \
     X(MATH_UNARY, MATH, sb_math_unary, BASE, 7, 2, STRIDE)                                      \
     X(MATH_UNARY_GRAD, MATH, sb_math_unary_grad, BASE, 11, 2, STRIDE)                           \
@@ -56,7 +56,9 @@
     X(SOFTMAX_FORWARD, MATH, sb_softmax_forward, BASE, 8, -1, STRIDE)                           \
     X(SOFTMAX_BACKWARD, MATH, sb_softmax_backward, BASE, 10, -1, STRIDE)                        \
     X(CLASS_LOSS_ROWS, MATH, sb_class_loss_rows, BASE, 15, -1, STRIDE)                          \
-    X(CLASS_LOSS_GRAD, MATH, sb_class_loss_grad, BASE, 19, -1, STRIDE)                          \
+    X(CLASS_LOSS_GRAD, MATH, sb_class_loss_grad, BASE, 20, -1, STRIDE)                          \
+    X(CLASS_MEAN_TERMS, MATH, sb_class_mean_terms, BASE, 8, -1, STRIDE)                         \
+    X(CLASS_MEAN_COUNT, MATH, sb_class_mean_count, BASE, 6, -1, LANES32)                        \
     X(MATH_POW, MATH, sb_math_pow, BASE, 9, 2, STRIDE)                                          \
     X(MATH_POW_SCALAR, MATH, sb_math_pow_scalar, BASE, 8, 2, STRIDE)                            \
     X(MATH_POW_GRAD, MATH, sb_math_pow_grad, BASE, 12, 3, STRIDE)                               \

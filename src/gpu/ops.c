@@ -649,30 +649,52 @@ static sb_status gpu_softmax_backward(const sb_backend *be, const float *y, cons
     return launch(be, fn, K(SOFTMAX_BACKWARD), NULL, 0, ARGS(args), rows);
 }
 
-/* MEAN's divisor: the reference's own sb_ref_class_mean_divisor ((float)
- * count, or the canonical sum of the targets' weights) over the targets
- * and weights read back to the host. */
+/* MEAN's divisor (src/ref/loss.c's sb_ref_class_mean_divisor) computed on
+ * the device into a temporary of be (*mem; *divisor is its one float, at
+ * the end): without weights the count of counted rows (class_loss.cl's
+ * sb_class_mean_count), with weights the canonical sum (sum.cl) of the
+ * terms sb_class_mean_terms writes before it. Nothing is read back. */
 static sb_status class_mean_divisor(const char *fn, const sb_backend *be,
-                                    const sb_class_problem *p, const int64_t *targets,
-                                    float *divisor) {
-    size_t tb = (size_t)(p->N * p->inner) * sizeof(int64_t);
-    size_t wb = p->weight ? (size_t)p->C * sizeof(float) : 0;
-    char *host = sb_malloc(fn, tb + wb + 1);
-    if (!host) return SB_ERR_NOMEM;
-    sb_status st = tb ? be->download(be, host, targets, tb) : SB_OK;
-    if (st == SB_OK && wb) st = be->download(be, host + tb, p->weight, wb);
-    if (st == SB_OK) {
-        sb_class_problem hp = *p;
-        hp.weight = wb ? (const float *)(host + tb) : NULL;
-        *divisor = sb_ref_class_mean_divisor(&hp, (const int64_t *)host);
+                                    const sb_class_problem *p, sb_gpu_ptr pt, void **mem,
+                                    float **divisor) {
+    int64_t rows = p->N * p->inner, terms = p->weight ? rows : 0;
+    *mem = NULL;
+    SB_TRY(be->alloc(be, (size_t)(terms + 1) * sizeof(float), mem));
+    float *tmp = *mem;
+    *divisor = tmp + terms;
+    sb_gpu_ptr pd, pv, pw;
+    int32_t have = 0;
+    int64_t nr = rows, ig = p->ignore_index;
+    sb_status st = dense_ptr(be, fn, "the divisor", *divisor, 1, sizeof(float), &pd);
+    if (st == SB_OK && !p->weight) {
+        sb_gpu_arg args[] = {SB_GPU_ARG(nr), SB_GPU_ARG(ig), OPERAND(pt), OPERAND(pd)};
+        return launch(be, fn, K(CLASS_MEAN_COUNT), NULL, 0, ARGS(args), 1);
     }
-    free(host);
+    if (st == SB_OK) st = dense_ptr(be, fn, "the divisor's terms", tmp, terms, sizeof(float), &pv);
+    if (st == SB_OK) st = optional_ptr(be, fn, "weight", p->weight, p->C, 1, &have, &pw);
+    if (st == SB_OK) {
+        sb_gpu_arg args[] = {SB_GPU_ARG(nr), SB_GPU_ARG(ig), OPERAND(pw), OPERAND(pt), OPERAND(pv)};
+        st = launch(be, fn, K(CLASS_MEAN_TERMS), NULL, 0, ARGS(args), rows);
+    }
+    if (st == SB_OK) { /* the terms in row order, one canonical sum */
+        sb_ref_reduce_geom g = {0};
+        g.nred = 1;
+        g.red_shape[0] = rows;
+        g.red_xstride[0] = 1;
+        st = reduce_run(be, fn, SB_REF_REDUCE_SUM, &g, tmp, 0, *divisor);
+    }
     return st;
+}
+
+/* A 0-d tensor over one float of be's memory. */
+static sb_tensor scalar_view(const sb_backend *be, float *p) {
+    return (sb_tensor){.dtype = SB_F32, .device = be->device, .ndim = 0, .data = p};
 }
 
 /* Every class loss (the (N, C) entries are weight NULL, inner 1): one
  * work-item per row (class_loss.cl), SUM and MEAN the canonical sum of the
- * row losses (sum.cl), MEAN divided by the divisor. */
+ * row losses (sum.cl), MEAN then divided by the divisor on the device
+ * (pointwise.cl's division: the reference's sum / divisor). */
 static sb_status class_loss_forward(const char *fn, const sb_backend *be,
                                     const sb_class_problem *p, const float *a,
                                     const int64_t *targets, float *loss) {
@@ -697,15 +719,19 @@ static sb_status class_loss_forward(const char *fn, const sb_backend *be,
                          OPERAND(pa),     OPERAND(pt),    OPERAND(pv)};
     if (st == SB_OK) st = launch(be, fn, K(CLASS_LOSS_ROWS), NULL, 0, ARGS(args), rows);
     if (st == SB_OK && tmp) {
-        float divisor = 1.0f;
-        if (reduction == SB_LOSS_MEAN) st = class_mean_divisor(fn, be, p, targets, &divisor);
         sb_ref_reduce_geom g = {0};
         g.nred = 1;
         g.red_shape[0] = rows;
         g.red_xstride[0] = 1;
-        if (st == SB_OK)
-            st = reduce_launch(be, fn, reduction == SB_LOSS_MEAN ? SB_REF_REDUCE_MEAN : SB_REF_REDUCE_SUM,
-                               &g, tmp, 0, loss, divisor);
+        st = reduce_run(be, fn, SB_REF_REDUCE_SUM, &g, tmp, 0, loss);
+    }
+    if (st == SB_OK && reduction == SB_LOSS_MEAN) {
+        void *mem = NULL;
+        float *divisor = NULL;
+        st = class_mean_divisor(fn, be, p, pt, &mem, &divisor);
+        sb_tensor l = scalar_view(be, loss), d = scalar_view(be, divisor);
+        if (st == SB_OK) st = gpu_binary(be, SB_BINARY_DIV, &l, &d, &l);
+        be->release(be, mem);
     }
     be->release(be, tmp);
     return st;
@@ -716,7 +742,7 @@ static sb_status class_loss_backward(const char *fn, const sb_backend *be,
                                      const int64_t *targets, const float *dloss, float *da) {
     int64_t rows = p->N * p->inner;
     if (rows == 0 || p->C == 0) return SB_OK;
-    sb_gpu_ptr pa, pt, pl, pda, pw;
+    sb_gpu_ptr pa, pt, pl, pda, pw, pd = {NULL, 0};
     int32_t have = 0;
     SB_TRY(dense_ptr(be, fn, "input", a, rows * p->C, sizeof(float), &pa));
     SB_TRY(dense_ptr(be, fn, "targets", targets, rows, sizeof(int64_t), &pt));
@@ -724,18 +750,25 @@ static sb_status class_loss_backward(const char *fn, const sb_backend *be,
                      &pl));
     SB_TRY(dense_ptr(be, fn, "dinput", da, rows * p->C, sizeof(float), &pda));
     SB_TRY(optional_ptr(be, fn, "weight", p->weight, p->C, 1, &have, &pw));
-    float divisor = 1.0f;
-    if (p->reduction == SB_LOSS_MEAN) SB_TRY(class_mean_divisor(fn, be, p, targets, &divisor));
+    void *mem = NULL; /* MEAN's divisor */
+    float *divisor = NULL;
+    sb_status st = SB_OK;
+    if (p->reduction == SB_LOSS_MEAN) {
+        st = class_mean_divisor(fn, be, p, pt, &mem, &divisor);
+        if (st == SB_OK) st = dense_ptr(be, fn, "the divisor", divisor, 1, sizeof(float), &pd);
+    }
     int32_t lg = p->logits, red = (int32_t)p->reduction; /* class_loss.cl: 0 none, 1 mean, 2 sum */
     _Static_assert(SB_LOSS_NONE == 0 && SB_LOSS_MEAN == 1 && SB_LOSS_SUM == 2,
                    "class_loss.cl's reduction codes");
     int64_t nr = rows, cc = p->C, in = p->inner, ig = p->ignore_index;
     float eps = p->eps;
-    sb_gpu_arg args[] = {SB_GPU_ARG(lg),  SB_GPU_ARG(nr),      SB_GPU_ARG(cc),      SB_GPU_ARG(in),
-                         SB_GPU_ARG(eps), SB_GPU_ARG(ig),      SB_GPU_ARG(red),     SB_GPU_ARG(divisor),
-                         SB_GPU_ARG(have), OPERAND(pw),        OPERAND(pa),         OPERAND(pt),
+    sb_gpu_arg args[] = {SB_GPU_ARG(lg),  SB_GPU_ARG(nr),   SB_GPU_ARG(cc),  SB_GPU_ARG(in),
+                         SB_GPU_ARG(eps), SB_GPU_ARG(ig),   SB_GPU_ARG(red), OPERAND(pd),
+                         SB_GPU_ARG(have), OPERAND(pw),     OPERAND(pa),     OPERAND(pt),
                          OPERAND(pl),     OPERAND(pda)};
-    return launch(be, fn, K(CLASS_LOSS_GRAD), NULL, 0, ARGS(args), rows);
+    if (st == SB_OK) st = launch(be, fn, K(CLASS_LOSS_GRAD), NULL, 0, ARGS(args), rows);
+    be->release(be, mem);
+    return st;
 }
 
 /* The unweighted (N, C) problem of the plain entries. */
