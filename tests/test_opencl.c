@@ -2011,6 +2011,52 @@ static void test_ctc(void) {
     }
 }
 
+/* A batch of 70 items (more than the canonical sum's 32 lanes, so the
+ * reduction of the item terms runs on every lane): random target lengths
+ * 0 .. 4 (MEAN divides by max(L, 1)), input lengths long enough for
+ * their targets but every fifth random in 0 .. 9 (some too short:
+ * infinite losses), every reduction, with and without
+ * zero_infinity, forward and backward. */
+static void test_ctc_batch(void) {
+    enum { T = 9, N = 70, C = 5, S = 4 };
+    int64_t lps[3] = {T, N, C}, ns[1] = {N}, ps[2] = {N, S};
+    int64_t labels[N * S], in_len[N], tg_len[N];
+    for (int b = 0; b < N; b++) {
+        tg_len[b] = (int64_t)(sb_test_rand32() % (S + 1));
+        int64_t fits = 2 * tg_len[b] + 1; /* long enough for any labels */
+        in_len[b] = b % 5 == 0 ? (int64_t)(sb_test_rand32() % (T + 1))
+                               : fits + (int64_t)(sb_test_rand32() % (uint32_t)(T + 1 - fits));
+        for (int i = 0; i < S; i++) labels[b * S + i] = 1 + (int64_t)(sb_test_rand32() % (C - 1));
+    }
+    pair logits = pair_rand(3, lps, 3.0f, false);
+    sb_tensor *lpc = NULL;
+    CHECK_OK(sb_tensor_new(&lpc, SB_F32, 3, lps));
+    CHECK_OK(sb_log_softmax_forward(logits.c, 2, lpc));
+    pair lp = pair_of(lpc), tg = pair_ints(2, ps, labels), il = pair_ints(1, ns, in_len),
+         tl = pair_ints(1, ns, tg_len), dlp = pair_zeros(SB_F32, 3, lps),
+         per = pair_zeros(SB_F32, 1, ns), one = pair_zeros(SB_F32, 0, NULL),
+         gper = pair_rand(1, ns, 2.0f, false), gone = pair_rand(0, NULL, 2.0f, false);
+    for (int zi = 0; zi < 2; zi++)
+        for (int red = SB_LOSS_NONE; red <= SB_LOSS_SUM; red++) {
+            sb_ctc_loss prm = {0, zi};
+            sb_loss_reduction rd = (sb_loss_reduction)red;
+            pair *out = red == SB_LOSS_NONE ? &per : &one, *g = red == SB_LOSS_NONE ? &gper : &gone;
+            char what[160];
+            snprintf(what, sizeof what, "sb_ctc_loss_forward of 70 items zero_infinity %d red %d", zi,
+                     red);
+            CHECK_OK(sb_ctc_loss_forward(&prm, lp.c, tg.c, il.c, tl.c, rd, out->c));
+            CHECK_OK(sb_ctc_loss_forward(&prm, lp.d, tg.d, il.d, tl.d, rd, out->d));
+            check_same(out, what);
+            snprintf(what, sizeof what, "sb_ctc_loss_backward of 70 items zero_infinity %d red %d",
+                     zi, red);
+            CHECK_OK(sb_ctc_loss_backward(&prm, lp.c, tg.c, il.c, tl.c, rd, g->c, dlp.c));
+            CHECK_OK(sb_ctc_loss_backward(&prm, lp.d, tg.d, il.d, tl.d, rd, g->d, dlp.d));
+            check_same(&dlp, what);
+        }
+    pair all[] = {logits, lp, tg, il, tl, dlp, per, one, gper, gone};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) pair_free(&all[i]);
+}
+
 /* The LeNet-5 training step of `samebits train` (cross-entropy, Adam) on
  * the OpenCL device: losses and parameters equal to the CPU's. */
 static void test_lenet_cross_entropy(void) {
@@ -2103,6 +2149,7 @@ int main(int argc, char **argv) {
     test_softmax_losses();
     test_class_losses();
     test_ctc();
+    test_ctc_batch();
     test_lenet_cross_entropy();
     test_complete();
     return sb_test_finish();

@@ -71,7 +71,6 @@
     X(SDPA_BACKWARD_KEYS, MATH, sb_sdpa_backward_keys, BASE, 14, 0, STRIDE)                     \
     /* the math program: ctc.cl over src/ref/ctc_item.h */                                      \
     X(CTC_ITEMS, MATH, sb_ctc_loss_items, BASE, 15, 0, STRIDE)                                  \
-    X(CTC_REDUCE, MATH, sb_ctc_loss_reduce, BASE, 13, 0, STRIDE)                                \
     X(CTC_GRAD, MATH, sb_ctc_loss_grad, BASE, 17, 0, STRIDE)                                    \
     /* the generator's program: src/rng/philox.c and dropout.cl */                             \
     X(DROPOUT_FORWARD, RNG, sb_dropout_forward, BASE, 14, -1, STRIDE)                           \

@@ -1446,28 +1446,38 @@ static sb_status ctc_operands_of(const sb_backend *be, const char *fn, const sb_
 #define CTC_INDEX_ARGS(o) OPERAND((o).in_len), OPERAND((o).tg_len), OPERAND((o).offset), \
                           OPERAND((o).targets)
 
+/* The items' terms (a work-item per item; NONE: the losses themselves,
+ * written to loss), then SUM / MEAN as the canonical sum of the terms in
+ * item order (sum.cl), MEAN's sum / (float)N there. */
 static sb_status gpu_ctc_loss_forward(const sb_backend *be, const sb_ctc_problem *p,
                                       const float *log_probs, float *loss) {
     const char *fn = "sb_ctc_loss_forward";
     int64_t N = p->N, block = p->R * p->W;
+    bool none = p->reduction == SB_LOSS_NONE;
     ctc_operands o;
     sb_gpu_ptr plp, pl, pw, pv;
     SB_TRY(ctc_operands_of(be, fn, p, &o));
     SB_TRY(dense_ptr(be, fn, "log_probs", log_probs, p->T * N * p->C, sizeof(float), &plp));
-    SB_TRY(dense_ptr(be, fn, "loss", loss, p->reduction == SB_LOSS_NONE ? N : 1, sizeof(float), &pl));
-    /* each item's alpha rows, then the N item values */
+    SB_TRY(dense_ptr(be, fn, "loss", loss, none ? N : 1, sizeof(float), &pl));
+    /* each item's alpha rows, then (unless NONE) the N terms */
     void *mem = NULL;
-    SB_TRY(be->alloc(be, (size_t)(N * block + N) * sizeof(float), &mem));
-    float *work = mem;
+    SB_TRY(be->alloc(be, (size_t)(N * block + (none ? 0 : N) + 1) * sizeof(float), &mem));
+    float *work = mem, *terms = work + N * block;
     sb_status st = dense_ptr(be, fn, "the alpha rows", work, N * block, sizeof(float), &pw);
-    if (st == SB_OK) st = dense_ptr(be, fn, "the item values", work + N * block, N, sizeof(float), &pv);
+    pv = pl;
+    if (st == SB_OK && !none) st = dense_ptr(be, fn, "the item terms", terms, N, sizeof(float), &pv);
     if (st == SB_OK) {
         sb_gpu_arg args[] = {GEOM_ARG, CTC_INDEX_ARGS(o), OPERAND(plp), OPERAND(pw), OPERAND(pv)};
         st = launch(be, fn, K(CTC_ITEMS), o.geom, sizeof o.geom, ARGS(args), N);
     }
-    if (st == SB_OK) {
-        sb_gpu_arg args[] = {GEOM_ARG, CTC_INDEX_ARGS(o), OPERAND(pv), OPERAND(pl)};
-        st = launch(be, fn, K(CTC_REDUCE), o.geom, sizeof o.geom, ARGS(args), 1);
+    if (st == SB_OK && !none) {
+        sb_ref_reduce_geom g = {0};
+        g.nred = 1;
+        g.red_shape[0] = N;
+        g.red_xstride[0] = 1;
+        bool mean = p->reduction == SB_LOSS_MEAN;
+        st = reduce_launch(be, fn, mean ? SB_REF_REDUCE_MEAN : SB_REF_REDUCE_SUM, &g, terms, 0, loss,
+                           (float)N);
     }
     be->release(be, work);
     return st;

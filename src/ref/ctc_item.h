@@ -168,7 +168,17 @@ static inline void sb_ctc_item_backward(const sb_ctc_problem *p, SB_CTC_MEM cons
         }
 }
 
-/* sb_ref_ctc_reduce. */
+/* Item b's term of the reduction, v its loss: v / max(target length, 1)
+ * for MEAN, v itself otherwise. The GPU writes the terms a work-item per
+ * item and sums them with its canonical sum, in item order. */
+static inline float sb_ctc_item_term(const sb_ctc_problem *p, float v, int64_t b) {
+    if (p->reduction != SB_LOSS_MEAN) return v;
+    int64_t L = p->tg_len[b] > 1 ? p->tg_len[b] : 1;
+    return v / (float)L;
+}
+
+/* sb_ref_ctc_reduce: NONE copies the losses; SUM is the canonical sum of
+ * the terms in item order, MEAN that sum / (float)N. */
 static inline void sb_ctc_reduce(const sb_ctc_problem *p, SB_CTC_MEM const float *v,
                                  SB_CTC_MEM float *loss) {
     if (p->reduction == SB_LOSS_NONE) {
@@ -177,10 +187,7 @@ static inline void sb_ctc_reduce(const sb_ctc_problem *p, SB_CTC_MEM const float
     }
     SB_CTC_SUM acc;
     SB_CTC_SUM_INIT(&acc);
-    for (int64_t b = 0; b < p->N; b++) {
-        int64_t L = p->tg_len[b] > 1 ? p->tg_len[b] : 1;
-        SB_CTC_SUM_ADD(&acc, p->reduction == SB_LOSS_MEAN ? v[b] / (float)L : v[b]);
-    }
+    for (int64_t b = 0; b < p->N; b++) SB_CTC_SUM_ADD(&acc, sb_ctc_item_term(p, v[b], b));
     float sum = SB_CTC_SUM_RESULT(&acc);
     loss[0] = p->reduction == SB_LOSS_MEAN ? sum / (float)p->N : sum;
 }

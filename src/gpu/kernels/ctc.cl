@@ -7,7 +7,9 @@
  * Geometry (SB_CTC_GEOM longs): T, N, C, R, W, blank, zero_infinity,
  * reduction (0 none, 1 mean, 2 sum). A work-item per batch item runs the
  * reference's recursions over its own alpha (and beta) rows of the work
- * buffer; one work-item reduces the item values in item order. */
+ * buffer and writes its term of the reduction; SUM and MEAN are then the
+ * canonical sum of the terms in item order (sum.cl, one group of 32 lanes),
+ * MEAN divided by (float)N there. */
 
 #define SB_CTC_GEOM 8
 
@@ -40,20 +42,17 @@ SB_INLINE sb_ctc_problem sb_ctc_problem_of(SB_GLOBAL const SB_LONG *g,
 #define SB_CTC_PROBLEM(g) \
     sb_ctc_problem_of(g, in_len + in0, tg_len + tg0, offset + off0, targets + tar0)
 
-// v[b]: item b's loss (zero_infinity applied), alpha rows at work + b * R * W
+// v[b]: item b's term of the reduction (its loss, zero_infinity applied,
+// for NONE and SUM; divided by its target length for MEAN), alpha rows at
+// work + b * R * W
 SB_KERNEL sb_ctc_loss_items(SB_GLOBAL const SB_LONG *g, SB_CTC_INDEX_PARAMS,
                             SB_GLOBAL const float *lp, SB_LONG lp0, SB_GLOBAL float *work,
                             SB_LONG work0, SB_GLOBAL float *v, SB_LONG v0) {
     const sb_ctc_problem p = SB_CTC_PROBLEM(g);
-    SB_FOR_EACH(b, p.N) v[v0 + b] = sb_ctc_item_loss(&p, lp + lp0, b, work + work0 + b * p.R * p.W);
-}
-
-// loss: the reduction of v over the items, in item order (one work-item)
-SB_KERNEL sb_ctc_loss_reduce(SB_GLOBAL const SB_LONG *g, SB_CTC_INDEX_PARAMS,
-                             SB_GLOBAL const float *v, SB_LONG v0, SB_GLOBAL float *loss,
-                             SB_LONG loss0) {
-    const sb_ctc_problem p = SB_CTC_PROBLEM(g);
-    SB_FOR_EACH(i, 1) sb_ctc_reduce(&p, v + v0, loss + loss0);
+    SB_FOR_EACH(b, p.N) {
+        float loss = sb_ctc_item_loss(&p, lp + lp0, b, work + work0 + b * p.R * p.W);
+        v[v0 + b] = sb_ctc_item_term(&p, loss, b);
+    }
 }
 
 // dlog_probs[:, b, :] for every item b, its alpha and beta rows at
