@@ -1024,10 +1024,12 @@ static pair pair_sort_values(int ndim, const int64_t *shape, bool with_nan) {
 /* sort (both orders), topk (largest and smallest), kthvalue and median
  * (with and without NaN columns, keepdim or not) along every dim, and the
  * common backward with their indices and with repeated indices, on tie-heavy data, a transposed view
- * as x and a column of 1500; the values and indices must be the CPU's. */
+ * as x, columns of 1025 and 1500 and many columns; the values and indices must be the CPU's. */
 static void test_sort(void) {
-    const int64_t shapes[][3] = {{4, 7, 5}, {3, 1500, 1}, {1, 1, 1}};
-    for (int si = 0; si < 3; si++)
+    /* the merge sort's cases: runs of every width, a last run cut short
+     * (n = 1025 = 2^10 + 1, 1500, 33, 130), columns of several work-groups */
+    const int64_t shapes[][3] = {{4, 7, 5}, {3, 1500, 1}, {1, 1, 1}, {3, 2, 1025}, {2, 130, 33}};
+    for (int si = 0; si < (int)(sizeof shapes / sizeof *shapes); si++)
         for (int dim = 0; dim < 3; dim++)
             for (int nan = 0; nan < 2; nan++) {
                 const int64_t *sh = shapes[si];

@@ -38,8 +38,11 @@
     X(INDEX_GATHER, POINTWISE, sb_index_gather, BASE, 8, 0, STRIDE)                             \
     X(INDEX_SCATTER_ADD, POINTWISE, sb_index_scatter_add, BASE, 10, 0, STRIDE)                  \
     X(INDEX_SCATTER_REDUCE, POINTWISE, sb_index_scatter_reduce, BASE, 11, 0, STRIDE)            \
-    /* sort.cl over src/ref/sort_rank.h: a work-item per element; the backward per column */    \
-    X(SORT_SELECT, POINTWISE, sb_sort_select, BASE, 8, 0, STRIDE)                               \
+    /* sort.cl over src/ref/sort_rank.h: a merge sort of (key, position) pairs; the backward */ \
+    /* a work-item per column */                                                                \
+    X(SORT_KEYS, POINTWISE, sb_sort_keys, BASE, 8, 0, STRIDE)                                   \
+    X(SORT_MERGE, POINTWISE, sb_sort_merge, BASE, 11, -1, STRIDE)                               \
+    X(SORT_WRITE, POINTWISE, sb_sort_write, BASE, 10, 0, STRIDE)                                \
     X(SORT_SCATTER, POINTWISE, sb_sort_scatter, BASE, 8, 0, STRIDE)                             \
     /* cumulative.cl: one work-item per column, strided through its geometry */                \
     X(CUMULATIVE, POINTWISE, sb_cumulative, BASE, 11, 0, STRIDE)                                \

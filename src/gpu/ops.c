@@ -10,6 +10,7 @@
  * validated by src/ops. Written against no GPU API: OpenCL and CUDA run
  * this very code. */
 #include <stdlib.h>
+#include "core/checked.h"
 #include "core/internal.h"
 #include "gpu/gpu_host.h"
 #include "ref/ref_attention.h"
@@ -1162,20 +1163,55 @@ static int64_t sort_columns(const sb_ref_sort_geom *g) {
     return cols;
 }
 
+/* Every column sorted by (key, position) on the device (sort.cl): the
+ * pairs written in position order, log2(n) merge passes between two pairs
+ * of work buffers, then the ranks the op writes copied out. */
 static sb_status gpu_sort_select(const sb_backend *be, const sb_ref_sort_geom *g, const float *x,
                                  float *values, int64_t *indices) {
     const char *fn = "sb_sort";
-    int64_t n = g->shape[g->dim], cols = sort_columns(g);
+    int64_t n = g->shape[g->dim], cols = sort_columns(g), total = n * cols;
     if (g->count == 0 || n == 0 || cols == 0) return SB_OK;
     sb_gpu_ptr px, pv, pi;
     SB_TRY(dense_ptr(be, fn, "x", x, sort_reach(g, g->x_stride, n), sizeof(float), &px));
     SB_TRY(dense_ptr(be, fn, "values", values, sort_reach(g, g->v_stride, g->count), sizeof(float), &pv));
     SB_TRY(dense_ptr(be, fn, "indices", indices, sort_reach(g, g->i_stride, g->count),
                      sizeof(int64_t), &pi));
-    int64_t v[SORT_GEOM], nc = cols;
+    /* two (keys, positions) buffers: the keys of both, then the positions of both */
+    size_t key_bytes, pos_bytes;
+    if (!sb_checked_bytes(total, 2 * sizeof(uint32_t), &key_bytes) ||
+        !sb_checked_bytes(total, 2 * sizeof(int64_t), &pos_bytes))
+        return sb_fail(SB_ERR_NOMEM, "%s: the sort's work buffers exceed the address space", fn);
+    void *keys_mem = NULL, *pos_mem = NULL;
+    SB_TRY(be->alloc(be, key_bytes, &keys_mem));
+    sb_status st = be->alloc(be, pos_bytes, &pos_mem);
+    uint32_t *keys[2] = {keys_mem, (uint32_t *)keys_mem + total};
+    int64_t *pos[2] = {pos_mem, (int64_t *)pos_mem + total};
+    sb_gpu_ptr pk[2], pp[2];
+    for (int b = 0; b < 2 && st == SB_OK; b++) {
+        st = dense_ptr(be, fn, "the sort keys", keys[b], total, sizeof(uint32_t), &pk[b]);
+        if (st == SB_OK) st = dense_ptr(be, fn, "the sort positions", pos[b], total, sizeof(int64_t), &pp[b]);
+    }
+    int64_t v[SORT_GEOM], nc = cols, nn = n;
     sort_geom(g, v);
-    sb_gpu_arg args[] = {GEOM_ARG, SB_GPU_ARG(nc), OPERAND(px), OPERAND(pv), OPERAND(pi)};
-    return launch(be, fn, K(SORT_SELECT), v, sizeof v, ARGS(args), cols * n);
+    if (st == SB_OK) {
+        sb_gpu_arg args[] = {GEOM_ARG, SB_GPU_ARG(nc), OPERAND(px), OPERAND(pk[0]), OPERAND(pp[0])};
+        st = launch(be, fn, K(SORT_KEYS), v, sizeof v, ARGS(args), total);
+    }
+    int cur = 0; /* the buffer holding the sorted runs */
+    for (int64_t width = 1; width < n && st == SB_OK; width *= 2, cur ^= 1) {
+        sb_gpu_arg args[] = {SB_GPU_ARG(width),     SB_GPU_ARG(nc),        SB_GPU_ARG(nn),
+                             OPERAND(pk[cur]),      OPERAND(pp[cur]),      OPERAND(pk[cur ^ 1]),
+                             OPERAND(pp[cur ^ 1])};
+        st = launch(be, fn, K(SORT_MERGE), NULL, 0, ARGS(args), total);
+    }
+    if (st == SB_OK) {
+        sb_gpu_arg args[] = {GEOM_ARG,        SB_GPU_ARG(nc), OPERAND(px), OPERAND(pp[cur]),
+                             OPERAND(pv),     OPERAND(pi)};
+        st = launch(be, fn, K(SORT_WRITE), v, sizeof v, ARGS(args), cols * g->count);
+    }
+    be->release(be, keys_mem);
+    be->release(be, pos_mem);
+    return st;
 }
 
 static sb_status gpu_sort_scatter(const sb_backend *be, const sb_ref_sort_geom *g,

@@ -47,16 +47,21 @@ static inline uint32_t sb_sort_key_of(float v, bool descending) {
     return descending ? ~key : key;
 }
 
+/* The order: (key a, position i) is below (key b, position j). Positions
+ * differ, so it is a strict total order; the GPU's merge sort
+ * (src/gpu/kernels/sort.cl) sorts by it. */
+static inline bool sb_sort_before(uint32_t a, int64_t i, uint32_t b, int64_t j) {
+    return a < b || (a == b && i < j);
+}
+
 /* The rank of position i in the column x[0], x[xs], ... (n elements): the
  * number of positions j whose (key, j) is below (key, i). */
 static inline int64_t sb_sort_rank(SB_SORT_MEM const float *x, int64_t xs, int64_t n, int64_t i,
                                    bool descending) {
     uint32_t ki = sb_sort_key_of(x[i * xs], descending);
     int64_t rank = 0;
-    for (int64_t j = 0; j < n; j++) {
-        uint32_t kj = sb_sort_key_of(x[j * xs], descending);
-        if (kj < ki || (kj == ki && j < i)) rank++;
-    }
+    for (int64_t j = 0; j < n; j++)
+        if (sb_sort_before(sb_sort_key_of(x[j * xs], descending), j, ki, i)) rank++;
     return rank;
 }
 
