@@ -193,25 +193,11 @@ static sb_status cpu_binary_scalar(const sb_backend *be, sb_binary_op op, const 
     return SB_OK;
 }
 
-/* grad's shape is a broadcast of out's; out does not overlap grad. Reduced
- * dims: grad's extra leading dims and those where out has 1. */
+/* grad's shape is a broadcast of out's; out does not overlap grad. The
+ * geometry is the reference's (src/ref/reduce.c), shared with the GPU. */
 static sb_status cpu_reduce_to_shape(const sb_backend *be, const sb_tensor *grad, sb_tensor *out) {
     (void)be;
-    sb_ref_reduce_geom g = {0};
-    int lead = grad->ndim - out->ndim;
-    for (int i = 0; i < grad->ndim; i++) {
-        int io = i - lead;
-        if (io >= 0 && out->shape[io] == grad->shape[i]) {
-            g.keep_shape[g.nkeep] = grad->shape[i];
-            g.keep_xstride[g.nkeep] = grad->strides[i];
-            g.keep_ostride[g.nkeep] = out->strides[io];
-            g.nkeep++;
-        } else {
-            g.red_shape[g.nred] = grad->shape[i];
-            g.red_xstride[g.nred] = grad->strides[i];
-            g.nred++;
-        }
-    }
+    sb_ref_reduce_geom g = sb_ref_reduce_to_shape_geom(grad, out);
     sb_cpu_reduce(SB_REF_REDUCE_SUM, &g, grad->data, 0, out->data);
     return SB_OK;
 }

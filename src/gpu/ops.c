@@ -455,23 +455,10 @@ static sb_status gpu_reduce(const sb_backend *be, sb_ref_reduce_kind kind,
     return reduce_run(be, "sb_reduce", kind, g, x, correction, out);
 }
 
-/* As the CPU's: grad's dims either kept (out has them) or summed. */
+/* The CPU's geometry (src/ref/reduce.c): grad's dims either kept (out has
+ * them) or summed. */
 static sb_status gpu_reduce_to_shape(const sb_backend *be, const sb_tensor *grad, sb_tensor *out) {
-    sb_ref_reduce_geom g = {0};
-    int lead = grad->ndim - out->ndim;
-    for (int i = 0; i < grad->ndim; i++) {
-        int io = i - lead;
-        if (io >= 0 && out->shape[io] == grad->shape[i]) {
-            g.keep_shape[g.nkeep] = grad->shape[i];
-            g.keep_xstride[g.nkeep] = grad->strides[i];
-            g.keep_ostride[g.nkeep] = out->strides[io];
-            g.nkeep++;
-        } else {
-            g.red_shape[g.nred] = grad->shape[i];
-            g.red_xstride[g.nred] = grad->strides[i];
-            g.nred++;
-        }
-    }
+    sb_ref_reduce_geom g = sb_ref_reduce_to_shape_geom(grad, out);
     return reduce_run(be, "sb_reduce_to_shape", SB_REF_REDUCE_SUM, &g, grad->data, 0, out->data);
 }
 

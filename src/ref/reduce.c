@@ -10,6 +10,25 @@
 #include "core/canonical_sum.h"
 #include "ref/ref_pointwise.h"
 
+sb_ref_reduce_geom sb_ref_reduce_to_shape_geom(const sb_tensor *grad, const sb_tensor *out) {
+    sb_ref_reduce_geom g = {0};
+    int lead = grad->ndim - out->ndim;
+    for (int i = 0; i < grad->ndim; i++) {
+        int io = i - lead;
+        if (io >= 0 && out->shape[io] == grad->shape[i]) {
+            g.keep_shape[g.nkeep] = grad->shape[i];
+            g.keep_xstride[g.nkeep] = grad->strides[i];
+            g.keep_ostride[g.nkeep] = out->strides[io];
+            g.nkeep++;
+        } else {
+            g.red_shape[g.nred] = grad->shape[i];
+            g.red_xstride[g.nred] = grad->strides[i];
+            g.nred++;
+        }
+    }
+    return g;
+}
+
 /* Advances a row-major odometer over shape[0..nd-1] by one and moves each
  * of the nstr offsets off[j] along its strides stride[j]. */
 static void advance(int nd, const int64_t *shape, int64_t *idx, int nstr,

@@ -113,6 +113,12 @@ typedef enum sb_ref_reduce_kind {
     SB_REF_REDUCE_STD
 } sb_ref_reduce_kind;
 
+/* sb_reduce_to_shape's geometry, for every backend: grad's shape is a
+ * broadcast of out's (aligned at the last dim); a dim of grad is kept when
+ * out has it with the same extent, and summed otherwise (grad's extra
+ * leading dims and those where out has 1). */
+sb_ref_reduce_geom sb_ref_reduce_to_shape_geom(const sb_tensor *grad, const sb_tensor *out);
+
 /* sum / mean / var / std (correction used by var and std only). */
 void sb_ref_reduce(sb_ref_reduce_kind kind, const sb_ref_reduce_geom *g, const float *x,
                    int64_t correction, float *out);
