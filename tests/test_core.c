@@ -1,6 +1,7 @@
 /* Core: tensors, views, arenas, the canonical sum, SHA-256 and hashing. */
 #include <math.h>
 #include "harness.h"
+#include "support/fastpath.h"
 #include "core/checked.h"
 #include "core/canonical_sum.h"
 
@@ -48,6 +49,26 @@ static void test_canonical_sum(void) {
         if (n > max_n) continue;
         CHECK_BITS(sb_sum_canonical(x, n, 1), ref_canonical(x, n), "n = %lld", (long long)n);
         CHECK_BITS(sb_test_ssum(n, x, 1), ref_canonical(x, n), "sb_ssum n = %lld", (long long)n);
+    }
+    /* fewer terms than lanes: the lanes past n keep their -0 (the fold skips
+     * them); signed zeros, infinities, NaN, subnormals and cancellation must
+     * still come out as the literal rule's */
+    {
+        const float special[10] = {0.0f, -0.0f, 1.0f, -1.0f, sb_test_from_bits(0x7f800000),
+                                   sb_test_from_bits(0xff800000), sb_test_from_bits(0x7fc00000),
+                                   1e30f, -1e30f, 0x1p-149f};
+        float z[40];
+        for (int trial = 0; trial < 400; trial++) {
+            int64_t n = 1 + trial % 40;
+            for (int64_t i = 0; i < n; i++) {
+                lcg_state = lcg_state * 1664525u + 1013904223u;
+                /* trials 0-79: all -0, then all +0; later ones mixed */
+                z[i] = trial < 40 ? -0.0f : trial < 80 ? 0.0f : special[(lcg_state >> 16) % 10];
+            }
+            CHECK_BITS(sb_sum_canonical(z, n, 1), ref_canonical(z, n), "special n = %lld", (long long)n);
+            CHECK_BITS(sb_test_ssum(n, z, 1), ref_canonical(z, n), "sb_ssum special n = %lld",
+                       (long long)n);
+        }
     }
     /* strided: every third element */
     float *y = malloc(20000 * sizeof *y);

@@ -559,6 +559,17 @@ static void test_reductions(void) {
             reduce_case(&t, mask, mask % 3 == 0, "5x7x11 mixed", (int)mask % 2, 2);
         free(x);
     }
+    /* one term per output (a size-1 axis, as in a broadcast gradient with
+     * nothing to reduce): the canonical sum's -0 + v, adversarial values */
+    {
+        int64_t shape[3] = {5, 1, 11};
+        float *x = alloc(55);
+        fill(x, 55, 1);
+        sb_tensor t = view(x, SB_F32, 3, shape);
+        reduce_case(&t, 2u, false, "5x1x11 adversarial, axis 1", 0, 1);
+        reduce_case(&t, 2u, true, "5x1x11 adversarial, axis 1 keepdim", 0, 1);
+        free(x);
+    }
     {
         int64_t shape[4] = {3, 4, 1, 37};
         float *x = alloc(444);

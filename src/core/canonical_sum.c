@@ -29,6 +29,20 @@ float sb_sum_tree32(const float lane_in[SB_SUM_LANES]) {
     return lane[0];
 }
 
+/* sb_sum_tree32's result when only lanes [0, used) were touched, the others
+ * still holding their -0.0f: folding such a lane into another adds -0, and
+ * v + -0 == v exactly for every v a lane can hold (a lane is a sum, so never
+ * a signalling NaN), so those additions are skipped. A sum of n < 32 terms
+ * costs n - 1 additions instead of 31 (a broadcast gradient with nothing to
+ * reduce sums one term per output). */
+static float tree_of_first(float lane[SB_SUM_LANES], int used) {
+    for (int s = SB_SUM_LANES / 2; s >= 1; s /= 2) {
+        for (int j = 0; j < s && j + s < used; j++) lane[j] = lane[j] + lane[j + s];
+        if (used > s) used = s;
+    }
+    return lane[0];
+}
+
 /* ---- row adders ------------------------------------------------------------ */
 
 void sb_sum_rows_scalar(float lane[SB_SUM_LANES], const float *x, int64_t rows) {
@@ -128,7 +142,7 @@ float sb_sum_block(const float *x, int64_t n, int64_t stride, sb_sum_rows_fn row
     }
     for (int64_t i = full; i < n; i++)
         lane[i % SB_SUM_LANES] = lane[i % SB_SUM_LANES] + x[i * stride];
-    return sb_sum_tree32(lane);
+    return n >= SB_SUM_LANES ? sb_sum_tree32(lane) : tree_of_first(lane, (int)n);
 }
 
 /* Rule 3 read literally: the block sums, in block order, are summed again by

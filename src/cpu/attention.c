@@ -13,14 +13,17 @@
  * with its few remaining terms (and a block of keys starts each chain with
  * the rows only some of them keep, then continues on the GEMM, whose
  * continue_chain picks up every C element where it stands); with a boolean
- * mask they run as per-row (per-key) fmaf loops that skip the excluded
- * terms. The softmax of a row runs with the batch exp
+ * mask they run as per-row (per-key) chains that skip the excluded terms.
+ * Those chain steps outside the GEMM (the causal remainders, the masked
+ * loops) advance a whole row of independent chains at once through the
+ * kernel context's fma_acc, in vector lanes where the level has an FMA. The softmax of a row runs with the batch exp
  * (bit for bit sb_expf) and the fast canonical sum. Rows (and, for dk and
  * dv, keys) are split over threads; each output has one owner, so the bits
  * are the reference's at every thread count and ISA level. */
 #include <math.h>
 #include <stdlib.h>
 #include "core/internal.h"
+#include "cpu/kernels.h"
 #include "cpu/ops_internal.h"
 #include "cpu/sum_internal.h"
 #include "cpu/vmath.h"
@@ -56,6 +59,7 @@ static int64_t mask_row(const job *jb, int64_t i) {
 /* ---- forward ---- */
 
 static void forward_rows(void *ctx, int64_t begin, int64_t end) {
+    void (*fma_acc)(int64_t, float, const float *, float *) = sb_kernels()->pointwise->fma_acc;
     const job *jb = ctx;
     const sb_ref_sdpa_geom *g = jb->g;
     int64_t lk = g->lk;
@@ -95,7 +99,7 @@ static void forward_rows(void *ctx, int64_t begin, int64_t end) {
         for (int64_t j = 0; j < lk; j++) {
             if (sb_ref_sdpa_excluded(g, jb->mask, mrow, cend, j)) continue;
             const float *vj = jb->v + j * g->ev;
-            for (int64_t c = 0; c < g->ev; c++) o[c] = fmaf(s[j], vj[c], o[c]);
+            fma_acc(g->ev, s[j], vj, o);
         }
     }
 }
@@ -126,6 +130,7 @@ typedef struct prefix_job {
 } prefix_job;
 
 static void prefix_rows(void *ctx, int64_t begin, int64_t end) {
+    void (*fma_acc)(int64_t, float, const float *, float *) = sb_kernels()->pointwise->fma_acc;
     const prefix_job *pj = ctx;
     const sb_ref_sdpa_geom *g = pj->g;
     int64_t lk = g->lk, n = pj->n;
@@ -139,7 +144,7 @@ static void prefix_rows(void *ctx, int64_t begin, int64_t end) {
             for (int64_t j = c0; j < sb_ref_sdpa_causal_end(g, i); j++) {
                 float aij = pj->a[i * lk + j];
                 const float *bj = pj->b + j * n;
-                for (int64_t x = 0; x < n; x++) ci[x] = fmaf(aij, bj[x], ci[x]);
+                fma_acc(n, aij, bj, ci);
             }
         }
     }
@@ -149,6 +154,7 @@ static void prefix_rows(void *ctx, int64_t begin, int64_t end) {
  * first_row(j)), ascending: A (lq, lk), B (lq, n), C (lk, n); one range of
  * key blocks per call. */
 static void suffix_keys(void *ctx, int64_t begin, int64_t end) {
+    void (*fma_acc)(int64_t, float, const float *, float *) = sb_kernels()->pointwise->fma_acc;
     const prefix_job *pj = ctx;
     const sb_ref_sdpa_geom *g = pj->g;
     int64_t lk = g->lk, lq = g->lq, n = pj->n;
@@ -161,7 +167,7 @@ static void suffix_keys(void *ctx, int64_t begin, int64_t end) {
             for (int64_t i = first_row(g, j); i < r0; i++) {
                 float aij = pj->a[i * lk + j];
                 const float *bi = pj->b + i * n;
-                for (int64_t x = 0; x < n; x++) cj[x] = fmaf(aij, bi[x], cj[x]);
+                fma_acc(n, aij, bi, cj);
             }
         }
         if (lq > r0)
@@ -221,6 +227,7 @@ sb_status sb_cpu_sdpa_forward(const sb_ref_sdpa_geom *g, const float *q, const f
 
 /* Per row: dP (in s) becomes g = dS * scale; d = p * drop; the terms of dot. */
 static void backward_rows(void *ctx, int64_t begin, int64_t end) {
+    void (*fma_acc)(int64_t, float, const float *, float *) = sb_kernels()->pointwise->fma_acc;
     const job *jb = ctx;
     const sb_ref_sdpa_geom *g = jb->g;
     int64_t lk = g->lk;
@@ -247,13 +254,14 @@ static void backward_rows(void *ctx, int64_t begin, int64_t end) {
         for (int64_t j = 0; j < lk; j++) {
             if (sb_ref_sdpa_excluded(g, jb->mask, mrow, cend, j)) continue;
             const float *kj = jb->k + j * g->e;
-            for (int64_t e = 0; e < g->e; e++) dqi[e] = fmaf(dp[j], kj[e], dqi[e]);
+            fma_acc(g->e, dp[j], kj, dqi);
         }
     }
 }
 
 /* Per key j (LOOP): dk_j and dv_j, chains over i ascending. */
 static void backward_keys(void *ctx, int64_t begin, int64_t end) {
+    void (*fma_acc)(int64_t, float, const float *, float *) = sb_kernels()->pointwise->fma_acc;
     const job *jb = ctx;
     const sb_ref_sdpa_geom *g = jb->g;
     int64_t lk = g->lk;
@@ -269,11 +277,11 @@ static void backward_keys(void *ctx, int64_t begin, int64_t end) {
             float gs = jb->s[i * lk + j], d = jb->d[i * lk + j];
             if (dkj) {
                 const float *qi = jb->q + i * g->e;
-                for (int64_t e = 0; e < g->e; e++) dkj[e] = fmaf(gs, qi[e], dkj[e]);
+                fma_acc(g->e, gs, qi, dkj);
             }
             if (dvj) {
                 const float *doi = jb->dout + i * g->ev;
-                for (int64_t c = 0; c < g->ev; c++) dvj[c] = fmaf(d, doi[c], dvj[c]);
+                fma_acc(g->ev, d, doi, dvj);
             }
         }
     }

@@ -41,6 +41,9 @@ typedef struct sb_pwv_table {
                  const float *grad, float *m, float *v, float *vmax);
     void (*sgd)(const sb_sgd_factors *f, bool nesterov, bool maximize, bool first, int64_t n,
                 float *param, const float *grad, float *buf);
+    /* y[i] = fmaf(a, x[i], y[i]): one step of n independent chains (the
+     * attention kernels' per-row and per-key chains, src/cpu/attention.c). */
+    void (*fma_acc)(int64_t n, float a, const float *x, float *y);
 } sb_pwv_table;
 
 /* The per-level tables, reached through the kernel context (cpu/kernels.h:
@@ -60,6 +63,7 @@ void sb_pwv_adam_scalar(const sb_adam_factors *f, bool first, int64_t n, float *
                         const float *grad, float *m, float *v, float *vmax);
 void sb_pwv_sgd_scalar(const sb_sgd_factors *f, bool nesterov, bool maximize, bool first,
                        int64_t n, float *param, const float *grad, float *buf);
+void sb_pwv_fma_acc_scalar(int64_t n, float a, const float *x, float *y);
 
 /* The contract's element steps, shared by every scalar loop and tail. */
 static inline float sb_pw_relu1(float v) { return isnan(v) ? v : (v > 0.0f ? v : 0.0f); }

@@ -32,9 +32,13 @@ void sb_pwv_sgd_scalar(const sb_sgd_factors *f, bool nesterov, bool maximize, bo
         sb_sgd_elem(f, nesterov, maximize, first, param + i, grad + i, buf ? buf + i : NULL);
 }
 
+void sb_pwv_fma_acc_scalar(int64_t n, float a, const float *x, float *y) {
+    for (int64_t i = 0; i < n; i++) y[i] = fmaf(a, x[i], y[i]);
+}
+
 const sb_pwv_table sb_pwv_scalar = {
     sb_ref_relu_forward, sb_ref_relu_backward, binary_scalar_loop, sb_pwv_adam_scalar,
-    sb_pwv_sgd_scalar,
+    sb_pwv_sgd_scalar, sb_pwv_fma_acc_scalar,
 };
 
 /* ---- the engine ------------------------------------------------------------------ */

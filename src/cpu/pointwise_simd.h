@@ -143,6 +143,13 @@ static void SFX(sgd)(const sb_sgd_factors *f, bool nesterov, bool maximize, bool
     }
     for (; i < n; i++) sb_sgd_elem(f, nesterov, maximize, first, param + i, grad + i, buf ? buf + i : NULL);
 }
+
+static void SFX(fma_acc)(int64_t n, float a, const float *x, float *y) {
+    const V va = VSET1(a);
+    int64_t i = 0;
+    for (; i + VN <= n; i += VN) VSTORE(y + i, VFMA(va, VLOAD(x + i), VLOAD(y + i)));
+    for (; i < n; i++) y[i] = fmaf(a, x[i], y[i]);
+}
 #endif
 
 const sb_pwv_table SFX(sb_pwv) = {
@@ -152,8 +159,10 @@ const sb_pwv_table SFX(sb_pwv) = {
 #if VHAVE_FMA
     SFX(adam),
     SFX(sgd),
+    SFX(fma_acc),
 #else
     sb_pwv_adam_scalar, /* no fused multiply-add in this ISA: the scalar loops (libm fmaf) */
     sb_pwv_sgd_scalar,
+    sb_pwv_fma_acc_scalar,
 #endif
 };

@@ -144,6 +144,17 @@ static void tile_sums(const plan *p, const float *xo, int64_t xs, int64_t w, con
         for (int64_t c = 0; c < w; c++) sums[c] = 0.0f;
         return;
     }
+    if (n == 1) { /* the canonical sum of one term v is -0 + v: no buffer */
+        for (int64_t c = 0; c < w; c++) {
+            float v = xo[c * xs];
+            if (center) {
+                float d = v - center[c];
+                v = d * d;
+            }
+            sums[c] = -0.0f + v;
+        }
+        return;
+    }
     if (!center && w == 1 && rs == 1 && p->nruns == 1) {
         sums[0] = sb_cpu_sum_canonical(xo, n, 1); /* one contiguous run */
         return;
