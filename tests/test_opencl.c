@@ -779,9 +779,12 @@ static void test_grid_sample(void) {
                                         {1, 2, 1, 1, 3, 3},
                                         {1, 1, 4, 1, 2, 5},
                                         {3, 1, 2, 9, 1, 7},
-                                        {1, 2, 3, 3, 100, 100}};
+                                        {1, 2, 3, 3, 100, 100},
+                                        /* dx's reader tables sorted on the device: planes
+                                         * and term counts past a work-group, two batches */
+                                        {2, 2, 33, 40, 37, 29}};
     int variant = 0;
-    for (int si = 0; si < 5; si++)
+    for (int si = 0; si < (int)(sizeof shapes / sizeof *shapes); si++)
         for (int mode = SB_GRID_BILINEAR; mode <= SB_GRID_NEAREST; mode++)
             for (int pad = SB_GRID_ZEROS; pad <= SB_GRID_REFLECTION; pad++)
                 for (int align = 0; align < 2; align++) {

@@ -9,6 +9,8 @@
  *   class     cross-entropy over --rows rows (default 1 << 20) of 4
  *             classes, MEAN, forward and backward, without and with class
  *             weights (the divisor: the count, or the targets' weight sum)
+ *   grid      grid sampling's backward (dx and dgrid), batch 4, 8 channels,
+ *             64 x 64 from a 64 x 64 grid, bilinear
  * Prints "OP ms T bits same" per line (the best of a few runs after one
  * that builds the programs); "bits DIFFER" fails the run. */
 #include <string.h>
@@ -221,9 +223,46 @@ static int bench_class(int64_t rows) {
     return failed;
 }
 
+/* ---- grid sampling's backward ---- */
+
+enum { GRID_N = 4, GRID_C = 8, GRID_S = 64 };
+
+typedef struct grid_ctx {
+    twin x, grid, dy, dx, dgrid;
+} grid_ctx;
+
+static sb_status run_grid(void *p, bool cpu) {
+    grid_ctx *c = p;
+    sb_grid_sample_params prm = {SB_GRID_BILINEAR, SB_GRID_ZEROS, false};
+    return sb_grid_sample_backward(SIDE(c->dy, cpu), SIDE(c->x, cpu), SIDE(c->grid, cpu), &prm,
+                                   SIDE(c->dx, cpu), SIDE(c->dgrid, cpu));
+}
+
+static int bench_grid(void) {
+    grid_ctx c;
+    int64_t xs[4] = {GRID_N, GRID_C, GRID_S, GRID_S}, gs[4] = {GRID_N, GRID_S, GRID_S, 2};
+    sb_tensor *x = NULL, *grid = NULL, *dy = NULL;
+    if (sb_tensor_new(&x, SB_F32, 4, xs) != SB_OK || sb_tensor_new(&grid, SB_F32, 4, gs) != SB_OK ||
+        sb_tensor_new(&dy, SB_F32, 4, xs) != SB_OK)
+        return die("grid sampling setup");
+    sb_rng rng = sb_rng_make(11, 0);
+    if (sb_rng_uniform_range(&rng, 0, -2.0f, 2.0f, x->data, sb_tensor_numel(x)) != SB_OK ||
+        sb_rng_uniform_range(&rng, 1, -1.1f, 1.1f, grid->data, sb_tensor_numel(grid)) != SB_OK ||
+        sb_rng_uniform_range(&rng, 2, -1.0f, 1.0f, dy->data, sb_tensor_numel(dy)) != SB_OK)
+        return die("grid sampling setup");
+    if (twin_of(x, &c.x) || twin_of(grid, &c.grid) || twin_of(dy, &c.dy) ||
+        twin_new(SB_F32, 4, xs, &c.dx) || twin_new(SB_F32, 4, gs, &c.dgrid))
+        return die("grid sampling setup");
+    int failed = timed("grid_sample backward 4x8x64x64 bilinear", run_grid, &c, &c.dx,
+                       (twin *[]){&c.dx, &c.dgrid}, 2);
+    twin all[] = {c.x, c.grid, c.dy, c.dx, c.dgrid};
+    for (size_t j = 0; j < sizeof all / sizeof *all; j++) twin_free(&all[j]);
+    return failed;
+}
+
 int main(int argc, char **argv) {
     int64_t sort_n = 1 << 16, rows = 1 << 20;
-    const char *only = "";
+    const char *only = ""; /* --only sort,ctc,class,grid: a subset */
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--sort-n")) sort_n = atoll(argv[i + 1]);
         else if (!strcmp(argv[i], "--rows")) rows = atoll(argv[i + 1]);
@@ -245,5 +284,6 @@ int main(int argc, char **argv) {
     if (!*only || strstr(only, "sort")) failed |= bench_sort(sort_n);
     if (!*only || strstr(only, "ctc")) failed |= bench_ctc();
     if (!*only || strstr(only, "class")) failed |= bench_class(rows);
+    if (!*only || strstr(only, "grid")) failed |= bench_grid();
     return failed;
 }

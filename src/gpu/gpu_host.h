@@ -113,6 +113,15 @@ sb_status sb_gpu_launch(const sb_backend *be, const char *fn, const sb_gpu_kerne
                         const void *geom, size_t geom_bytes, int nargs, sb_gpu_arg *args,
                         int64_t n);
 
+/* sort.cl's merge sort: `columns` columns of n (key, position) pairs,
+ * column c at elements [c * n, (c + 1) * n) of keys[0] (uint32 keys) and
+ * pos[0] (int64 positions), sorted by src/ref/sort_rank.h's (key,
+ * position) order in log2(n) passes between buffers 0 and 1; *sorted is
+ * the buffer that holds the result. Sort, topk, kthvalue, median and grid
+ * sampling's reader tables use it. */
+sb_status sb_gpu_merge_sort(const sb_backend *be, const char *fn, int64_t columns, int64_t n,
+                           const sb_gpu_ptr keys[2], const sb_gpu_ptr pos[2], int *sorted);
+
 /* Interpolation and grid sampling (src/gpu/ops_resample.c, resample.cl):
  * the op table's entries of those names. */
 sb_status sb_gpu_interpolate_forward(const sb_backend *be, const sb_interp_geom *g,

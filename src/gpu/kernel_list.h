@@ -113,7 +113,9 @@
     X(INTERP_BACKWARD, RESAMPLE, sb_interp_backward, BASE, 6, 0, STRIDE)                       \
     X(GRID_FORWARD, RESAMPLE, sb_grid_forward, BASE, 7, 0, STRIDE)                             \
     X(GRID_DX, RESAMPLE, sb_grid_dx, BASE, 8, 0, STRIDE)                                       \
-    X(GRID_DGRID, RESAMPLE, sb_grid_dgrid, BASE, 9, 0, STRIDE)
+    X(GRID_DGRID, RESAMPLE, sb_grid_dgrid, BASE, 9, 0, STRIDE)                                 \
+    X(GRID_READER_TERMS, RESAMPLE, sb_grid_reader_terms, BASE, 10, 0, STRIDE)                  \
+    X(GRID_READER_TABLES, RESAMPLE, sb_grid_reader_tables, BASE, 10, 0, STRIDE)
 
 /* SB_GPU_K_<id>: a kernel's index in both backends' tables. */
 typedef enum sb_gpu_kernel_id {

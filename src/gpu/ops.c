@@ -1150,6 +1150,21 @@ static int64_t sort_columns(const sb_ref_sort_geom *g) {
     return cols;
 }
 
+sb_status sb_gpu_merge_sort(const sb_backend *be, const char *fn, int64_t columns, int64_t n,
+                           const sb_gpu_ptr keys[2], const sb_gpu_ptr pos[2], int *sorted) {
+    int64_t nc = columns, nn = n;
+    int cur = 0;
+    sb_status st = SB_OK;
+    for (int64_t width = 1; width < n && st == SB_OK; width *= 2, cur ^= 1) {
+        sb_gpu_arg args[] = {SB_GPU_ARG(width),   SB_GPU_ARG(nc),    SB_GPU_ARG(nn),
+                             OPERAND(keys[cur]),  OPERAND(pos[cur]), OPERAND(keys[cur ^ 1]),
+                             OPERAND(pos[cur ^ 1])};
+        st = launch(be, fn, K(SORT_MERGE), NULL, 0, ARGS(args), columns * n);
+    }
+    *sorted = cur;
+    return st;
+}
+
 /* Every column sorted by (key, position) on the device (sort.cl): the
  * pairs written in position order, log2(n) merge passes between two pairs
  * of work buffers, then the ranks the op writes copied out. */
@@ -1178,19 +1193,14 @@ static sb_status gpu_sort_select(const sb_backend *be, const sb_ref_sort_geom *g
         st = dense_ptr(be, fn, "the sort keys", keys[b], total, sizeof(uint32_t), &pk[b]);
         if (st == SB_OK) st = dense_ptr(be, fn, "the sort positions", pos[b], total, sizeof(int64_t), &pp[b]);
     }
-    int64_t v[SORT_GEOM], nc = cols, nn = n;
+    int64_t v[SORT_GEOM], nc = cols;
     sort_geom(g, v);
     if (st == SB_OK) {
         sb_gpu_arg args[] = {GEOM_ARG, SB_GPU_ARG(nc), OPERAND(px), OPERAND(pk[0]), OPERAND(pp[0])};
         st = launch(be, fn, K(SORT_KEYS), v, sizeof v, ARGS(args), total);
     }
-    int cur = 0; /* the buffer holding the sorted runs */
-    for (int64_t width = 1; width < n && st == SB_OK; width *= 2, cur ^= 1) {
-        sb_gpu_arg args[] = {SB_GPU_ARG(width),     SB_GPU_ARG(nc),        SB_GPU_ARG(nn),
-                             OPERAND(pk[cur]),      OPERAND(pp[cur]),      OPERAND(pk[cur ^ 1]),
-                             OPERAND(pp[cur ^ 1])};
-        st = launch(be, fn, K(SORT_MERGE), NULL, 0, ARGS(args), total);
-    }
+    int cur = 0; /* the buffer holding the sorted columns */
+    if (st == SB_OK) st = sb_gpu_merge_sort(be, fn, cols, n, pk, pp, &cur);
     if (st == SB_OK) {
         sb_gpu_arg args[] = {GEOM_ARG,        SB_GPU_ARG(nc), OPERAND(px), OPERAND(pp[cur]),
                              OPERAND(pv),     OPERAND(pi)};

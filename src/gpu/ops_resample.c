@@ -1,14 +1,16 @@
 /* src/gpu/ops_resample.c - interpolation and grid sampling in the GPU host
  * layer (contract section 8; kernels in src/gpu/kernels/resample.cl). Both
  * backward passes are gathers in the reference's term order, which the
- * reference's own reader tables give: interpolation's come from the
- * geometry alone (sb_interp_tables_build), grid sampling's from the grid,
- * which is brought to the host for sb_grid_readers_build. The integer
- * tables go to the device as the kernel's geometry, the others as
- * temporaries of the backend; every result is computed there. Arguments
+ * reference's reader tables give: interpolation's come from the geometry
+ * alone (sb_interp_tables_build on the host; the integer tables go to the
+ * device as the kernel's geometry, the weights as a temporary of the
+ * backend), grid sampling's from the grid, so the device builds them (a
+ * sort of the terms by the input position they read, sort.cl's merge
+ * sort). Every result is computed on the device. Arguments
  * arrive validated by src/ops (dense operands). */
 #include <stdlib.h>
 #include <string.h>
+#include "core/checked.h"
 #include "core/internal.h"
 #include "gpu/gpu_host.h"
 
@@ -170,48 +172,68 @@ sb_status sb_gpu_grid_sample_forward(const sb_backend *be, const sb_grid_geom *g
     return sb_gpu_launch(be, fn, K(GRID_FORWARD), v, sizeof v, ARGS(args), n);
 }
 
-/* dx of every batch entry from its readers (built on the host from the
- * grid, brought back for it). */
+/* dx of every batch entry from its readers: the reference's tables
+ * (sb_grid_readers_build's) built on the device, nothing read back: the
+ * terms (grid point, corner) with the input position each reads as their
+ * key (resample.cl), sorted by (position, term) with sort.cl's merge sort
+ * (a column per batch entry), turned into first / out / weight tables,
+ * then sb_grid_dx's gather; each step one launch for the whole batch. */
 static sb_status grid_dx(const sb_backend *be, const char *fn, const sb_grid_geom *g,
-                         const float *grid, const grid_operands *o, float *dx) {
+                         const grid_operands *o, float *dx) {
     sb_gpu_ptr pdx;
-    int64_t plane_in = g->h * g->w;
+    int64_t plane_in = g->h * g->w, corners = g->mode == SB_GRID_NEAREST ? 1 : 4;
+    int64_t terms = g->oh * g->ow * corners, all = g->n * terms;
     SB_TRY(operand(be, fn, "dx", dx, g->n * g->c * plane_in, &pdx));
     if (g->n * g->c * plane_in == 0) return SB_OK;
+    if (plane_in >= (int64_t)UINT32_MAX) /* resample.cl's keys are 32-bit, UINT32_MAX none */
+        return sb_fail(SB_ERR_UNSUPPORTED, "%s: an input plane of %lld elements is beyond the "
+                       "device's 32-bit reader keys", fn, (long long)plane_in);
     int64_t v[GRID_GEOM];
     grid_geom(g, v);
-    size_t grid_bytes = (size_t)(g->n * g->oh * g->ow * 2) * sizeof(float);
-    float *host = malloc(grid_bytes ? grid_bytes : 1);
-    if (!host) return sb_fail(SB_ERR_NOMEM, "%s: no memory for the grid's reader tables", fn);
-    sb_status st = grid_bytes ? be->download(be, host, grid, grid_bytes) : SB_OK;
-    for (int64_t b = 0; b < g->n && st == SB_OK; b++) {
-        sb_grid_readers r;
-        st = sb_grid_readers_build(g, b, host, &r);
-        if (st != SB_OK) break;
-        /* first (plane_in + 1) then out, one integer table */
-        size_t entries = (size_t)r.first[plane_in];
-        int64_t *rd = malloc(((size_t)plane_in + 1 + entries) * sizeof *rd);
-        void *rmem = NULL, *rbuf = NULL, *wmem = NULL, *wbuf = NULL;
-        if (!rd) {
-            st = sb_fail(SB_ERR_NOMEM, "%s: no memory for the grid's reader tables", fn);
-        } else {
-            memcpy(rd, r.first, ((size_t)plane_in + 1) * sizeof *rd);
-            memcpy(rd + plane_in + 1, r.out, entries * sizeof *rd);
-            st = table(be, fn, rd, (size_t)plane_in + 1 + entries, sizeof *rd, &rmem, &rbuf);
-            if (st == SB_OK) st = table(be, fn, r.wt, entries, sizeof(float), &wmem, &wbuf);
-        }
-        if (st == SB_OK) {
-            int64_t bb = b;
-            sb_gpu_arg args[] = {GEOM_ARG,      ARG(bb),      ARG(rbuf),
-                                 ARG(wbuf),     OPERAND(o->y), OPERAND(pdx)};
-            st = sb_gpu_launch(be, fn, K(GRID_DX), v, sizeof v, ARGS(args), g->c * plane_in);
-        }
-        be->release(be, rmem);
-        be->release(be, wmem);
-        free(rd);
-        sb_grid_readers_free(&r);
+    /* keys (two buffers), positions (two), weights, the tables, sorted weights */
+    size_t kb, pb, wb, rb;
+    if (!sb_checked_bytes(all + 1, 2 * sizeof(uint32_t), &kb) ||
+        !sb_checked_bytes(all + 1, 2 * sizeof(int64_t), &pb) ||
+        !sb_checked_bytes(all + 1, sizeof(float), &wb) ||
+        !sb_checked_bytes(g->n * (plane_in + 1 + terms), sizeof(int64_t), &rb))
+        return sb_fail(SB_ERR_NOMEM, "%s: the reader tables exceed the address space", fn);
+    void *mem[5] = {NULL, NULL, NULL, NULL, NULL};
+    size_t bytes[5] = {kb, pb, wb, rb, wb};
+    sb_status st = SB_OK;
+    for (int i = 0; i < 5 && st == SB_OK; i++) st = be->alloc(be, bytes[i], &mem[i]);
+    uint32_t *keys = mem[0];
+    int64_t *pos = mem[1];
+    sb_gpu_ptr pk[2], pp[2], pw, pr, ps;
+    for (int i = 0; i < 2 && st == SB_OK; i++) {
+        st = sb_gpu_dense(be, fn, "the reader keys", keys + i * all, all, sizeof(uint32_t), &pk[i]);
+        if (st == SB_OK)
+            st = sb_gpu_dense(be, fn, "the reader terms", pos + i * all, all, sizeof(int64_t), &pp[i]);
     }
-    free(host);
+    if (st == SB_OK) st = operand(be, fn, "the term weights", mem[2], all, &pw);
+    if (st == SB_OK)
+        st = sb_gpu_dense(be, fn, "the reader tables", mem[3], g->n * (plane_in + 1 + terms),
+                          sizeof(int64_t), &pr);
+    if (st == SB_OK) st = sb_gpu_dense(be, fn, "the reader weights", mem[4], all + 1, sizeof(float), &ps);
+    int64_t tt = terms;
+    int cur = 0;
+    if (st == SB_OK) {
+        sb_gpu_arg args[] = {GEOM_ARG, ARG(tt), OPERAND(o->grid), OPERAND(pk[0]), OPERAND(pp[0]),
+                             OPERAND(pw)};
+        st = sb_gpu_launch(be, fn, K(GRID_READER_TERMS), v, sizeof v, ARGS(args), all);
+    }
+    if (st == SB_OK) st = sb_gpu_merge_sort(be, fn, g->n, terms, pk, pp, &cur);
+    if (st == SB_OK) {
+        sb_gpu_arg args[] = {GEOM_ARG,    ARG(tt),     OPERAND(pk[cur]), OPERAND(pp[cur]),
+                             OPERAND(pw), ARG(pr.buf), ARG(ps.buf)};
+        st = sb_gpu_launch(be, fn, K(GRID_READER_TABLES), v, sizeof v, ARGS(args),
+                           g->n * (plane_in + 1 + terms));
+    }
+    if (st == SB_OK) {
+        sb_gpu_arg args[] = {GEOM_ARG,    ARG(tt),       ARG(pr.buf),
+                             ARG(ps.buf), OPERAND(o->y), OPERAND(pdx)};
+        st = sb_gpu_launch(be, fn, K(GRID_DX), v, sizeof v, ARGS(args), g->n * g->c * plane_in);
+    }
+    for (int i = 0; i < 5; i++) be->release(be, mem[i]);
     return st;
 }
 
@@ -234,6 +256,6 @@ sb_status sb_gpu_grid_sample_backward(const sb_backend *be, const sb_grid_geom *
             st = sb_gpu_launch(be, fn, K(GRID_DGRID), v, sizeof v, ARGS(args), points);
         }
     }
-    if (dx && st == SB_OK) st = grid_dx(be, fn, g, grid, &o, dx);
+    if (dx && st == SB_OK) st = grid_dx(be, fn, g, &o, dx);
     return st;
 }

@@ -182,20 +182,94 @@ SB_KERNEL sb_grid_dgrid(SB_GLOBAL const SB_LONG *g, SB_GLOBAL const float *x, SB
     }
 }
 
-// dx (c, h, w) of batch entry b from its readers: first (h * w + 1), then
-// out (grid point per entry) in rd, the corner weights in wt
-SB_KERNEL sb_grid_dx(SB_GLOBAL const SB_LONG *g, SB_LONG b, SB_GLOBAL const SB_LONG *rd,
+// dx (n, c, h, w) from every batch entry's readers: entry b's tables at
+// rd + b * (h * w + 1 + terms) (first: h * w + 1, then out: the grid point
+// of each reader) and wt + b * terms (the readers' weights), terms the
+// (grid point, corner) count of an entry
+SB_KERNEL sb_grid_dx(SB_GLOBAL const SB_LONG *g, SB_LONG terms, SB_GLOBAL const SB_LONG *rd,
                      SB_GLOBAL const float *wt, SB_GLOBAL const float *dy, SB_LONG dy0,
                      SB_GLOBAL float *dx, SB_LONG dx0) {
     const sb_grid_dims d = sb_grid_dims_of(g);
     const SB_LONG plane_in = d.h * d.w, plane_out = d.oh * d.ow;
-    SB_GLOBAL const SB_LONG *first = rd, *out = rd + plane_in + 1;
-    SB_FOR_EACH(e, d.c * plane_in) {
-        SB_LONG q = e % plane_in, c = e / plane_in;
-        SB_LONG dyc = dy0 + (b * d.c + c) * plane_out;
+    SB_FOR_EACH(e, d.n * d.c * plane_in) {
+        SB_LONG q = e % plane_in, bc = e / plane_in, b = bc / d.c;
+        SB_GLOBAL const SB_LONG *first = rd + b * (plane_in + 1 + terms);
+        SB_GLOBAL const SB_LONG *out = first + plane_in + 1;
+        SB_GLOBAL const float *w = wt + b * terms;
+        SB_LONG dyc = dy0 + bc * plane_out;
         sb_acc acc;
         sb_acc_init(&acc);
-        for (SB_LONG r = first[q]; r < first[q + 1]; r++) sb_acc_add(&acc, dy[dyc + out[r]] * wt[r]);
-        dx[dx0 + (b * d.c + c) * plane_in + q] = sb_acc_result(&acc);
+        for (SB_LONG r = first[q]; r < first[q + 1]; r++) sb_acc_add(&acc, dy[dyc + out[r]] * w[r]);
+        dx[dx0 + e] = sb_acc_result(&acc);
+    }
+}
+
+/* ---- grid sampling's reader tables, built on the device ----
+ * The reference's tables (src/ref/grid_sample.c, sb_grid_readers_build):
+ * batch entry b's terms e = p * corners + j (grid point p, corner j, one
+ * corner for nearest) in order, grouped by the input position they read,
+ * e ascending within a group; a corner outside the input reads nothing.
+ * That is the terms sorted by (position, e): sb_grid_reader_terms writes
+ * the pairs of every entry (entry b's `terms` pairs at b * terms: one
+ * column of sort.cl's merge sort) and each term's weight, the merge sort
+ * orders them, sb_grid_reader_tables turns the sorted pairs into the
+ * tables sb_grid_dx reads. */
+
+#define SB_GRID_NO_READER 0xffffffffu /* the key of a corner outside: after every position */
+
+// keys / pos / wt at b * terms + e: term e's input position (or
+// SB_GRID_NO_READER), e itself and its weight
+SB_KERNEL sb_grid_reader_terms(SB_GLOBAL const SB_LONG *g, SB_LONG terms,
+                               SB_GLOBAL const float *grid, SB_LONG grid0, SB_GLOBAL SB_U32 *keys,
+                               SB_LONG k0, SB_GLOBAL SB_LONG *pos, SB_LONG p0,
+                               SB_GLOBAL float *wt, SB_LONG w0) {
+    const sb_grid_dims d = sb_grid_dims_of(g);
+    const int corners = d.mode == SB_GRID_NEAREST ? 1 : 4;
+    SB_FOR_EACH(i, d.n * terms) {
+        SB_LONG b = i / terms, e = i % terms, p = e / corners;
+        float ix, iy, mx, my, w = 1.0f;
+        int64_t q;
+        sb_grid_source_of(&d, grid, grid0, b, p, &ix, &iy, &mx, &my);
+        if (corners == 1) {
+            q = sb_grid_nearest(ix, iy, d.h, d.w);
+        } else {
+            sb_grid_corners k;
+            sb_grid_bilinear(ix, iy, d.h, d.w, &k);
+            q = k.pos[e % 4];
+            w = k.w[e % 4];
+        }
+        keys[k0 + i] = q < 0 ? SB_GRID_NO_READER : (SB_U32)q;
+        pos[p0 + i] = e;
+        wt[w0 + i] = w;
+    }
+}
+
+// From every entry's sorted terms (keys, pos): its tables at
+// rd + b * (h * w + 1 + terms) = first (the first sorted term of each
+// position, a binary search), then out (the grid point of each sorted
+// term), and swt + b * terms the weights in sorted order
+SB_KERNEL sb_grid_reader_tables(SB_GLOBAL const SB_LONG *g, SB_LONG terms,
+                                SB_GLOBAL const SB_U32 *keys, SB_LONG k0,
+                                SB_GLOBAL const SB_LONG *pos, SB_LONG p0,
+                                SB_GLOBAL const float *wt, SB_LONG w0, SB_GLOBAL SB_LONG *rd,
+                                SB_GLOBAL float *swt) {
+    const sb_grid_dims d = sb_grid_dims_of(g);
+    const int corners = d.mode == SB_GRID_NEAREST ? 1 : 4;
+    const SB_LONG plane_in = d.h * d.w, per = plane_in + 1 + terms;
+    SB_FOR_EACH(j, d.n * per) {
+        SB_LONG b = j / per, i = j % per, at = b * terms;
+        if (i <= plane_in) { /* the terms whose key is below i */
+            SB_LONG a = 0, z = terms;
+            while (a < z) {
+                SB_LONG m = a + (z - a) / 2;
+                if ((SB_LONG)keys[k0 + at + m] < i) a = m + 1;
+                else z = m;
+            }
+            rd[j] = a;
+        } else {
+            SB_LONG r = i - plane_in - 1, t = pos[p0 + at + r];
+            rd[j] = t / corners;
+            swt[at + r] = wt[w0 + at + t];
+        }
     }
 }
