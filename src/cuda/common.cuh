@@ -20,12 +20,28 @@ typedef struct sb_cuda_block {
     struct sb_cuda_block *next;
 } sb_cuda_block;
 
+/* The geometry staging ring (sb_cuda_upload_geom): pinned host slots, so
+ * a launch's geometry goes up with cudaMemcpyAsync on the context's stream
+ * and the host does not wait; a slot is written again only once the copy
+ * queued from it has run (its event). */
+#define SB_CUDA_STAGE_SLOTS 64
+#define SB_CUDA_STAGE_BYTES 4096
+
+typedef struct sb_cuda_staging {
+    char *host;                                 /* SLOTS * BYTES pinned bytes, or NULL */
+    cudaEvent_t done[SB_CUDA_STAGE_SLOTS];      /* recorded after each slot's copy */
+    bool pending[SB_CUDA_STAGE_SLOTS];          /* an event was recorded for the slot */
+    unsigned next;
+    bool failed;                                /* pinned memory unavailable: copies wait */
+} sb_cuda_staging;
+
 struct sb_cuda_context {
     int device;
     cudaStream_t stream;
     sb_cuda_block *free_list[SB_CUDA_CLASSES]; /* cached blocks per class */
     sb_cuda_block *live;                       /* handed-out blocks */
     size_t in_use, cached;
+    sb_cuda_staging stage;                     /* made on the first upload */
 };
 
 /* Turns a CUDA error into an sb_status naming the caller. */
@@ -35,7 +51,9 @@ sb_status sb_cuda_enter(const char *fn, sb_cuda_context *ctx);
 /* After a launch: reports a launch configuration error. */
 sb_status sb_cuda_launched(const char *fn);
 /* A device copy of `count` int64 geometry values for a single-source
- * kernel (src/gpu/kernels); release with sb_cuda_free after the launch. */
+ * kernel (src/gpu/kernels); release with sb_cuda_free after the launch.
+ * Up to SB_CUDA_STAGE_BYTES it goes through the staging ring (asynchronous
+ * on the context's stream); larger geometry is copied and waited for. */
 sb_status sb_cuda_upload_geom(sb_cuda_context *ctx, const int64_t *host, size_t count,
                               int64_t **out);
 

@@ -89,6 +89,8 @@ sb_status sb_cuda_context_new(sb_cuda_context **out, int device) {
     return SB_OK;
 }
 
+static void staging_release(sb_cuda_context *ctx); /* the geometry staging ring, below */
+
 static void free_list_release(sb_cuda_block **list) {
     while (*list) {
         sb_cuda_block *b = *list;
@@ -105,6 +107,7 @@ void sb_cuda_context_free(sb_cuda_context *ctx) {
     cudaStreamSynchronize(ctx->stream);
     for (int c = 0; c < SB_CUDA_CLASSES; c++) free_list_release(&ctx->free_list[c]);
     free_list_release(&ctx->live);
+    staging_release(ctx);
     cudaStreamDestroy(ctx->stream);
     free(ctx);
 }
@@ -239,12 +242,61 @@ sb_status sb_cuda_memcpy_d2d(sb_cuda_context *ctx, void *dst, const void *src, s
     return copy("sb_cuda_memcpy_d2d", ctx, dst, src, bytes, cudaMemcpyDeviceToDevice);
 }
 
+/* The staging ring, made on first use; false when pinned memory or events
+ * cannot be had (the uploads then wait, as before the ring). */
+static bool staging_ready(sb_cuda_context *ctx) {
+    sb_cuda_staging *sg = &ctx->stage;
+    if (sg->host || sg->failed) return sg->host != NULL;
+    void *h = NULL;
+    if (cudaMallocHost(&h, (size_t)SB_CUDA_STAGE_SLOTS * SB_CUDA_STAGE_BYTES) != cudaSuccess) {
+        (void)cudaGetLastError();
+        sg->failed = true;
+        return false;
+    }
+    for (int i = 0; i < SB_CUDA_STAGE_SLOTS; i++) {
+        if (cudaEventCreateWithFlags(&sg->done[i], cudaEventDisableTiming) == cudaSuccess) continue;
+        (void)cudaGetLastError();
+        while (i-- > 0) cudaEventDestroy(sg->done[i]);
+        cudaFreeHost(h);
+        sg->failed = true;
+        return false;
+    }
+    sg->host = (char *)h;
+    return true;
+}
+
+static void staging_release(sb_cuda_context *ctx) {
+    sb_cuda_staging *sg = &ctx->stage;
+    if (!sg->host) return;
+    for (int i = 0; i < SB_CUDA_STAGE_SLOTS; i++) cudaEventDestroy(sg->done[i]);
+    cudaFreeHost(sg->host);
+    sg->host = NULL;
+}
+
 sb_status sb_cuda_upload_geom(sb_cuda_context *ctx, const int64_t *host, size_t count,
                               int64_t **out) {
+    const char *fn = "sb_cuda_upload_geom";
+    size_t bytes = count * sizeof *host;
     void *d = NULL;
     *out = NULL;
-    SB_TRY(sb_cuda_malloc(ctx, count * sizeof *host, &d));
-    sb_status st = sb_cuda_memcpy_h2d(ctx, d, host, count * sizeof *host);
+    SB_TRY(sb_cuda_malloc(ctx, bytes, &d));
+    sb_status st = SB_OK;
+    if (bytes <= SB_CUDA_STAGE_BYTES && staging_ready(ctx)) {
+        sb_cuda_staging *sg = &ctx->stage;
+        unsigned slot = sg->next++ % SB_CUDA_STAGE_SLOTS;
+        char *src = sg->host + (size_t)slot * SB_CUDA_STAGE_BYTES;
+        cudaError_t e = cudaSuccess;
+        if (sg->pending[slot]) e = cudaEventSynchronize(sg->done[slot]); /* only once the ring wrapped */
+        if (e == cudaSuccess) {
+            memcpy(src, host, bytes);
+            e = cudaMemcpyAsync(d, src, bytes, cudaMemcpyHostToDevice, ctx->stream);
+        }
+        if (e == cudaSuccess) e = cudaEventRecord(sg->done[slot], ctx->stream);
+        sg->pending[slot] = e == cudaSuccess;
+        if (e != cudaSuccess) st = sb_cuda_error(fn, "staging the geometry", e);
+    } else {
+        st = sb_cuda_memcpy_h2d(ctx, d, host, bytes);
+    }
     if (st != SB_OK) {
         sb_cuda_free(ctx, d);
         return st;
