@@ -11,6 +11,8 @@
  *             weights (the divisor: the count, or the targets' weight sum)
  *   grid      grid sampling's backward (dx and dgrid), batch 4, 8 channels,
  *             64 x 64 from a 64 x 64 grid, bilinear
+ *   sum       sb_sum of 4 * --rows floats to one value (the canonical sum
+ *             of one long output)
  * Prints "OP ms T bits same" per line (the best of a few runs after one
  * that builds the programs); "bits DIFFER" fails the run. */
 #include <string.h>
@@ -260,9 +262,37 @@ static int bench_grid(void) {
     return failed;
 }
 
+/* ---- the canonical sum of one long output ---- */
+
+typedef struct sum_ctx {
+    twin x, out;
+} sum_ctx;
+
+static sb_status run_sum(void *p, bool cpu) {
+    sum_ctx *c = p;
+    int dims[1] = {0};
+    return sb_sum(SIDE(c->x, cpu), dims, 1, false, SIDE(c->out, cpu));
+}
+
+static int bench_sum(int64_t n) {
+    sum_ctx c;
+    int64_t shape[1] = {n};
+    sb_tensor *x = NULL;
+    if (sb_tensor_new(&x, SB_F32, 1, shape) != SB_OK) return die("sum setup");
+    sb_rng rng = sb_rng_make(13, 0);
+    if (sb_rng_uniform_range(&rng, 0, -1.0f, 1.0f, x->data, n) != SB_OK) return die("sum setup");
+    if (twin_of(x, &c.x) || twin_new(SB_F32, 0, NULL, &c.out)) return die("sum setup");
+    char name[64];
+    snprintf(name, sizeof name, "sum n %lld", (long long)n);
+    int failed = timed(name, run_sum, &c, &c.out, (twin *[]){&c.out}, 1);
+    twin_free(&c.x);
+    twin_free(&c.out);
+    return failed;
+}
+
 int main(int argc, char **argv) {
     int64_t sort_n = 1 << 16, rows = 1 << 20;
-    const char *only = ""; /* --only sort,ctc,class,grid: a subset */
+    const char *only = ""; /* --only sort,ctc,class,grid,sum: a subset */
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--sort-n")) sort_n = atoll(argv[i + 1]);
         else if (!strcmp(argv[i], "--rows")) rows = atoll(argv[i + 1]);
@@ -285,5 +315,6 @@ int main(int argc, char **argv) {
     if (!*only || strstr(only, "ctc")) failed |= bench_ctc();
     if (!*only || strstr(only, "class")) failed |= bench_class(rows);
     if (!*only || strstr(only, "grid")) failed |= bench_grid();
+    if (!*only || strstr(only, "sum")) failed |= bench_sum(rows * 4);
     return failed;
 }

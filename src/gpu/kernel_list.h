@@ -91,6 +91,8 @@
     X(PRELU_BACKWARD_DW, NORM, sb_prelu_backward_dw, BASE, 9, -1, STRIDE)                       \
     /* sum.cl */                                                                                \
     X(SUM, SUM, sb_sum_reduce, BASE, 10, 5, LANES32)                                            \
+    X(SUM_BLOCKS, SUM, sb_sum_blocks, BASE, 7, 2, LANES32)                                      \
+    X(SUM_FINISH, SUM, sb_sum_finish, BASE, 9, 4, STRIDE)                                       \
     X(REDUCE_EXTREME, SUM, sb_reduce_extreme, BASE, 12, 3, STRIDE)                              \
     X(REDUCE_SCATTER, SUM, sb_reduce_scatter, BASE, 9, 2, STRIDE)                               \
     /* gemm.cl: the four transposes, conv2d forward (mode 1) and weight gradient (mode 2) */   \

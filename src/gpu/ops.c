@@ -10,6 +10,7 @@
  * validated by src/ops. Written against no GPU API: OpenCL and CUDA run
  * this very code. */
 #include <stdlib.h>
+#include "core/canonical_sum.h"
 #include "core/checked.h"
 #include "core/internal.h"
 #include "gpu/gpu_host.h"
@@ -382,6 +383,35 @@ static void sum_geom(const sb_ref_reduce_geom *g, int64_t gv[EXTREME_GEOM]) {
     }
 }
 
+/* Sum or mean of nout outputs over n > 8192 elements each: every block of
+ * every output folded by its own group (sum.cl's sb_sum_blocks), the block
+ * sums streamed in order per output (sb_sum_finish): sb_sum_reduce's bits
+ * with n / 8192 times its parallelism. */
+static sb_status reduce_blocks(const sb_backend *be, const char *fn, sb_ref_reduce_kind kind,
+                               const int64_t *gv, int64_t nout, int64_t n, sb_gpu_ptr px,
+                               sb_gpu_ptr po, float nf) {
+    int64_t nblocks = (n + SB_SUM_BLOCK - 1) / SB_SUM_BLOCK, no = nout, nn = n, nb = nblocks;
+    size_t bytes;
+    if (!sb_checked_bytes(nout * nblocks, sizeof(float), &bytes))
+        return sb_fail(SB_ERR_NOMEM, "%s: the block sums exceed the address space", fn);
+    void *mem = NULL;
+    SB_TRY(be->alloc(be, bytes, &mem));
+    sb_gpu_ptr pb;
+    sb_status st = dense_ptr(be, fn, "the block sums", mem, nout * nblocks, sizeof(float), &pb);
+    if (st == SB_OK) {
+        sb_gpu_arg args[] = {SB_GPU_ARG(nn), SB_GPU_ARG(nb), GEOM_ARG, OPERAND(px), OPERAND(pb)};
+        st = launch(be, fn, K(SUM_BLOCKS), gv, SUM_GEOM * sizeof *gv, ARGS(args), nout * nblocks);
+    }
+    if (st == SB_OK) {
+        int32_t k = (int32_t)kind;
+        sb_gpu_arg args[] = {SB_GPU_ARG(k),  SB_GPU_ARG(nf), SB_GPU_ARG(no), SB_GPU_ARG(nb),
+                             GEOM_ARG,       OPERAND(pb),    OPERAND(po)};
+        st = launch(be, fn, K(SUM_FINISH), gv, SUM_GEOM * sizeof *gv, ARGS(args), nout);
+    }
+    be->release(be, mem);
+    return st;
+}
+
 /* sum / mean / var / std over g, as sb_ref_reduce, with nf the divisor of
  * the mean ((float)n for the reductions; the losses pass their count). */
 static sb_status reduce_launch(const sb_backend *be, const char *fn, sb_ref_reduce_kind kind,
@@ -395,6 +425,8 @@ static sb_status reduce_launch(const sb_backend *be, const char *fn, sb_ref_redu
     sb_gpu_ptr px, po;
     SB_TRY(resolve(be, fn, "x", n > 0 ? x : NULL, n > 0 ? sizeof(float) : 0, sizeof(float), &px));
     SB_TRY(resolve(be, fn, "out", out, sizeof(float), sizeof(float), &po));
+    if ((kind == SB_REF_REDUCE_SUM || kind == SB_REF_REDUCE_MEAN) && n > SB_SUM_BLOCK)
+        return reduce_blocks(be, fn, kind, gv, nout, n, px, po, nf);
     int32_t k = (int32_t)kind, nan_result = n - correction <= 0;
     float denom = (float)(n - correction);
     sb_gpu_arg args[] = {SB_GPU_ARG(k),          SB_GPU_ARG(nf), SB_GPU_ARG(denom),

@@ -53,6 +53,23 @@ SB_INLINE float sb_sum_fold32(SB_LOCAL_PTR const float *lanes) {
     return t[0];
 }
 
+/* Lane `lane`'s part of the block of m reduced elements from b0 of the
+ * output at xo: elements lane, lane + 32, ... added in order from -0.0f
+ * (pass 1: the squared deviations from mean). */
+SB_INLINE float sb_sum_lane(SB_GLOBAL const SB_LONG *geom, SB_GLOBAL const float *x, SB_LONG xo,
+                            SB_LONG b0, SB_LONG m, int lane, int pass, float mean) {
+    float acc = -0.0f;
+    for (SB_LONG i = lane; i < m; i += SB_SUM_LANES_DEV) {
+        float v = x[xo + sb_sum_red_offset(geom, b0 + i)];
+        if (pass == 1) {
+            float d = v - mean;
+            v = d * d;
+        }
+        acc = acc + v;
+    }
+    return acc;
+}
+
 /* out[o] = canonical sum over the reduced elements of x (center 0), or of
  * (x - mean)^2 with mean = sum / nf (center 1); kind: 0 sum, 1 mean
  * (sum / nf), 2 var (ss / denom), 3 std (sqrt(var)); nan_result: var/std
@@ -72,16 +89,7 @@ SB_KERNEL sb_sum_reduce(int kind, float nf, float denom, int nan_result, SB_LONG
         float s = 0.0f;
         for (SB_LONG b0 = 0; b0 < n; b0 += SB_SUM_BLOCK_DEV) {
             SB_LONG m = n - b0 < SB_SUM_BLOCK_DEV ? n - b0 : SB_SUM_BLOCK_DEV;
-            float acc = -0.0f;
-            for (SB_LONG i = lane; i < m; i += SB_SUM_LANES_DEV) {
-                float v = x[xo + sb_sum_red_offset(geom, b0 + i)];
-                if (pass == 1) {
-                    float d = v - mean;
-                    v = d * d;
-                }
-                acc = acc + v;
-            }
-            lanes[lane] = acc;
+            lanes[lane] = sb_sum_lane(geom, x, xo, b0, m, lane, pass, mean);
             SB_BARRIER();
             if (lane == 0) {
                 float b = sb_sum_fold32(lanes);
@@ -107,6 +115,39 @@ SB_KERNEL sb_sum_reduce(int kind, float nf, float denom, int nan_result, SB_LONG
     }
     if (kind >= 2 && nan_result) r = SB_AS_F32(0x7fc00000u);
     if (lane == 0) out[o0 + sb_sum_keep_offset(geom, 1, o)] = r;
+}
+
+/* ---- the sum of long reductions, a group per block ----
+ * For sum and mean over n > 8192 elements the blocks are independent:
+ * sb_sum_blocks folds block k of output o in group o * nblocks + k
+ * (sb_sum_reduce's lanes and fold), sb_sum_finish streams each output's
+ * block sums in order into an sb_acc, as sb_sum_reduce's work-item 0 does
+ * (the levels above the first of src/core/canonical_sum.c), so the bits
+ * are sb_sum_reduce's. */
+
+// bsum[o * nblocks + k]: the fold of block k of output o
+SB_KERNEL sb_sum_blocks(SB_LONG n, SB_LONG nblocks, SB_GLOBAL const SB_LONG *geom,
+                        SB_GLOBAL const float *x, SB_LONG x0, SB_GLOBAL float *bsum, SB_LONG b0) {
+    SB_LOCAL_ARRAY(float, lanes, SB_SUM_LANES_DEV);
+    const int lane = SB_LOCAL_ID();
+    const SB_LONG grp = SB_GROUP_ID(0), o = grp / nblocks, first = (grp % nblocks) * SB_SUM_BLOCK_DEV;
+    const SB_LONG m = n - first < SB_SUM_BLOCK_DEV ? n - first : SB_SUM_BLOCK_DEV;
+    lanes[lane] = sb_sum_lane(geom, x, x0 + sb_sum_keep_offset(geom, 0, o), first, m, lane, 0, 0.0f);
+    SB_BARRIER();
+    if (lane == 0) bsum[b0 + grp] = sb_sum_fold32(lanes);
+}
+
+// out[o]: the block sums of output o streamed in order (kind 0 sum, 1 sum / nf)
+SB_KERNEL sb_sum_finish(int kind, float nf, SB_LONG nout, SB_LONG nblocks,
+                        SB_GLOBAL const SB_LONG *geom, SB_GLOBAL const float *bsum, SB_LONG b0,
+                        SB_GLOBAL float *out, SB_LONG o0) {
+    SB_FOR_EACH(o, nout) {
+        sb_acc blocks;
+        sb_acc_init(&blocks);
+        for (SB_LONG k = 0; k < nblocks; k++) sb_acc_add(&blocks, bsum[b0 + o * nblocks + k]);
+        float s = sb_acc_result(&blocks);
+        out[o0 + sb_sum_keep_offset(geom, 1, o)] = kind == 0 ? s : s / nf;
+    }
 }
 
 /* ---- max / min with first-occurrence indices, and their scatter ---- */
