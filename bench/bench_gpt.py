@@ -1,25 +1,32 @@
 #!/usr/bin/env python3
-"""The small GPT of `samebits train --model gpt`: samebits against PyTorch's
-CPU build on the same model, one run.
+"""GPTs of `samebits train --model gpt`'s architecture: samebits against
+PyTorch's CPU build on the same model, one run.
 
-1. The training step (batch 8 windows of 64 tokens: forward, cross-entropy,
-   backward, AdamW) at 1 and 2 threads: samebits through bench_gpt_step,
-   PyTorch in this process with torch.set_num_threads(T). Median ms, ratio.
-2. Generation with a KV cache (64 one-token greedy steps from a one-token
-   prompt), tokens per second, at the same thread counts.
+1. The training step (a batch of windows of `context` tokens: forward,
+   cross-entropy, backward, AdamW) at 1 and 2 threads: samebits through
+   bench_gpt_step, PyTorch in this process with torch.set_num_threads(T).
+   Median ms, ratio.
+2. Generation with a KV cache (`context` one-token greedy steps from a
+   one-token prompt), tokens per second, at the same thread counts.
 
-The PyTorch model is the same architecture with the same shapes (vocab 82,
-context 64, d_model 64, 4 heads, 2 layers, RMS norm, rotary positions,
-exact GELU, bias-free linears, untied head); its bits are PyTorch's.
-The build directory comes from $SB_BUILD (default: build)."""
-import math, os, subprocess, time
+    SB_BUILD=build python3 bench/bench_gpt.py [--size small|issue]
+
+Without --size both run (`make bench`). small: the model of `samebits train --model gpt` (vocab 82,
+context 64, d_model 64, 4 heads, 2 layers, batch 8); issue: 6
+layers, d_model 384, 6 heads, context 256, batch 8 (the performance issue's
+GPT). The PyTorch model is the same architecture with the same shapes (RMS
+norm, rotary positions, exact GELU, bias-free linears, untied head); its
+bits are PyTorch's. The build directory comes from $SB_BUILD (default: build)."""
+import argparse, math, os, subprocess, time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 BUILD = os.environ.get("SB_BUILD", "build")
-V, T, D, H, L, B = 82, 64, 64, 4, 2, 8
+# (vocab, context, d_model, heads, layers, batch, timed training steps)
+SIZES = {"small": (82, 64, 64, 4, 2, 8, 20), "issue": (82, 256, 384, 6, 6, 8, 5)}
+V, T, D, H, L, B, STEPS = SIZES["small"]
 E = D // H
 
 
@@ -99,7 +106,7 @@ class GPT(nn.Module):
         return self.head(self.ln_f(x))
 
 
-def torch_step_ms(threads, steps=20, warmup=3):
+def torch_step_ms(threads, steps, warmup=3):
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     model = GPT()
@@ -134,20 +141,34 @@ def torch_tokens_per_s(threads, runs=5):
 
 
 def samebits_numbers(threads):
-    out = subprocess.run([os.path.join(BUILD, "bench", "bench_gpt_step"), "--threads", str(threads)],
+    shape = ["--layers", L, "--d-model", D, "--heads", H, "--context", T, "--batch", B]
+    out = subprocess.run([os.path.join(BUILD, "bench", "bench_gpt_step"), "--threads", str(threads),
+                          "--steps", str(STEPS)] + [str(a) for a in shape],
                          check=True, capture_output=True, text=True).stdout.split()
     return float(out[1]), out[out.index("isa") + 1], float(out[out.index("gpt_generate_tokens_per_s") + 1])
 
 
-def main():
-    print(f"GPT (vocab {V}, context {T}, d_model {D}, {H} heads, {L} layers), torch {torch.__version__}")
+def bench(size):
+    global V, T, D, H, L, B, STEPS, E
+    V, T, D, H, L, B, STEPS = SIZES[size]
+    E = D // H
+    print(f"GPT (vocab {V}, context {T}, d_model {D}, {H} heads, {L} layers, batch {B}), "
+          f"torch {torch.__version__}; median of {STEPS} training steps")
     print(f"{'threads':>8} {'step ms: samebits':>18} {'PyTorch':>8} {'PyTorch/samebits':>17}"
           f" {'tokens/s: samebits':>19} {'PyTorch':>8} {'samebits/PyTorch':>17}  isa")
     for t in (1, 2):
         sb_ms, isa, sb_tps = samebits_numbers(t)
-        pt_ms, pt_tps = torch_step_ms(t), torch_tokens_per_s(t)
+        pt_ms, pt_tps = torch_step_ms(t, STEPS), torch_tokens_per_s(t)
         print(f"{t:>8} {sb_ms:>18.2f} {pt_ms:>8.2f} {pt_ms / sb_ms:>16.2f}x"
               f" {sb_tps:>19.0f} {pt_tps:>8.0f} {sb_tps / pt_tps:>16.2f}x  {isa}")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--size", choices=sorted(SIZES), help="one size (default: both)")
+    size = p.parse_args().size
+    for s in [size] if size else ["small", "issue"]:
+        bench(s)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,13 @@
-/* The default GPT of `samebits train --model gpt` (vocab 82, context 64,
- * d_model 64, 4 heads, 2 layers): one training step (batch 8 windows of 64
- * tokens: forward, cross-entropy, backward, AdamW), and generation with the
- * KV cache (64 decode steps of one token each, from a one-token prompt,
- * greedy: each step feeds the token the previous one drew).
+/* A GPT of `samebits train --model gpt`'s architecture (default: its model,
+ * vocab 82, context 64, d_model 64, 4 heads, 2 layers): one training step
+ * (batch windows of `context` tokens: forward, cross-entropy, backward,
+ * AdamW), and generation with the KV cache (`context` decode steps of one
+ * token each, from a one-token prompt, greedy: each step feeds the token
+ * the previous one drew).
  * bench/bench_gpt.py runs this next to the same model in PyTorch.
  *
- *   bench_gpt_step [--threads N] [--steps S]
+ *   bench_gpt_step [--threads N] [--steps S] [--layers L] [--d-model D]
+ *                  [--heads H] [--context T] [--batch B]
  *
  * Prints "gpt_step_ms <median> threads <N> isa <isa>" and
  * "gpt_generate_tokens_per_s <median over 5 runs>". The token values come
@@ -13,19 +15,27 @@
 #include <string.h>
 #include "bench_common.h"
 
-enum { VOCAB = 82, BATCH = 8 };
+enum { VOCAB = 82 };
 
 #define die(what) bench_fail("bench_gpt_step", what)
 
 int main(int argc, char **argv) {
     int threads = 1, steps = 20;
+    sb_gpt_config cfg = sb_gpt_default_config(VOCAB);
+    int64_t BATCH = 8;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--steps")) steps = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--layers")) cfg.layers = atoll(argv[i + 1]);
+        else if (!strcmp(argv[i], "--d-model")) cfg.d_model = atoll(argv[i + 1]);
+        else if (!strcmp(argv[i], "--heads")) cfg.heads = atoll(argv[i + 1]);
+        else if (!strcmp(argv[i], "--context")) cfg.context = atoll(argv[i + 1]);
+        else if (!strcmp(argv[i], "--batch")) BATCH = atoll(argv[i + 1]);
+        else return die("unknown option");
     }
     if (steps < 1 || steps > 100000) steps = 20;
+    if (BATCH < 1 || BATCH > 4096) return die("--batch");
     if (sb_set_num_threads(threads) != SB_OK) return die("threads");
-    sb_gpt_config cfg = sb_gpt_default_config(VOCAB);
     const int64_t T = cfg.context;
     sb_module *model;
     sb_optimizer *opt;
@@ -57,7 +67,7 @@ int main(int argc, char **argv) {
         if (s >= 0) ms[s] = bench_now_ms() - t0;
     }
     printf("gpt_step_ms %.3f threads %d isa %s\n", bench_median(ms, steps), threads, sb_isa_name(sb_isa()));
-    /* generation: 64 one-token steps through the KV cache */
+    /* generation: T one-token steps through the KV cache */
     sb_module_train(model, false);
     sb_sample_config greedy = {0.0f, 0, 1.0f};
     double rates[6];

@@ -129,6 +129,9 @@ static void test_shapes(void) {
         /* block boundaries: MC = 144, NC = 512, KC = 256 */
         {143, 33, 255}, {144, 32, 256}, {145, 34, 257}, {37, 511, 20}, {29, 513, 19},
         {20, 40, 513}, {9, 17, 600},
+        /* a few rows times B^T (read in place, eight columns at a time): column
+         * and term counts off and on multiples of 8, a decode step's shape */
+        {1, 9, 21}, {2, 8, 8}, {3, 47, 300}, {4, 100, 7}, {1, 1536, 384}, {4, 385, 1033},
     };
     static const int64_t quick_skip = 4; /* the biggest ones */
     int nshapes = (int)(sizeof shapes / sizeof shapes[0]);
@@ -149,8 +152,9 @@ static void test_shapes(void) {
 
 static void test_specials(void) {
     oracle_seed(2);
-    static const int64_t shapes[][3] = {{1, 1, 9}, {7, 19, 33}, {13, 35, 260}, {50, 70, 40}};
-    for (int s = 0; s < 4; s++) run_shape(shapes[s][0], shapes[s][1], shapes[s][2], VAL_SPECIAL, s);
+    static const int64_t shapes[][3] = {{1, 1, 9}, {7, 19, 33}, {13, 35, 260}, {50, 70, 40},
+                                        {1, 23, 45}, {4, 17, 9}};
+    for (int s = 0; s < 6; s++) run_shape(shapes[s][0], shapes[s][1], shapes[s][2], VAL_SPECIAL, s);
 }
 
 /* The chain must cross k blocks from C, not restart at zero: shows that

@@ -49,6 +49,8 @@ enum {
     STACK_FLOATS = 4096,
     PAR_PACK_FLOPS = 1 << 24,
     B_DIRECT_MAX_M = 32, /* rows of C up to which op(B) = B is read unpacked */
+    GEMV_T_MAX_M = 4,    /* rows of C up to which op(B) = B^T is read unpacked (gemv_t) */
+    GEMV_T_COLS = 64,    /* columns of C per thread range there */
 };
 
 typedef struct kernel {
@@ -230,6 +232,24 @@ static void tile_range(void *ctx, int64_t begin, int64_t end) {
 
 static int64_t ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
 
+/* A few rows of C = A B^T, A ('N') and B row-major, on the level's gemv_t:
+ * each range owns columns [j0, j1) of every row. */
+typedef struct gemv_job {
+    sb_gemv_t_fn fn;
+    int64_t m, n, k, lda, ldb, ldc;
+    const float *a, *b;
+    float *c;
+    bool load_c;
+} gemv_job;
+
+static void gemv_range(void *ctx, int64_t begin, int64_t end) {
+    const gemv_job *G = ctx;
+    int64_t j0 = begin * GEMV_T_COLS, j1 = end * GEMV_T_COLS < G->n ? end * GEMV_T_COLS : G->n;
+    for (int64_t i = 0; i < G->m; i++)
+        G->fn(j1 - j0, G->k, G->a + i * G->lda, G->b + j0 * G->ldb, G->ldb, G->c + i * G->ldc + j0,
+              G->load_c);
+}
+
 void sb_cpu_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, const float *a,
                   int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc,
                   bool continue_chain) {
@@ -241,10 +261,21 @@ void sb_cpu_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, con
                 for (int64_t j = 0; j < n; j++) c[i * ldc + j] = 0.0f;
         return;
     }
+    const sb_gemm_kernels *gk = &sb_kernels()->gemm;
+    bool ta = transa == 'T' || transa == 't', tb = transb == 'T' || transb == 't';
+    if (gk->gemv_t && !ta && tb && m <= GEMV_T_MAX_M) {
+        gemv_job G = {gk->gemv_t, m, n, k, lda, ldb, ldc, a, b, c, continue_chain};
+        int64_t ranges = ceil_div(n, GEMV_T_COLS);
+        if ((double)m * (double)n * (double)k < SMALL_FLOPS * 4)
+            gemv_range(&G, 0, ranges);
+        else
+            sb_parallel_for(ranges, 1, gemv_range, &G);
+        return;
+    }
     job J = {
-        .kern = pick_kernel(&sb_kernels()->gemm, m),
-        .ta = transa == 'T' || transa == 't',
-        .tb = transb == 'T' || transb == 't',
+        .kern = pick_kernel(gk, m),
+        .ta = ta,
+        .tb = tb,
         .a = a, .b = b, .c = c, .lda = lda, .ldb = ldb, .ldc = ldc, .m = m, .n = n,
     };
     int mr = J.kern.mr, nr = J.kern.nr;

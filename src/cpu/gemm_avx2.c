@@ -1,6 +1,7 @@
 /* The AVX2 + FMA3 GEMM micro-kernel: a 6 x 16 tile of C in 12 ymm
  * accumulators (src/cpu/gemm_internal.h). Each vfmadd231ps lane is one
  * step C[i][j] = fma(A[i][p], B[p][j], C[i][j]) of the contract's chain. */
+#include <math.h>
 #include "cpu/cpu.h"
 
 typedef int sb_gemm_avx2_unit_not_empty;
@@ -69,4 +70,64 @@ void sb_gemm_ukernel_avx2(int64_t kc, const float *a, const float *b, float *c, 
 
 FLEX_KERNELS(4)
 FLEX_KERNELS(6)
+
+/* sb_gemv_t_fn (gemm_internal.h): eight outputs at a time; their eight rows
+ * of B are read eight terms at a time and transposed in registers, so that
+ * lane q of t[p] holds B[j0 + q][p0 + p] and each vfmadd231ps advances eight
+ * chains by one term, in order. Outputs past the last eight run the same
+ * chain one at a time (fmaf is vfmadd231ss here). */
+void sb_gemv_t_avx2(int64_t n, int64_t k, const float *a, const float *b, int64_t ldb, float *c,
+                    bool load_c) {
+    int64_t j0 = 0;
+    for (; j0 + 8 <= n; j0 += 8) {
+        const float *r = b + j0 * ldb;
+        __m256 acc = load_c ? _mm256_loadu_ps(c + j0) : _mm256_setzero_ps();
+        int64_t p = 0;
+        for (; p + 8 <= k; p += 8) {
+            __m256 u0 = _mm256_unpacklo_ps(_mm256_loadu_ps(r + p), _mm256_loadu_ps(r + ldb + p));
+            __m256 u1 = _mm256_unpackhi_ps(_mm256_loadu_ps(r + p), _mm256_loadu_ps(r + ldb + p));
+            __m256 u2 = _mm256_unpacklo_ps(_mm256_loadu_ps(r + 2 * ldb + p),
+                                           _mm256_loadu_ps(r + 3 * ldb + p));
+            __m256 u3 = _mm256_unpackhi_ps(_mm256_loadu_ps(r + 2 * ldb + p),
+                                           _mm256_loadu_ps(r + 3 * ldb + p));
+            __m256 u4 = _mm256_unpacklo_ps(_mm256_loadu_ps(r + 4 * ldb + p),
+                                           _mm256_loadu_ps(r + 5 * ldb + p));
+            __m256 u5 = _mm256_unpackhi_ps(_mm256_loadu_ps(r + 4 * ldb + p),
+                                           _mm256_loadu_ps(r + 5 * ldb + p));
+            __m256 u6 = _mm256_unpacklo_ps(_mm256_loadu_ps(r + 6 * ldb + p),
+                                           _mm256_loadu_ps(r + 7 * ldb + p));
+            __m256 u7 = _mm256_unpackhi_ps(_mm256_loadu_ps(r + 6 * ldb + p),
+                                           _mm256_loadu_ps(r + 7 * ldb + p));
+            /* s_e: terms e and e + 4 of rows 0-3 (s0-s3) and rows 4-7 (s4-s7) */
+            __m256 s0 = _mm256_shuffle_ps(u0, u2, _MM_SHUFFLE(1, 0, 1, 0));
+            __m256 s1 = _mm256_shuffle_ps(u0, u2, _MM_SHUFFLE(3, 2, 3, 2));
+            __m256 s2 = _mm256_shuffle_ps(u1, u3, _MM_SHUFFLE(1, 0, 1, 0));
+            __m256 s3 = _mm256_shuffle_ps(u1, u3, _MM_SHUFFLE(3, 2, 3, 2));
+            __m256 s4 = _mm256_shuffle_ps(u4, u6, _MM_SHUFFLE(1, 0, 1, 0));
+            __m256 s5 = _mm256_shuffle_ps(u4, u6, _MM_SHUFFLE(3, 2, 3, 2));
+            __m256 s6 = _mm256_shuffle_ps(u5, u7, _MM_SHUFFLE(1, 0, 1, 0));
+            __m256 s7 = _mm256_shuffle_ps(u5, u7, _MM_SHUFFLE(3, 2, 3, 2));
+            __m256 t[8] = {
+                _mm256_permute2f128_ps(s0, s4, 0x20), _mm256_permute2f128_ps(s1, s5, 0x20),
+                _mm256_permute2f128_ps(s2, s6, 0x20), _mm256_permute2f128_ps(s3, s7, 0x20),
+                _mm256_permute2f128_ps(s0, s4, 0x31), _mm256_permute2f128_ps(s1, s5, 0x31),
+                _mm256_permute2f128_ps(s2, s6, 0x31), _mm256_permute2f128_ps(s3, s7, 0x31),
+            };
+            for (int e = 0; e < 8; e++) acc = _mm256_fmadd_ps(_mm256_set1_ps(a[p + e]), t[e], acc);
+        }
+        for (; p < k; p++) {
+            __m256 col = _mm256_setr_ps(r[p], r[ldb + p], r[2 * ldb + p], r[3 * ldb + p],
+                                        r[4 * ldb + p], r[5 * ldb + p], r[6 * ldb + p],
+                                        r[7 * ldb + p]);
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(a[p]), col, acc);
+        }
+        _mm256_storeu_ps(c + j0, acc);
+    }
+    for (; j0 < n; j0++) {
+        const float *r = b + j0 * ldb;
+        float acc = load_c ? c[j0] : 0.0f;
+        for (int64_t p = 0; p < k; p++) acc = fmaf(a[p], r[p], acc);
+        c[j0] = acc;
+    }
+}
 #endif

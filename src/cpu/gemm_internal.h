@@ -94,6 +94,18 @@ void sb_gemm_offset_avx2_6(int64_t kc, const float *a, const float *b, const int
                            float *c, int64_t ldc, bool load_c, int rows, int cols);
 #endif
 
+/* One row of C times B^T with B row-major (n x k, row j at b + j*ldb):
+ * c[j] = the chain over p = 0..k-1 of fmaf(a[p], b[j*ldb + p], .) from c[j]
+ * (load_c) or +0, for j < n. Packing op(B) = B^T for a row or two (a KV-cache
+ * decode step's linear layers) costs many times the multiply-adds it
+ * feeds; this reads B where it lies. */
+typedef void (*sb_gemv_t_fn)(int64_t n, int64_t k, const float *a, const float *b, int64_t ldb,
+                             float *c, bool load_c);
+#if SB_HAVE_X86_KERNELS
+void sb_gemv_t_avx2(int64_t n, int64_t k, const float *a, const float *b, int64_t ldb, float *c,
+                    bool load_c);
+#endif
+
 /* One flexible kernel of a level: its row count, and its flex and offset
  * entry points (NR columns, the level's fixed NR). */
 typedef struct sb_gemm_flex_kernel {
@@ -111,6 +123,7 @@ typedef struct sb_gemm_kernels {
     sb_gemm_ukernel_fn ukernel;
     int nflex;
     const sb_gemm_flex_kernel *flex;
+    sb_gemv_t_fn gemv_t; /* NULL: a few rows times B^T go through packing too */
 } sb_gemm_kernels;
 
 #if SB_HAVE_NEON_KERNELS

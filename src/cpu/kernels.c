@@ -54,7 +54,7 @@ static const sb_gemm_flex_kernel avx2_flex[] = {
 static const sb_cpu_kernels avx2_kernels = {
     .isa = SB_ISA_AVX2,
     .gemm = {SB_GEMM_MR_AVX2, SB_GEMM_NR_AVX2, sb_gemm_ukernel_avx2,
-             (int)(sizeof avx2_flex / sizeof avx2_flex[0]), avx2_flex},
+             (int)(sizeof avx2_flex / sizeof avx2_flex[0]), avx2_flex, sb_gemv_t_avx2},
     .sum_rows = sb_sum_rows_avx2,
     .pointwise = &sb_pwv_avx2,
     .vmath = &sb_vmath_avx2,
@@ -80,7 +80,8 @@ static const sb_gemm_flex_kernel avx512_flex[] = {
 static const sb_cpu_kernels avx512_kernels = {
     .isa = SB_ISA_AVX512,
     .gemm = {SB_GEMM_MR_AVX512, SB_GEMM_NR_AVX512, sb_gemm_ukernel_avx512,
-             (int)(sizeof avx512_flex / sizeof avx512_flex[0]), avx512_flex},
+             (int)(sizeof avx512_flex / sizeof avx512_flex[0]), avx512_flex,
+             sb_gemv_t_avx2 /* the AVX2 one: the same fused multiply-adds */},
     .sum_rows = sb_sum_rows_avx512,
     .pointwise = &sb_pwv_avx512,
     .vmath = &sb_vmath_avx512,
