@@ -272,7 +272,13 @@ static sb_status cache_append(sb_graph *g, const sb_gpt_cache *c, float *store, 
     return sb_graph_input(g, all, out);
 }
 
-static sb_status param(sb_module *part, sb_graph *g, size_t i, sb_variable **out) {
+/* Parameter i of part in g: a parameter of the training graph without a
+ * cache; with one (inference: the cache carries no gradient) a plain input,
+ * so that a decode step neither zeroes every gradient buffer of the model
+ * nor records a backward. */
+static sb_status param(sb_module *part, sb_graph *g, size_t i, const sb_gpt_cache *cache,
+                       sb_variable **out) {
+    if (cache) return sb_graph_input(g, part->params[i].value, out);
     return sb_module_param_var(part, g, i, out);
 }
 
@@ -323,17 +329,17 @@ sb_status sb_gpt_forward(sb_module *gpt, sb_graph *g, const sb_tensor *tokens, s
     rotary rot;
     SB_TRY(rotary_make(g, start, T, E, c->rope_base, &rot));
     sb_variable *w, *h, *a, *q, *k, *v, *o, *u;
-    SB_TRY(param(tok_emb, g, 0, &w));
+    SB_TRY(param(tok_emb, g, 0, cache, &w));
     SB_TRY(sb_ag_embedding(g, w, tokens, SB_NO_PADDING, &h)); /* (B, T, D) */
     for (int64_t l = 0; l < c->layers; l++) {
         sb_module *block = blocks->children[l], *ln1 = block->children[0], *attn = block->children[1],
                   *ln2 = block->children[2], *mlp = block->children[3];
-        SB_TRY(param(ln1, g, 0, &w));
+        SB_TRY(param(ln1, g, 0, cache, &w));
         SB_TRY(sb_ag_rms_norm(g, h, 1, w, c->norm_eps, &a));
         sb_variable *heads[3];
         for (size_t i = 0; i < 3; i++) { /* q, k, v: (B, H, T, E) */
             sb_variable *lin;
-            SB_TRY(param(attn, g, i, &w));
+            SB_TRY(param(attn, g, i, cache, &w));
             SB_TRY(sb_ag_linear(g, a, w, NULL, &lin));
             SB_TRY(split_heads(g, lin, H, &heads[i]));
         }
@@ -352,21 +358,21 @@ sb_status sb_gpt_forward(sb_module *gpt, sb_graph *g, const sb_tensor *tokens, s
         const int64_t shape[3] = {B, T, D};
         SB_TRY(sb_ag_transpose(g, o, 1, 2, &merged));
         SB_TRY(sb_ag_reshape(g, merged, 3, shape, &flat));
-        SB_TRY(param(attn, g, 3, &w));
+        SB_TRY(param(attn, g, 3, cache, &w));
         SB_TRY(sb_ag_linear(g, flat, w, NULL, &proj));
         SB_TRY(sb_ag_add(g, h, proj, &h));
-        SB_TRY(param(ln2, g, 0, &w));
+        SB_TRY(param(ln2, g, 0, cache, &w));
         SB_TRY(sb_ag_rms_norm(g, h, 1, w, c->norm_eps, &a));
-        SB_TRY(param(mlp, g, 0, &w));
+        SB_TRY(param(mlp, g, 0, cache, &w));
         SB_TRY(sb_ag_linear(g, a, w, NULL, &u)); /* (B, T, 4D) */
         SB_TRY(sb_ag_gelu(g, u, false, &u));
-        SB_TRY(param(mlp, g, 1, &w));
+        SB_TRY(param(mlp, g, 1, cache, &w));
         SB_TRY(sb_ag_linear(g, u, w, NULL, &proj));
         SB_TRY(sb_ag_add(g, h, proj, &h));
     }
-    SB_TRY(param(ln_f, g, 0, &w));
+    SB_TRY(param(ln_f, g, 0, cache, &w));
     SB_TRY(sb_ag_rms_norm(g, h, 1, w, c->norm_eps, &a));
-    SB_TRY(param(head, g, 0, &w));
+    SB_TRY(param(head, g, 0, cache, &w));
     SB_TRY(sb_ag_linear(g, a, w, NULL, logits)); /* (B, T, vocab) */
     if (cache) cache->length = start + T;
     return SB_OK;
