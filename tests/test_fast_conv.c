@@ -182,10 +182,12 @@ static void test_conv_cases(void) {
     /* The input gradient at stride > 1 runs one product per phase (ih mod
      * sh, iw mod sw) over the taps that read it: a 7x7 stride-2 stem, a
      * stride-2 3x3 with dilation, a stride 3x2 1x3 kernel whose taps miss
-     * whole phases (their inputs are empty chains), per sample (over 64
-     * input positions) and batched (6x5 inputs). */
+     * whole phases (their inputs are empty chains), per sample (phases of
+     * 64 inputs or more: 8x8 of the 16x15 stem, 10x9) and batched (smaller
+     * phases: 3x3 of 6x5 inputs). */
     conv_case phases[] = {
         {"phases 7x7 stride 2", 3, 3, 16, 15, 4, 7, 7, P(2, 2, 3, 3, 1, 1, 1), true},
+        {"phases stride 2 per sample", 3, 4, 20, 18, 5, 3, 3, P(2, 2, 1, 1, 1, 1, 1), true},
         {"phases 3x3 stride 2 dilation 2", 4, 5, 13, 12, 6, 3, 3, P(2, 2, 2, 1, 2, 2, 1), false},
         {"phases stride 3x2 empty phases", 3, 2, 12, 11, 3, 1, 3, P(3, 2, 0, 1, 1, 3, 1), true},
         {"phases batched stride 2 groups", 9, 4, 6, 5, 6, 3, 3, P(2, 2, 1, 1, 1, 1, 2), true},
@@ -362,6 +364,10 @@ static void test_pool_cases(void) {
         {"lenet pool2", lenet_n, 16, 10, 10, SB_POOL2D_PARAMS(2, 2)},
         {"3x3/2 pad 1 overlapping", 3, 4, 13, 11, PP(3, 3, 2, 2, 1, 1, false, true)},
         {"3x3/2 ceil", 2, 3, 10, 9, PP(3, 3, 2, 2, 0, 0, true, true)},
+        /* an input the maximum of up to 25 windows (32 lanes), and of up to
+         * 49 (more than the 32 lanes of the scatter: the reference loops) */
+        {"5x5/1 pad 2", 2, 3, 12, 13, PP(5, 5, 1, 1, 2, 2, false, true)},
+        {"7x7/1 pad 3", 2, 3, 15, 14, PP(7, 7, 1, 1, 3, 3, false, true)},
         {"2x3 stride 1x3 pad, exclude pad", 2, 2, 7, 8, PP(2, 3, 1, 3, 1, 1, false, false)},
         {"2x2/3 ceil (gaps)", 2, 2, 11, 10, PP(2, 2, 3, 3, 0, 0, true, true)},
         {"4x4/2 pad 2 ceil", 1, 5, 9, 12, PP(4, 4, 2, 2, 2, 2, true, false)},

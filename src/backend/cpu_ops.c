@@ -210,29 +210,46 @@ static void binary_grad_kernel(const void *ctx, int64_t n, const float *const *i
                            c->which == 1 ? out : NULL);
 }
 
-/* Each gradient is formed at the broadcast shape, then summed back. */
+static bool same_shape(const sb_tensor *x, const sb_tensor *y) {
+    if (x->ndim != y->ndim) return false;
+    for (int i = 0; i < x->ndim; i++)
+        if (x->shape[i] != y->shape[i]) return false;
+    return true;
+}
+
+/* Each gradient is formed at the broadcast shape, then summed back. A
+ * gradient of the broadcast shape itself (a residual add's) sums nothing
+ * back: each element is the canonical sum of one term, -0 + v, which is v
+ * bit for bit, so it is formed in place. */
 static sb_status cpu_binary_backward(const sb_backend *be, sb_binary_op op, const sb_tensor *dy,
                                      const sb_tensor *a, const sb_tensor *b, sb_tensor *da,
                                      sb_tensor *db) {
-    int64_t n = sb_tensor_numel(dy);
-    float *tmp = sb_malloc("sb_binary_backward", (size_t)n * sizeof(float));
-    if (!tmp) return SB_ERR_NOMEM;
-    sb_tensor v[3] = {*dy, *a, *b}, full = {.dtype = SB_F32, .device = dy->device, .ndim = dy->ndim,
-                                           .data = tmp};
-    int64_t stride = 1;
-    for (int i = dy->ndim - 1; i >= 0; i--) {
-        full.shape[i] = dy->shape[i];
-        full.strides[i] = stride;
-        stride *= dy->shape[i];
-    }
+    sb_tensor v[3] = {*dy, *a, *b};
+    sb_tensor full = {.dtype = SB_F32, .device = dy->device, .ndim = dy->ndim};
     sb_tensor *grads[2] = {da, db};
+    bool reduced = (da && !same_shape(da, dy)) || (db && !same_shape(db, dy));
+    if (reduced) {
+        int64_t n = sb_tensor_numel(dy);
+        full.data = sb_malloc("sb_binary_backward", (size_t)n * sizeof(float));
+        if (!full.data) return SB_ERR_NOMEM;
+        int64_t stride = 1;
+        for (int i = dy->ndim - 1; i >= 0; i--) {
+            full.shape[i] = dy->shape[i];
+            full.strides[i] = stride;
+            stride *= dy->shape[i];
+        }
+    }
     for (int w = 0; w < 2; w++) {
         if (!grads[w]) continue;
         grad_ctx c = {op, w};
+        if (same_shape(grads[w], dy)) {
+            sb_cpu_pw_run(3, v, grads[w], binary_grad_kernel, &c);
+            continue;
+        }
         sb_cpu_pw_run(3, v, &full, binary_grad_kernel, &c);
         cpu_reduce_to_shape(be, &full, grads[w]);
     }
-    free(tmp);
+    free(full.data);
     return SB_OK;
 }
 

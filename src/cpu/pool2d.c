@@ -11,12 +11,17 @@
  * input has at most one contribution, and the canonical sum of one element
  * is that element unchanged (its lanes start at -0, the exact identity, and
  * fold with -0s) while the empty sum is +0.0f; so a scatter over windows into
- * a zeroed plane gives the same bits without the per-input search.
+ * a zeroed plane gives the same bits without the per-input search. When
+ * they overlap (ResNet's 3x3 stride-2 pooling), the windows' terms are
+ * scattered in window order into per-input lanes and folded by the
+ * canonical sum's tree (max_bwd_plane_scatter). Sums of at most 32 terms
+ * skip the 32-lane state: each term is alone in its lane (few_terms_sum).
  *
  * Adaptive pooling (windows of PyTorch's floor/ceil rule) runs the same
  * entry points with g->adaptive set. */
 #include <string.h>
 #include "core/internal.h"
+#include "cpu/sum_internal.h"
 #include "cpu/conv_internal.h"
 #include "cpu/cpu.h"
 #include "cpu/kernels.h"
@@ -100,14 +105,68 @@ void sb_cpu_max_pool2d_forward(const sb_pool2d_geom *g, const float *x, float *y
     over_planes(g, max_fwd_range, &t);
 }
 
+/* The canonical sum of k <= 32 terms: each term is alone in its lane
+ * (lane i = -0 + t[i] = t[i]), the lanes past k hold -0, and the fixed tree
+ * folds them; lanes past the power of two L >= k only ever add -0, the
+ * exact identity, so the tree may start at L / 2. t has room for L floats. */
+static float few_terms_sum(float *t, int k) {
+    if (k == 0) return 0.0f; /* the empty sum is +0 */
+    int L = 1;
+    while (L < k) L *= 2;
+    for (int i = k; i < L; i++) t[i] = -0.0f;
+    for (int s = L / 2; s >= 1; s /= 2)
+        for (int j = 0; j < s; j++) t[j] = t[j] + t[j + s];
+    return t[0];
+}
+
+/* Overlapping windows (ResNet's 3x3 stride-2 pooling) by a scatter: the
+ * windows are visited in row-major order, the reference's order for each
+ * input (an index lies inside its own window, so the windows holding an
+ * input that name it are those the reference finds), and each term lands
+ * in the next free lane of its input; then every input with terms folds
+ * them as the canonical sum does. Most inputs are no window's maximum and
+ * get +0 without a search. Returns false (nothing written) when some input
+ * is the maximum of more than 32 windows or scratch memory ran out: the
+ * caller then runs the reference loops. */
+static bool max_bwd_plane_scatter(int64_t hw, int64_t ohw, const float *dyp, const int64_t *ip,
+                                  float *dxp) {
+    uint8_t *count = sb_scratch(SB_SCRATCH_CONV_AUX, (size_t)hw * sizeof *count);
+    if (!count) return false;
+    memset(count, 0, (size_t)hw * sizeof *count);
+    int most = 0;
+    for (int64_t q = 0; q < ohw; q++) {
+        int c = count[ip[q]];
+        if (c == 32) return false;
+        count[ip[q]] = (uint8_t)(c + 1);
+        if (c + 1 > most) most = c + 1;
+    }
+    int L = 1;
+    while (L < most) L *= 2;
+    /* the L lanes of input i: terms[i * L .. i * L + L - 1] */
+    float *terms = sb_scratch(SB_SCRATCH_OPS, (size_t)(hw * L) * sizeof *terms);
+    if (!terms) return false;
+    memset(count, 0, (size_t)hw * sizeof *count);
+    for (int64_t q = 0; q < ohw; q++) {
+        int64_t i = ip[q];
+        terms[i * L + count[i]++] = dyp[q];
+    }
+    for (int64_t i = 0; i < hw; i++) dxp[i] = few_terms_sum(terms + i * L, count[i]);
+    return true;
+}
+
 static void max_bwd_range(void *vctx, int64_t p0, int64_t p1) {
     const pool_ctx *t = vctx;
     const sb_pool2d_geom *g = t->g;
     int64_t hw = g->h * g->w, ohw = g->oh * g->ow;
     if (!disjoint_windows(g)) {
-        sb_pool2d_geom s = slice(g, p0, p1);
-        sb_ref_max_pool2d_backward(&s, t->in + p0 * ohw, t->indices_in + p0 * ohw,
-                                   t->out + p0 * hw);
+        for (int64_t p = p0; p < p1; p++) {
+            if (max_bwd_plane_scatter(hw, ohw, t->in + p * ohw, t->indices_in + p * ohw,
+                                      t->out + p * hw))
+                continue;
+            sb_pool2d_geom s = slice(g, p, p + 1);
+            sb_ref_max_pool2d_backward(&s, t->in + p * ohw, t->indices_in + p * ohw,
+                                       t->out + p * hw);
+        }
         return;
     }
     for (int64_t p = p0; p < p1; p++) {
@@ -127,11 +186,41 @@ void sb_cpu_max_pool2d_backward(const sb_pool2d_geom *g, const float *dy, const 
     over_planes(g, max_bwd_range, &t);
 }
 
+/* A window's canonical sum as the reference forms it (terms row by row),
+ * without its 32-lane state per output when the window holds at most 32
+ * elements (few_terms_sum): ResNet's adaptive pooling to 1x1 sums 1 to 16
+ * elements per output. */
 static void avg_fwd_range(void *vctx, int64_t p0, int64_t p1) {
     const pool_ctx *t = vctx;
-    sb_pool2d_geom s = slice(t->g, p0, p1);
-    sb_ref_avg_pool2d_forward(&s, t->in + p0 * t->g->h * t->g->w,
-                              t->out + p0 * t->g->oh * t->g->ow);
+    const sb_pool2d_geom *g = t->g;
+    sb_pool_axis rows = sb_pool_rows(g), cols = sb_pool_cols(g);
+    for (int64_t p = p0; p < p1; p++) {
+        const float *xp = t->in + p * g->h * g->w;
+        float *yp = t->out + p * g->oh * g->ow;
+        for (int64_t r = 0; r < g->oh; r++) {
+            int64_t h0, h1;
+            sb_pool_window(&rows, r, &h0, &h1);
+            for (int64_t s = 0; s < g->ow; s++) {
+                int64_t w0, w1;
+                sb_pool_window(&cols, s, &w0, &w1);
+                int64_t width = w1 > w0 ? w1 - w0 : 0, count = h1 > h0 ? (h1 - h0) * width : 0;
+                float sum, terms[32];
+                if (count <= 32) {
+                    int k = 0;
+                    for (int64_t ih = h0; ih < h1; ih++)
+                        for (int64_t iw = w0; iw < w1; iw++) terms[k++] = xp[ih * g->w + iw];
+                    sum = few_terms_sum(terms, k);
+                } else {
+                    sb_sum_acc acc;
+                    sb_sum_init(&acc);
+                    for (int64_t ih = h0; ih < h1; ih++)
+                        sb_cpu_sum_add_n(&acc, xp + ih * g->w + w0, width);
+                    sum = sb_sum_result(&acc);
+                }
+                yp[r * g->ow + s] = sum / sb_ref_avg_pool2d_divisor(g, r, s);
+            }
+        }
+    }
 }
 
 void sb_cpu_avg_pool2d_forward(const sb_pool2d_geom *g, const float *x, float *y) {
