@@ -46,7 +46,11 @@ static void gather_row(const float *row, int64_t size, int64_t off, int64_t stri
     if (lo > hi) lo = hi;
     if (lo > 0) memset(out, 0, (size_t)lo * sizeof *out);
     if (stride == 1) {
-        if (hi > lo) memcpy(out + lo, row + lo + off, (size_t)(hi - lo) * sizeof *out);
+        /* one element: the deep stages' 1x1 planes, too short for a call */
+        if (hi - lo == 1)
+            out[lo] = row[lo + off];
+        else if (hi > lo)
+            memcpy(out + lo, row + lo + off, (size_t)(hi - lo) * sizeof *out);
     } else {
         for (int64_t s = lo; s < hi; s++) out[s] = row[s * stride + off];
     }
@@ -424,7 +428,7 @@ static void dy_pad_fill(const sb_conv2d_geom *g, const float *dyg, int64_t ocg, 
 
 typedef struct {
     const sb_conv2d_geom *g;
-    const float *dy, *w, *wt; /* wt: per group, W as [c][(o, i, j)] */
+    const float *dy, *w, *wt; /* wt (implicit path): per group, W as [c][(o, i, j)] */
     float *dx;
     const int64_t *boff; /* stride 1 on AVX-512: tap offsets in the padded dy */
     int64_t nq;          /* positions q = ih*wp + iw computed, iw past w discarded */
@@ -446,6 +450,18 @@ static int phase_taps(int64_t a, int64_t k, int64_t stride, int64_t pad, int64_t
     return count;
 }
 
+/* Drops the taps of a phase_taps list whose output offset puts every one
+ * of the phase's `count` inputs outside dy's `out_size` rows (or columns):
+ * they would only read stuffed zeros. At 1x1 spatial under a padded 3x3
+ * (ResNet's last stage at CIFAR size) only the centre tap is left, a ninth
+ * of the product. Returns the new count. */
+static int live_taps(int count, int64_t *tap, int64_t *off, int64_t inputs, int64_t out_size) {
+    int live = 0;
+    for (int t = 0; t < count; t++)
+        if (off[t] + inputs > 0 && off[t] < out_size) tap[live] = tap[t], off[live++] = off[t];
+    return live;
+}
+
 /* Inputs fall into stride_h x stride_w phases (ih mod sh, iw mod sw), and
  * all inputs of a phase are read by the same taps, each at a fixed output
  * offset (phase_taps). So per phase the input gradient is a product over
@@ -465,9 +481,12 @@ static bool bwd_in_phase_chunk(const bwd_in_ctx *t, int64_t n0, int64_t n1) {
     int64_t col_max = 0, out_max = 0;
     for (int64_t a = 0; a < sh && a < g->h; a++)
         for (int64_t b = 0; b < sw && b < g->w; b++) {
-            int64_t ni = phase_taps(a, g->kh, sh, g->pad_h, g->dilation_h, ti, ri);
-            int64_t nj = phase_taps(b, g->kw, sw, g->pad_w, g->dilation_w, tj, sj);
-            int64_t cols = nb * ((g->h - a + sh - 1) / sh) * ((g->w - b + sw - 1) / sw);
+            int64_t hu = (g->h - a + sh - 1) / sh, wv = (g->w - b + sw - 1) / sw;
+            int64_t ni = live_taps(phase_taps(a, g->kh, sh, g->pad_h, g->dilation_h, ti, ri), ti,
+                                   ri, hu, g->oh);
+            int64_t nj = live_taps(phase_taps(b, g->kw, sw, g->pad_w, g->dilation_w, tj, sj), tj,
+                                   sj, wv, g->ow);
+            int64_t cols = nb * hu * wv;
             if (ocg * ni * nj * cols > col_max) col_max = ocg * ni * nj * cols;
             if (icg * cols > out_max) out_max = icg * cols;
         }
@@ -476,21 +495,25 @@ static bool bwd_in_phase_chunk(const bwd_in_ctx *t, int64_t n0, int64_t n1) {
     if (!col || !out) return false;
     float *wph = col + col_max; /* the phase's weights, [c][(o, i, j)] */
     for (int64_t a = 0; a < sh && a < g->h; a++) {
-        int ni = phase_taps(a, g->kh, sh, g->pad_h, g->dilation_h, ti, ri);
         int64_t hu = (g->h - a + sh - 1) / sh;
+        int ni = live_taps(phase_taps(a, g->kh, sh, g->pad_h, g->dilation_h, ti, ri), ti, ri, hu,
+                           g->oh);
         for (int64_t b = 0; b < sw && b < g->w; b++) {
-            int nj = phase_taps(b, g->kw, sw, g->pad_w, g->dilation_w, tj, sj);
             int64_t wv = (g->w - b + sw - 1) / sw, per = hu * wv, cols = nb * per;
+            int nj = live_taps(phase_taps(b, g->kw, sw, g->pad_w, g->dilation_w, tj, sj), tj, sj,
+                               wv, g->ow);
             int64_t kph = ocg * ni * nj;
             for (int64_t grp = 0; grp < g->groups; grp++) {
                 if (kph > 0) {
-                    for (int64_t c = 0; c < icg; c++)
-                        for (int64_t o = 0; o < ocg; o++)
+                    /* read in weight order, written as [c][(o, i, j)] */
+                    for (int64_t o = 0; o < ocg; o++)
+                        for (int64_t c = 0; c < icg; c++) {
+                            const float *src = t->w + ((grp * ocg + o) * icg + c) * kk;
+                            float *dst = wph + (c * ocg + o) * ni * nj;
                             for (int ia = 0; ia < ni; ia++)
                                 for (int jb = 0; jb < nj; jb++)
-                                    wph[((c * ocg + o) * ni + ia) * nj + jb] =
-                                        t->wt[((grp * icg + c) * ocg + o) * kk + ti[ia] * g->kw +
-                                              tj[jb]];
+                                    dst[ia * nj + jb] = src[ti[ia] * g->kw + tj[jb]];
+                        }
                     /* col[(o, i, j)][(n, u, v)] = dy[n][o][u + ri][v + sj], +0 outside dy */
                     for (int64_t o = 0; o < ocg; o++)
                         for (int ia = 0; ia < ni; ia++)
@@ -517,8 +540,9 @@ static bool bwd_in_phase_chunk(const bwd_in_ctx *t, int64_t n0, int64_t n1) {
                         for (int64_t u = 0; u < hu; u++)
                             for (int64_t v = 0; v < wv; v++) {
                                 int64_t ih = a + sh * u, iw = b + sw * v;
-                                /* No tap reads the phase: empty chains, +0. Else
-                                 * only a zero can differ from the contract. */
+                                /* No tap reads the phase (or none from inside
+                                 * dy): empty chains, +0. Else only a zero can
+                                 * differ from the contract. */
                                 float val = kph > 0 ? src[u * wv + v] : 0.0f;
                                 dxc[ih * g->w + iw] =
                                     kph > 0 && val == 0.0f ? dx_chain(g, t->dy, t->w, n, ch, ih, iw)
@@ -597,14 +621,16 @@ void sb_cpu_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, cons
     }
     if (sb_cpu_conv2d_dw_backward_input(g, dy, weight, dx)) return; /* depthwise, small groups */
     bwd_in_ctx t = {g, dy, weight, NULL, dx, NULL, 0, 1};
-    bool finite = true;
     /* An exponent field of all ones is inf or NaN. A bit test, because
-     * isfinite() is a libm call per weight under this build's flags. */
-    for (int64_t q = 0; q < nw && finite; q++) {
+     * isfinite() is a libm call per weight under this build's flags; no
+     * early exit, so that the loop vectorises. */
+    uint32_t nonfinite = 0;
+    for (int64_t q = 0; q < nw; q++) {
         uint32_t bits;
         memcpy(&bits, weight + q, sizeof bits);
-        finite = (bits & 0x7f800000u) != 0x7f800000u;
+        nonfinite |= (bits & 0x7f800000u) == 0x7f800000u;
     }
+    bool finite = !nonfinite;
     int64_t kdim = (g->c_out / g->groups) * g->kh * g->kw;
     /* A sample's share of a phase product is one phase's inputs (all of
      * them at stride 1): a quarter of the plane at stride 2, too narrow a
@@ -614,14 +640,21 @@ void sb_cpu_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, cons
     t.nb = batch_chunk(g->n, phase_inputs, kdim);
     bool implicit = t.nb == 1 && sb_cpu_sgemm_offset_available() && g->stride_h == 1 &&
                     g->stride_w == 1;
-    /* wt, then (implicit) the offset table, 8-byte aligned after it */
-    int64_t wt_floats = (nw + 1) / 2 * 2;
-    float *wt = finite ? sb_scratch(SB_SCRATCH_CONV_AUX,
-                                    (size_t)wt_floats * sizeof *wt +
-                                        (implicit ? (size_t)kdim * sizeof(int64_t) : 0))
-                       : NULL;
-    if (!wt) {
+    if (!finite) {
         /* 0 * inf = NaN: the stuffed terms would not be no-ops. */
+        over_samples(g->n, bwd_in_ref_range, &t);
+        return;
+    }
+    if (!implicit) {
+        /* each phase product gathers its taps' weights from `weight` */
+        over_samples((g->n + t.nb - 1) / t.nb, bwd_in_phase_range, &t);
+        return;
+    }
+    /* wt, then the offset table, 8-byte aligned after it */
+    int64_t wt_floats = (nw + 1) / 2 * 2;
+    float *wt = sb_scratch(SB_SCRATCH_CONV_AUX,
+                           (size_t)wt_floats * sizeof *wt + (size_t)kdim * sizeof(int64_t));
+    if (!wt) {
         over_samples(g->n, bwd_in_ref_range, &t);
         return;
     }
@@ -632,10 +665,6 @@ void sb_cpu_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, cons
                 memcpy(wt + ((grp * icg + c) * ocg + o) * kk,
                        weight + ((grp * ocg + o) * icg + c) * kk, (size_t)kk * sizeof *wt);
     t.wt = wt;
-    if (!implicit) {
-        over_samples((g->n + t.nb - 1) / t.nb, bwd_in_phase_range, &t);
-        return;
-    }
     int64_t mt, ml, hp, wp, *boff = (int64_t *)(void *)(wt + wt_floats);
     dy_pad_layout(g, &mt, &ml, &hp, &wp);
     for (int64_t o = 0; o < ocg; o++)
