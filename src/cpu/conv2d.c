@@ -272,6 +272,8 @@ typedef struct {
     float *y;
     const int64_t *boff;
     int64_t hp, wp, nq; /* padded plane, and the positions q computed */
+    const float *apack; /* the weights packed once (per group: pstride floats), or NULL */
+    int64_t pstride;
 } fwd_implicit_ctx;
 
 /* Floats past the last plane that a tail tile may read (masked lanes). */
@@ -292,8 +294,11 @@ static bool fwd_implicit_one(const fwd_implicit_ctx *t, int64_t n) {
             memcpy(pad + c * plane + (ih + g->pad_h) * t->wp + g->pad_w, xn + (c * g->h + ih) * g->w,
                    (size_t)g->w * sizeof *pad);
     for (int64_t grp = 0; grp < g->groups; grp++) {
-        if (!sb_cpu_sgemm_offset(ocg, t->nq, kdim, t->w + grp * ocg * kdim, kdim,
-                                 pad + grp * icg * plane, t->boff, out, t->nq))
+        if (t->apack)
+            sb_cpu_sgemm_offset_packed(ocg, t->nq, kdim, t->apack + grp * t->pstride,
+                                       pad + grp * icg * plane, t->boff, out, t->nq);
+        else if (!sb_cpu_sgemm_offset(ocg, t->nq, kdim, t->w + grp * ocg * kdim, kdim,
+                                      pad + grp * icg * plane, t->boff, out, t->nq))
             return false;
         for (int64_t o = 0; o < ocg; o++) {
             int64_t oc = grp * ocg + o;
@@ -338,9 +343,13 @@ void sb_cpu_conv2d_forward(const sb_conv2d_geom *g, const float *x, const float 
         over_samples((g->n + nb - 1) / nb, fwd_batch_range, &t);
         return;
     }
-    int64_t *boff = NULL;
+    int64_t *boff = NULL, ocg = g->c_out / g->groups;
+    /* The offset table, then the weights packed once for every sample
+     * (the product's A panels, which a per-sample product would repack). */
+    int64_t pstride = sb_cpu_sgemm_offset_packed_floats(ocg, kdim);
     if (sb_cpu_sgemm_offset_available() && g->stride_h == 1 && g->stride_w == 1)
-        boff = sb_scratch(SB_SCRATCH_CONV_AUX, (size_t)kdim * sizeof *boff);
+        boff = sb_scratch(SB_SCRATCH_CONV_AUX, (size_t)kdim * sizeof *boff +
+                                                   (size_t)(g->groups * pstride) * sizeof(float));
     if (boff) {
         int64_t hp = g->h + 2 * g->pad_h, wp = g->w + 2 * g->pad_w;
         for (int64_t c = 0; c < icg; c++)
@@ -348,7 +357,12 @@ void sb_cpu_conv2d_forward(const sb_conv2d_geom *g, const float *x, const float 
                 for (int64_t j = 0; j < g->kw; j++)
                     boff[(c * g->kh + i) * g->kw + j] =
                         c * hp * wp + i * g->dilation_h * wp + j * g->dilation_w;
-        fwd_implicit_ctx t = {g, x, weight, bias, y, boff, hp, wp, (g->oh - 1) * wp + g->ow};
+        float *apack = pstride > 0 ? (float *)(void *)(boff + kdim) : NULL;
+        for (int64_t grp = 0; apack && grp < g->groups; grp++)
+            sb_cpu_sgemm_offset_pack(ocg, kdim, weight + grp * ocg * kdim, kdim,
+                                     apack + grp * pstride);
+        fwd_implicit_ctx t = {g,  x,  weight, bias, y, boff, hp, wp, (g->oh - 1) * wp + g->ow,
+                              apack, pstride};
         over_samples(g->n, fwd_implicit_range, &t);
         return;
     }
@@ -433,6 +447,8 @@ typedef struct {
     const int64_t *boff; /* stride 1 on AVX-512: tap offsets in the padded dy */
     int64_t nq;          /* positions q = ih*wp + iw computed, iw past w discarded */
     int64_t nb;          /* samples per product (batch_chunk) */
+    const float *apack;  /* implicit: wt packed once (per group: pstride floats), or NULL */
+    int64_t pstride;
 } bwd_in_ctx;
 
 /* The taps of one kernel axis that read the inputs of phase a (inputs a,
@@ -576,8 +592,14 @@ static void bwd_in_implicit_one(const bwd_in_ctx *t, int64_t n, int64_t grp) {
     if (pad && out) {
         dy_pad_fill(g, t->dy + (n * g->c_out + grp * ocg) * g->oh * g->ow, ocg, pad);
         if (planes < reach) memset(pad + planes, 0, (size_t)(reach - planes) * sizeof *pad);
-        done = sb_cpu_sgemm_offset(icg, t->nq, kdim, t->wt + grp * icg * kdim, kdim, pad, t->boff,
-                                   out, t->nq);
+        if (t->apack) {
+            sb_cpu_sgemm_offset_packed(icg, t->nq, kdim, t->apack + grp * t->pstride, pad,
+                                       t->boff, out, t->nq);
+            done = true;
+        } else {
+            done = sb_cpu_sgemm_offset(icg, t->nq, kdim, t->wt + grp * icg * kdim, kdim, pad,
+                                       t->boff, out, t->nq);
+        }
     }
     for (int64_t c = 0; c < icg; c++)
         for (int64_t ih = 0; ih < g->h; ih++)
@@ -620,7 +642,7 @@ void sb_cpu_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, cons
         return;
     }
     if (sb_cpu_conv2d_dw_backward_input(g, dy, weight, dx)) return; /* depthwise, small groups */
-    bwd_in_ctx t = {g, dy, weight, NULL, dx, NULL, 0, 1};
+    bwd_in_ctx t = {g, dy, weight, NULL, dx, NULL, 0, 1, NULL, 0};
     /* An exponent field of all ones is inf or NaN. A bit test, because
      * isfinite() is a libm call per weight under this build's flags; no
      * early exit, so that the loop vectorises. */
@@ -650,15 +672,17 @@ void sb_cpu_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, cons
         over_samples((g->n + t.nb - 1) / t.nb, bwd_in_phase_range, &t);
         return;
     }
-    /* wt, then the offset table, 8-byte aligned after it */
-    int64_t wt_floats = (nw + 1) / 2 * 2;
+    /* wt, then the offset table, 8-byte aligned after it, then wt packed
+     * once for every sample (the product's A panels) */
+    int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups, kk = g->kh * g->kw;
+    int64_t wt_floats = (nw + 1) / 2 * 2, pstride = sb_cpu_sgemm_offset_packed_floats(icg, kdim);
     float *wt = sb_scratch(SB_SCRATCH_CONV_AUX,
-                           (size_t)wt_floats * sizeof *wt + (size_t)kdim * sizeof(int64_t));
+                           (size_t)wt_floats * sizeof *wt + (size_t)kdim * sizeof(int64_t) +
+                               (size_t)(g->groups * pstride) * sizeof(float));
     if (!wt) {
         over_samples(g->n, bwd_in_ref_range, &t);
         return;
     }
-    int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups, kk = g->kh * g->kw;
     for (int64_t grp = 0; grp < g->groups; grp++)
         for (int64_t c = 0; c < icg; c++)
             for (int64_t o = 0; o < ocg; o++)
@@ -675,6 +699,13 @@ void sb_cpu_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, cons
                                                     ml + g->pad_w - j * g->dilation_w;
     t.boff = boff;
     t.nq = (g->h - 1) * wp + g->w;
+    if (pstride > 0) {
+        float *apack = (float *)(void *)(boff + kdim);
+        for (int64_t grp = 0; grp < g->groups; grp++)
+            sb_cpu_sgemm_offset_pack(icg, kdim, wt + grp * icg * kdim, kdim, apack + grp * pstride);
+        t.apack = apack;
+        t.pstride = pstride;
+    }
     over_samples(g->n, bwd_in_implicit_range, &t);
 }
 

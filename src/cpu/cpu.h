@@ -87,5 +87,14 @@ bool sb_cpu_sgemm_offset(int64_t m, int64_t n, int64_t k, const float *a, int64_
                          const float *b, const int64_t *boff, float *c, int64_t ldc);
 /* Whether the current ISA level has implicit-GEMM kernels. */
 bool sb_cpu_sgemm_offset_available(void);
+/* The same product with A packed once for many calls (a convolution's
+ * weights, shared by every sample): the floats the packed A of an m x k
+ * product takes (0 when the current ISA level has no kernel for it), A
+ * packed into them, and the product from them, which gives the bits of
+ * sb_cpu_sgemm_offset. Pack and run under the same kernel context. */
+int64_t sb_cpu_sgemm_offset_packed_floats(int64_t m, int64_t k);
+void sb_cpu_sgemm_offset_pack(int64_t m, int64_t k, const float *a, int64_t lda, float *apack);
+void sb_cpu_sgemm_offset_packed(int64_t m, int64_t n, int64_t k, const float *apack,
+                                const float *b, const int64_t *boff, float *c, int64_t ldc);
 
 #endif

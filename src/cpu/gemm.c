@@ -357,6 +357,68 @@ void sb_cpu_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, con
 
 bool sb_cpu_sgemm_offset_available(void) { return sb_kernels()->gemm.nflex > 0; }
 
+/* The k blocks of an implicit GEMM over k terms: equal blocks of at most KC. */
+static int64_t offset_kc(int64_t k) { return ceil_div(k, ceil_div(k, KC)); }
+
+int64_t sb_cpu_sgemm_offset_packed_floats(int64_t m, int64_t k) {
+    kernel kern = pick_kernel(&sb_kernels()->gemm, m);
+    if (!kern.offset || m <= 0 || k <= 0) return 0;
+    return ceil_div(m, kern.mr) * kern.mr * k;
+}
+
+/* Block pc of A (kc terms) as micro-panels: apack[panel][p*mr + r] =
+ * A[panel*mr + r][pc + p], rows past m zero. */
+static void offset_pack_block(int mr, int64_t m, int64_t pc, int64_t kc, const float *a,
+                              int64_t lda, float *apack) {
+    for (int64_t ip = 0; ip < ceil_div(m, mr); ip++) {
+        float *dst = apack + ip * mr * kc;
+        for (int64_t r = 0; r < mr; r++) {
+            int64_t i = ip * mr + r;
+            if (i >= m) {
+                for (int64_t p = 0; p < kc; p++) dst[p * mr + r] = 0.0f;
+                continue;
+            }
+            const float *src = a + i * lda + pc;
+            for (int64_t p = 0; p < kc; p++) dst[p * mr + r] = src[p];
+        }
+    }
+}
+
+/* Block pc of the product from its packed panels (apack). Every tile runs
+ * its k blocks in order: block pc+1 starts from the C block pc stored. */
+static void offset_run_block(const kernel *kern, int64_t m, int64_t n, int64_t pc, int64_t kc,
+                             const float *apack, const float *b, const int64_t *boff, float *c,
+                             int64_t ldc) {
+    int mr = kern->mr, nr = kern->nr;
+    for (int64_t ip = 0; ip < ceil_div(m, mr); ip++) {
+        int64_t i0 = ip * mr, rows = m - i0 < mr ? m - i0 : mr;
+        for (int64_t j0 = 0; j0 < n; j0 += nr) {
+            int64_t cols = n - j0 < nr ? n - j0 : nr;
+            kern->offset(kc, apack + ip * mr * kc, b + j0, boff + pc, c + i0 * ldc + j0, ldc,
+                         pc > 0, (int)rows, (int)cols);
+        }
+    }
+}
+
+void sb_cpu_sgemm_offset_pack(int64_t m, int64_t k, const float *a, int64_t lda, float *apack) {
+    kernel kern = pick_kernel(&sb_kernels()->gemm, m);
+    int64_t kc_max = offset_kc(k), mpad = ceil_div(m, kern.mr) * kern.mr;
+    for (int64_t pc = 0; pc < k; pc += kc_max) {
+        int64_t kc = k - pc < kc_max ? k - pc : kc_max;
+        offset_pack_block(kern.mr, m, pc, kc, a, lda, apack + mpad * pc);
+    }
+}
+
+void sb_cpu_sgemm_offset_packed(int64_t m, int64_t n, int64_t k, const float *apack,
+                                const float *b, const int64_t *boff, float *c, int64_t ldc) {
+    kernel kern = pick_kernel(&sb_kernels()->gemm, m);
+    int64_t kc_max = offset_kc(k), mpad = ceil_div(m, kern.mr) * kern.mr;
+    for (int64_t pc = 0; pc < k; pc += kc_max) {
+        int64_t kc = k - pc < kc_max ? k - pc : kc_max;
+        offset_run_block(&kern, m, n, pc, kc, apack + mpad * pc, b, boff, c, ldc);
+    }
+}
+
 bool sb_cpu_sgemm_offset(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
                          const float *b, const int64_t *boff, float *c, int64_t ldc) {
     kernel kern = pick_kernel(&sb_kernels()->gemm, m);
@@ -367,33 +429,16 @@ bool sb_cpu_sgemm_offset(int64_t m, int64_t n, int64_t k, const float *a, int64_
             for (int64_t q = 0; q < n; q++) c[i * ldc + q] = 0.0f;
         return true;
     }
-    int mr = kern.mr, nr = kern.nr;
-    sb_gemm_offset_fn fn = kern.offset;
-    int64_t mpanels = ceil_div(m, mr), kblocks = ceil_div(k, KC), kc_max = ceil_div(k, kblocks);
-    size_t afloats = (size_t)(mpanels * mr * kc_max);
+    int64_t kc_max = offset_kc(k);
+    size_t afloats = (size_t)(ceil_div(m, kern.mr) * kern.mr * kc_max);
     float stack[STACK_FLOATS] __attribute__((aligned(64)));
     float *apack = afloats <= STACK_FLOATS ? stack : sb_scratch(SB_SCRATCH_GEMM, afloats * sizeof(float));
     if (!apack) return false;
+    /* one block packed at a time, run, then the next into the same panels */
     for (int64_t pc = 0; pc < k; pc += kc_max) {
         int64_t kc = k - pc < kc_max ? k - pc : kc_max;
-        /* apack[panel][p*mr + r] = A[panel*mr + r][pc + p], rows past m zero */
-        for (int64_t ip = 0; ip < mpanels; ip++) {
-            float *dst = apack + ip * mr * kc;
-            for (int64_t r = 0; r < mr; r++) {
-                int64_t i = ip * mr + r;
-                for (int64_t p = 0; p < kc; p++) dst[p * mr + r] = i < m ? a[i * lda + pc + p] : 0.0f;
-            }
-        }
-        /* Every tile runs its k blocks in order: block pc+1 starts from the
-         * C block pc stored. */
-        for (int64_t ip = 0; ip < mpanels; ip++) {
-            int64_t i0 = ip * mr, rows = m - i0 < mr ? m - i0 : mr;
-            for (int64_t j0 = 0; j0 < n; j0 += nr) {
-                int64_t cols = n - j0 < nr ? n - j0 : nr;
-                fn(kc, apack + ip * mr * kc, b + j0, boff + pc, c + i0 * ldc + j0, ldc, pc > 0,
-                   (int)rows, (int)cols);
-            }
-        }
+        offset_pack_block(kern.mr, m, pc, kc, a, lda, apack);
+        offset_run_block(&kern, m, n, pc, kc, apack, b, boff, c, ldc);
     }
     return true;
 }
