@@ -57,14 +57,23 @@ static void gather_row(const float *row, int64_t size, int64_t off, int64_t stri
     if (count > hi) memset(out + hi, 0, (size_t)(count - hi) * sizeof *out);
 }
 
-/* im2col of one sample xn (c_in, h, w): rows (c, i, j) for channels
- * ch0 .. ch0+nch-1, columns (r, s); row p starts at col + p*ld. */
-static void im2col(const sb_conv2d_geom *g, const float *xn, int64_t ch0, int64_t nch, float *col,
-                   int64_t ld) {
+/* A subset of a kernel's taps: rows ti[0..ni) and columns tj[0..nj),
+ * ascending; NULL lists mean every row (ni = kh) or column (nj = kw). */
+typedef struct {
+    int64_t ni, nj;
+    const int64_t *ti, *tj;
+} tap_set;
+
+/* im2col of one sample xn (c_in, h, w) over the taps tp: rows (c, a, b)
+ * (tap (ti[a], tj[b])) for channels ch0 .. ch0+nch-1, columns (r, s); row p
+ * starts at col + p*ld. */
+static void im2col_taps(const sb_conv2d_geom *g, const tap_set *tp, const float *xn, int64_t ch0,
+                        int64_t nch, float *col, int64_t ld) {
     for (int64_t c = 0; c < nch; c++)
-        for (int64_t i = 0; i < g->kh; i++)
-            for (int64_t j = 0; j < g->kw; j++) {
-                float *dst = col + ((c * g->kh + i) * g->kw + j) * ld;
+        for (int64_t a = 0; a < tp->ni; a++)
+            for (int64_t b = 0; b < tp->nj; b++) {
+                int64_t i = tp->ti ? tp->ti[a] : a, j = tp->tj ? tp->tj[b] : b;
+                float *dst = col + ((c * tp->ni + a) * tp->nj + b) * ld;
                 for (int64_t r = 0; r < g->oh; r++, dst += g->ow) {
                     int64_t ih = r * g->stride_h - g->pad_h + i * g->dilation_h;
                     if (ih < 0 || ih >= g->h)
@@ -74,6 +83,13 @@ static void im2col(const sb_conv2d_geom *g, const float *xn, int64_t ch0, int64_
                                    j * g->dilation_w - g->pad_w, g->stride_w, g->ow, dst);
                 }
             }
+}
+
+/* im2col over every tap: rows (c, i, j). */
+static void im2col(const sb_conv2d_geom *g, const float *xn, int64_t ch0, int64_t nch, float *col,
+                   int64_t ld) {
+    tap_set all = {g->kh, g->kw, NULL, NULL};
+    im2col_taps(g, &all, xn, ch0, nch, col, ld);
 }
 
 /* dst[q*ldd + j] = src[q*lds + j] for q < count, j < len, with one masked
@@ -212,31 +228,67 @@ typedef struct {
     const float *x, *w, *bias;
     float *y;
     int64_t nb; /* samples per product */
+    /* Only the live taps (live_fwd_taps), when some are dead: their
+     * weights wl, per group ocg x (icg, a, b) */
+    const tap_set *live;
+    const float *wl;
 } fwd_batch_ctx;
+
+/* The contract's chain of output (n, oc, r, s) over every tap, padded taps
+ * included as +0.0f terms. */
+static float y_chain(const sb_conv2d_geom *g, const float *x, const float *w, int64_t n,
+                     int64_t oc, int64_t r, int64_t s) {
+    int64_t icg = g->c_in / g->groups, c0 = oc / (g->c_out / g->groups) * icg;
+    float acc = 0.0f;
+    for (int64_t c = 0; c < icg; c++)
+        for (int64_t i = 0; i < g->kh; i++)
+            for (int64_t j = 0; j < g->kw; j++) {
+                int64_t ih = r * g->stride_h - g->pad_h + i * g->dilation_h;
+                int64_t iw = s * g->stride_w - g->pad_w + j * g->dilation_w;
+                float xv = ih < 0 || ih >= g->h || iw < 0 || iw >= g->w
+                               ? 0.0f
+                               : x[((n * g->c_in + c0 + c) * g->h + ih) * g->w + iw];
+                acc = fmaf(xv, w[((oc * icg + c) * g->kh + i) * g->kw + j], acc);
+            }
+    return acc;
+}
 
 /* Samples [n0, n1): per group, col (kdim, (n, r, s)) holds their im2col
  * matrices side by side, out = W . col is (ocg, (n, r, s)), and its rows
- * are scattered to y (n, c_out, oh, ow) with the bias added. */
+ * are scattered to y (n, c_out, oh, ow) with the bias added. With live
+ * taps only (t->live), a zero result is recomputed with the contract's
+ * chain (the argument at live_fwd_taps). */
 static bool fwd_batch_chunk(const fwd_batch_ctx *t, int64_t n0, int64_t n1) {
     const sb_conv2d_geom *g = t->g;
+    tap_set all = {g->kh, g->kw, NULL, NULL};
+    const tap_set *taps = t->live ? t->live : &all;
     int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups;
-    int64_t kdim = icg * g->kh * g->kw, ohw = g->oh * g->ow, hw = g->h * g->w;
+    int64_t kdim = icg * taps->ni * taps->nj, ohw = g->oh * g->ow, hw = g->h * g->w;
+    const float *w = t->live ? t->wl : t->w;
     int64_t cols = (n1 - n0) * ohw;
     float *col = sb_scratch(SB_SCRATCH_CONV, (size_t)(kdim * cols) * sizeof *col);
     float *out = sb_scratch(SB_SCRATCH_OPS, (size_t)(ocg * cols) * sizeof *out);
     if (!col || !out) return false;
     for (int64_t grp = 0; grp < g->groups; grp++) {
         for (int64_t n = n0; n < n1; n++)
-            im2col(g, t->x + n * g->c_in * hw, grp * icg, icg, col + (n - n0) * ohw, cols);
-        sb_cpu_sgemm('N', 'N', ocg, cols, kdim, t->w + grp * ocg * kdim, kdim, col, cols, out, cols,
+            im2col_taps(g, taps, t->x + n * g->c_in * hw, grp * icg, icg, col + (n - n0) * ohw,
+                        cols);
+        sb_cpu_sgemm('N', 'N', ocg, cols, kdim, w + grp * ocg * kdim, kdim, col, cols, out, cols,
                      false);
         for (int64_t o = 0; o < ocg; o++) {
             int64_t oc = grp * ocg + o;
+            float bo = t->bias ? t->bias[oc] : 0.0f;
             for (int64_t n = n0; n < n1; n++) {
                 const float *src = out + o * cols + (n - n0) * ohw;
                 float *dst = t->y + (n * g->c_out + oc) * ohw;
-                if (t->bias) {
-                    float bo = t->bias[oc];
+                if (t->live) {
+                    for (int64_t q = 0; q < ohw; q++) {
+                        float acc = src[q] == 0.0f
+                                        ? y_chain(g, t->x, t->w, n, oc, q / g->ow, q % g->ow)
+                                        : src[q];
+                        dst[q] = t->bias ? acc + bo : acc;
+                    }
+                } else if (t->bias) {
                     for (int64_t q = 0; q < ohw; q++) dst[q] = src[q] + bo;
                 } else {
                     memcpy(dst, src, (size_t)ohw * sizeof *dst);
@@ -245,6 +297,64 @@ static bool fwd_batch_chunk(const fwd_batch_ctx *t, int64_t n0, int64_t n1) {
         }
     }
     return true;
+}
+
+/* Dead taps: a kernel row i whose input rows r*sh - ph + i*dh fall outside
+ * [0, h) for every output row r reads only padding (likewise a column);
+ * at 1x1 spatial under a padded 3x3 (ResNet's last stage at CIFAR size)
+ * 8 of the 9 taps are. Their terms are fmaf(+0, w, acc): with w finite
+ * such a term leaves a nonzero accumulator unchanged and turns a zero one
+ * into a zero, and a later term gives the same result from either zero
+ * unless its own exact product is zero too (then both results are zeros).
+ * So the chain without them differs from the contract's only when both are
+ * zeros, and fwd_batch_chunk recomputes every zero with the whole chain.
+ * Lists the live rows and columns in `live` (ti, tj: kh and kw entries of
+ * room; tj is followed by kh*kw more for a list of the dead taps) and
+ * returns true when some tap is dead and every weight facing a
+ * dead tap is finite (0 * inf = NaN is a term no zero fix-up restores). */
+static bool live_fwd_taps(const sb_conv2d_geom *g, const float *w, tap_set *live, int64_t *ti,
+                          int64_t *tj) {
+    live->ni = live->nj = 0;
+    live->ti = ti;
+    live->tj = tj;
+    for (int64_t i = 0; i < g->kh; i++)
+        for (int64_t r = 0; r < g->oh; r++) {
+            int64_t ih = r * g->stride_h - g->pad_h + i * g->dilation_h;
+            if (ih >= 0 && ih < g->h) {
+                ti[live->ni++] = i;
+                break;
+            }
+        }
+    for (int64_t j = 0; j < g->kw; j++)
+        for (int64_t s = 0; s < g->ow; s++) {
+            int64_t iw = s * g->stride_w - g->pad_w + j * g->dilation_w;
+            if (iw >= 0 && iw < g->w) {
+                tj[live->nj++] = j;
+                break;
+            }
+        }
+    int64_t kk = g->kh * g->kw, ndead = kk - live->ni * live->nj;
+    if (ndead == 0) return false;
+    /* the dead taps' positions in a kernel, listed after the live lists */
+    int64_t *dead = tj + g->kw, a = 0;
+    for (int64_t i = 0; i < g->kh; i++) {
+        bool row_live = a < live->ni && ti[a] == i;
+        a += row_live;
+        for (int64_t j = 0, b = 0; j < g->kw; j++) {
+            bool col_live = b < live->nj && tj[b] == j;
+            b += col_live;
+            if (!row_live || !col_live) *dead++ = i * g->kw + j;
+        }
+    }
+    dead -= ndead;
+    uint32_t nonfinite = 0;
+    for (int64_t k = 0; k < g->c_out * (g->c_in / g->groups); k++)
+        for (int64_t d = 0; d < ndead; d++) {
+            uint32_t bits;
+            memcpy(&bits, w + k * kk + dead[d], sizeof bits);
+            nonfinite |= (bits & 0x7f800000u) == 0x7f800000u;
+        }
+    return !nonfinite;
 }
 
 static void fwd_batch_range(void *vctx, int64_t c0, int64_t c1) {
@@ -339,8 +449,27 @@ void sb_cpu_conv2d_forward(const sb_conv2d_geom *g, const float *x, const float 
     if (nb > 1) {
         /* Chunks split over threads when there are enough of them, else
          * each product threads itself. */
-        fwd_batch_ctx t = {g, x, weight, bias, y, nb};
-        over_samples((g->n + nb - 1) / nb, fwd_batch_range, &t);
+        fwd_batch_ctx t = {g, x, weight, bias, y, nb, NULL, NULL};
+        tap_set live;
+        /* the live rows and columns, then their weights */
+        int64_t nt = g->kh + g->kw + g->kh * g->kw;
+        size_t bytes = (size_t)nt * sizeof(int64_t) + (size_t)(g->c_out * kdim) * sizeof(float);
+        int64_t *taps = sb_scratch(SB_SCRATCH_CONV_AUX, bytes);
+        if (taps && live_fwd_taps(g, weight, &live, taps, taps + g->kh)) {
+            /* the live taps' weights, (c_out, icg, a, b) */
+            float *wl = (float *)(void *)(taps + nt);
+            int64_t kk = g->kh * g->kw, nl = live.ni * live.nj;
+            for (int64_t oc = 0; oc < g->c_out; oc++)
+                for (int64_t c = 0; c < icg; c++)
+                    for (int64_t a = 0; a < live.ni; a++)
+                        for (int64_t b = 0; b < live.nj; b++)
+                            wl[(oc * icg + c) * nl + a * live.nj + b] =
+                                weight[(oc * icg + c) * kk + live.ti[a] * g->kw + live.tj[b]];
+            t.live = &live;
+            t.wl = wl;
+            t.nb = batch_chunk(g->n, g->oh * g->ow, icg * nl);
+        }
+        over_samples((g->n + t.nb - 1) / t.nb, fwd_batch_range, &t);
         return;
     }
     int64_t *boff = NULL, ocg = g->c_out / g->groups;
