@@ -43,6 +43,12 @@ static float tree_of_first(float lane[SB_SUM_LANES], int used) {
     return lane[0];
 }
 
+float sb_sum_few_terms(float *t, int k) {
+    if (k <= 0) return 0.0f; /* the empty sum is +0 */
+    for (int i = 0; i < k; i++) t[i] = -0.0f + t[i];
+    return tree_of_first(t, k);
+}
+
 /* ---- row adders ------------------------------------------------------------ */
 
 void sb_sum_rows_scalar(float lane[SB_SUM_LANES], const float *x, int64_t rows) {

@@ -37,6 +37,10 @@ float sb_sum_canonical(const float *x, int64_t n, int64_t stride);
 
 /* The fixed lane tree alone: lane[j] += lane[j+s] for s = 16, 8, 4, 2, 1. */
 float sb_sum_tree32(const float lane[SB_SUM_LANES]);
+/* The canonical sum of k <= 32 terms t[0..k-1] (each alone in its lane),
+ * folding only the lanes in use: the others would hold -0, and v + -0 == v.
+ * Overwrites t. */
+float sb_sum_few_terms(float *t, int k);
 
 /* ---- the rule with a given row adder ---------------------------------------
  * One "lane row" is 32 consecutive elements; element j of a row belongs to

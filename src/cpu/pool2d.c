@@ -15,7 +15,7 @@
  * they overlap (ResNet's 3x3 stride-2 pooling), the windows' terms are
  * scattered in window order into per-input lanes and folded by the
  * canonical sum's tree (max_bwd_plane_scatter). Sums of at most 32 terms
- * skip the 32-lane state: each term is alone in its lane (few_terms_sum).
+ * skip the 32-lane state: each term is alone in its lane (sb_sum_few_terms).
  *
  * Adaptive pooling (windows of PyTorch's floor/ceil rule) runs the same
  * entry points with g->adaptive set. */
@@ -105,20 +105,6 @@ void sb_cpu_max_pool2d_forward(const sb_pool2d_geom *g, const float *x, float *y
     over_planes(g, max_fwd_range, &t);
 }
 
-/* The canonical sum of k <= 32 terms: each term is alone in its lane
- * (lane i = -0 + t[i] = t[i]), the lanes past k hold -0, and the fixed tree
- * folds them; lanes past the power of two L >= k only ever add -0, the
- * exact identity, so the tree may start at L / 2. t has room for L floats. */
-static float few_terms_sum(float *t, int k) {
-    if (k == 0) return 0.0f; /* the empty sum is +0 */
-    int L = 1;
-    while (L < k) L *= 2;
-    for (int i = k; i < L; i++) t[i] = -0.0f;
-    for (int s = L / 2; s >= 1; s /= 2)
-        for (int j = 0; j < s; j++) t[j] = t[j] + t[j + s];
-    return t[0];
-}
-
 /* Overlapping windows (ResNet's 3x3 stride-2 pooling) by a scatter: the
  * windows are visited in row-major order, the reference's order for each
  * input (an index lies inside its own window, so the windows holding an
@@ -150,7 +136,7 @@ static bool max_bwd_plane_scatter(int64_t hw, int64_t ohw, const float *dyp, con
         int64_t i = ip[q];
         terms[i * L + count[i]++] = dyp[q];
     }
-    for (int64_t i = 0; i < hw; i++) dxp[i] = few_terms_sum(terms + i * L, count[i]);
+    for (int64_t i = 0; i < hw; i++) dxp[i] = sb_sum_few_terms(terms + i * L, count[i]);
     return true;
 }
 
@@ -188,7 +174,7 @@ void sb_cpu_max_pool2d_backward(const sb_pool2d_geom *g, const float *dy, const 
 
 /* A window's canonical sum as the reference forms it (terms row by row),
  * without its 32-lane state per output when the window holds at most 32
- * elements (few_terms_sum): ResNet's adaptive pooling to 1x1 sums 1 to 16
+ * elements (sb_sum_few_terms): ResNet's adaptive pooling to 1x1 sums 1 to 16
  * elements per output. */
 static void avg_fwd_range(void *vctx, int64_t p0, int64_t p1) {
     const pool_ctx *t = vctx;
@@ -209,7 +195,7 @@ static void avg_fwd_range(void *vctx, int64_t p0, int64_t p1) {
                     int k = 0;
                     for (int64_t ih = h0; ih < h1; ih++)
                         for (int64_t iw = w0; iw < w1; iw++) terms[k++] = xp[ih * g->w + iw];
-                    sum = few_terms_sum(terms, k);
+                    sum = sb_sum_few_terms(terms, k);
                 } else {
                     sb_sum_acc acc;
                     sb_sum_init(&acc);
