@@ -14,7 +14,7 @@
  * upload, forward, cross-entropy, backward, Adam, the loss brought back). */
 #include <string.h>
 #include "../bench_common.h"
-#include "opencl/opencl_internal.h"
+#include "bench_gpu_device.h"
 
 #define die(what) bench_fail("bench_gpu", what)
 
@@ -123,14 +123,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--data")) data = argv[i + 1];
     }
     if (steps < 1 || steps > 10000) steps = 10;
-    sb_tensor *probe = NULL;
-    if (sb_tensor_new_on(&probe, SB_DEVICE_OPENCL, SB_F32, 0, NULL) != SB_OK) {
-        printf("device none: %s\n", sb_last_error());
-        return 0; /* nothing to measure is not a failure of the benchmark */
-    }
-    sb_tensor_free(probe);
-    printf("device %s\n", sb_ocl_device_name());
-    fflush(stdout);
+    if (!bench_gpu_device()) return 0;
     if (argc == 2 && !strcmp(argv[1], "--probe")) return 0;
     int failed = 0;
     for (const char *p = sizes; *p;) {

@@ -17,7 +17,7 @@
  * that builds the programs); "bits DIFFER" fails the run. */
 #include <string.h>
 #include "../bench_common.h"
-#include "opencl/opencl_internal.h"
+#include "bench_gpu_device.h"
 
 #define die(what) bench_fail("bench_gpu_ops", what)
 
@@ -302,14 +302,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_gpu_ops: --sort-n needs at least 100, --rows at least 1\n");
         return 2;
     }
-    sb_tensor *probe = NULL;
-    if (sb_tensor_new_on(&probe, SB_DEVICE_OPENCL, SB_F32, 0, NULL) != SB_OK) {
-        printf("device none: %s\n", sb_last_error());
-        return 0; /* nothing to measure is not a failure of the benchmark */
-    }
-    sb_tensor_free(probe);
-    printf("device %s\n", sb_ocl_device_name());
-    fflush(stdout);
+    if (!bench_gpu_device()) return 0;
     int failed = 0;
     if (!*only || strstr(only, "sort")) failed |= bench_sort(sort_n);
     if (!*only || strstr(only, "ctc")) failed |= bench_ctc();

@@ -234,25 +234,6 @@ typedef struct {
     const float *wl;
 } fwd_batch_ctx;
 
-/* The contract's chain of output (n, oc, r, s) over every tap, padded taps
- * included as +0.0f terms. */
-static float y_chain(const sb_conv2d_geom *g, const float *x, const float *w, int64_t n,
-                     int64_t oc, int64_t r, int64_t s) {
-    int64_t icg = g->c_in / g->groups, c0 = oc / (g->c_out / g->groups) * icg;
-    float acc = 0.0f;
-    for (int64_t c = 0; c < icg; c++)
-        for (int64_t i = 0; i < g->kh; i++)
-            for (int64_t j = 0; j < g->kw; j++) {
-                int64_t ih = r * g->stride_h - g->pad_h + i * g->dilation_h;
-                int64_t iw = s * g->stride_w - g->pad_w + j * g->dilation_w;
-                float xv = ih < 0 || ih >= g->h || iw < 0 || iw >= g->w
-                               ? 0.0f
-                               : x[((n * g->c_in + c0 + c) * g->h + ih) * g->w + iw];
-                acc = fmaf(xv, w[((oc * icg + c) * g->kh + i) * g->kw + j], acc);
-            }
-    return acc;
-}
-
 /* Samples [n0, n1): per group, col (kdim, (n, r, s)) holds their im2col
  * matrices side by side, out = W . col is (ocg, (n, r, s)), and its rows
  * are scattered to y (n, c_out, oh, ow) with the bias added. With live
@@ -284,7 +265,7 @@ static bool fwd_batch_chunk(const fwd_batch_ctx *t, int64_t n0, int64_t n1) {
                 if (t->live) {
                     for (int64_t q = 0; q < ohw; q++) {
                         float acc = src[q] == 0.0f
-                                        ? y_chain(g, t->x, t->w, n, oc, q / g->ow, q % g->ow)
+                                        ? sb_ref_conv2d_y_chain(g, t->x, t->w, n, oc, q / g->ow, q % g->ow)
                                         : src[q];
                         dst[q] = t->bias ? acc + bo : acc;
                     }
@@ -882,18 +863,7 @@ static void bwd_w_chains(const sb_conv2d_geom *g, const float *dy, const float *
     for (int64_t o = 0; o < ocg; o++)
         for (int64_t t = t0; t < t1; t++) {
             int64_t c = t / kk, i = t % kk / g->kw, j = t % g->kw, oc = grp * ocg + o;
-            float acc = 0.0f;
-            for (int64_t n = 0; n < g->n; n++)
-                for (int64_t r = 0; r < g->oh; r++)
-                    for (int64_t s = 0; s < g->ow; s++) {
-                        int64_t ih = r * g->stride_h - g->pad_h + i * g->dilation_h;
-                        int64_t iw = s * g->stride_w - g->pad_w + j * g->dilation_w;
-                        float xv = ih < 0 || ih >= g->h || iw < 0 || iw >= g->w
-                                       ? 0.0f
-                                       : x[((n * g->c_in + grp * icg + c) * g->h + ih) * g->w + iw];
-                        acc = fmaf(dy[((n * g->c_out + oc) * g->oh + r) * g->ow + s], xv, acc);
-                    }
-            dweight[(oc * icg) * kk + t] = acc;
+            dweight[(oc * icg) * kk + t] = sb_ref_conv2d_dw_chain(g, dy, x, oc, c, i, j);
         }
 }
 

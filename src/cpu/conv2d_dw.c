@@ -478,23 +478,12 @@ typedef struct {
  * is left). */
 static void wgrad_chains(const sb_conv2d_geom *g, const float *dy, const float *x, int64_t oc,
                          float *dweight) {
-    int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups, ch0 = oc / ocg * icg;
+    int64_t icg = g->c_in / g->groups;
     for (int64_t c = 0; c < icg; c++)
         for (int64_t i = 0; i < g->kh; i++)
-            for (int64_t j = 0; j < g->kw; j++) {
-                float acc = 0.0f;
-                for (int64_t n = 0; n < g->n; n++)
-                    for (int64_t r = 0; r < g->oh; r++)
-                        for (int64_t s = 0; s < g->ow; s++) {
-                            int64_t ih = r * g->stride_h - g->pad_h + i * g->dilation_h;
-                            int64_t iw = s * g->stride_w - g->pad_w + j * g->dilation_w;
-                            float xv = ih < 0 || ih >= g->h || iw < 0 || iw >= g->w
-                                           ? 0.0f
-                                           : x[((n * g->c_in + ch0 + c) * g->h + ih) * g->w + iw];
-                            acc = fmaf(dy[((n * g->c_out + oc) * g->oh + r) * g->ow + s], xv, acc);
-                        }
-                dweight[((oc * icg + c) * g->kh + i) * g->kw + j] = acc;
-            }
+            for (int64_t j = 0; j < g->kw; j++)
+                dweight[((oc * icg + c) * g->kh + i) * g->kw + j] =
+                    sb_ref_conv2d_dw_chain(g, dy, x, oc, c, i, j);
 }
 
 static void bwd_w_range(void *vctx, int64_t b0, int64_t b1) {

@@ -23,31 +23,33 @@ static float w_at(const sb_conv2d_geom *g, const float *weight, int64_t oc, int6
     return weight[((oc * icg + c) * g->kh + i) * g->kw + j];
 }
 
+float sb_ref_conv2d_y_chain(const sb_conv2d_geom *g, const float *x, const float *weight, int64_t n,
+                            int64_t oc, int64_t r, int64_t s) {
+    int64_t icg = g->c_in / g->groups, ch0 = oc / (g->c_out / g->groups) * icg;
+    /* Padded taps are terms too: the chain has the same icg*kh*kw terms at
+     * every output position, as in im2col, so 0*inf = NaN and the sign of
+     * zero follow the weights everywhere. */
+    float acc = 0.0f;
+    for (int64_t c = 0; c < icg; c++)
+        for (int64_t i = 0; i < g->kh; i++)
+            for (int64_t j = 0; j < g->kw; j++) {
+                int64_t ih = r * g->stride_h - g->pad_h + i * g->dilation_h;
+                int64_t iw = s * g->stride_w - g->pad_w + j * g->dilation_w;
+                acc = fmaf(x_padded(g, x, n, ch0 + c, ih, iw), w_at(g, weight, oc, c, i, j), acc);
+            }
+    return acc;
+}
+
 void sb_ref_conv2d_forward(const sb_conv2d_geom *g, const float *x, const float *weight,
                            const float *bias, float *y) {
-    int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups;
     for (int64_t n = 0; n < g->n; n++)
-        for (int64_t oc = 0; oc < g->c_out; oc++) {
-            int64_t ch0 = (oc / ocg) * icg;
+        for (int64_t oc = 0; oc < g->c_out; oc++)
             for (int64_t r = 0; r < g->oh; r++)
                 for (int64_t s = 0; s < g->ow; s++) {
-                    /* Padded taps are terms too: the chain has the same
-                     * icg*kh*kw terms at every output position, as in
-                     * im2col, so 0*inf = NaN and the sign of zero follow
-                     * the weights everywhere. */
-                    float acc = 0.0f;
-                    for (int64_t c = 0; c < icg; c++)
-                        for (int64_t i = 0; i < g->kh; i++)
-                            for (int64_t j = 0; j < g->kw; j++) {
-                                int64_t ih = r * g->stride_h - g->pad_h + i * g->dilation_h;
-                                int64_t iw = s * g->stride_w - g->pad_w + j * g->dilation_w;
-                                acc = fmaf(x_padded(g, x, n, ch0 + c, ih, iw),
-                                           w_at(g, weight, oc, c, i, j), acc);
-                            }
+                    float acc = sb_ref_conv2d_y_chain(g, x, weight, n, oc, r, s);
                     y[((n * g->c_out + oc) * g->oh + r) * g->ow + s] =
                         bias ? acc + bias[oc] : acc;
                 }
-        }
 }
 
 /* The output index o with o*stride - pad + tap*dilation == pos, or -1 when
@@ -88,28 +90,32 @@ void sb_ref_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, cons
         }
 }
 
+float sb_ref_conv2d_dw_chain(const sb_conv2d_geom *g, const float *dy, const float *x,
+                             int64_t oc, int64_t c, int64_t i, int64_t j) {
+    int64_t ch0 = oc / (g->c_out / g->groups) * (g->c_in / g->groups);
+    /* Every (n, r, s) is a term, padded ones with x = +0.0f: the same
+     * fixed-length chain as dY . im2col(X)^T. */
+    float acc = 0.0f;
+    for (int64_t n = 0; n < g->n; n++)
+        for (int64_t r = 0; r < g->oh; r++)
+            for (int64_t s = 0; s < g->ow; s++) {
+                int64_t ih = r * g->stride_h - g->pad_h + i * g->dilation_h;
+                int64_t iw = s * g->stride_w - g->pad_w + j * g->dilation_w;
+                float d = dy[((n * g->c_out + oc) * g->oh + r) * g->ow + s];
+                acc = fmaf(d, x_padded(g, x, n, ch0 + c, ih, iw), acc);
+            }
+    return acc;
+}
+
 void sb_ref_conv2d_backward_weight(const sb_conv2d_geom *g, const float *dy, const float *x,
                                    float *dweight) {
-    int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups;
-    for (int64_t oc = 0; oc < g->c_out; oc++) {
-        int64_t ch0 = (oc / ocg) * icg;
+    int64_t icg = g->c_in / g->groups;
+    for (int64_t oc = 0; oc < g->c_out; oc++)
         for (int64_t c = 0; c < icg; c++)
             for (int64_t i = 0; i < g->kh; i++)
-                for (int64_t j = 0; j < g->kw; j++) {
-                    /* Every (n, r, s) is a term, padded ones with x = +0.0f:
-                     * the same fixed-length chain as dY . im2col(X)^T. */
-                    float acc = 0.0f;
-                    for (int64_t n = 0; n < g->n; n++)
-                        for (int64_t r = 0; r < g->oh; r++)
-                            for (int64_t s = 0; s < g->ow; s++) {
-                                int64_t ih = r * g->stride_h - g->pad_h + i * g->dilation_h;
-                                int64_t iw = s * g->stride_w - g->pad_w + j * g->dilation_w;
-                                float d = dy[((n * g->c_out + oc) * g->oh + r) * g->ow + s];
-                                acc = fmaf(d, x_padded(g, x, n, ch0 + c, ih, iw), acc);
-                            }
-                    dweight[((oc * icg + c) * g->kh + i) * g->kw + j] = acc;
-                }
-    }
+                for (int64_t j = 0; j < g->kw; j++)
+                    dweight[((oc * icg + c) * g->kh + i) * g->kw + j] =
+                        sb_ref_conv2d_dw_chain(g, dy, x, oc, c, i, j);
 }
 
 void sb_ref_conv2d_backward_bias(const sb_conv2d_geom *g, const float *dy, float *dbias) {

@@ -51,6 +51,15 @@ typedef struct sb_conv2d_geom {
     int64_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups;
 } sb_conv2d_geom;
 
+/* One output's chain before the bias: y[n][oc][r][s] over the contract's
+ * icg*kh*kw terms (padded taps as +0.0f terms), and one weight gradient's:
+ * dweight[oc][c][i][j] over every (n, r, s) (c counts within oc's group).
+ * The fast kernels' fallbacks (no scratch memory, zero results recomputed)
+ * call these rather than restating the chains. */
+float sb_ref_conv2d_y_chain(const sb_conv2d_geom *g, const float *x, const float *weight, int64_t n,
+                            int64_t oc, int64_t r, int64_t s);
+float sb_ref_conv2d_dw_chain(const sb_conv2d_geom *g, const float *dy, const float *x,
+                             int64_t oc, int64_t c, int64_t i, int64_t j);
 /* y = conv(x, weight) (+ bias, NULL for none). */
 void sb_ref_conv2d_forward(const sb_conv2d_geom *g, const float *x, const float *weight,
                            const float *bias, float *y);
