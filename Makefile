@@ -86,6 +86,7 @@ endif
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_SUPPORT := $(sort $(wildcard tests/support/*.c))
 TEST_SUPPORT_OBJ := $(TEST_SUPPORT:%.c=$(BUILD)/obj/%.o)
+.SECONDARY: $(TEST_SUPPORT_OBJ) # kept, not rebuilt for every test binary
 
 .PHONY: all lib cli examples tests test test-plain test-asan test-zoo test-zoo-224 verify-math deps deps-debian install clean demo
 

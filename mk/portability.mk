@@ -23,8 +23,15 @@ portability: deps portability-deps
 portability-ci: deps portability-deps
 	@scripts/portability.sh --subset ci $(PORT_ARGS)
 
-# tests/test_fpenv.c needs only libc and samebits, so the matrix builds it
-# for every target (the other tests link MPFR, which cross sysroots lack).
-$(BUILD)/port/test_fpenv: tests/test_fpenv.c $(BUILD)/libsamebits.a tests/harness.h
+# A test that needs only libc and samebits builds for any target as
+# $(BUILD)/port/<name>, linked with the test support minus its MPFR part
+# (tests/support/*_mpfr.c; cross sysroots have no MPFR). The matrix builds
+# and runs test_fpenv (the floating-point environment guard) everywhere, and
+# test_kernel_context, test_fast_gemm and test_fast_conv (the differential
+# tests of the fast GEMM and conv2d paths, NEON's on aarch64) where its
+# configuration asks for them (scripts/portability.sh).
+PORT_SUPPORT_OBJ := $(filter-out %_mpfr.o,$(TEST_SUPPORT_OBJ))
+
+$(BUILD)/port/%: tests/%.c $(BUILD)/libsamebits.a $(PORT_SUPPORT_OBJ) tests/harness.h $(wildcard tests/support/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(BUILD)/libsamebits.a $(LDLIBS_ALL)
+	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(PORT_SUPPORT_OBJ) $(BUILD)/libsamebits.a $(LDLIBS_ALL)

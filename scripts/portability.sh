@@ -18,7 +18,13 @@
 #   2. tests/test_fpenv.c (the floating-point environment guard);
 #   3. `samebits train --limit-batches 4` on Fashion-MNIST with the test set
 #      cut to its first 1000 images, whose four lines must equal
-#      tests/golden/lenet5-limit4-test1000.txt byte for byte.
+#      tests/golden/lenet5-limit4-test1000.txt byte for byte;
+#   4. in rows whose last column says `fast`: tests/test_kernel_context.c
+#      (the target's kernel contexts are complete), then tests/test_fast_gemm.c
+#      and tests/test_fast_conv.c, the differential tests of the fast GEMM
+#      (flexible kernels, gemv_t) and conv2d (implicit GEMM) paths against
+#      the reference, at every ISA level of the target (NEON on aarch64),
+#      threads 1, 2 and 3, SB_TEST_QUICK sizes.
 # Foreign architectures run under qemu-user with the cross toolchain's
 # sysroot, built with NO_ZLIB=1 (no target zlib needed: the data is gunzipped
 # here once). One row per configuration: name, PASS/FAIL/SKIP, seconds, and
@@ -39,7 +45,7 @@ DATA=${SB_TEST_DATA:-/usr/share/datasets/fashion-mnist}
 EXTRA="${PORT_EXTRA_CFLAGS:-}"
 [ -n "${PORT_NO_WERROR:-}" ] && [ "${PORT_NO_WERROR}" != 0 ] && EXTRA="$EXTRA -Wno-error"
 
-# name | build dir suffix | CC | OPT | qemu | environment | subsets
+# name | build dir suffix | CC | OPT | qemu | environment | subsets | extra checks
 # Rows that share a build suffix reuse that build (run-time settings only).
 # Foreign targets (a qemu column) build with NO_ZLIB=1.
 configs() {
@@ -61,7 +67,7 @@ isa-avx512|gcc-O2|gcc|-O2|-|SB_ISA=avx512|ci
 threads-1|gcc-O2|gcc|-O2|-|SB_NUM_THREADS=1|ci
 threads-2|gcc-O2|gcc|-O2|-|SB_NUM_THREADS=2|ci
 threads-3|gcc-O2|gcc|-O2|-|SB_NUM_THREADS=3|ci
-aarch64-neon|aarch64|aarch64-linux-gnu-gcc|-O2|aarch64|-|ci
+aarch64-neon|aarch64|aarch64-linux-gnu-gcc|-O2|aarch64|-|ci|fast
 aarch64-scalar|aarch64|aarch64-linux-gnu-gcc|-O2|aarch64|SB_ISA=scalar|
 riscv64|riscv64|riscv64-linux-gnu-gcc|-O2|riscv64|-|
 s390x-big-endian|s390x|s390x-linux-gnu-gcc|-O2|s390x|-|ci
@@ -77,7 +83,7 @@ while [ $# -gt 0 ]; do
     --only) only=${2:-}; shift 2 ;;
     --record-golden) record=1; only=gcc-O2; shift ;;
     --list) list=1; shift ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "portability.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -92,7 +98,7 @@ selected() { # name subsets
 }
 
 if [ $list = 1 ]; then
-    configs | while IFS='|' read -r name _ _ _ _ _ subs; do
+    configs | while IFS='|' read -r name _ _ _ _ _ subs _; do
         selected "$name" "$subs" && echo "$name"
     done
     exit 0
@@ -144,7 +150,7 @@ build() { # suffix cc opt qemu log
     [ "$4" != - ] && nozlib=1
     if [ -n "${built[$suffix]:-}" ]; then [ "${built[$suffix]}" = ok ]; return; fi
     local dir="build-port-$suffix"
-    if make -j"$JOBS" BUILD="$dir" CC="$cc" OPT="$opt" NO_ZLIB="$nozlib" EXTRA_CFLAGS="$EXTRA" cli "$dir/port/test_fpenv" > "$log" 2>&1; then
+    if make -j"$JOBS" BUILD="$dir" CC="$cc" OPT="$opt" NO_ZLIB="$nozlib" EXTRA_CFLAGS="$EXTRA" cli "$dir/port/test_fpenv" "$dir/port/test_kernel_context" "$dir/port/test_fast_gemm" "$dir/port/test_fast_conv" > "$log" 2>&1; then
         built[$suffix]=ok; return 0
     fi
     built[$suffix]=fail; return 1
@@ -152,11 +158,11 @@ build() { # suffix cc opt qemu log
 
 # Runs the payload of a configuration; prints the notes, returns non-zero on
 # any failure.
-payload() { # suffix qemu env log
+payload() { # suffix qemu env log extra-checks
     local dir="build-port-$1" runner="" envs=() notes="" ok=0
     [ "$2" != - ] && runner=$(qemu_cmd "$2")
     [ "$3" != - ] && envs=("$3")
-    local log=$4
+    local log=$4 extra=${5:-}
     local run=(env "${envs[@]}" $runner)
     # 1. op test vectors
     if "${run[@]}" "$dir/samebits" 2>&1 | grep -qw verify; then
@@ -191,6 +197,17 @@ payload() { # suffix qemu env log
         fi
     else
         notes="$notes, train FAILED"; ok=1
+    fi
+    # 4. the differential tests of the fast GEMM and conv2d paths
+    if [ "$extra" = fast ]; then
+        local t out counts
+        for t in test_kernel_context test_fast_gemm test_fast_conv; do
+            out=$(env SB_TEST_QUICK=1 SB_TEST_THREADS=1,2,3 "${envs[@]}" $runner "$dir/port/$t" 2>> "$log"); rc=$?
+            echo "$out" >> "$log"
+            counts=$(printf '%s\n' "$out" | tail -n 1 | sed -n "s/^$t: \([0-9]*\) passed, \([0-9]*\) failed\$/\1 \2/p")
+            if [ $rc -eq 0 ] && [ -n "$counts" ]; then notes="$notes, ${t#test_} ${counts%% *} ok"
+            else notes="$notes, ${t#test_} FAILED"; ok=1; fi
+        done
     fi
     echo "$notes"
     return $ok
@@ -232,7 +249,7 @@ secs() { since "$t0"; }
 
 printf '%-20s %-5s %7s  %s\n' configuration result seconds details
 start_all=$EPOCHREALTIME
-while IFS='|' read -r name suffix cc opt qemu envv subs; do
+while IFS='|' read -r name suffix cc opt qemu envv subs extra; do
     selected "$name" "$subs" || continue
     t0=$EPOCHREALTIME
     log="$log_dir/$name.log"; : > "$log"
@@ -256,7 +273,7 @@ while IFS='|' read -r name suffix cc opt qemu envv subs; do
         row "$name" FAIL "$(secs)" "build failed: $(grep -m1 -E 'error:|Error [0-9]' "$log_dir/build-$suffix.log" | cut -c1-110)"
         continue
     fi
-    if notes=$(payload "$suffix" "$qemu" "$envv" "$log"); then
+    if notes=$(payload "$suffix" "$qemu" "$envv" "$log" "$extra"); then
         if [ "$name" = gcc-O2 ] && [ $record = 0 ]; then
             if reference_check "build-port-$suffix" "$log"; then notes="$notes, limit20 = golden"
             else row "$name" FAIL "$(secs)" "$notes, limit20 DIFFERS"; continue; fi

@@ -165,6 +165,11 @@ static void test_conv_cases(void) {
         {"kernel = input", 2, 2, 4, 4, 3, 4, 4, P(1, 1, 0, 0, 1, 1, 1), true},
         {"padding > kernel", 2, 1, 3, 3, 2, 2, 2, P(1, 1, 3, 3, 1, 1, 1), true},
         {"1-wide", 3, 2, 1, 9, 2, 1, 3, P(1, 1, 0, 1, 1, 1, 1), true},
+        /* stride 1 with 3x3 taps of 29 input and 31 output channels: both
+         * implicit GEMMs (forward k = 261, input gradient k = 279) run
+         * two k blocks, the second continuing the first's chains from C,
+         * on edge tiles of rows and columns */
+        {"implicit k blocks", 2, 29, 9, 9, 31, 3, 3, P(1, 1, 1, 1, 1, 1, 1), true},
     };
     /* Few pixels per sample (under 64 positions): samples side by side in
      * one product, several chunks of them (23 samples of 49 positions: 10,

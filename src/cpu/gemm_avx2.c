@@ -58,6 +58,7 @@ void sb_gemm_ukernel_avx2(int64_t kc, const float *a, const float *b, float *c, 
 #define FLEX_ISA avx2
 #define FLEX_VEC __m256
 #define FLEX_W 8
+#define FLEX_NV 2
 #define FLEX_MASK __m256i
 #define FLEX_MASK_FIRST(n) \
     _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))

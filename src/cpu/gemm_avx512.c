@@ -66,6 +66,7 @@ void sb_gemm_ukernel_avx512(int64_t kc, const float *a, const float *b, float *c
 #define FLEX_ISA avx512
 #define FLEX_VEC __m512
 #define FLEX_W 16
+#define FLEX_NV 2
 #define FLEX_MASK __mmask16
 #define FLEX_MASK_FIRST(n) ((__mmask16)((1u << (n)) - 1u))
 #define FLEX_LOADM(m, p) _mm512_maskz_loadu_ps((m), (p))

@@ -55,7 +55,7 @@ void sb_gemm_ukernel_avx2(int64_t kc, const float *a, const float *b, float *c, 
 void sb_gemm_ukernel_avx512(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
                             bool load_c);
 #endif
-/* Flexible kernels (AVX-512 and AVX2, gemm_flex.h): an MR x NR tile at rows x cols of C
+/* Flexible kernels (AVX-512, AVX2 and NEON, gemm_flex.h): an MR x NR tile at rows x cols of C
  * (rows <= MR, cols <= NR) done in place, with B rows `bstride` floats
  * apart (NR for a packed panel, ldb for op(B) read where it lies). */
 typedef void (*sb_gemm_flex_fn)(int64_t kc, const float *a, const float *b, int64_t bstride,
@@ -70,7 +70,7 @@ SB_GEMM_FLEX_DECL(8)
 SB_GEMM_FLEX_DECL(12)
 #endif
 
-/* Implicit-GEMM kernels (AVX-512 and AVX2): as the flexible ones, with B row p
+/* Implicit-GEMM kernels (AVX-512, AVX2 and NEON): as the flexible ones, with B row p
  * at b + boff[p] (see sb_cpu_sgemm_offset in cpu.h). */
 typedef void (*sb_gemm_offset_fn)(int64_t kc, const float *a, const float *b, const int64_t *boff,
                                   float *c, int64_t ldc, bool load_c, int rows, int cols);
@@ -129,6 +129,17 @@ typedef struct sb_gemm_kernels {
 #if SB_HAVE_NEON_KERNELS
 void sb_gemm_ukernel_neon(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
                           bool load_c);
+/* NEON: 8- and 4-row tiles of 12 columns (three q-vectors), both kinds. */
+void sb_gemm_flex_neon_8(int64_t kc, const float *a, const float *b, int64_t bstride, float *c,
+                         int64_t ldc, bool load_c, int rows, int cols);
+void sb_gemm_flex_neon_4(int64_t kc, const float *a, const float *b, int64_t bstride, float *c,
+                         int64_t ldc, bool load_c, int rows, int cols);
+void sb_gemm_offset_neon_8(int64_t kc, const float *a, const float *b, const int64_t *boff,
+                           float *c, int64_t ldc, bool load_c, int rows, int cols);
+void sb_gemm_offset_neon_4(int64_t kc, const float *a, const float *b, const int64_t *boff,
+                           float *c, int64_t ldc, bool load_c, int rows, int cols);
+void sb_gemv_t_neon(int64_t n, int64_t k, const float *a, const float *b, int64_t ldb, float *c,
+                    bool load_c);
 #endif
 
 #endif

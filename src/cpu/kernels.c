@@ -100,9 +100,15 @@ static const sb_cpu_kernels avx512_kernels = {
 #endif
 
 #if SB_HAVE_NEON_KERNELS
+static const sb_gemm_flex_kernel neon_flex[] = {
+    {8, sb_gemm_flex_neon_8, sb_gemm_offset_neon_8},
+    {4, sb_gemm_flex_neon_4, sb_gemm_offset_neon_4},
+};
+
 static const sb_cpu_kernels neon_kernels = {
     .isa = SB_ISA_NEON,
-    .gemm = {SB_GEMM_MR_NEON, SB_GEMM_NR_NEON, sb_gemm_ukernel_neon, 0, NULL, NULL},
+    .gemm = {SB_GEMM_MR_NEON, SB_GEMM_NR_NEON, sb_gemm_ukernel_neon,
+             (int)(sizeof neon_flex / sizeof neon_flex[0]), neon_flex, sb_gemv_t_neon},
     .sum_rows = sb_sum_rows_neon,
     .pointwise = &sb_pwv_neon,
     .vmath = &sb_vmath_neon,

@@ -19,11 +19,36 @@ static config configs[SB_ISA_COUNT * 5];
 static int nconfigs = -1;
 static int initial_threads;
 
+/* SB_TEST_THREADS="1,2,3" replaces the thread counts (at most 5, each
+ * 1..64): the portability matrix runs these tests under qemu, where the
+ * full list costs minutes. */
+static int env_threads(int out[5]) {
+    const char *s = getenv("SB_TEST_THREADS");
+    int n = 0;
+    while (s && *s && n < 5) {
+        char *end;
+        long t = strtol(s, &end, 10);
+        if (end == s || t < 1 || t > 64) {
+            fprintf(stderr, "fastpath: SB_TEST_THREADS must list thread counts 1..64: '%s'\n", s);
+            exit(2);
+        }
+        out[n++] = (int)t;
+        s = *end == ',' ? end + 1 : end;
+    }
+    return n;
+}
+
 static void build(void) {
     if (nconfigs >= 0) return;
     initial_threads = sb_num_threads();
+    static int env_list[5];
     const int *threads = sb_test_quick() ? quick_threads : full_threads;
     int nthreads = sb_test_quick() ? 2 : 5;
+    int nenv = env_threads(env_list);
+    if (nenv > 0) {
+        threads = env_list;
+        nthreads = nenv;
+    }
     nconfigs = 0;
     for (int isa = 0; isa < SB_ISA_COUNT; isa++) {
         if (!sb_isa_supported((sb_isa_level)isa)) continue;

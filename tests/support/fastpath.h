@@ -1,6 +1,7 @@
 /* tests/support/fastpath.h - the configurations a differential test of the
  * fast CPU backend runs: every ISA level this machine supports times the
- * thread counts 1, 2, 3, 4 and 7 (fewer under SB_TEST_QUICK).
+ * thread counts 1, 2, 3, 4 and 7 (fewer under SB_TEST_QUICK; the list
+ * SB_TEST_THREADS="1,2,3" replaces them).
  *
  *     for (int c = 0; c < sb_test_config_count(); c++) {
  *         sb_test_config_apply(c);

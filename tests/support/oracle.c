@@ -1,25 +1,11 @@
-/* Shared test oracles (see oracle.h). */
+/* Shared test oracles (see oracle.h) that need only libc: the portability
+ * matrix links them into the tests it cross-builds (mk/portability.mk),
+ * whose sysroots have no MPFR. The MPFR oracle is in oracle_mpfr.c. */
 #include "oracle.h"
 #include <math.h>
-#include <mpfr.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-float oracle_fma_chain(int64_t k, const float *a, const float *b) {
-    mpfr_t acc, x, y;
-    mpfr_inits2(24, acc, x, y, (mpfr_ptr)0);
-    mpfr_set_zero(acc, +1);
-    for (int64_t p = 0; p < k; p++) {
-        mpfr_set_flt(x, a[p], MPFR_RNDN);
-        mpfr_set_flt(y, b[p], MPFR_RNDN);
-        int t = mpfr_fma(acc, x, y, acc, MPFR_RNDN);
-        mpfr_subnormalize(acc, t, MPFR_RNDN);
-    }
-    float r = mpfr_get_flt(acc, MPFR_RNDN);
-    mpfr_clears(acc, x, y, (mpfr_ptr)0);
-    return r;
-}
 
 float oracle_canonical_sum(const float *x, int64_t n) {
     if (n == 0) return 0.0f;
