@@ -132,6 +132,8 @@ static void test_shapes(void) {
         /* a few rows times B^T (read in place, eight columns at a time): column
          * and term counts off and on multiples of 8, a decode step's shape */
         {1, 9, 21}, {2, 8, 8}, {3, 47, 300}, {4, 100, 7}, {1, 1536, 384}, {4, 385, 1033},
+        /* fewer terms than one transposed block (NEON's are 4 x 4): k = 1, 2, 3 */
+        {3, 13, 1}, {4, 12, 2}, {2, 21, 3},
     };
     static const int64_t quick_skip = 4; /* the biggest ones */
     int nshapes = (int)(sizeof shapes / sizeof shapes[0]);
