@@ -279,10 +279,27 @@ static void test_binary(void) {
     free(a); free(b); free(got); free(want); free(ma); free(mb);
 }
 
+/* Every kink of the piecewise-linear activations tested below (hardtanh's
+ * (-2, 1.5) and (0, 6), hardsigmoid's and hardswish's -3 and 3, x + 3
+ * reaching 0 and 6), its float neighbours, and signed zeros, planted at
+ * scattered positions so that both the vector lanes and the scalar tails
+ * meet them. */
+static void plant_kinks(float *x, int64_t n) {
+    static const float kinks[] = {-3.0f, 3.0f, -2.0f, 1.5f, 0.0f, 6.0f};
+    int64_t at = 5;
+    for (size_t k = 0; k < sizeof kinks / sizeof kinks[0]; k++) {
+        float v = kinks[k];
+        float near[] = {v, nextafterf(v, -INFINITY), nextafterf(v, INFINITY), -v};
+        for (size_t j = 0; j < 4 && at < n; j++, at += 7919) x[at] = near[j];
+    }
+    for (int64_t i = n - 5; i < n; i++) x[i] = (i % 2) ? -3.0f : 3.0f; /* the tail */
+}
+
 static void test_unary_and_activations(void) {
     int64_t n = 40009;
     float *x = alloc(n), *y = alloc(n), *dy = alloc(n), *got = alloc(n), *want = alloc(n);
     fill(x, n, true);
+    plant_kinks(x, n);
     fill(dy, n, true);
     sb_tensor tx = view(x, 1, &n), ty = view(y, 1, &n), tdy = view(dy, 1, &n);
     sb_tensor tg = view(got, 1, &n);
@@ -300,7 +317,10 @@ static void test_unary_and_activations(void) {
         }
         sb_ref_leaky_relu_forward(n, x, 0.01f, want);
         CHECK_OK(sb_leaky_relu_forward(&tx, 0.01f, &tg));
-        check_buf(got, want, n, false, "leaky relu", cfg);
+        check_buf(got, want, n, true, "leaky relu", cfg);
+        sb_ref_leaky_relu_backward(n, x, dy, 0.01f, want);
+        CHECK_OK(sb_leaky_relu_backward(&tx, &tdy, 0.01f, &tg));
+        check_buf(got, want, n, false, "leaky relu backward", cfg);
         sb_ref_tanh_forward(n, x, want);
         CHECK_OK(sb_tanh_forward(&tx, &tg));
         check_buf(got, want, n, false, "tanh", cfg);
@@ -321,7 +341,7 @@ static void test_unary_and_activations(void) {
             float lo = r ? 0.0f : -2.0f, hi = r ? 6.0f : 1.5f;
             sb_ref_hardtanh_forward(n, x, lo, hi, want);
             CHECK_OK(sb_hardtanh_forward(&tx, lo, hi, &tg));
-            check_buf(got, want, n, false, "hardtanh", cfg);
+            check_buf(got, want, n, true, "hardtanh", cfg);
             sb_ref_hardtanh_backward(n, x, dy, lo, hi, want);
             CHECK_OK(sb_hardtanh_backward(&tx, &tdy, lo, hi, &tg));
             check_buf(got, want, n, false, "hardtanh backward", cfg);

@@ -103,47 +103,60 @@ static sb_status cpu_avg_pool2d_backward(const sb_backend *be, const sb_pool2d_g
 
 /* ---- pointwise ---- */
 
+/* The activations that the kernel context's piecewise-linear loops serve. */
+static bool piecewise_kind(sb_act_kind kind, sb_pwl_kind *pk) {
+    switch (kind) {
+    case SB_ACT_LEAKY_RELU: *pk = SB_PWL_LEAKY_RELU; return true;
+    case SB_ACT_HARDTANH: *pk = SB_PWL_HARDTANH; return true;
+    case SB_ACT_HARDSIGMOID: *pk = SB_PWL_HARDSIGMOID; return true;
+    case SB_ACT_HARDSWISH: *pk = SB_PWL_HARDSWISH; return true;
+    default: return false;
+    }
+}
+
 /* in[0] is x (or y for tanh/sigmoid backward), in[1] is dy when backward. */
 static void act_kernel(const void *ctx, int64_t n, const float *const *in, float *out) {
     const sb_act_args *c = ctx;
+    sb_pwl_kind pk;
+    if (piecewise_kind(c->kind, &pk)) {
+        if (c->backward) sb_cpu_piecewise_backward(pk, n, in[0], in[1], c->p0, c->p1, out);
+        else sb_cpu_piecewise_forward(pk, n, in[0], c->p0, c->p1, out);
+        return;
+    }
     if (!c->backward) {
         switch (c->kind) {
         case SB_ACT_RELU: sb_cpu_relu_forward(n, in[0], out); break;
-        case SB_ACT_LEAKY_RELU: sb_ref_leaky_relu_forward(n, in[0], c->p0, out); break;
         case SB_ACT_TANH: sb_cpu_tanh_forward(n, in[0], out); break;
         case SB_ACT_SIGMOID: sb_cpu_sigmoid_forward(n, in[0], out); break;
         case SB_ACT_SILU: sb_cpu_silu_forward(n, in[0], out); break;
         case SB_ACT_GELU: sb_cpu_gelu_forward(n, in[0], c->approximate, out); break;
         case SB_ACT_SOFTPLUS: sb_cpu_softplus_forward(n, in[0], c->p0, c->p1, out); break;
-        case SB_ACT_HARDTANH: sb_ref_hardtanh_forward(n, in[0], c->p0, c->p1, out); break;
-        case SB_ACT_HARDSIGMOID: sb_ref_hardsigmoid_forward(n, in[0], out); break;
-        case SB_ACT_HARDSWISH: sb_ref_hardswish_forward(n, in[0], out); break;
         case SB_ACT_ELU: sb_cpu_elu_forward(n, in[0], c->p0, c->p1, c->p2, out); break;
         case SB_ACT_MISH: sb_cpu_mish_forward(n, in[0], out); break;
         case SB_ACT_LOGSIGMOID: sb_cpu_logsigmoid_forward(n, in[0], out); break;
         case SB_ACT_HARDSHRINK: sb_ref_hardshrink_forward(n, in[0], c->p0, out); break;
         case SB_ACT_SOFTSHRINK: sb_ref_softshrink_forward(n, in[0], c->p0, out); break;
         case SB_ACT_THRESHOLD: sb_ref_threshold_forward(n, in[0], c->p0, c->p1, out); break;
+        case SB_ACT_LEAKY_RELU: case SB_ACT_HARDTANH: case SB_ACT_HARDSIGMOID:
+        case SB_ACT_HARDSWISH: break; /* piecewise_kind, above */
         }
         return;
     }
     switch (c->kind) {
     case SB_ACT_RELU: sb_cpu_relu_backward(n, in[0], in[1], out); break;
-    case SB_ACT_LEAKY_RELU: sb_ref_leaky_relu_backward(n, in[0], in[1], c->p0, out); break;
     case SB_ACT_TANH: sb_ref_tanh_backward(n, in[0], in[1], out); break;
     case SB_ACT_SIGMOID: sb_ref_sigmoid_backward(n, in[0], in[1], out); break;
     case SB_ACT_SILU: sb_cpu_silu_backward(n, in[0], in[1], out); break;
     case SB_ACT_GELU: sb_cpu_gelu_backward(n, in[0], in[1], c->approximate, out); break;
     case SB_ACT_SOFTPLUS: sb_cpu_softplus_backward(n, in[0], in[1], c->p0, c->p1, out); break;
-    case SB_ACT_HARDTANH: sb_ref_hardtanh_backward(n, in[0], in[1], c->p0, c->p1, out); break;
-    case SB_ACT_HARDSIGMOID: sb_ref_hardsigmoid_backward(n, in[0], in[1], out); break;
-    case SB_ACT_HARDSWISH: sb_ref_hardswish_backward(n, in[0], in[1], out); break;
     case SB_ACT_ELU: sb_cpu_elu_backward(n, in[0], in[1], c->p0, c->p1, c->p2, out); break;
     case SB_ACT_MISH: sb_cpu_mish_backward(n, in[0], in[1], out); break;
     case SB_ACT_LOGSIGMOID: sb_cpu_logsigmoid_backward(n, in[0], in[1], out); break;
     case SB_ACT_HARDSHRINK: sb_ref_hardshrink_backward(n, in[0], in[1], c->p0, out); break;
     case SB_ACT_SOFTSHRINK: sb_ref_softshrink_backward(n, in[0], in[1], c->p0, out); break;
     case SB_ACT_THRESHOLD: sb_ref_threshold_backward(n, in[0], in[1], c->p0, out); break;
+    case SB_ACT_LEAKY_RELU: case SB_ACT_HARDTANH: case SB_ACT_HARDSIGMOID:
+    case SB_ACT_HARDSWISH: break; /* piecewise_kind, above */
     }
 }
 

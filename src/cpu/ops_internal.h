@@ -27,6 +27,15 @@
 #include "ref/ref_scatter_reduce.h"
 #include "ref/ref_sort.h"
 
+/* The piecewise-linear activations that the pointwise tables vectorise
+ * (their element rules are src/ref/activation.c's). */
+typedef enum sb_pwl_kind {
+    SB_PWL_HARDTANH,
+    SB_PWL_HARDSIGMOID,
+    SB_PWL_HARDSWISH,
+    SB_PWL_LEAKY_RELU,
+} sb_pwl_kind;
+
 /* ---- the vector inner loops (pointwise_<isa>.c) ------------------------------
  * Each loop handles any n (its own scalar tail). Buffers may alias exactly
  * (out == in), never partially. */
@@ -44,6 +53,14 @@ typedef struct sb_pwv_table {
     /* y[i] = fmaf(a, x[i], y[i]): one step of n independent chains (the
      * attention kernels' per-row and per-key chains, src/cpu/attention.c). */
     void (*fma_acc)(int64_t n, float a, const float *x, float *y);
+    /* The piecewise-linear activations (p0, p1: hardtanh's min_val and
+     * max_val, leaky relu's slope in p0): the reference's branches per
+     * element as lane selects, so a sign-random input costs no
+     * mispredicted branch. */
+    void (*piecewise_fwd)(sb_pwl_kind kind, int64_t n, const float *x, float p0, float p1,
+                          float *y);
+    void (*piecewise_bwd)(sb_pwl_kind kind, int64_t n, const float *x, const float *dy,
+                          float p0, float p1, float *dx);
 } sb_pwv_table;
 
 /* The per-level tables, reached through the kernel context (cpu/kernels.h:
@@ -64,6 +81,11 @@ void sb_pwv_adam_scalar(const sb_adam_factors *f, bool first, int64_t n, float *
 void sb_pwv_sgd_scalar(const sb_sgd_factors *f, bool nesterov, bool maximize, bool first,
                        int64_t n, float *param, const float *grad, float *buf);
 void sb_pwv_fma_acc_scalar(int64_t n, float a, const float *x, float *y);
+/* The reference loops of the piecewise-linear activations. */
+void sb_pwv_piecewise_fwd_scalar(sb_pwl_kind kind, int64_t n, const float *x, float p0, float p1,
+                                 float *y);
+void sb_pwv_piecewise_bwd_scalar(sb_pwl_kind kind, int64_t n, const float *x, const float *dy,
+                                 float p0, float p1, float *dx);
 
 /* The contract's element steps, shared by every scalar loop and tail. */
 static inline float sb_pw_relu1(float v) { return isnan(v) ? v : (v > 0.0f ? v : 0.0f); }
@@ -128,6 +150,10 @@ void sb_cpu_unary_kernel(const void *ctx /* const sb_unary_op * */, int64_t n,
                          const float *const *in, float *out);
 void sb_cpu_relu_forward(int64_t n, const float *x, float *y);
 void sb_cpu_relu_backward(int64_t n, const float *x, const float *dy, float *dx);
+void sb_cpu_piecewise_forward(sb_pwl_kind kind, int64_t n, const float *x, float p0, float p1,
+                              float *y);
+void sb_cpu_piecewise_backward(sb_pwl_kind kind, int64_t n, const float *x, const float *dy,
+                               float p0, float p1, float *dx);
 
 /* ---- softmax.c (sb_ref_* of src/ref/ref_loss.h) ------------------------------ */
 void sb_cpu_softmax_forward(const float *x, int64_t outer, int64_t n, int64_t inner, bool log,

@@ -36,9 +36,30 @@ void sb_pwv_fma_acc_scalar(int64_t n, float a, const float *x, float *y) {
     for (int64_t i = 0; i < n; i++) y[i] = fmaf(a, x[i], y[i]);
 }
 
+void sb_pwv_piecewise_fwd_scalar(sb_pwl_kind kind, int64_t n, const float *x, float p0, float p1,
+                                 float *y) {
+    switch (kind) {
+    case SB_PWL_HARDTANH: sb_ref_hardtanh_forward(n, x, p0, p1, y); break;
+    case SB_PWL_HARDSIGMOID: sb_ref_hardsigmoid_forward(n, x, y); break;
+    case SB_PWL_HARDSWISH: sb_ref_hardswish_forward(n, x, y); break;
+    case SB_PWL_LEAKY_RELU: sb_ref_leaky_relu_forward(n, x, p0, y); break;
+    }
+}
+
+void sb_pwv_piecewise_bwd_scalar(sb_pwl_kind kind, int64_t n, const float *x, const float *dy,
+                                 float p0, float p1, float *dx) {
+    switch (kind) {
+    case SB_PWL_HARDTANH: sb_ref_hardtanh_backward(n, x, dy, p0, p1, dx); break;
+    case SB_PWL_HARDSIGMOID: sb_ref_hardsigmoid_backward(n, x, dy, dx); break;
+    case SB_PWL_HARDSWISH: sb_ref_hardswish_backward(n, x, dy, dx); break;
+    case SB_PWL_LEAKY_RELU: sb_ref_leaky_relu_backward(n, x, dy, p0, dx); break;
+    }
+}
+
 const sb_pwv_table sb_pwv_scalar = {
-    sb_ref_relu_forward, sb_ref_relu_backward, binary_scalar_loop, sb_pwv_adam_scalar,
-    sb_pwv_sgd_scalar, sb_pwv_fma_acc_scalar,
+    sb_ref_relu_forward,        sb_ref_relu_backward,        binary_scalar_loop,
+    sb_pwv_adam_scalar,         sb_pwv_sgd_scalar,           sb_pwv_fma_acc_scalar,
+    sb_pwv_piecewise_fwd_scalar, sb_pwv_piecewise_bwd_scalar,
 };
 
 /* ---- the engine ------------------------------------------------------------------ */
@@ -195,4 +216,14 @@ void sb_cpu_relu_forward(int64_t n, const float *x, float *y) {
 
 void sb_cpu_relu_backward(int64_t n, const float *x, const float *dy, float *dx) {
     sb_kernels()->pointwise->relu_bwd(n, x, dy, dx);
+}
+
+void sb_cpu_piecewise_forward(sb_pwl_kind kind, int64_t n, const float *x, float p0, float p1,
+                              float *y) {
+    sb_kernels()->pointwise->piecewise_fwd(kind, n, x, p0, p1, y);
+}
+
+void sb_cpu_piecewise_backward(sb_pwl_kind kind, int64_t n, const float *x, const float *dy,
+                               float p0, float p1, float *dx) {
+    sb_kernels()->pointwise->piecewise_bwd(kind, n, x, dy, p0, p1, dx);
 }

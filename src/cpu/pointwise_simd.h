@@ -16,6 +16,12 @@
  * quiet/ordered forms matching C's `>`, `<=`, `==`. Included only when the
  * unit's ISA is compiled in. */
 
+/* v < 0 ? 0 : (v > 6 ? 6 : v), the reference's clamp_0_6 (v = x + 3 is
+ * never -0; NaN stays). */
+static inline V SFX(clamp_0_6)(V v, V zero, V six) {
+    return VSEL(VGT(zero, v), zero, VSEL(VGT(v, six), six, v));
+}
+
 static void SFX(relu_fwd)(int64_t n, const float *x, float *y) {
     const V zero = VZERO();
     int64_t i = 0;
@@ -34,6 +40,72 @@ static void SFX(relu_bwd)(int64_t n, const float *x, const float *dy, float *dx)
         VSTORE(dx + i, VSEL(VLE(VLOAD(x + i), zero), zero, VLOAD(dy + i)));
     for (; i < n; i++) dx[i] = x[i] <= 0.0f ? 0.0f : dy[i];
 }
+
+/* The piecewise-linear activations: each lane takes the reference's branch
+ * by selects on the same ordered comparisons (NaN fails every one of them,
+ * as in the scalar code), then the same arithmetic. One loop per kind. */
+#define PW_PIECEWISE_LOOP(EXPR_V, SCALAR_TAIL)                                     \
+    do {                                                                           \
+        int64_t i = 0;                                                             \
+        for (; i + VN <= n; i += VN) {                                             \
+            V v = VLOAD(x + i);                                                    \
+            VSTORE(out + i, EXPR_V);                                               \
+        }                                                                          \
+        SCALAR_TAIL;                                                               \
+    } while (0)
+
+static void SFX(piecewise_fwd)(sb_pwl_kind kind, int64_t n, const float *x, float p0, float p1,
+                               float *out) {
+    const V zero = VZERO(), lo = VSET1(p0), hi = VSET1(p1), three = VSET1(3.0f),
+            six = VSET1(6.0f);
+    switch (kind) {
+    case SB_PWL_HARDTANH: /* v < lo ? lo : (v > hi ? hi : v) */
+        PW_PIECEWISE_LOOP(VSEL(VGT(lo, v), lo, VSEL(VGT(v, hi), hi, v)),
+                          sb_ref_hardtanh_forward(n - i, x + i, p0, p1, out + i));
+        break;
+    case SB_PWL_HARDSIGMOID: /* clamp(v + 3, 0, 6) / 6 */
+        PW_PIECEWISE_LOOP(VDIV(SFX(clamp_0_6)(VADD(v, three), zero, six), six),
+                          sb_ref_hardsigmoid_forward(n - i, x + i, out + i));
+        break;
+    case SB_PWL_HARDSWISH: /* (v * clamp(v + 3, 0, 6)) / 6 */
+        PW_PIECEWISE_LOOP(VDIV(VMUL(v, SFX(clamp_0_6)(VADD(v, three), zero, six)), six),
+                          sb_ref_hardswish_forward(n - i, x + i, out + i));
+        break;
+    case SB_PWL_LEAKY_RELU: /* NaN and v > 0 keep v; else v * slope */
+        PW_PIECEWISE_LOOP(VSEL(VMOR(VGT(v, zero), VUNORD(v)), v, VMUL(v, lo)),
+                          sb_ref_leaky_relu_forward(n - i, x + i, p0, out + i));
+        break;
+    }
+}
+
+static void SFX(piecewise_bwd)(sb_pwl_kind kind, int64_t n, const float *x, const float *dy,
+                               float p0, float p1, float *out) {
+    const V zero = VZERO(), lo = VSET1(p0), hi = VSET1(p1), three = VSET1(3.0f),
+            mthree = VSET1(-3.0f), half = VSET1(0.5f),
+            sixth = VSET1(SB_ONE_SIXTH);
+    switch (kind) {
+    case SB_PWL_HARDTANH: /* dy strictly inside (lo, hi), else +0 */
+        PW_PIECEWISE_LOOP(VSEL(VMAND(VGT(v, lo), VGT(hi, v)), VLOAD(dy + i), zero),
+                          sb_ref_hardtanh_backward(n - i, x + i, dy + i, p0, p1, out + i));
+        break;
+    case SB_PWL_HARDSIGMOID: /* dy * (1/6) strictly inside (-3, 3), else +0 */
+        PW_PIECEWISE_LOOP(VSEL(VMAND(VGT(v, mthree), VGT(three, v)),
+                               VMUL(VLOAD(dy + i), sixth), zero),
+                          sb_ref_hardsigmoid_backward(n - i, x + i, dy + i, out + i));
+        break;
+    case SB_PWL_HARDSWISH: /* v < -3: +0; v >= 3: dy; else dy * (v / 3 + 0.5) */
+        PW_PIECEWISE_LOOP(VSEL(VGT(mthree, v), zero,
+                               VSEL(VLE(three, v), VLOAD(dy + i),
+                                    VMUL(VLOAD(dy + i), VADD(VDIV(v, three), half)))),
+                          sb_ref_hardswish_backward(n - i, x + i, dy + i, out + i));
+        break;
+    case SB_PWL_LEAKY_RELU: /* v > 0 ? dy : dy * slope */
+        PW_PIECEWISE_LOOP(VSEL(VGT(v, zero), VLOAD(dy + i), VMUL(VLOAD(dy + i), lo)),
+                          sb_ref_leaky_relu_backward(n - i, x + i, dy + i, p0, out + i));
+        break;
+    }
+}
+#undef PW_PIECEWISE_LOOP
 
 /* One loop per (op, broadcast pattern): the op switch stays out of the
  * element loop. */
@@ -165,4 +237,6 @@ const sb_pwv_table SFX(sb_pwv) = {
     sb_pwv_sgd_scalar,
     sb_pwv_fma_acc_scalar,
 #endif
+    SFX(piecewise_fwd),
+    SFX(piecewise_bwd),
 };
