@@ -6,6 +6,7 @@
  * compile-time matter (src/ops/op_table.c). */
 #include <stdalign.h>
 #include <stddef.h>
+#include "core/checked.h"
 #include "harness.h"
 #include "ops/op_table.h"
 #include "samebits/train.h"
@@ -69,7 +70,7 @@
     C(SB_PAD_CIRCULAR) C(SB_INTERP_NEAREST) C(SB_INTERP_NEAREST_EXACT) C(SB_INTERP_LINEAR) \
     C(SB_INTERP_CUBIC) C(SB_SCATTER_SUM) C(SB_SCATTER_PROD) C(SB_SCATTER_MEAN) C(SB_SCATTER_AMAX) \
     C(SB_SCATTER_AMIN) C(SB_GRID_BILINEAR) C(SB_GRID_NEAREST) C(SB_GRID_ZEROS) C(SB_GRID_BORDER) \
-    C(SB_GRID_REFLECTION)
+    C(SB_GRID_REFLECTION) C(SB_NUMEL_MAX)
 
 static const char *or_dash(const char *s) { return s ? s : "-"; }
 

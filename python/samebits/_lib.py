@@ -500,14 +500,39 @@ for _name, (_res, _args) in _SIGS.items():
     _fn.argtypes = _args
 
 
+def _scalar_checker(ctype, what):
+    """The range check of one argument: checked_int or checked_float bound to
+    its type and message, or None for pointers and structs (ctypes checks
+    those itself)."""
+    if ctype in _INT_TYPES:
+        lo, hi = int_range(ctype)
+
+        def check_int(value):
+            # the common case (an in-range int) without checked_int's call
+            if type(value) is int and lo <= value <= hi:
+                return value
+            return checked_int(value, ctype, what)
+        return check_int
+    if ctype in _FLOAT_TYPES:
+        return lambda value: checked_float(value, ctype, what)
+    return None
+
+
 def _checked_function(name, fn, argtypes):
     """fn with every scalar argument range-checked against its declared type."""
-    whats = ["%s: argument #%d" % (name, i + 1) for i in range(len(argtypes))]
+    checkers = [_scalar_checker(t, "%s: argument #%d" % (name, i + 1))
+                for i, t in enumerate(argtypes)]
+    scalars = [(i, c) for i, c in enumerate(checkers) if c is not None]
+    count = len(argtypes)
 
     def call_checked(*args):
-        if len(args) != len(argtypes):
-            raise TypeError("%s takes %d arguments, got %d" % (name, len(argtypes), len(args)))
-        return fn(*[checked_scalar(a, t, w) for a, t, w in zip(args, argtypes, whats)])
+        if len(args) != count:
+            raise TypeError("%s takes %d arguments, got %d" % (name, count, len(args)))
+        if scalars:
+            args = list(args)
+            for i, check_one in scalars:
+                args[i] = check_one(args[i])
+        return fn(*args)
     call_checked.__name__ = name
     # what code inspecting the ctypes function expects to find
     call_checked.argtypes, call_checked.restype, call_checked.raw = fn.argtypes, fn.restype, fn
@@ -613,15 +638,42 @@ def _call_on_device(name, args):
             lib.sb_tensor_free(d)
 
 
+# the most elements a tensor may have (src/core/checked.h)
+SB_NUMEL_MAX = (2 ** 63 - 1) // 16
+
 _NP_DTYPES = {np.dtype(np.float32): SB_F32, np.dtype(np.int32): SB_I32,
               np.dtype(np.int64): SB_I64}
 
 
 def wrap(arr):
     """An sb_tensor header (Python-owned) viewing the C-contiguous numpy array
-    `arr` zero-copy. The header is built by sb_tensor_wrap (which validates
-    it) and copied here, so nothing needs freeing; keep `arr` alive while C
-    uses it."""
+    `arr` zero-copy; keep `arr` alive while C uses it. The header is the one
+    sb_tensor_wrap builds (tests/python/test_bindings.py compares the two
+    byte for byte), filled here because an op wraps every operand: two C
+    calls and a malloc per operand were a third of a small op's time. Arrays
+    sb_tensor_wrap would refuse (too many dimensions, too many elements)
+    take the C path and its message."""
+    dt = _NP_DTYPES[arr.dtype]
+    shape = arr.shape
+    nd = len(shape)
+    if nd <= SB_MAX_DIMS:
+        strides = [0] * nd
+        stride = 1
+        for i in range(nd - 1, -1, -1):
+            strides[i] = stride
+            stride *= shape[i] or 1
+        if stride <= SB_NUMEL_MAX:
+            t = Tensor()   # zero-filled: device CPU, owner "wrapped"
+            t.dtype, t.ndim, t.data = dt, nd, arr.ctypes.data
+            t.shape[:nd] = shape
+            t.strides[:nd] = strides
+            return t
+    return wrap_in_c(arr)
+
+
+def wrap_in_c(arr):
+    """wrap(arr) built by sb_tensor_wrap, which validates it (and raises with
+    its message when it refuses)."""
     dt = _NP_DTYPES[arr.dtype]
     shape = (ctypes.c_int64 * max(arr.ndim, 1))(*arr.shape)
     out = _T()

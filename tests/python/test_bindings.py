@@ -27,6 +27,7 @@ import os
 import re
 import subprocess
 
+import numpy as np
 import pytest
 
 from conftest import REPO
@@ -270,6 +271,22 @@ def test_struct_mirrors_match_the_c_layout(dump):
             assert (desc.offset, desc.size) == (offset, fsize), \
                 "%s.%s: ctypes offset/size %d/%d, C %d/%d" % (name, fname, desc.offset,
                                                                desc.size, offset, fsize)
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (7,), (0,), (3, 0, 2), (2, 3, 4), (1, 1, 5, 1),
+                                   (2,) * 8, (0,) * 8])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int64])
+def test_wrap_fills_the_header_sb_tensor_wrap_builds(shape, dtype):
+    a = np.zeros(shape, dtype)
+    fast, built = _lib.wrap(a), _lib.wrap_in_c(a)
+    assert bytes(fast) == bytes(built), "wrap%s %s: %s vs %s" % (
+        shape, np.dtype(dtype).name, bytes(fast).hex(), bytes(built).hex())
+
+
+def test_wrap_refuses_what_sb_tensor_wrap_refuses():
+    a = np.zeros((1,) * 9, np.float32)
+    with pytest.raises(_lib.SamebitsError, match="sb_tensor_wrap"):
+        _lib.wrap(a)
 
 
 def test_constants_match(dump):
