@@ -183,6 +183,13 @@ static void test_conv_cases(void) {
         {"few pixels 1x1 stride 2", 10, 16, 4, 4, 24, 1, 1, P(2, 2, 0, 0, 1, 1, 1), false},
         {"few pixels stride dilation groups", 25, 6, 9, 8, 4, 3, 2, P(2, 1, 1, 2, 2, 1, 2), true},
         {"few pixels stride 3", 6, 5, 11, 7, 7, 2, 3, P(3, 2, 1, 0, 1, 2, 1), true},
+        /* 1x1 stride-1 products whose columns are the planes themselves
+         * (MobileNet's projections), planes of 1, 4, 6 and 30 floats
+         * (within and past the vector row copy), with and without bias */
+        {"few pixels 1x1 planes 2x2", 37, 40, 2, 2, 24, 1, 1, P(1, 1, 0, 0, 1, 1, 1), false},
+        {"few pixels 1x1 planes 1x1", 19, 33, 1, 1, 17, 1, 1, P(1, 1, 0, 0, 1, 1, 1), false},
+        {"few pixels 1x1 planes 2x3", 21, 12, 2, 3, 9, 1, 1, P(1, 1, 0, 0, 1, 1, 1), true},
+        {"few pixels 1x1 planes 5x6 groups", 11, 12, 5, 6, 8, 1, 1, P(1, 1, 0, 0, 1, 1, 2), false},
     };
     /* The input gradient at stride > 1 runs one product per phase (ih mod
      * sh, iw mod sw) over the taps that read it: a 7x7 stride-2 stem, a

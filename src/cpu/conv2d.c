@@ -57,6 +57,17 @@ static void gather_row(const float *row, int64_t size, int64_t off, int64_t stri
     if (count > hi) memset(out + hi, 0, (size_t)(count - hi) * sizeof *out);
 }
 
+/* dst[q*ldd + j] = src[q*lds + j] for q < count, j < len, with one masked
+ * vector copy per row where the ISA level has one (the kernel context's
+ * copy_rows); false when it has not. */
+static bool copy_rows(float *dst, int64_t ldd, const float *src, int64_t lds, int64_t count,
+                      int len) {
+    const sb_cpu_kernels *k = sb_kernels();
+    if (!k->copy_rows || len > k->copy_rows_max) return false;
+    k->copy_rows(dst, ldd, src, lds, count, len);
+    return true;
+}
+
 /* A subset of a kernel's taps: rows ti[0..ni) and columns tj[0..nj),
  * ascending; NULL lists mean every row (ni = kh) or column (nj = kw). */
 typedef struct {
@@ -69,6 +80,18 @@ typedef struct {
  * starts at col + p*ld. */
 static void im2col_taps(const sb_conv2d_geom *g, const tap_set *tp, const float *xn, int64_t ch0,
                         int64_t nch, float *col, int64_t ld) {
+    if (g->kh == 1 && g->kw == 1 && g->stride_h == 1 && g->stride_w == 1 && g->pad_h == 0 &&
+        g->pad_w == 0) {
+        /* 1x1, stride 1, unpadded: row c is plane c itself. Batched samples
+         * of the deep stages have planes of 1-16 floats, which a call per
+         * row of the general loops below cost many times over. */
+        int64_t hw = g->h * g->w;
+        const float *src = xn + ch0 * hw;
+        if (hw <= 64 && copy_rows(col, ld, src, hw, nch, (int)hw)) return;
+        for (int64_t c = 0; c < nch; c++)
+            memcpy(col + c * ld, src + c * hw, (size_t)hw * sizeof *col);
+        return;
+    }
     for (int64_t c = 0; c < nch; c++)
         for (int64_t a = 0; a < tp->ni; a++)
             for (int64_t b = 0; b < tp->nj; b++) {
@@ -90,17 +113,6 @@ static void im2col(const sb_conv2d_geom *g, const float *xn, int64_t ch0, int64_
                    int64_t ld) {
     tap_set all = {g->kh, g->kw, NULL, NULL};
     im2col_taps(g, &all, xn, ch0, nch, col, ld);
-}
-
-/* dst[q*ldd + j] = src[q*lds + j] for q < count, j < len, with one masked
- * vector copy per row where the ISA level has one (the kernel context's
- * copy_rows); false when it has not. */
-static bool copy_rows(float *dst, int64_t ldd, const float *src, int64_t lds, int64_t count,
-                      int len) {
-    const sb_cpu_kernels *k = sb_kernels();
-    if (!k->copy_rows || len > k->copy_rows_max) return false;
-    k->copy_rows(dst, ldd, src, lds, count, len);
-    return true;
 }
 
 /* im2row of one sample xn (c_in, h, w), columns [t0, t1) only: row (r, s)
@@ -259,6 +271,11 @@ static bool fwd_batch_chunk(const fwd_batch_ctx *t, int64_t n0, int64_t n1) {
         for (int64_t o = 0; o < ocg; o++) {
             int64_t oc = grp * ocg + o;
             float bo = t->bias ? t->bias[oc] : 0.0f;
+            /* the planes of channel oc of every sample at once */
+            if (!t->live && !t->bias && ohw <= 64 &&
+                copy_rows(t->y + (n0 * g->c_out + oc) * ohw, g->c_out * ohw, out + o * cols, ohw,
+                          n1 - n0, (int)ohw))
+                continue;
             for (int64_t n = n0; n < n1; n++) {
                 const float *src = out + o * cols + (n - n0) * ohw;
                 float *dst = t->y + (n * g->c_out + oc) * ohw;
