@@ -98,7 +98,8 @@ static void lanes_weights(const lanes_ctx *t, int64_t oc0, int64_t nl, float *wt
         for (int64_t l = 0; l < L; l++) wt[q * L + l] = l < nl ? t->w[(oc0 + l) * kk + q] : 0.0f;
 }
 
-/* Tasks (sample, channel block); `fwd` picks the pass. */
+/* Tasks (channel block, sample), block-major so that a range of them
+ * gathers each block's weights once; `fwd` picks the pass. */
 static void lanes_run(const lanes_ctx *t, int64_t t0, int64_t t1, bool fwd) {
     const sb_conv2d_geom *g = t->g;
     int64_t L = t->lanes, kk = g->kh * g->kw, ohw = g->oh * g->ow, hw = g->h * g->w;
@@ -107,7 +108,7 @@ static void lanes_run(const lanes_ctx *t, int64_t t0, int64_t t1, bool fwd) {
     float *wt = sb_scratch(SB_SCRATCH_CONV_AUX, (size_t)(kk + 1) * L * sizeof *wt);
     if (!in || !wt) {
         for (int64_t task = t0; task < t1; task++) {
-            int64_t n = task / t->blocks, oc0 = task % t->blocks * L;
+            int64_t n = task % g->n, oc0 = task / g->n * L;
             int64_t nl = g->c_out - oc0 < L ? g->c_out - oc0 : L;
             sb_conv2d_geom s = *g;
             s.n = 1, s.c_in = s.c_out = s.groups = nl;
@@ -125,18 +126,22 @@ static void lanes_run(const lanes_ctx *t, int64_t t0, int64_t t1, bool fwd) {
     memset(in, 0, (size_t)(in_floats + out_floats) * sizeof *in);
     const float *src[DW_LANES_MAX];
     float *dst[DW_LANES_MAX];
+    int64_t weights_of = -1; /* the block whose weights wt holds */
     for (int64_t task = t0; task < t1; task++) {
-        int64_t n = task / t->blocks, oc0 = task % t->blocks * L;
+        int64_t n = task % g->n, oc0 = task / g->n * L;
         int64_t nl = g->c_out - oc0 < L ? g->c_out - oc0 : L;
-        lanes_weights(t, oc0, nl, wt);
+        if (oc0 != weights_of) {
+            lanes_weights(t, oc0, nl, wt);
+            if (fwd && t->bias)
+                for (int64_t l = 0; l < L; l++) bias[l] = l < nl ? t->bias[oc0 + l] : 0.0f;
+            weights_of = oc0;
+        }
         if (fwd) {
             for (int64_t ih = 0; ih < g->h; ih++) {
                 for (int64_t l = 0; l < L; l++)
                     src[l] = l < nl ? t->x + ((n * g->c_in + oc0 + l) * g->h + ih) * g->w : NULL;
                 t->k->dw_interleave(src, g->w, in + ((ih + g->pad_h) * t->wp + g->pad_w) * L);
             }
-            if (t->bias)
-                for (int64_t l = 0; l < L; l++) bias[l] = l < nl ? t->bias[oc0 + l] : 0.0f;
             t->k->dw_lanes_fwd(in, wt, t->off, kk, g->oh, g->ow, g->stride_h * t->wp,
                                g->stride_w, t->bias ? bias : NULL, out);
             for (int64_t l = 0; l < L; l++)
