@@ -351,6 +351,19 @@ static void test_layer_norm(void) {
             }
             sb_test_config_reset();
         }
+        /* the weight alone (LayerNorm(bias=False)) and the bias alone */
+        for (int part = 0; part < 2; part++) {
+            const float *wp = part == 0 ? w : NULL, *bp = part == 0 ? NULL : b;
+            sb_ref_layer_norm_forward(x, wp, bp, 1e-5f, yw, smw, srw, R, D);
+            for (int c = 0; c < sb_test_config_count(); c++) {
+                sb_test_config_apply(c);
+                CHECK_OK(sb_layer_norm_forward(&tx, 1, wp ? &tw : NULL, bp ? &tb : NULL, 1e-5f,
+                                               &ty, &tsm, &tsr));
+                check_buf(y, yw, n, part == 0 ? "layer norm, weight only" : "layer norm, bias only",
+                          sb_test_config_name(c));
+            }
+            sb_test_config_reset();
+        }
         free(x); free(dy); free(y); free(yw); free(dx); free(dxw);
         free(w); free(b); free(dw); free(db); free(dww); free(dbw);
         free(sm); free(sr); free(smw); free(srw);

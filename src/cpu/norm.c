@@ -20,6 +20,7 @@
  * contract's x * x and x * rrms) and the dx rule's mean term a as +0. */
 #include <stdlib.h>
 #include "cpu/sum_internal.h"
+#include "cpu/kernels.h"
 #include "cpu/ops_internal.h"
 #include "ref/ref_norm.h"
 
@@ -61,10 +62,7 @@ static void terms(term_kind kind, const group *g, int64_t k0, int64_t k, float *
             for (int64_t q = 0; q < len; q++) ap[q] = xp[q];
             break;
         case T_SQDEV:
-            for (int64_t q = 0; q < len; q++) {
-                float d = xp[q] - m;
-                ap[q] = d * d;
-            }
+            sb_kernels()->pointwise->sqdev(len, xp, m, ap);
             break;
         case T_DY_DYX:
             for (int64_t q = 0; q < len; q++) {
@@ -192,14 +190,9 @@ static void bn_map_range(void *vjob, int64_t r0, int64_t r1) {
     for (int64_t row = r0; row < r1; row++) {
         int64_t c = row % j->C;
         float mean = j->stat[2 * c], rstd = j->stat[2 * c + 1];
-        const float *xp = j->x + row * S;
-        float *yp = j->y + row * S;
-        for (int64_t s = 0; s < S; s++) {
-            float v = (xp[s] - mean) * rstd;
-            if (j->gamma) v = v * j->gamma[c];
-            if (j->beta) v = v + j->beta[c];
-            yp[s] = v;
-        }
+        sb_kernels()->pointwise->norm_map(S, j->x + row * S, mean, rstd,
+                                          j->gamma ? j->gamma + c : NULL, 0,
+                                          j->beta ? j->beta + c : NULL, 0, j->y + row * S);
     }
 }
 
@@ -317,16 +310,17 @@ static void ln_forward_range(void *vjob, int64_t r0, int64_t r1) {
         float rstd = 1.0f / sqrtf(var + j->eps);
         if (j->save_mean) j->save_mean[r] = mean;
         if (j->save_rstd) j->save_rstd[r] = rstd;
+        /* the affine parameter of element (cb, q) is w[p0 + cb]: per element
+         * when S = 1 (layer norm), one per block of S (group norm) */
         int64_t p0 = (r % j->G) * blocks;
-        for (int64_t cb = 0; cb < blocks; cb++) {
-            const float *xb = xr + cb * S;
-            float *yb = yr + cb * S;
-            for (int64_t q = 0; q < S; q++) {
-                float v = (xb[q] - mean) * rstd;
-                if (j->w) v = v * j->w[p0 + cb];
-                if (j->b) v = v + j->b[p0 + cb];
-                yb[q] = v;
-            }
+        const float *w = j->w ? j->w + p0 : NULL, *b = j->b ? j->b + p0 : NULL;
+        const sb_pwv_table *pw = sb_kernels()->pointwise;
+        if (S == 1) {
+            pw->norm_map(D, xr, mean, rstd, w, 1, b, 1, yr);
+        } else {
+            for (int64_t cb = 0; cb < blocks; cb++)
+                pw->norm_map(S, xr + cb * S, mean, rstd, w ? w + cb : NULL, 0, b ? b + cb : NULL,
+                             0, yr + cb * S);
         }
     }
 }

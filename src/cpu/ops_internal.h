@@ -61,6 +61,15 @@ typedef struct sb_pwv_table {
                           float *y);
     void (*piecewise_bwd)(sb_pwl_kind kind, int64_t n, const float *x, const float *dy,
                           float p0, float p1, float *dx);
+    /* The normalisations' elementwise steps (src/cpu/norm.c):
+     * sqdev: out[q] = d * d with d = x[q] - m, the variance's terms;
+     * norm_map: y[q] = ((x[q] - m) * r) * w + b, the multiply skipped when
+     * w is NULL and the add when b is NULL; w and b are read at q * ws and
+     * q * bs (stride 1: per element, as layer norm's affine parameters;
+     * stride 0: one value for the run, as a channel's). */
+    void (*sqdev)(int64_t n, const float *x, float m, float *out);
+    void (*norm_map)(int64_t n, const float *x, float m, float r, const float *w, int64_t ws,
+                     const float *b, int64_t bs, float *y);
 } sb_pwv_table;
 
 /* The per-level tables, reached through the kernel context (cpu/kernels.h:
@@ -81,6 +90,10 @@ void sb_pwv_adam_scalar(const sb_adam_factors *f, bool first, int64_t n, float *
 void sb_pwv_sgd_scalar(const sb_sgd_factors *f, bool nesterov, bool maximize, bool first,
                        int64_t n, float *param, const float *grad, float *buf);
 void sb_pwv_fma_acc_scalar(int64_t n, float a, const float *x, float *y);
+/* The normalisations' steps, plain C (the scalar level and every tail). */
+void sb_pwv_sqdev_scalar(int64_t n, const float *x, float m, float *out);
+void sb_pwv_norm_map_scalar(int64_t n, const float *x, float m, float r, const float *w,
+                            int64_t ws, const float *b, int64_t bs, float *y);
 /* The reference loops of the piecewise-linear activations. */
 void sb_pwv_piecewise_fwd_scalar(sb_pwl_kind kind, int64_t n, const float *x, float p0, float p1,
                                  float *y);

@@ -56,10 +56,28 @@ void sb_pwv_piecewise_bwd_scalar(sb_pwl_kind kind, int64_t n, const float *x, co
     }
 }
 
+void sb_pwv_sqdev_scalar(int64_t n, const float *x, float m, float *out) {
+    for (int64_t q = 0; q < n; q++) {
+        float d = x[q] - m;
+        out[q] = d * d;
+    }
+}
+
+void sb_pwv_norm_map_scalar(int64_t n, const float *x, float m, float r, const float *w,
+                            int64_t ws, const float *b, int64_t bs, float *y) {
+    for (int64_t q = 0; q < n; q++) {
+        float v = (x[q] - m) * r;
+        if (w) v = v * w[q * ws];
+        if (b) v = v + b[q * bs];
+        y[q] = v;
+    }
+}
+
 const sb_pwv_table sb_pwv_scalar = {
     sb_ref_relu_forward,        sb_ref_relu_backward,        binary_scalar_loop,
     sb_pwv_adam_scalar,         sb_pwv_sgd_scalar,           sb_pwv_fma_acc_scalar,
-    sb_pwv_piecewise_fwd_scalar, sb_pwv_piecewise_bwd_scalar,
+    sb_pwv_piecewise_fwd_scalar, sb_pwv_piecewise_bwd_scalar, sb_pwv_sqdev_scalar,
+    sb_pwv_norm_map_scalar,
 };
 
 /* ---- the engine ------------------------------------------------------------------ */

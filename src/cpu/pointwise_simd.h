@@ -107,6 +107,40 @@ static void SFX(piecewise_bwd)(sb_pwl_kind kind, int64_t n, const float *x, cons
 }
 #undef PW_PIECEWISE_LOOP
 
+static void SFX(sqdev)(int64_t n, const float *x, float m, float *out) {
+    const V vm = VSET1(m);
+    int64_t q = 0;
+    for (; q + VN <= n; q += VN) {
+        V d = VSUB(VLOAD(x + q), vm);
+        VSTORE(out + q, VMUL(d, d));
+    }
+    sb_pwv_sqdev_scalar(n - q, x + q, m, out + q);
+}
+
+/* Two loops: w and b each absent or one value for the run (stride 0), or
+ * each absent or per element (stride 1); other mixes take the plain loop. */
+static void SFX(norm_map)(int64_t n, const float *x, float m, float r, const float *w,
+                          int64_t ws, const float *b, int64_t bs, float *y) {
+    const V vm = VSET1(m), vr = VSET1(r);
+    const V w1 = VSET1(w ? w[0] : 0.0f), b1 = VSET1(b ? b[0] : 0.0f);
+    int64_t q = 0;
+#define NORM_MAP_LOOP(WV, BV)                                                                  \
+    for (; q + VN <= n; q += VN) {                                                             \
+        V v = VMUL(VSUB(VLOAD(x + q), vm), vr);                                                \
+        if (w) v = VMUL(v, WV);                                                                \
+        if (b) v = VADD(v, BV);                                                                \
+        VSTORE(y + q, v);                                                                      \
+    }
+    if ((!w || ws == 0) && (!b || bs == 0)) {
+        NORM_MAP_LOOP(w1, b1)
+    } else if ((!w || ws == 1) && (!b || bs == 1)) {
+        NORM_MAP_LOOP(VLOAD(w + q), VLOAD(b + q))
+    }
+#undef NORM_MAP_LOOP
+    sb_pwv_norm_map_scalar(n - q, x + q, m, r, w ? w + q * ws : NULL, ws, b ? b + q * bs : NULL,
+                           bs, y + q);
+}
+
 /* One loop per (op, broadcast pattern): the op switch stays out of the
  * element loop. */
 #define PW_BINARY_LOOP(EXPR_V, EXPR_S)                                             \
@@ -239,4 +273,6 @@ const sb_pwv_table SFX(sb_pwv) = {
 #endif
     SFX(piecewise_fwd),
     SFX(piecewise_bwd),
+    SFX(sqdev),
+    SFX(norm_map),
 };

@@ -10,9 +10,11 @@
  * row maximum stays a scalar scan: its sign of zero and first-NaN rule are
  * part of the bits (x - m of -0 and +-0 differ in sign). */
 #include <stdlib.h>
+#include <string.h>
 #include "samebits/loss.h"
 #include "samebits/math.h"
 #include "core/internal.h"
+#include "cpu/kernels.h"
 #include "cpu/sum_internal.h"
 #include "cpu/ops_internal.h"
 #include "cpu/vmath.h"
@@ -53,9 +55,22 @@ typedef struct row {
     float m, ls;
 } row;
 
+/* out[i] = a[i] op s for i < n: the
+ * pointwise table's vector loops, one IEEE operation per element as the
+ * scalar statements of a row would do it. */
+static void with_scalar(sb_binary_op op, int64_t n, const float *a, float s, float *out) {
+    sb_kernels()->pointwise->binary(op, n, a, 1, &s, 0, out);
+}
+
 /* e_j = exp(x_j - m) */
 static void exp_terms(const void *vr, int64_t j0, int64_t k, float *buf) {
     const row *r = vr;
+    if (r->stride == 1) {
+        with_scalar(SB_BINARY_SUB, k, r->x + j0, r->m, buf);
+        sb_cpu_expf_n(buf, buf, k);
+        if (r->out) memcpy(r->out + j0, buf, (size_t)k * sizeof *buf);
+        return;
+    }
     for (int64_t i = 0; i < k; i++) buf[i] = r->x[(j0 + i) * r->stride] - r->m;
     sb_cpu_expf_n(buf, buf, k);
     if (r->out)
@@ -71,6 +86,10 @@ static void logp_terms(const void *vr, int64_t j0, int64_t k, float *buf) {
 /* dy_j * y_j */
 static void dot_terms(const void *vr, int64_t j0, int64_t k, float *buf) {
     const row *r = vr;
+    if (r->stride == 1) {
+        sb_kernels()->pointwise->binary(SB_BINARY_MUL, k, r->dy + j0, 1, r->y + j0, 1, buf);
+        return;
+    }
     for (int64_t i = 0; i < k; i++) {
         int64_t at = (j0 + i) * r->stride;
         buf[i] = r->dy[at] * r->y[at];
@@ -113,11 +132,19 @@ static void sm_forward_range(void *vjob, int64_t r0, int64_t r1) {
         if (job->log) {
             float s = canonical_terms(exp_terms, &r, n);
             float ls = sb_logf(s);
-            for (int64_t j = 0; j < n; j++) y[j * inner] = (r.x[j * inner] - r.m) - ls;
+            if (inner == 1) {
+                with_scalar(SB_BINARY_SUB, n, r.x, r.m, y);
+                with_scalar(SB_BINARY_SUB, n, y, ls, y);
+            } else {
+                for (int64_t j = 0; j < n; j++) y[j * inner] = (r.x[j * inner] - r.m) - ls;
+            }
         } else {
             r.out = y; /* e_j first, divided in place once s is known */
             float s = canonical_terms(exp_terms, &r, n);
-            for (int64_t j = 0; j < n; j++) y[j * inner] = y[j * inner] / s;
+            if (inner == 1)
+                with_scalar(SB_BINARY_DIV, n, y, s, y);
+            else
+                for (int64_t j = 0; j < n; j++) y[j * inner] = y[j * inner] / s;
         }
     }
 }
@@ -143,7 +170,13 @@ static void sm_backward_range(void *vjob, int64_t r0, int64_t r1) {
             }
         } else {
             float dot = canonical_terms(dot_terms, &r, n);
-            for (int64_t j = 0; j < n; j++) dx[j * inner] = r.y[j * inner] * (r.dy[j * inner] - dot);
+            if (inner == 1) {
+                with_scalar(SB_BINARY_SUB, n, r.dy, dot, dx);
+                sb_kernels()->pointwise->binary(SB_BINARY_MUL, n, r.y, 1, dx, 1, dx);
+            } else {
+                for (int64_t j = 0; j < n; j++)
+                    dx[j * inner] = r.y[j * inner] * (r.dy[j * inner] - dot);
+            }
         }
     }
 }
