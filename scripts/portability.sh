@@ -20,11 +20,12 @@
 #      cut to its first 1000 images, whose four lines must equal
 #      tests/golden/lenet5-limit4-test1000.txt byte for byte;
 #   4. in rows whose last column says `fast`: tests/test_kernel_context.c
-#      (the target's kernel contexts are complete), then tests/test_fast_gemm.c
-#      and tests/test_fast_conv.c, the differential tests of the fast GEMM
-#      (flexible kernels, gemv_t) and conv2d (implicit GEMM) paths against
-#      the reference, at every ISA level of the target (NEON on aarch64),
-#      threads 1, 2 and 3, SB_TEST_QUICK sizes.
+#      (the target's kernel contexts are complete), then the differential
+#      tests of the fast paths against the reference (FAST_TESTS: GEMM with
+#      its flexible kernels and gemv_t, conv2d with its implicit GEMM, the
+#      pointwise/softmax/optimizer loops, the normalisations), at every ISA
+#      level of the target (NEON on aarch64), threads 1, 2 and 3,
+#      SB_TEST_QUICK sizes.
 # Foreign architectures run under qemu-user with the cross toolchain's
 # sysroot, built with NO_ZLIB=1 (no target zlib needed: the data is gunzipped
 # here once). One row per configuration: name, PASS/FAIL/SKIP, seconds, and
@@ -145,12 +146,15 @@ row() { # name result seconds notes
     case "$2" in PASS) pass=$((pass + 1)) ;; SKIP) skip=$((skip + 1)) ;; *) fail=$((fail + 1)) ;; esac
 }
 
+# The libc-only tests a `fast` row builds for its target and runs there.
+FAST_TESTS="test_kernel_context test_fast_gemm test_fast_conv test_fast_pointwise test_fast_norm"
+
 build() { # suffix cc opt qemu log
     local suffix=$1 cc=$2 opt=$3 nozlib="" log=$5
     [ "$4" != - ] && nozlib=1
     if [ -n "${built[$suffix]:-}" ]; then [ "${built[$suffix]}" = ok ]; return; fi
     local dir="build-port-$suffix"
-    if make -j"$JOBS" BUILD="$dir" CC="$cc" OPT="$opt" NO_ZLIB="$nozlib" EXTRA_CFLAGS="$EXTRA" cli "$dir/port/test_fpenv" "$dir/port/test_kernel_context" "$dir/port/test_fast_gemm" "$dir/port/test_fast_conv" > "$log" 2>&1; then
+    if make -j"$JOBS" BUILD="$dir" CC="$cc" OPT="$opt" NO_ZLIB="$nozlib" EXTRA_CFLAGS="$EXTRA" cli "$dir/port/test_fpenv" $(printf "$dir/port/%s " $FAST_TESTS) > "$log" 2>&1; then
         built[$suffix]=ok; return 0
     fi
     built[$suffix]=fail; return 1
@@ -198,10 +202,10 @@ payload() { # suffix qemu env log extra-checks
     else
         notes="$notes, train FAILED"; ok=1
     fi
-    # 4. the differential tests of the fast GEMM and conv2d paths
+    # 4. the differential tests of the fast paths (FAST_TESTS)
     if [ "$extra" = fast ]; then
         local t out counts
-        for t in test_kernel_context test_fast_gemm test_fast_conv; do
+        for t in $FAST_TESTS; do
             out=$(env SB_TEST_QUICK=1 SB_TEST_THREADS=1,2,3 "${envs[@]}" $runner "$dir/port/$t" 2>> "$log"); rc=$?
             echo "$out" >> "$log"
             counts=$(printf '%s\n' "$out" | tail -n 1 | sed -n "s/^$t: \([0-9]*\) passed, \([0-9]*\) failed\$/\1 \2/p")
