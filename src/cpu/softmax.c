@@ -171,8 +171,13 @@ static void sm_backward_range(void *vjob, int64_t r0, int64_t r1) {
         } else {
             float dot = canonical_terms(dot_terms, &r, n);
             if (inner == 1) {
-                with_scalar(SB_BINARY_SUB, n, r.dy, dot, dx);
-                sb_kernels()->pointwise->binary(SB_BINARY_MUL, n, r.y, 1, dx, 1, dx);
+                /* through buf, chunk by chunk: dx may be y's or dy's memory */
+                for (int64_t j0 = 0; j0 < n; j0 += CHUNK) {
+                    int64_t k = n - j0 < CHUNK ? n - j0 : CHUNK;
+                    with_scalar(SB_BINARY_SUB, k, r.dy + j0, dot, buf);
+                    sb_kernels()->pointwise->binary(SB_BINARY_MUL, k, r.y + j0, 1, buf, 1,
+                                                    dx + j0);
+                }
             } else {
                 for (int64_t j = 0; j < n; j++)
                     dx[j * inner] = r.y[j * inner] * (r.dy[j * inner] - dot);
