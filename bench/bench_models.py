@@ -136,12 +136,16 @@ def bench_model(name, a):
     print(f"{'threads':>7} {'':>9} {'samebits ms':>12} {'PyTorch ms':>11} {'PyTorch/samebits':>17}")
     hashes = {"samebits": set(), "PyTorch": set()}
     for t in a.threads:
-        torch.set_num_threads(t)
+        # samebits computes on its own threads; PyTorch's intra-op threads
+        # only move data for it (strict mode), and at t > 1 they spin
+        # between parallel regions on the cores samebits' threads need
+        torch.set_num_threads(1)
         samebits.set_num_threads(t)
         samebits.manual_seed(0)
         sb_model = samebits.from_torch_module(copy.deepcopy(base), strict=True)
         sb = run(sb_model, samebits.optim.SGD(sb_model.parameters(), lr=0.01, momentum=0.9),
                  samebits.nn.functional.cross_entropy, x, y, a.steps)
+        torch.set_num_threads(t)
         pt_model = copy.deepcopy(base)
         pt = run(pt_model, torch.optim.SGD(pt_model.parameters(), lr=0.01, momentum=0.9),
                  torch.nn.functional.cross_entropy, x, y, a.steps)

@@ -118,9 +118,12 @@ def main():
         ref = samebits.get_hash([ref_out] + ([ref_dx] if backward else []))
         samebits.utils.set_isa(best_isa)
         for t in a.threads:
-            torch.set_num_threads(t)
+            # PyTorch's threads only move data for samebits' modules, and at
+            # t > 1 they spin between regions on the cores samebits needs
+            torch.set_num_threads(1)
             samebits.set_num_threads(t)
             sf, sbk, out, dx = timings(sb, x, dy, backward, a.repeat)
+            torch.set_num_threads(t)
             pf, pbk, _, _ = timings(pt, x, dy, backward, a.repeat)
             same = samebits.get_hash([out] + ([dx] if backward else [])) == ref
             ok &= same
