@@ -244,6 +244,16 @@ static void tile_range(void *ctx, int64_t begin, int64_t end) {
 
 static int64_t ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
 
+void sb_gemv_t_chains(int64_t n, int64_t k, const float *a, const float *b, int64_t ldb, float *c,
+                      bool load_c) {
+    for (int64_t j = 0; j < n; j++) {
+        const float *r = b + j * ldb;
+        float acc = load_c ? c[j] : 0.0f;
+        for (int64_t p = 0; p < k; p++) acc = fmaf(a[p], r[p], acc);
+        c[j] = acc;
+    }
+}
+
 /* A few rows of C = A B^T, A ('N') and B row-major, on the level's gemv_t:
  * each range owns columns [j0, j1) of every row. */
 typedef struct gemv_job {

@@ -1,7 +1,6 @@
 /* The AVX2 + FMA3 GEMM micro-kernel: a 6 x 16 tile of C in 12 ymm
  * accumulators (src/cpu/gemm_internal.h). Each vfmadd231ps lane is one
  * step C[i][j] = fma(A[i][p], B[p][j], C[i][j]) of the contract's chain. */
-#include <math.h>
 #include "cpu/cpu.h"
 
 typedef int sb_gemm_avx2_unit_not_empty;
@@ -76,7 +75,7 @@ FLEX_KERNELS(6)
  * of B are read eight terms at a time and transposed in registers, so that
  * lane q of t[p] holds B[j0 + q][p0 + p] and each vfmadd231ps advances eight
  * chains by one term, in order. Outputs past the last eight run the same
- * chain one at a time (fmaf is vfmadd231ss here). */
+ * chain one at a time (sb_gemv_t_chains). */
 void sb_gemv_t_avx2(int64_t n, int64_t k, const float *a, const float *b, int64_t ldb, float *c,
                     bool load_c) {
     int64_t j0 = 0;
@@ -124,11 +123,6 @@ void sb_gemv_t_avx2(int64_t n, int64_t k, const float *a, const float *b, int64_
         }
         _mm256_storeu_ps(c + j0, acc);
     }
-    for (; j0 < n; j0++) {
-        const float *r = b + j0 * ldb;
-        float acc = load_c ? c[j0] : 0.0f;
-        for (int64_t p = 0; p < k; p++) acc = fmaf(a[p], r[p], acc);
-        c[j0] = acc;
-    }
+    sb_gemv_t_chains(n - j0, k, a, b + j0 * ldb, ldb, c + j0, load_c);
 }
 #endif

@@ -101,6 +101,10 @@ void sb_gemm_offset_avx2_6(int64_t kc, const float *a, const float *b, const int
  * feeds; this reads B where it lies. */
 typedef void (*sb_gemv_t_fn)(int64_t n, int64_t k, const float *a, const float *b, int64_t ldb,
                              float *c, bool load_c);
+/* The same, one output at a time with fmaf (gemm.c): the chains the vector
+ * gemv_t kernels leave over past their last whole block of outputs. */
+void sb_gemv_t_chains(int64_t n, int64_t k, const float *a, const float *b, int64_t ldb, float *c,
+                      bool load_c);
 #if SB_HAVE_X86_KERNELS
 void sb_gemv_t_avx2(int64_t n, int64_t k, const float *a, const float *b, int64_t ldb, float *c,
                     bool load_c);

@@ -4,7 +4,6 @@
  * (gemm_flex.h), and gemv_t. vfmaq_f32 and vfmaq_laneq_f32 are FMLA, a
  * fused multiply-add with one rounding, so every lane runs
  * C[i][j] = fma(A[i][p], B[p][j], C[i][j]) exactly as the contract. */
-#include <math.h>
 #include "cpu/cpu.h"
 
 typedef int sb_gemm_neon_unit_not_empty;
@@ -123,7 +122,8 @@ gemv_t_neon_term(float32x4_t acc, float a, const float *r, int64_t ldb) {
 
 /* sb_gemv_t_fn (gemm_internal.h): eight outputs at a time in two
  * independent q-vector chains (their FMAs overlap), then four, then the
- * last n % 4 one at a time with fmaf (FMADD, the same single rounding). */
+ * last n % 4 one at a time (sb_gemv_t_chains: fmaf, the same single
+ * rounding). */
 void sb_gemv_t_neon(int64_t n, int64_t k, const float *a, const float *b, int64_t ldb, float *c,
                     bool load_c) {
     int64_t j0 = 0;
@@ -151,11 +151,6 @@ void sb_gemv_t_neon(int64_t n, int64_t k, const float *a, const float *b, int64_
         for (; p < k; p++) acc = gemv_t_neon_term(acc, a[p], r + p, ldb);
         vst1q_f32(c + j0, acc);
     }
-    for (; j0 < n; j0++) {
-        const float *r = b + j0 * ldb;
-        float acc = load_c ? c[j0] : 0.0f;
-        for (int64_t p = 0; p < k; p++) acc = fmaf(a[p], r[p], acc);
-        c[j0] = acc;
-    }
+    sb_gemv_t_chains(n - j0, k, a, b + j0 * ldb, ldb, c + j0, load_c);
 }
 #endif
