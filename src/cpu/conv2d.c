@@ -310,27 +310,29 @@ static bool fwd_batch_chunk(const fwd_batch_ctx *t, int64_t n0, int64_t n1) {
  * room; tj is followed by kh*kw more for a list of the dead taps) and
  * returns true when some tap is dead and every weight facing a
  * dead tap is finite (0 * inf = NaN is a term no zero fix-up restores). */
+/* The taps t < k of one kernel axis that read an input in [0, in) for some
+ * output o < out (input o*stride - pad + t*dilation), listed ascending in
+ * live; returns their count. */
+static int64_t live_axis_taps(int64_t k, int64_t out, int64_t stride, int64_t pad,
+                              int64_t dilation, int64_t in, int64_t *live) {
+    int64_t count = 0;
+    for (int64_t t = 0; t < k; t++)
+        for (int64_t o = 0; o < out; o++) {
+            int64_t pos = o * stride - pad + t * dilation;
+            if (pos >= 0 && pos < in) {
+                live[count++] = t;
+                break;
+            }
+        }
+    return count;
+}
+
 static bool live_fwd_taps(const sb_conv2d_geom *g, const float *w, tap_set *live, int64_t *ti,
                           int64_t *tj) {
-    live->ni = live->nj = 0;
     live->ti = ti;
     live->tj = tj;
-    for (int64_t i = 0; i < g->kh; i++)
-        for (int64_t r = 0; r < g->oh; r++) {
-            int64_t ih = r * g->stride_h - g->pad_h + i * g->dilation_h;
-            if (ih >= 0 && ih < g->h) {
-                ti[live->ni++] = i;
-                break;
-            }
-        }
-    for (int64_t j = 0; j < g->kw; j++)
-        for (int64_t s = 0; s < g->ow; s++) {
-            int64_t iw = s * g->stride_w - g->pad_w + j * g->dilation_w;
-            if (iw >= 0 && iw < g->w) {
-                tj[live->nj++] = j;
-                break;
-            }
-        }
+    live->ni = live_axis_taps(g->kh, g->oh, g->stride_h, g->pad_h, g->dilation_h, g->h, ti);
+    live->nj = live_axis_taps(g->kw, g->ow, g->stride_w, g->pad_w, g->dilation_w, g->w, tj);
     int64_t kk = g->kh * g->kw, ndead = kk - live->ni * live->nj;
     if (ndead == 0) return false;
     /* the dead taps' positions in a kernel, listed after the live lists */

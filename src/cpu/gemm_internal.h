@@ -60,38 +60,29 @@ void sb_gemm_ukernel_avx512(int64_t kc, const float *a, const float *b, float *c
  * apart (NR for a packed panel, ldb for op(B) read where it lies). */
 typedef void (*sb_gemm_flex_fn)(int64_t kc, const float *a, const float *b, int64_t bstride,
                                 float *c, int64_t ldc, bool load_c, int rows, int cols);
-#if SB_HAVE_X86_KERNELS
-#define SB_GEMM_FLEX_DECL(MRF)                                                                 \
-    void sb_gemm_flex_avx512_##MRF(int64_t kc, const float *a, const float *b, int64_t bstride, \
-                                   float *c, int64_t ldc, bool load_c, int rows, int cols);
-SB_GEMM_FLEX_DECL(4)
-SB_GEMM_FLEX_DECL(6)
-SB_GEMM_FLEX_DECL(8)
-SB_GEMM_FLEX_DECL(12)
-#endif
-
 /* Implicit-GEMM kernels (AVX-512, AVX2 and NEON): as the flexible ones, with B row p
  * at b + boff[p] (see sb_cpu_sgemm_offset in cpu.h). */
 typedef void (*sb_gemm_offset_fn)(int64_t kc, const float *a, const float *b, const int64_t *boff,
                                   float *c, int64_t ldc, bool load_c, int rows, int cols);
+/* The two kernels of one row count MRF of one level (gemm_flex.h's
+ * FLEX_KERNELS defines them): sb_gemm_flex_<isa>_<MRF> and
+ * sb_gemm_offset_<isa>_<MRF>. */
+#define SB_GEMM_TILE_KERNELS_DECL(ISA, MRF)                                                    \
+    void sb_gemm_flex_##ISA##_##MRF(int64_t kc, const float *a, const float *b,                 \
+                                    int64_t bstride, float *c, int64_t ldc, bool load_c,        \
+                                    int rows, int cols);                                        \
+    void sb_gemm_offset_##ISA##_##MRF(int64_t kc, const float *a, const float *b,               \
+                                      const int64_t *boff, float *c, int64_t ldc, bool load_c,  \
+                                      int rows, int cols);
 #if SB_HAVE_X86_KERNELS
-#define SB_GEMM_OFFSET_DECL(MRF)                                                              \
-    void sb_gemm_offset_avx512_##MRF(int64_t kc, const float *a, const float *b,               \
-                                     const int64_t *boff, float *c, int64_t ldc, bool load_c,  \
-                                     int rows, int cols);
-SB_GEMM_OFFSET_DECL(4)
-SB_GEMM_OFFSET_DECL(6)
-SB_GEMM_OFFSET_DECL(8)
-SB_GEMM_OFFSET_DECL(12)
-/* AVX2: 4- and 6-row tiles of 16 columns, the same two kinds. */
-void sb_gemm_flex_avx2_4(int64_t kc, const float *a, const float *b, int64_t bstride, float *c,
-                         int64_t ldc, bool load_c, int rows, int cols);
-void sb_gemm_flex_avx2_6(int64_t kc, const float *a, const float *b, int64_t bstride, float *c,
-                         int64_t ldc, bool load_c, int rows, int cols);
-void sb_gemm_offset_avx2_4(int64_t kc, const float *a, const float *b, const int64_t *boff,
-                           float *c, int64_t ldc, bool load_c, int rows, int cols);
-void sb_gemm_offset_avx2_6(int64_t kc, const float *a, const float *b, const int64_t *boff,
-                           float *c, int64_t ldc, bool load_c, int rows, int cols);
+/* AVX-512: 4-, 6-, 8- and 12-row tiles of 32 columns. */
+SB_GEMM_TILE_KERNELS_DECL(avx512, 4)
+SB_GEMM_TILE_KERNELS_DECL(avx512, 6)
+SB_GEMM_TILE_KERNELS_DECL(avx512, 8)
+SB_GEMM_TILE_KERNELS_DECL(avx512, 12)
+/* AVX2: 4- and 6-row tiles of 16 columns. */
+SB_GEMM_TILE_KERNELS_DECL(avx2, 4)
+SB_GEMM_TILE_KERNELS_DECL(avx2, 6)
 #endif
 
 /* One row of C times B^T with B row-major (n x k, row j at b + j*ldb):
@@ -133,15 +124,9 @@ typedef struct sb_gemm_kernels {
 #if SB_HAVE_NEON_KERNELS
 void sb_gemm_ukernel_neon(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
                           bool load_c);
-/* NEON: 8- and 4-row tiles of 12 columns (three q-vectors), both kinds. */
-void sb_gemm_flex_neon_8(int64_t kc, const float *a, const float *b, int64_t bstride, float *c,
-                         int64_t ldc, bool load_c, int rows, int cols);
-void sb_gemm_flex_neon_4(int64_t kc, const float *a, const float *b, int64_t bstride, float *c,
-                         int64_t ldc, bool load_c, int rows, int cols);
-void sb_gemm_offset_neon_8(int64_t kc, const float *a, const float *b, const int64_t *boff,
-                           float *c, int64_t ldc, bool load_c, int rows, int cols);
-void sb_gemm_offset_neon_4(int64_t kc, const float *a, const float *b, const int64_t *boff,
-                           float *c, int64_t ldc, bool load_c, int rows, int cols);
+/* NEON: 8- and 4-row tiles of 12 columns (three q-vectors). */
+SB_GEMM_TILE_KERNELS_DECL(neon, 8)
+SB_GEMM_TILE_KERNELS_DECL(neon, 4)
 void sb_gemv_t_neon(int64_t n, int64_t k, const float *a, const float *b, int64_t ldb, float *c,
                     bool load_c);
 #endif
