@@ -38,12 +38,12 @@ CUDA_TEST_BIN := $(patsubst tests/cuda/%.cu,$(BUILD)/tests/cuda/%,$(wildcard tes
 CUDA_TOOL_BIN := $(patsubst tools/%.cu,$(BUILD)/tools/%,$(wildcard tools/cuda_*.cu))
 CUDA_BENCH_BIN := $(patsubst bench/cuda/%.cu,$(BUILD)/bench/cuda/%,$(wildcard bench/cuda/*.cu))
 
-.PHONY: cuda cuda-test cuda-verify-math cuda-bench
+.PHONY: cuda cuda-lib cuda-test cuda-verify-math cuda-bench
 
 ifeq ($(SB_CUDA_ON),1)
 all: cuda
 
-cuda: $(BUILD)/libsamebits_cuda.a $(CUDA_TEST_BIN) $(CUDA_TOOL_BIN) $(CUDA_BENCH_BIN)
+cuda: $(BUILD)/libsamebits_cuda.a $(BUILD)/libsamebits_cuda.so $(CUDA_TEST_BIN) $(CUDA_TOOL_BIN) $(CUDA_BENCH_BIN)
 
 # Like the CPU library's objects, only SB_API functions are visible, should
 # the archive ever be linked into a shared object.
@@ -70,6 +70,18 @@ $(BUILD)/bench/cuda/%: bench/cuda/%.cu $(CUDA_LINK_DEPS)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS_ALL) -o $@ $< $(CUDA_LINK_DEPS) -L$(CUDA_LIBDIR) -lcublas $(CUDA_LDLIBS)
 
+# `make cuda-lib`: libsamebits_cuda.so, the library with the CPU and CUDA
+# backends that Python loads (SAMEBITS_LIB=$(BUILD)/libsamebits_cuda.so) to
+# take PyTorch CUDA tensors zero-copy (python/samebits/_device_array.py).
+# The CUDA runtime is linked statically, so the library does not depend on
+# which libcudart PyTorch brings; both drive the same device through the
+# driver's primary context.
+$(BUILD)/libsamebits_cuda.so: $(CUDA_OBJ) $(LIB_OBJ)
+	$(NVCC) -shared -o $@ $^ -L$(CUDA_LIBDIR) -lcudart_static -ldl -lrt $(OPENCL_LDLIBS) -lz -lm \
+	    -lpthread
+
+cuda-lib: $(BUILD)/libsamebits_cuda.so
+
 # Run targets (need a GPU; each prints SKIPPED and exits 0 without one).
 cuda-test: cuda
 	$(BUILD)/tests/cuda/test_cuda_ops
@@ -81,6 +93,6 @@ cuda-bench: cuda
 
 -include $(CUDA_OBJ:.o=.d)
 else
-cuda cuda-test cuda-verify-math cuda-bench:
+cuda cuda-lib cuda-test cuda-verify-math cuda-bench:
 	@echo "CUDA backend not built: nvcc is not on the PATH (or SB_CUDA=0). Set SB_CUDA=1 and NVCC=... to force it."
 endif

@@ -5,24 +5,31 @@ Rules (documented in python/README.md):
   * float32 only for float data: float64, float16, bfloat16 ... are refused
     with a TypeError. samebits never converts silently, because a conversion
     is itself a rounding the caller should see.
-  * CPU only: a CUDA tensor raises UnsupportedDeviceError. The dispatch point
-    is `device_of`; a CUDA backend adds its branch there.
+  * CPU tensors become numpy views; a CUDA tensor (with a libsamebits built
+    with its CUDA backend, on a machine with a GPU) becomes a DeviceArray
+    over its memory, zero-copy (_device_array.py), and the op's results are
+    CUDA tensors. Without that backend or GPU it raises
+    UnsupportedDeviceError. The operands of one op share a device
+    (`op_scope`, `empty`).
   * Non-contiguous inputs are COPIED to a contiguous buffer (the copy is
     exact, so results are the same bits as for a contiguous input); outputs
     are always new contiguous arrays.
 """
+import functools
+
 import numpy as np
+
+from . import _lib
+from . import _device_array as _dev
+from ._lib import UnsupportedDeviceError, op_state, HOST
 
 try:
     import torch
 except ImportError:  # numpy-only use of samebits.ops is supported
     torch = None
 
-__all__ = ["UnsupportedDeviceError", "to_np", "to_np_index", "back", "kind_of", "device_of"]
-
-
-class UnsupportedDeviceError(NotImplementedError):
-    pass
+__all__ = ["UnsupportedDeviceError", "to_np", "to_np_index", "back", "kind_of", "device_of",
+           "op_scope", "empty", "to_torch"]
 
 
 def is_torch(x):
@@ -34,13 +41,66 @@ def kind_of(*xs):
     return "torch" if any(is_torch(x) for x in xs) else "numpy"
 
 
+def op_scope(fn):
+    """fn as one op: the device of its first array operand (to_np,
+    to_np_index) is the one its results are allocated on (empty) and every
+    other operand must share; scopes nest (an op calling an op)."""
+    @functools.wraps(fn)
+    def scoped(*args, **kwargs):
+        saved, saved_name = op_state.where, op_state.name
+        op_state.where, op_state.name = None, name
+        op_state.depth += 1
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            op_state.depth -= 1
+            op_state.where, op_state.name = saved, saved_name
+    name = fn.__qualname__.replace("._", ".").lstrip("_")
+    return scoped
+
+
+def _device_label(where):
+    """"cpu", "cuda:N" or "mirror" for a HOST or DeviceArray place."""
+    if where is HOST:
+        return "cpu"
+    if where.device == _lib.SB_DEVICE_CUDA:
+        return str(where.tensor.device)
+    return _dev._device_name(where.device)
+
+
+def _note(where, fn, name):
+    """Records an operand's place (HOST or a DeviceArray) in the current op;
+    one on another device than the op's first operand is refused."""
+    if not op_state.depth:
+        return
+    first = op_state.where
+    if first is None:
+        op_state.where = where
+    elif (first is HOST) != (where is HOST) or (
+            first is not HOST and (first.device, first.tensor.device) != (where.device,
+                                                                          where.tensor.device)):
+        raise ValueError("samebits.%s: %s is on %s, but the op's first operand is on %s; all "
+                         "operands of an op must be on one device"
+                         % (fn, name, _device_label(where), _device_label(first)))
+
+
 def device_of(x, fn, name):
-    """The device an input lives on. Only 'cpu' is served by this build."""
-    if is_torch(x) and x.device.type != "cpu":
-        raise UnsupportedDeviceError(
-            "samebits.%s: %s is on %s; CUDA tensors are not supported by this build "
-            "(move it with .cpu())" % (fn, name, x.device))
-    return "cpu"
+    """The sb_device an input's memory belongs to (_device_array.device_code)."""
+    if is_torch(x):
+        return _dev.device_code(x, fn, name)
+    if isinstance(x, _dev.DeviceArray):
+        return x.device
+    return _lib.SB_DEVICE_CPU
+
+
+def _device_operand(x, fn, name):
+    """A torch tensor's DeviceArray if it lives on a device, else None."""
+    code = _dev.device_code(x, fn, name)
+    if code == _lib.SB_DEVICE_CPU:
+        return None
+    arr = _dev.from_tensor(x, code)
+    _note(arr, fn, name)
+    return arr
 
 
 def _dtype_name(x):
@@ -50,14 +110,21 @@ def _dtype_name(x):
 def to_np(x, fn, name):
     """A C-contiguous float32 numpy view of x (zero-copy when x already is one)."""
     if is_torch(x):
-        device_of(x, fn, name)
         if x.dtype != torch.float32:
             raise TypeError("samebits.%s: %s has dtype %s; samebits computes in float32 only "
                             "(convert explicitly with .float())" % (fn, name, x.dtype))
         if x.is_sparse:
             raise TypeError("samebits.%s: %s is a sparse tensor; only dense tensors are supported"
                             % (fn, name))
+        arr = _device_operand(x, fn, name)
+        if arr is not None:
+            return arr
+        _note(HOST, fn, name)
         return x.detach().contiguous().numpy()
+    if isinstance(x, _dev.DeviceArray):
+        _note(x, fn, name)
+        return x.contiguous()
+    _note(HOST, fn, name)
     if isinstance(x, (np.ndarray, np.generic)):
         a = np.asarray(x)
         if a.dtype != np.float32:
@@ -72,11 +139,18 @@ def to_np(x, fn, name):
 def to_np_index(x, fn, name):
     """A C-contiguous int64/int32 numpy view of class indices."""
     if is_torch(x):
-        device_of(x, fn, name)
         if x.dtype not in (torch.int64, torch.int32):
             raise TypeError("samebits.%s: %s has dtype %s; class indices must be int64 or int32"
                             % (fn, name, x.dtype))
+        arr = _device_operand(x, fn, name)
+        if arr is not None:
+            return arr
+        _note(HOST, fn, name)
         return x.detach().contiguous().numpy()
+    if isinstance(x, _dev.DeviceArray):
+        _note(x, fn, name)
+        return x.contiguous()
+    _note(HOST, fn, name)
     if isinstance(x, np.ndarray):
         if x.dtype not in (np.int64, np.int32):
             raise TypeError("samebits.%s: %s has dtype %s; class indices must be int64 or int32"
@@ -93,10 +167,96 @@ def _contiguous(a):
 
 def back(arr, kind):
     """Returns a result array in the caller's type (zero-copy)."""
+    if isinstance(arr, _dev.DeviceArray):
+        return arr.tensor
     if kind == "torch":
         return torch.from_numpy(arr)
     return arr
 
 
-def empty(shape):
-    return np.empty(tuple(int(s) for s in shape), dtype=np.float32)
+def to_torch(arr):
+    """A result array as a torch tensor (zero-copy; None stays None)."""
+    if arr is None:
+        return None
+    return arr.tensor if isinstance(arr, _dev.DeviceArray) else torch.from_numpy(arr)
+
+
+def empty(shape, dtype=np.float32):
+    """An uninitialised result array of the current op: on its operands'
+    device (op_scope), or a numpy array."""
+    where = op_state.where
+    if where is None or where is HOST:
+        return np.empty(tuple(int(s) for s in shape), dtype=dtype)
+    return _dev.new_like(shape, dtype, where)
+
+
+def zeros(shape, dtype=np.float32):
+    """empty(shape, dtype) filled with +0."""
+    where = op_state.where
+    if where is None or where is HOST:
+        return np.zeros(tuple(int(s) for s in shape), dtype=dtype)
+    return _dev.zeros_like_device(shape, dtype, where)
+
+
+def dense(a):
+    """a, or an exact copy of it in dense row-major order (numpy or device)."""
+    if isinstance(a, _dev.DeviceArray):
+        return a.contiguous()
+    return np.ascontiguousarray(a)
+
+
+def expand_dims(a, dim):
+    if isinstance(a, _dev.DeviceArray):
+        return _dev.DeviceArray(a.tensor.unsqueeze(dim), a.device)
+    return np.expand_dims(a, dim)
+
+
+def may_share_memory(a, b):
+    """Whether two arrays (numpy or device) may reach the same memory."""
+    da, db = isinstance(a, _dev.DeviceArray), isinstance(b, _dev.DeviceArray)
+    if da and db:
+        (a0, a1), (b0, b1) = a.span(), b.span()
+        return a0 < b1 and b0 < a1
+    return False if da or db else np.may_share_memory(a, b)
+
+
+def like_operands(arr):
+    """A host numpy array (a constant table, host-side indices) moved to the
+    current op's device, exactly; numpy stays numpy on the host, and a
+    device array stays where it is."""
+    where = op_state.where
+    if where is None or where is HOST or isinstance(arr, _dev.DeviceArray):
+        return arr
+    return _dev.upload(arr, where)
+
+
+def on_device_of(arr, t, fn, name):
+    """The host numpy array arr as a torch tensor on torch tensor t's device
+    (an exact copy there; zero-copy on the host)."""
+    code = _dev.device_code(t, fn, name)
+    if code == _lib.SB_DEVICE_CPU:
+        return torch.from_numpy(arr)
+    return _dev.upload(arr, _dev.DeviceArray(t, code)).tensor
+
+
+def broadcast_dense(a, shape):
+    """An exact dense copy of a broadcast to shape (ValueError if it does
+    not broadcast)."""
+    if isinstance(a, _dev.DeviceArray):
+        try:
+            return a.broadcast_to(tuple(shape))
+        except RuntimeError as e:
+            raise ValueError(str(e)) from None
+    return np.ascontiguousarray(np.broadcast_to(a, shape))
+
+
+def tile(a, n):
+    """The 1-D array a repeated n times (numpy.tile's order), exactly."""
+    if isinstance(a, _dev.DeviceArray):
+        return a.broadcast_to((n,) + a.shape).reshape(n * a.size)
+    return np.tile(a, n)
+
+
+def data_ptr(arr):
+    """The address of an array's first element (numpy or device)."""
+    return arr.tensor.data_ptr() if isinstance(arr, _dev.DeviceArray) else arr.ctypes.data

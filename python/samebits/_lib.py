@@ -17,6 +17,7 @@ import glob
 import math
 import operator
 import os
+import threading
 
 import numpy as np
 
@@ -30,6 +31,10 @@ class SamebitsError(RuntimeError):
         super().__init__(message)
         self.status = status
         self.function = function
+
+
+class UnsupportedDeviceError(NotImplementedError):
+    """A tensor on a device this build or this machine cannot serve."""
 
 
 class ArgumentRangeError(OverflowError, ValueError):
@@ -466,8 +471,10 @@ _SIGS = {
     "sb_sdpa_forward": (_i, [_T, _T, _T, _T, _i, _f, _f, _u64, _u64, _u64, _T, _T]),
     "sb_sdpa_backward": (_i, [_T, _T, _T, _T, _T, _i, _f, _f, _u64, _u64, _u64, _T, _T, _T, _T]),
     "sb_sgd_step": (_i, [ctypes.POINTER(SgdConfig), _i64, _i64, _P, _P, _P]),
+    "sb_sgd_step_tensor": (_i, [ctypes.POINTER(SgdConfig), _i64, _T, _T, _T]),
     "sb_sgd_check_config": (_i, [ctypes.POINTER(SgdConfig)]),
     "sb_adam_step": (_i, [ctypes.POINTER(AdamConfig), _i64, _i64, _P, _P, _P, _P, _P]),
+    "sb_adam_step_tensor": (_i, [ctypes.POINTER(AdamConfig), _i64, _T, _T, _T, _T, _T]),
     "sb_adam_check_config": (_i, [ctypes.POINTER(AdamConfig)]),
     "sb_rng_uniform_range": (_i, [ctypes.POINTER(Rng), _u64, _f, _f, _P, _i64]),
     "sb_rng_uniform": (_i, [ctypes.POINTER(Rng), _u64, _P, _i64]),
@@ -599,10 +606,34 @@ def check(status, function=""):
 device = SB_DEVICE_CPU
 
 
+class _OpState(threading.local):
+    """What the op running on this thread has seen of its operands
+    (_convert.op_scope): `depth` counts the op scopes entered; `where` is
+    None before the first operand, HOST after a host one, or the first
+    device operand (a _device_array.DeviceArray), whose device the op's
+    results are allocated on and its C calls run on."""
+    depth = 0
+    where = None
+    name = None   # the innermost op's name, for messages
+
+
+HOST = "host"
+op_state = _OpState()
+# set by _device_array: the header of a DeviceArray, and the CUDA call that
+# orders a C call against PyTorch's stream
+device_header = None
+run_on_cuda = None
+
+
 def call(name, *args):
-    """lib.<name>(*args), raising on a non-zero sb_status. With a device
-    chosen (samebits.set_device), an op's host tensors go to that device
-    for the call and come back after it (see _call_on_device)."""
+    """lib.<name>(*args), raising on a non-zero sb_status. An op whose
+    operands are CUDA tensors runs ordered against PyTorch's stream
+    (_device_array). With a device chosen (samebits.set_device), an op's
+    host tensors go to that device for the call and come back after it (see
+    _call_on_device)."""
+    where = op_state.where
+    if where is not None and where is not HOST and where.device == SB_DEVICE_CUDA:
+        return run_on_cuda(name, args)
     if device != SB_DEVICE_CPU:
         return _call_on_device(name, args)
     check(getattr(lib, name)(*args), name)
@@ -652,7 +683,10 @@ def wrap(arr):
     byte for byte), filled here because an op wraps every operand: two C
     calls and a malloc per operand were a third of a small op's time. Arrays
     sb_tensor_wrap would refuse (too many dimensions, too many elements)
-    take the C path and its message."""
+    take the C path and its message. A device array (a CUDA tensor's memory)
+    gets a device header (_device_array.header)."""
+    if type(arr) is not np.ndarray and not isinstance(arr, np.ndarray):
+        return device_header(arr)
     dt = _NP_DTYPES[arr.dtype]
     shape = arr.shape
     nd = len(shape)

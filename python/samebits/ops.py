@@ -19,7 +19,8 @@ import numpy as np
 
 from . import _lib
 from ._lib import call, wrap, ref
-from ._convert import to_np, to_np_index, back, kind_of, empty, device_of, is_torch
+from ._convert import (to_np, to_np_index, back, kind_of, empty, zeros, device_of, is_torch, op_scope,
+                       dense, expand_dims, may_share_memory, to_torch, data_ptr)
 
 __all__ = [
     "mm", "mm_backward", "linear", "linear_backward",
@@ -274,7 +275,7 @@ def _pool_out(x, p, fn):
 def _max_pool2d(x, p):
     shape = _pool_out(x, p, "max_pool2d")
     y = empty(shape)
-    idx = np.empty(shape, dtype=np.int64)
+    idx = empty(shape, np.int64)
     call("sb_max_pool2d_forward", ref(wrap(x)), ctypes.byref(p), ref(wrap(y)), ref(wrap(idx)))
     return y, idx
 
@@ -345,7 +346,7 @@ def _adaptive_input_shape(x_shape, dy, fn):
 def _adaptive_max_pool2d(x, output_size):
     shape = _adaptive_out(x.shape, output_size, "adaptive_max_pool2d")
     y = empty(shape)
-    idx = np.empty(shape, dtype=np.int64)
+    idx = empty(shape, np.int64)
     call("sb_adaptive_max_pool2d_forward", ref(wrap(x)), ref(wrap(y)), ref(wrap(idx)))
     return y, idx
 
@@ -771,8 +772,7 @@ def _sdpa_mask(mask, fn):
     if isinstance(mask, np.ndarray) and mask.dtype == np.bool_:
         return np.ascontiguousarray(mask, dtype=np.int32)
     if is_torch(mask) and str(mask.dtype) == "torch.bool":
-        device_of(mask, fn, "attn_mask")
-        return np.ascontiguousarray(mask.detach().numpy(), dtype=np.int32)
+        return to_np_index(mask.int(), fn, "attn_mask")   # 0/1: exact
     return to_np(mask, fn, "attn_mask")
 
 
@@ -879,7 +879,7 @@ def _check_index_fits(fn, index, shape, name, dim, strict_dims=False):
 def _gather(x, dim, index, fn="gather"):
     dim = _dim_of(dim, x.ndim, "sb_gather", fn)
     _check_index_fits(fn, index, x.shape, "input", dim)
-    xs = np.ascontiguousarray(x[_lead(x.shape, index.shape, dim)]) if x.ndim else x
+    xs = dense(x[_lead(x.shape, index.shape, dim)]) if x.ndim else x
     out = empty(index.shape)
     call("sb_gather", ref(wrap(xs)), dim, ref(wrap(index)), ref(wrap(out)))
     return out
@@ -895,7 +895,7 @@ def _gather_backward(dy, dim, index, x_shape, fn="gather_backward"):
     call("sb_gather_backward", ref(wrap(dy)), dim, ref(wrap(index)), ref(wrap(sub)))
     if sub.shape == tuple(x_shape):
         return sub
-    dx = np.zeros(x_shape, dtype=np.float32)
+    dx = zeros(x_shape)
     dx[lead] = sub
     return dx
 
@@ -905,11 +905,11 @@ def _scatter_add(x, dim, index, src, fn="scatter_add"):
     dim = _dim_of(dim, x.ndim, "sb_scatter_add", fn, 0)
     _check_index_fits(fn, index, x.shape, "input", dim)
     _check_index_fits(fn, index, src.shape, "src", dim, strict_dims=True)
-    srcs = np.ascontiguousarray(src[tuple(slice(0, int(n)) for n in index.shape)]) \
+    srcs = dense(src[tuple(slice(0, int(n)) for n in index.shape)]) \
         if src.ndim else src
     out = x.copy()
     lead = _lead(x.shape, index.shape, dim)
-    part = np.ascontiguousarray(out[lead]) if x.ndim else out
+    part = dense(out[lead]) if x.ndim else out
     call("sb_scatter_add", dim, ref(wrap(index)), ref(wrap(srcs)), ref(wrap(part)))
     if part is not out:
         out[lead] = part
@@ -932,11 +932,11 @@ def _scatter_reduce(x, dim, index, src, reduce, include_self=True, fn="scatter_r
     dim = _dim_of(dim, x.ndim, "sb_scatter_reduce", fn, 0)
     _check_index_fits(fn, index, x.shape, "input", dim)
     _check_index_fits(fn, index, src.shape, "src", dim, strict_dims=True)
-    srcs = np.ascontiguousarray(src[tuple(slice(0, int(n)) for n in index.shape)]) \
+    srcs = dense(src[tuple(slice(0, int(n)) for n in index.shape)]) \
         if src.ndim else src
     out = x.copy()
     lead = _lead(x.shape, index.shape, dim)
-    part = np.ascontiguousarray(out[lead]) if x.ndim else out
+    part = dense(out[lead]) if x.ndim else out
     call("sb_scatter_reduce", dim, ref(wrap(index)), ref(wrap(srcs)), _SCATTER_REDUCE[reduce],
          include_self, ref(wrap(part)))
     if part is not out:
@@ -986,7 +986,7 @@ def _bincount(x, weights=None, minlength=0, fn="bincount"):
     nbins = max(int(x.max()) + 1 if x.size else 0, minlength)
     if x.size and int(x.min()) < 0:
         nbins = max(nbins, 1)   # the C check names the negative element
-    out = np.empty((nbins,), dtype=np.float32 if weights is not None else np.int64)
+    out = empty((nbins,), np.float32 if weights is not None else np.int64)
     call("sb_bincount", ref(wrap(x)), ref(wrap(weights)) if weights is not None else None,
          ref(wrap(out)))
     return out
@@ -1018,7 +1018,7 @@ def _selected_shape(shape, dim, count, keepdim):
 
 def _select(name, x, out_shape, *args):
     values = empty(out_shape)
-    indices = np.empty(out_shape, dtype=np.int64)
+    indices = empty(out_shape, np.int64)
     call(name, ref(wrap(x)), *args, ref(wrap(values)), ref(wrap(indices)))
     return values, indices
 
@@ -1060,8 +1060,8 @@ def _sort_backward(dy, dim, indices, x_shape, fn="sort_backward"):
     x_shape = _shape(x_shape, fn, "input_shape")
     dim = _dim_of(dim, len(x_shape), "sb_sort_backward", fn)
     if dy.ndim == len(x_shape) - 1:
-        dy, indices = np.expand_dims(dy, dim), np.expand_dims(indices, dim)
-    dy, indices = np.ascontiguousarray(dy), np.ascontiguousarray(indices)
+        dy, indices = expand_dims(dy, dim), expand_dims(indices, dim)
+    dy, indices = dense(dy), dense(indices)
     dx = empty(x_shape)
     call("sb_sort_backward", ref(wrap(dy)), dim, ref(wrap(indices)), ref(wrap(dx)))
     return dx
@@ -1074,7 +1074,7 @@ def _no_overlap(fn, outputs, inputs):
     inputs = [(n, a) for n, a in inputs if a is not None]
     for i, (na, a) in enumerate(outputs):
         for nb, b in outputs[i + 1:] + inputs:
-            if np.may_share_memory(a, b):
+            if may_share_memory(a, b):
                 raise ValueError("samebits.%s: %s and %s share memory; each needs its own buffer"
                                  % (fn, na, nb))
 
@@ -1626,7 +1626,7 @@ def conv2d_input(input_size, weight, grad_output, stride=1, padding=0, dilation=
     p = _conv_params(stride, padding, dilation, groups, fn)
     dy, w = to_np(grad_output, fn, "grad_output"), to_np(weight, fn, "weight")
     size = _conv_size(input_size, fn, "input_size", dy, w, p, None)
-    x = np.zeros(size, dtype=np.float32)
+    x = zeros(size)
     dx, _, _ = _conv2d_backward(dy, x, w, p, True, False, False)
     return back(dx, kind_of(weight, grad_output))
 
@@ -1637,7 +1637,7 @@ def conv2d_weight(input, weight_size, grad_output, stride=1, padding=0, dilation
     p = _conv_params(stride, padding, dilation, groups, fn)
     dy, x = to_np(grad_output, fn, "grad_output"), to_np(input, fn, "input")
     size = _conv_size(weight_size, fn, "weight_size", dy, x, p, "weight")
-    w = np.zeros(size, dtype=np.float32)
+    w = zeros(size)
     _, dw, _ = _conv2d_backward(dy, x, w, p, False, True, False)
     return back(dw, kind_of(input, grad_output))
 
@@ -2017,14 +2017,14 @@ def _copy_back(orig, arr):
     if hasattr(orig, "copy_"):
         import torch
         with torch.no_grad():
-            orig.copy_(torch.from_numpy(arr))
+            orig.copy_(to_torch(arr))
     else:
         orig[...] = arr
 
 
 def _is_same_memory(orig, arr):
     if hasattr(orig, "data_ptr"):
-        return orig.data_ptr() == arr.ctypes.data
+        return orig.data_ptr() == data_ptr(arr)
     return isinstance(orig, np.ndarray) and orig.ctypes.data == arr.ctypes.data
 
 
@@ -2128,3 +2128,9 @@ def histc(x, bins=100, min=0.0, max=0.0):  # noqa: A002 (torch's names)
     """torch.histc (PyTorch 2.x's bin rule): float32 counts of x's elements
     in bins equal bins of [min, max]; min == max takes x's own range."""
     return back(_histc(to_np(x, "histc", "x"), bins, min, max), kind_of(x))
+
+
+# Every public op is one op scope: its operands' device is its results'.
+for _name in __all__:
+    globals()[_name] = op_scope(globals()[_name])
+del _name

@@ -25,8 +25,8 @@ import numpy as np
 import torch
 
 from . import _lib
+from . import _device_array as _dev
 from ._lib import call
-from ._convert import UnsupportedDeviceError
 
 __all__ = ["SGD", "Adam", "AdamW"]
 
@@ -39,17 +39,20 @@ def _where(gi, pi):
     return "parameter %d of group %d" % (pi, gi)
 
 
-def _check_dense(t, fn, what, shape):
-    """t must be a contiguous float32 CPU tensor of `shape` (C reads and
-    writes shape's element count through its pointer)."""
+def _check_dense(t, fn, what, shape, device=_lib.SB_DEVICE_CPU):
+    """t must be a contiguous float32 tensor of `shape` on sb_device
+    `device` (the parameter's): C reads and writes shape's element count
+    through its pointer."""
     if not isinstance(t, torch.Tensor):
         raise TypeError("samebits.optim.%s: %s is a %s, not a tensor" % (fn, what, type(t).__name__))
     if t.is_sparse:
         raise TypeError("samebits.optim.%s: %s is sparse; only dense tensors are supported"
                         % (fn, what))
-    if t.device.type != "cpu":
-        raise UnsupportedDeviceError("samebits.optim.%s: %s is on %s; CUDA tensors are not "
-                                     "supported by this build" % (fn, what, t.device))
+    code = _dev.device_code(t, "optim." + fn, what)
+    if code != device:
+        raise ValueError("samebits.optim.%s: %s is on %s, but the parameter is on %s"
+                         % (fn, what, _dev._device_name(code) if code else "cpu",
+                            _dev._device_name(device) if device else "cpu"))
     if t.dtype != torch.float32:
         raise TypeError("samebits.optim.%s: %s has dtype %s; samebits optimizers use float32 only"
                         % (fn, what, t.dtype))
@@ -65,6 +68,35 @@ def _check_dense(t, fn, what, shape):
 def _span(t):
     start = t.data_ptr()
     return start, start + t.numel() * t.element_size()
+
+
+def _dense_copy(t, code):
+    """t, or an exact dense copy of it on its device."""
+    if t.is_contiguous() or code == _lib.SB_DEVICE_CPU:
+        return t.contiguous()
+    return _dev.DeviceArray(t, code).contiguous().tensor
+
+
+def _zeros_like(p):
+    """A dense zero buffer for p's optimizer state, on p's device."""
+    code = _dev.device_code(p, "optim", "parameter")
+    if code == _lib.SB_DEVICE_CPU:
+        return torch.zeros_like(p, memory_format=torch.contiguous_format)
+    return _dev.zeros_like_device(p.shape, np.float32, _dev.DeviceArray(p, code)).tensor
+
+
+def _update(host_fn, tensor_fn, cfg, step, p, grad, buffers):
+    """One parameter's update: the raw-pointer C step on the host, the
+    tensor step (sb_*_step_tensor) on p's device, with the same bits."""
+    code = _dev.device_code(p, "optim", "parameter")
+    if code == _lib.SB_DEVICE_CPU:
+        call(host_fn, ctypes.byref(cfg), step, p.numel(), _ptr(p), _ptr(grad),
+             *(None if b is None else _ptr(b) for b in buffers))
+        return
+    heads = [None if t is None else _dev.header(_dev.DeviceArray(t.view(-1), code))
+             for t in (p, grad) + tuple(buffers)]
+    _dev.call_on(code, tensor_fn, ctypes.byref(cfg), step,
+                 *(None if h is None else ctypes.byref(h) for h in heads))
 
 
 def _check_disjoint(fn, where, named):
@@ -178,18 +210,19 @@ class _Base(torch.optim.Optimizer):
                     raise ValueError("samebits.optim.%s: the state of %s has no %r"
                                      % (fn, where, key))
                 continue
-            _check_dense(buf, fn, "state[%r] of %s" % (key, where), p.shape)
+            _check_dense(buf, fn, "state[%r] of %s" % (key, where), p.shape,
+                         _dev.device_code(p, "optim." + fn, where))
 
     def _check_param(self, p, fn, where):
-        _check_dense(p, fn, where, p.shape)
+        code = _dev.device_code(p, "optim." + fn, where)
+        _check_dense(p, fn, where, p.shape, code)
         grad = p.grad
         if grad.is_sparse:
             raise TypeError("samebits.optim.%s: the gradient of %s is sparse; sparse gradients are "
                             "not supported" % (fn, where))
-        if grad.device.type != "cpu" or grad.dtype != torch.float32 or \
-                tuple(grad.shape) != tuple(p.shape):
-            # contiguity is not required: a strided gradient is copied (exactly)
-            _check_dense(grad.contiguous(), fn, "the gradient of %s" % where, p.shape)
+        # contiguity is not required: a strided gradient is copied (exactly)
+        _check_dense(grad if grad.is_contiguous() else _dense_copy(grad, code), fn,
+                     "the gradient of %s" % where, p.shape, code)
 
     def _validated(self):
         """[(group index, group, [(param, grad, state)])] for every parameter
@@ -207,7 +240,7 @@ class _Base(torch.optim.Optimizer):
                 self._check_param(p, fn, where)
                 st = self.state[p]
                 self._check_state(st, p, fn, where, g, require=bool(st) and self._requires_all)
-                grad = p.grad.contiguous()
+                grad = _dense_copy(p.grad, _dev.device_code(p, "optim." + fn, where))
                 _check_disjoint(fn, where, [("the parameter", p), ("its gradient", grad)] + [
                     ("state[%r]" % k, st.get(k)) for k, _ in self._buffers_of(g)])
                 items.append((p, grad, st))
@@ -291,9 +324,9 @@ class SGD(_Base):
                 buf = None
                 if g["momentum"] != 0:
                     if st.get("momentum_buffer") is None:
-                        st["momentum_buffer"] = torch.zeros_like(p, memory_format=torch.contiguous_format)
-                    buf = _ptr(st["momentum_buffer"])
-                call("sb_sgd_step", ctypes.byref(cfg), step, p.numel(), _ptr(p), _ptr(grad), buf)
+                        st["momentum_buffer"] = _zeros_like(p)
+                    buf = st["momentum_buffer"]
+                _update("sb_sgd_step", "sb_sgd_step_tensor", cfg, step, p, grad, (buf,))
                 st["step"] = step
         return loss
 
@@ -339,16 +372,14 @@ class Adam(_Base):
             for p, grad, st in items:
                 if not st:
                     st["step"] = 0
-                    st["exp_avg"] = torch.zeros_like(p, memory_format=torch.contiguous_format)
-                    st["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.contiguous_format)
+                    st["exp_avg"] = _zeros_like(p)
+                    st["exp_avg_sq"] = _zeros_like(p)
                     if g["amsgrad"]:
-                        st["max_exp_avg_sq"] = torch.zeros_like(
-                            p, memory_format=torch.contiguous_format)
+                        st["max_exp_avg_sq"] = _zeros_like(p)
                 step = _check_step(st["step"], name, "step") + 1
                 mx = st.get("max_exp_avg_sq") if g["amsgrad"] else None
-                call("sb_adam_step", ctypes.byref(cfg), step, p.numel(), _ptr(p),
-                     _ptr(grad), _ptr(st["exp_avg"]), _ptr(st["exp_avg_sq"]),
-                     None if mx is None else _ptr(mx))
+                _update("sb_adam_step", "sb_adam_step_tensor", cfg, step, p, grad,
+                        (st["exp_avg"], st["exp_avg_sq"], mx))
                 st["step"] = step
         return loss
 

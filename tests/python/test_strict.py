@@ -81,17 +81,21 @@ _CLOCK_SLACK_US = 2
 
 
 def _enclosing(e, events):
-    """The innermost event on e's thread that e starts inside and ends at
-    most _CLOCK_SLACK_US after, or None."""
-    best = None
-    for f in events:
-        if f is e or f.thread != e.thread:
-            continue
-        r, q = f.time_range, e.time_range
-        if r.start <= q.start <= r.end and q.end <= r.end + _CLOCK_SLACK_US and \
-                (best is None or r.start >= best.time_range.start):
-            best = f
-    return best
+    """The innermost event on e's thread that contains e; failing that, the
+    innermost one e starts inside and ends at most _CLOCK_SLACK_US after
+    (clocks of microseconds: an op that starts as one event ends belongs to
+    the event enclosing both, not to the one it merely touches), or None."""
+    def innermost(slack):
+        best = None
+        for f in events:
+            if f is e or f.thread != e.thread:
+                continue
+            r, q = f.time_range, e.time_range
+            if r.start <= q.start <= r.end and q.end <= r.end + slack and \
+                    (best is None or r.start >= best.time_range.start):
+                best = f
+        return best
+    return innermost(0) or innermost(_CLOCK_SLACK_US)
 
 
 def _aten_ops(prof):

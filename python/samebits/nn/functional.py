@@ -21,7 +21,8 @@ from torch.autograd.function import once_differentiable
 
 from .. import _lib
 from .. import ops as _ops
-from .._convert import to_np, to_np_index
+from .._convert import (to_np, to_np_index, to_torch, dense, broadcast_dense, tile, like_operands,
+                        op_scope, on_device_of)
 
 __all__ = ["linear", "conv2d", "conv1d", "conv_transpose2d", "conv_transpose1d", "pad",
            "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "grid_sample",
@@ -40,8 +41,7 @@ __all__ = ["linear", "conv2d", "conv1d", "conv_transpose2d", "conv_transpose1d",
            "scaled_dot_product_attention"]
 
 
-def _t(a):
-    return None if a is None else torch.from_numpy(a)
+_t = to_torch
 
 
 def _np(x, fn, name):
@@ -460,7 +460,7 @@ def affine_grid(theta, size, align_corners=None):
     base[..., 0] = xs[None, None, :]
     base[..., 1] = ys[None, :, None]
     base[..., 2] = 1.0
-    grid = mm(torch.from_numpy(base.reshape(n, h * w, 3)), theta, trans_b=True)
+    grid = mm(on_device_of(base.reshape(n, h * w, 3), theta, fn, "theta"), theta, trans_b=True)
     return grid.reshape(n, h, w, 2)
 
 
@@ -469,16 +469,17 @@ class _MaxPool2d(torch.autograd.Function):
     def forward(ctx, x, p):
         y, idx = _ops._max_pool2d(to_np(x, "max_pool2d", "input"), p)
         ctx.p, ctx.shape = p, tuple(x.shape)
-        it = torch.from_numpy(idx)
+        it = _t(idx)
         ctx.save_for_backward(it)
         ctx.mark_non_differentiable(it)
-        return torch.from_numpy(y), it
+        return _t(y), it
 
     @staticmethod
     @once_differentiable
     def backward(ctx, dy, _didx):
         (idx,) = ctx.saved_tensors
-        return _t(_ops._max_pool2d_backward(to_np(dy, "max_pool2d", "grad"), idx.numpy(),
+        return _t(_ops._max_pool2d_backward(to_np(dy, "max_pool2d", "grad"),
+                                            to_np_index(idx, "max_pool2d", "indices"),
                                             ctx.shape, ctx.p)), None
 
 
@@ -520,17 +521,18 @@ class _AdaptiveMaxPool2d(torch.autograd.Function):
     def forward(ctx, x, output_size):
         y, idx = _ops._adaptive_max_pool2d(to_np(x, "adaptive_max_pool2d", "input"), output_size)
         ctx.shape = tuple(x.shape)
-        it = torch.from_numpy(idx)
+        it = _t(idx)
         ctx.save_for_backward(it)
         ctx.mark_non_differentiable(it)
-        return torch.from_numpy(y), it
+        return _t(y), it
 
     @staticmethod
     @once_differentiable
     def backward(ctx, dy, _didx):
         (idx,) = ctx.saved_tensors
         return _t(_ops._adaptive_max_pool2d_backward(to_np(dy, "adaptive_max_pool2d", "grad"),
-                                                     idx.numpy(), ctx.shape)), None
+                                                     to_np_index(idx, "adaptive_max_pool2d",
+                                                                 "indices"), ctx.shape)), None
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
@@ -566,7 +568,7 @@ class _Activation(torch.autograd.Function):
     def forward(ctx, x, name, extra):
         fwd, bwd, use_y = _ACT[name]
         y = _ops._map(fwd, to_np(x, name, "input"), *extra)
-        yt = torch.from_numpy(y)
+        yt = _t(y)
         ctx.name, ctx.extra = name, extra
         ctx.save_for_backward(yt if use_y else x)
         return yt
@@ -579,7 +581,7 @@ class _Activation(torch.autograd.Function):
         extra = ctx.extra[:_BACKWARD_EXTRA.get(ctx.name, len(ctx.extra))]
         dx = _ops._map_backward(bwd, to_np(saved, ctx.name, "saved"),
                                 to_np(dy, ctx.name, "grad"), *extra)
-        return torch.from_numpy(dx), None, None
+        return _t(dx), None, None
 
 
 _ACT = {
@@ -744,7 +746,7 @@ class _Softmax(torch.autograd.Function):
         names = ("sb_log_softmax_forward", "sb_log_softmax_backward") if log else \
             ("sb_softmax_forward", "sb_softmax_backward")
         fn = "log_softmax" if log else "softmax"
-        y = torch.from_numpy(_ops._softmax(names[0], to_np(x, fn, "input"), dim, fn))
+        y = _t(_ops._softmax(names[0], to_np(x, fn, "input"), dim, fn))
         ctx.dim, ctx.bwd = dim, names[1]
         ctx.save_for_backward(y)
         return y
@@ -789,7 +791,7 @@ class _ClassLoss(torch.autograd.Function):
         ctx.save_for_backward(x)
         ctx.saved = (tn, nw)
         ctx.params, ctx.red, ctx.name = params, red, name
-        return torch.from_numpy(_ops._class_loss(params, to_np(x, fn, "input"), tn, nw, red))
+        return _t(_ops._class_loss(params, to_np(x, fn, "input"), tn, nw, red))
 
     @staticmethod
     @once_differentiable
@@ -802,7 +804,7 @@ class _ClassLoss(torch.autograd.Function):
                                       "(PyTorch has none either)" % fn)
         d = _ops._class_loss_backward(ctx.params, to_np(x, fn, "input"), tn, nw, ctx.red,
                                       to_np(dloss, fn, "grad"))
-        return torch.from_numpy(d), None, None, None, None, None
+        return _t(d), None, None, None, None, None
 
 
 def _class_loss(name, kind, input, target, weight, size_average, reduce, ignore_index,
@@ -908,23 +910,30 @@ class _CtcLoss(torch.autograd.Function):
         ctx.save_for_backward(lp)
         ctx.saved = (targets, in_len, tg_len)
         ctx.params, ctx.red = params, red
-        return torch.from_numpy(_ops._ctc_loss(params, to_np(lp, fn, "log_probs"), targets,
-                                               in_len, tg_len, red))
+        lpn = to_np(lp, fn, "log_probs")
+        return _t(_ops._ctc_loss(params, lpn, *(like_operands(a) for a in ctx.saved), red))
 
     @staticmethod
     @once_differentiable
     def backward(ctx, dloss):
         (lp,) = ctx.saved_tensors
         fn = "nn.functional.ctc_loss"
-        d = _ops._ctc_loss_backward(ctx.params, to_np(lp, fn, "log_probs"), *ctx.saved, ctx.red,
-                                    to_np(dloss, fn, "grad"))
-        return torch.from_numpy(d), None, None, None, None, None
+        lpn = to_np(lp, fn, "log_probs")
+        d = _ops._ctc_loss_backward(ctx.params, lpn, *(like_operands(a) for a in ctx.saved),
+                                    ctx.red, to_np(dloss, fn, "grad"))
+        return _t(d), None, None, None, None, None
 
 
 def _lengths(v, fn, name):
     """Lengths as an int64 numpy array (N): a tensor, an array, or a sequence
-    of ints (PyTorch accepts all three)."""
-    if isinstance(v, (torch.Tensor, np.ndarray)):
+    of ints (PyTorch accepts all three), on the host (a device's lengths are
+    copied: PyTorch reads them on the host too)."""
+    if isinstance(v, torch.Tensor):
+        if v.dtype not in (torch.int64, torch.int32):
+            raise TypeError("samebits.%s: %s has dtype %s; lengths must be int64 or int32"
+                            % (fn, name, v.dtype))
+        v = v.detach().cpu().numpy()
+    if isinstance(v, np.ndarray):
         return np.ascontiguousarray(to_np_index(v, fn, name).reshape(-1))
     try:
         return np.array([_lib.checked_int(x, ctypes.c_int64, "samebits.%s: %s" % (fn, name))
@@ -947,7 +956,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
                                                                     "target_lengths")
     if getattr(log_probs, "dim", None) is not None and log_probs.dim() == 2:
         # unbatched (T, C) with targets (S): one item
-        out = _CtcLoss.apply(log_probs.unsqueeze(1), np.ascontiguousarray(tn.reshape(1, -1)),
+        out = _CtcLoss.apply(log_probs.unsqueeze(1), dense(tn.reshape(1, -1)),
                              il, tl, params, red)
         return out.squeeze(0) if red == 0 else out
     return _CtcLoss.apply(log_probs, tn, il, tl, params, red)
@@ -958,7 +967,7 @@ class _Mse(torch.autograd.Function):
     def forward(ctx, x, y, red):
         ctx.save_for_backward(x, y)
         ctx.red = red
-        return torch.from_numpy(_ops._mse(to_np(x, "mse_loss", "input"),
+        return _t(_ops._mse(to_np(x, "mse_loss", "input"),
                                           to_np(y, "mse_loss", "target"), red))
 
     @staticmethod
@@ -982,7 +991,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 
 def _broadcast_to_input(a, x, fn, name):
     try:
-        return np.ascontiguousarray(np.broadcast_to(a, x.shape))
+        return broadcast_dense(a, x.shape)
     except ValueError:
         raise ValueError("samebits.%s: %s has shape %s, which does not broadcast to the input's "
                          "shape %s" % (fn, name, tuple(a.shape), tuple(x.shape))) from None
@@ -1002,7 +1011,7 @@ class _ElementwiseLoss(torch.autograd.Function):
                                                           "pos_weight")
         ctx.saved = (nx, ny, nw, npw)
         ctx.params, ctx.red, ctx.name = params, red, name
-        return torch.from_numpy(_ops._elementwise_loss(params, nx, ny, nw, npw, red))
+        return _t(_ops._elementwise_loss(params, nx, ny, nw, npw, red))
 
     @staticmethod
     @once_differentiable
@@ -1096,7 +1105,7 @@ class _BatchNorm(torch.autograd.Function):
         ctx.save_for_backward(x, w)
         ctx.stats = (mean, rstd, training)
         ctx.has = (w is not None, b is not None)
-        return torch.from_numpy(y)
+        return _t(y)
 
     @staticmethod
     @once_differentiable
@@ -1132,7 +1141,7 @@ class _PReLU(torch.autograd.Function):
         fn = "prelu"
         y = _ops._prelu(to_np(x, fn, "input"), to_np(w, fn, "weight"), fn)
         ctx.save_for_backward(x, w)
-        return torch.from_numpy(y)
+        return _t(y)
 
     @staticmethod
     @once_differentiable
@@ -1166,7 +1175,7 @@ class _RowNorm(torch.autograd.Function):
         ctx.save_for_backward(x, w)
         ctx.stats = (mean, rstd, rows, fn)
         ctx.has = (w is not None, b is not None)
-        return torch.from_numpy(y)
+        return _t(y)
 
     @staticmethod
     @once_differentiable
@@ -1195,7 +1204,7 @@ class _RMSNorm(torch.autograd.Function):
         ctx.save_for_backward(x, w)
         ctx.stats = (rrms, nd)
         ctx.has_w = w is not None
-        return torch.from_numpy(y)
+        return _t(y)
 
     @staticmethod
     @once_differentiable
@@ -1257,16 +1266,16 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     y = group_norm(input, x.shape[1], weight, bias, eps)
     if tracking:
         n, c = x.shape[0], x.shape[1]
-        rm = np.tile(to_np(running_mean, fn, "running_mean"), n)
-        rv = np.tile(to_np(running_var, fn, "running_var"), n)
+        rm = tile(to_np(running_mean, fn, "running_mean"), n)
+        rv = tile(to_np(running_var, fn, "running_var"), n)
         if rm.shape != (n * c,) or rv.shape != (n * c,):
             raise ValueError("samebits.%s: running_mean and running_var must have C = %d "
                              "elements" % (fn, c))
-        _ops._batch_norm(np.ascontiguousarray(x.reshape((1, n * c) + x.shape[2:])), None, None,
+        _ops._batch_norm(dense(x.reshape((1, n * c) + x.shape[2:])), None, None,
                          rm, rv, True, momentum, eps, fn)
         with torch.no_grad():
-            running_mean.copy_(_ops.mean(torch.from_numpy(rm.reshape(n, c)), 0))
-            running_var.copy_(_ops.mean(torch.from_numpy(rv.reshape(n, c)), 0))
+            running_mean.copy_(_ops.mean(_t(rm.reshape(n, c)), 0))
+            running_var.copy_(_ops.mean(_t(rv.reshape(n, c)), 0))
     return y
 
 
@@ -1275,13 +1284,13 @@ class _Dropout(torch.autograd.Function):
     def forward(ctx, x, p, training, seed, stream, offset):
         y, mask = _ops._dropout(to_np(x, "dropout", "input"), p, training, seed, stream, offset)
         ctx.mask, ctx.p, ctx.training = mask, p, training
-        return torch.from_numpy(y)
+        return _t(y)
 
     @staticmethod
     @once_differentiable
     def backward(ctx, dy):
         dx = _ops._dropout_backward(to_np(dy, "dropout", "grad"), ctx.mask, ctx.p, ctx.training)
-        return torch.from_numpy(dx), None, None, None, None, None
+        return _t(dx), None, None, None, None, None
 
 
 def dropout(input, p, training, seed, stream, offset=0):
@@ -1307,9 +1316,9 @@ class _SDPA(torch.autograd.Function):
         nm = _ops._sdpa_mask(mask, fn)
         out, probs, scale = _ops._sdpa(nq, nk, nv, nm, causal, scale, p, seed, stream, offset, fn)
         ctx.args = (nq, nk, nv, nm, causal, scale, p, seed, stream, offset, probs)
-        probs_t = torch.from_numpy(probs)
+        probs_t = _t(probs)
         ctx.mark_non_differentiable(probs_t)
-        return torch.from_numpy(out), probs_t
+        return _t(out), probs_t
 
     @staticmethod
     @once_differentiable
@@ -1348,7 +1357,7 @@ class _Mm(torch.autograd.Function):
     def forward(ctx, a, b, ta, tb):
         ctx.save_for_backward(a, b)
         ctx.t = (ta, tb)
-        return torch.from_numpy(_ops._mm(to_np(a, "mm", "a"), to_np(b, "mm", "b"), ta, tb))
+        return _t(_ops._mm(to_np(a, "mm", "a"), to_np(b, "mm", "b"), ta, tb))
 
     @staticmethod
     @once_differentiable
@@ -1370,7 +1379,7 @@ class _Binary(torch.autograd.Function):
     def forward(ctx, a, b, op):
         ctx.save_for_backward(a, b)
         ctx.op = op
-        return torch.from_numpy(_ops._binary(op, to_np(a, op, "a"), to_np(b, op, "b")))
+        return _t(_ops._binary(op, to_np(a, op, "a"), to_np(b, op, "b")))
 
     @staticmethod
     @once_differentiable
@@ -1393,7 +1402,7 @@ def div(a, b):
 class _Unary(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, op):
-        y = torch.from_numpy(_ops._unary(op, to_np(x, op, "input")))
+        y = _t(_ops._unary(op, to_np(x, op, "input")))
         ctx.save_for_backward(x, y)
         ctx.op = op
         return y
@@ -1402,7 +1411,7 @@ class _Unary(torch.autograd.Function):
     @once_differentiable
     def backward(ctx, dy):
         x, y = ctx.saved_tensors
-        return torch.from_numpy(_ops._unary_backward(ctx.op, to_np(x, ctx.op, "input"),
+        return _t(_ops._unary_backward(ctx.op, to_np(x, ctx.op, "input"),
                                                      to_np(y, ctx.op, "output"),
                                                      to_np(dy, ctx.op, "grad"))), None
 
@@ -1426,13 +1435,13 @@ class _Reduce(torch.autograd.Function):
         fn = "nn.functional." + ("mean" if is_mean else "sum")
         x_np = to_np(x, fn, "input")
         ctx.args = (names[1], tuple(x_np.shape), dim, keepdim)
-        return torch.from_numpy(_ops._reduce(names[0], x_np, dim, keepdim, fn))
+        return _t(_ops._reduce(names[0], x_np, dim, keepdim, fn))
 
     @staticmethod
     @once_differentiable
     def backward(ctx, dy):
         name, shape, dim, keepdim = ctx.args
-        return torch.from_numpy(_ops._reduce_backward(name, to_np(dy, name, "grad"), shape, dim,
+        return _t(_ops._reduce_backward(name, to_np(dy, name, "grad"), shape, dim,
                                                       keepdim)), None, None, None
 
 
@@ -1451,13 +1460,13 @@ class _Cumsum(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, dim):
         ctx.dim = dim
-        return torch.from_numpy(_ops._cumulative("sb_cumsum", to_np(x, "cumsum", "input"), dim,
+        return _t(_ops._cumulative("sb_cumsum", to_np(x, "cumsum", "input"), dim,
                                                  "nn.functional.cumsum"))
 
     @staticmethod
     @once_differentiable
     def backward(ctx, dy):
-        return torch.from_numpy(_ops._cumulative("sb_cumsum_backward",
+        return _t(_ops._cumulative("sb_cumsum_backward",
                                                  to_np(dy, "cumsum", "grad"), ctx.dim,
                                                  "nn.functional.cumsum")), None
 
@@ -1468,7 +1477,7 @@ class _Cumprod(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, dim):
         ctx.dim = dim
-        y = torch.from_numpy(_ops._cumulative("sb_cumprod", to_np(x, "cumprod", "input"), dim,
+        y = _t(_ops._cumulative("sb_cumprod", to_np(x, "cumprod", "input"), dim,
                                               "nn.functional.cumprod"))
         ctx.save_for_backward(x, y)
         return y
@@ -1477,7 +1486,7 @@ class _Cumprod(torch.autograd.Function):
     @once_differentiable
     def backward(ctx, dy):
         x, y = ctx.saved_tensors
-        return torch.from_numpy(_ops._cumprod_backward(
+        return _t(_ops._cumprod_backward(
             to_np(x, "cumprod", "input"), to_np(y, "cumprod", "output"),
             to_np(dy, "cumprod", "grad"), ctx.dim, "nn.functional.cumprod")), None
 
@@ -1516,7 +1525,7 @@ class _Gather(torch.autograd.Function):
     def forward(ctx, x, dim, index):
         xn, ix = to_np(x, "gather", "input"), _index(index, "gather")
         ctx.args = (dim, ix, tuple(xn.shape))
-        return torch.from_numpy(_ops._gather(xn, dim, ix))
+        return _t(_ops._gather(xn, dim, ix))
 
     @staticmethod
     @once_differentiable
@@ -1536,7 +1545,7 @@ class _IndexSelect(torch.autograd.Function):
     def forward(ctx, x, dim, index):
         xn, ix = to_np(x, "index_select", "input"), _index(index, "index_select")
         ctx.args = (dim, ix, tuple(xn.shape))
-        return torch.from_numpy(_ops._index_select(xn, dim, ix))
+        return _t(_ops._index_select(xn, dim, ix))
 
     @staticmethod
     @once_differentiable
@@ -1557,7 +1566,7 @@ class _ScatterAdd(torch.autograd.Function):
     def forward(ctx, x, dim, index, src):
         sn, ix = to_np(src, "scatter_add", "src"), _index(index, "scatter_add")
         ctx.args = (dim, ix, tuple(sn.shape))
-        return torch.from_numpy(_ops._scatter_add(to_np(x, "scatter_add", "input"), dim, ix, sn))
+        return _t(_ops._scatter_add(to_np(x, "scatter_add", "input"), dim, ix, sn))
 
     @staticmethod
     @once_differentiable
@@ -1568,10 +1577,10 @@ class _ScatterAdd(torch.autograd.Function):
             g = _ops._gather(to_np(dy, "scatter_add", "grad"), dim, ix)
             if g.shape != sshape:
                 full = torch.zeros(sshape, dtype=torch.float32)
-                full[tuple(slice(0, n) for n in g.shape)] = torch.from_numpy(g)
+                full[tuple(slice(0, n) for n in g.shape)] = _t(g)
                 dsrc = full
             else:
-                dsrc = torch.from_numpy(g)
+                dsrc = _t(g)
         return (dy if _needs(ctx, 0) else None), None, None, dsrc
 
 
@@ -1586,7 +1595,7 @@ class _IndexAdd(torch.autograd.Function):
     def forward(ctx, x, dim, index, source, alpha):
         ix = _index(index, "index_add")
         ctx.args = (dim, ix, alpha)
-        return torch.from_numpy(_ops._index_add(to_np(x, "index_add", "input"), dim, ix,
+        return _t(_ops._index_add(to_np(x, "index_add", "input"), dim, ix,
                                                 to_np(source, "index_add", "source"), alpha))
 
     @staticmethod
@@ -1600,7 +1609,7 @@ class _IndexAdd(torch.autograd.Function):
                 d = np.multiply(d, np.float32(0.0))
             elif alpha != 1:
                 d = _ops._binary_scalar("mul", d, alpha)
-            dsrc = torch.from_numpy(d)
+            dsrc = _t(d)
         return (dy if _needs(ctx, 0) else None), None, None, dsrc, None
 
 
@@ -1681,7 +1690,7 @@ class _ScatterReduce(torch.autograd.Function):
         xn, sn, ix = to_np(x, fn, "input"), to_np(src, fn, "src"), _index(index, fn)
         out = _ops._scatter_reduce(xn, dim, ix, sn, reduce, include_self, fn)
         ctx.args = (dim % max(xn.ndim, 1), ix, reduce, include_self, xn, sn, out)
-        return torch.from_numpy(out)
+        return _t(out)
 
     @staticmethod
     @once_differentiable
@@ -1691,12 +1700,12 @@ class _ScatterReduce(torch.autograd.Function):
                                        include_self, xn, sn, out)
         dsrc = None
         if _needs(ctx, 3):
-            dsrc = torch.from_numpy(gs)
+            dsrc = _t(gs)
             if gs.shape != sn.shape:
                 full = torch.zeros(sn.shape, dtype=torch.float32)
                 full[tuple(slice(0, n) for n in gs.shape)] = dsrc
                 dsrc = full
-        return (torch.from_numpy(gx) if _needs(ctx, 0) else None), None, None, dsrc, None, None
+        return (_t(gx) if _needs(ctx, 0) else None), None, None, dsrc, None, None
 
 
 def scatter_reduce(input, dim, index, src, reduce, include_self=True):
@@ -1709,12 +1718,12 @@ def scatter_reduce(input, dim, index, src, reduce, include_self=True):
 def bincount(input, weights=None, minlength=0):
     fn = "nn.functional.bincount"
     w = to_np(weights, fn, "weights") if weights is not None else None
-    return torch.from_numpy(_ops._bincount(_index(input, fn), w, minlength, fn))
+    return _t(_ops._bincount(_index(input, fn), w, minlength, fn))
 
 
 def histc(input, bins=100, min=0.0, max=0.0):  # noqa: A002 (torch's names)
     fn = "nn.functional.histc"
-    return torch.from_numpy(_ops._histc(to_np(input, fn, "input"), bins, min, max, fn))
+    return _t(_ops._histc(to_np(input, fn, "input"), bins, min, max, fn))
 
 
 # ---- selection: sort, topk, kthvalue, median (contract section 18) ----------
@@ -1730,9 +1739,9 @@ class _Select(torch.autograd.Function):
         xn = to_np(x, fn, "input")
         values, indices = run(xn)
         ctx.args = (dim, indices, tuple(xn.shape), fn)
-        out_i = torch.from_numpy(indices)
+        out_i = _t(indices)
         ctx.mark_non_differentiable(out_i)
-        return torch.from_numpy(values), out_i
+        return _t(values), out_i
 
     @staticmethod
     @once_differentiable
@@ -1790,10 +1799,10 @@ class _MedianAll(torch.autograd.Function):
         if xn.size == 0:
             v = np.array(np.nan, dtype=np.float32)
         else:
-            v = _ops._median(np.ascontiguousarray(xn.reshape(-1)), 0, False,
+            v = _ops._median(dense(xn.reshape(-1)), 0, False,
                              "nn.functional.median")[0]
         ctx.args = (xn, v)
-        return torch.from_numpy(v)
+        return _t(v)
 
     @staticmethod
     @once_differentiable
@@ -1808,7 +1817,7 @@ class _MedianAll(torch.autograd.Function):
             share = _ops._binary_scalar("div", share, float(count))
         dx = np.zeros(xn.shape, dtype=np.float32)
         dx[mask] = share
-        return torch.from_numpy(dx)
+        return _t(dx)
 
 
 def median(input, dim=None, keepdim=False):
@@ -1882,7 +1891,7 @@ class _Embedding(torch.autograd.Function):
     def forward(ctx, weight, flat, padding_idx, scale_grad_by_freq):
         w = to_np(weight, "embedding", "weight")
         ctx.args = (flat, tuple(w.shape), padding_idx, scale_grad_by_freq)
-        return torch.from_numpy(_ops._index_select(w, 0, flat, "embedding"))
+        return _t(_ops._index_select(w, 0, flat, "embedding"))
 
     @staticmethod
     @once_differentiable
@@ -1950,7 +1959,7 @@ class _BagMax(torch.autograd.Function):
         y[empty] = 0.0
         won = np.take_along_axis(where, arg, axis=1)   # (nbags, D): the winning position
         ctx.args = (np.where(empty[:, None], -1, won), K, D)
-        return torch.from_numpy(y)
+        return _t(y)
 
     @staticmethod
     @once_differentiable
@@ -1961,7 +1970,7 @@ class _BagMax(torch.autograd.Function):
             g = to_np(dy, "embedding_bag", "grad")
             b, c = np.nonzero(won >= 0)
             d[won[b, c], c] = g[b, c]
-        return torch.from_numpy(d), None, None
+        return _t(d), None, None
 
 
 def _bags(ix, offsets, include_last_offset, fn):
@@ -2030,7 +2039,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         keep = flat != pad
         flat, bag = flat[keep], bag[keep]
         if psw is not None:
-            psw = psw[torch.from_numpy(np.nonzero(keep)[0])]
+            psw = psw[_t(np.nonzero(keep)[0])]
     if max_norm is not None:
         _renorm_(weight, flat, max_norm, norm_type, fn)
     rows = _Embedding.apply(weight, flat, None, bool(scale_grad_by_freq))     # (K, D)
@@ -2038,8 +2047,20 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         return _BagMax.apply(rows, bag, B)
     if psw is not None:
         rows = _Binary.apply(rows, psw.reshape(-1, 1), "mul")
-    y = index_add(torch.zeros(B, dim), 0, torch.from_numpy(bag), rows)
+    y = index_add(torch.zeros(B, dim), 0, _t(bag), rows)
     if mode == "mean":
         count = np.maximum(np.bincount(bag, minlength=B), 1).astype(np.float32)
-        y = _Binary.apply(y, torch.from_numpy(count.reshape(B, 1)), "div")
+        y = _Binary.apply(y, _t(count.reshape(B, 1)), "div")
     return y
+
+
+# Every public function and every autograd function's forward and backward
+# is one op scope (_convert.op_scope): its operands' device is its results'.
+for _name in __all__:
+    globals()[_name] = op_scope(globals()[_name])
+for _cls in list(globals().values()):
+    if isinstance(_cls, type) and issubclass(_cls, torch.autograd.Function) and \
+            _cls.__module__ == __name__:
+        _cls.forward = staticmethod(op_scope(_cls.forward))
+        _cls.backward = staticmethod(op_scope(_cls.backward))
+del _name, _cls
