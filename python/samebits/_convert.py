@@ -37,7 +37,8 @@ def is_torch(x):
 
 
 def kind_of(*xs):
-    """'torch' if any argument is a torch.Tensor, else 'numpy'."""
+    """'torch' if any argument is a torch.Tensor, else 'numpy' (device
+    arrays from the numpy-level code come back as device arrays)."""
     return "torch" if any(is_torch(x) for x in xs) else "numpy"
 
 
@@ -47,14 +48,14 @@ def op_scope(fn):
     other operand must share; scopes nest (an op calling an op)."""
     @functools.wraps(fn)
     def scoped(*args, **kwargs):
-        saved, saved_name = op_state.where, op_state.name
-        op_state.where, op_state.name = None, name
+        saved, saved_name, saved_keep = op_state.where, op_state.name, op_state.keep
+        op_state.where, op_state.name, op_state.keep = None, name, []
         op_state.depth += 1
         try:
             return fn(*args, **kwargs)
         finally:
             op_state.depth -= 1
-            op_state.where, op_state.name = saved, saved_name
+            op_state.where, op_state.name, op_state.keep = saved, saved_name, saved_keep
     name = fn.__qualname__.replace("._", ".").lstrip("_")
     return scoped
 
@@ -82,6 +83,13 @@ def _note(where, fn, name):
         raise ValueError("samebits.%s: %s is on %s, but the op's first operand is on %s; all "
                          "operands of an op must be on one device"
                          % (fn, name, _device_label(where), _device_label(first)))
+
+
+def _note_host(ndim, fn, name):
+    """A host operand; a 0-d one is a scalar that any op takes, as in
+    PyTorch (wrap copies it to the op's device)."""
+    if ndim:
+        _note(HOST, fn, name)
 
 
 def device_of(x, fn, name):
@@ -119,14 +127,14 @@ def to_np(x, fn, name):
         arr = _device_operand(x, fn, name)
         if arr is not None:
             return arr
-        _note(HOST, fn, name)
+        _note_host(x.dim(), fn, name)
         return x.detach().contiguous().numpy()
     if isinstance(x, _dev.DeviceArray):
         _note(x, fn, name)
         return x.contiguous()
-    _note(HOST, fn, name)
     if isinstance(x, (np.ndarray, np.generic)):
         a = np.asarray(x)
+        _note_host(a.ndim, fn, name)
         if a.dtype != np.float32:
             raise TypeError("samebits.%s: %s has dtype %s; samebits computes in float32 only "
                             "(convert explicitly with .astype(numpy.float32))"
@@ -166,9 +174,11 @@ def _contiguous(a):
 
 
 def back(arr, kind):
-    """Returns a result array in the caller's type (zero-copy)."""
+    """Returns a result array in the caller's type (zero-copy): a torch
+    tensor for a torch caller, else the array itself (numpy, or a device
+    array for the numpy-level code that passed device arrays)."""
     if isinstance(arr, _dev.DeviceArray):
-        return arr.tensor
+        return arr.tensor if kind == "torch" else arr
     if kind == "torch":
         return torch.from_numpy(arr)
     return arr
@@ -260,3 +270,74 @@ def tile(a, n):
 def data_ptr(arr):
     """The address of an array's first element (numpy or device)."""
     return arr.tensor.data_ptr() if isinstance(arr, _dev.DeviceArray) else arr.ctypes.data
+
+
+def concat(arrays, axis=0):
+    """numpy.concatenate for numpy or device arrays (exact copies into a new
+    array on the current op's device)."""
+    if not any(isinstance(a, _dev.DeviceArray) for a in arrays):
+        return np.concatenate(arrays, axis=axis)
+    first = arrays[0]
+    shape = list(first.shape)
+    shape[axis] = sum(a.shape[axis] for a in arrays)
+    out = _dev.new_like(shape, first.dtype, first)
+    at = 0
+    for a in arrays:
+        n = a.shape[axis]
+        out.tensor.narrow(axis, at, n).copy_(a.tensor)
+        at += n
+    return out
+
+
+def full(shape, value, dtype=np.float32):
+    """An array of the current op filled with value (bit copies)."""
+    out = empty(shape, dtype)
+    if isinstance(out, _dev.DeviceArray):
+        out.tensor.fill_(float(value))
+    else:
+        out.fill(value)
+    return out
+
+
+def take(a, order, axis):
+    """a's slices along axis in `order` (a sequence of indices), exactly."""
+    if not isinstance(a, _dev.DeviceArray):
+        return np.ascontiguousarray(np.take(a, order, axis=axis))
+    shape = list(a.shape)
+    shape[axis] = len(order)
+    out = _dev.new_like(shape, a.dtype, a)
+    index = torch.as_tensor(np.asarray(order, dtype=np.int64), device=a.tensor.device)
+    torch.index_select(a.tensor, axis, index, out=out.tensor)
+    return out
+
+
+def put(dst, order, axis, src):
+    """dst's slices along axis at `order` set to src's, in place, exactly."""
+    if not isinstance(dst, _dev.DeviceArray):
+        index = [slice(None)] * dst.ndim
+        index[axis] = order
+        dst[tuple(index)] = src
+        return
+    index = torch.as_tensor(np.asarray(order, dtype=np.int64), device=dst.tensor.device)
+    dst.tensor.index_copy_(axis, index, src.tensor)
+
+
+def zeros_like_place(shape, t, fn, name):
+    """A torch tensor of +0 in the memory torch tensor t lives in (host, or
+    t's device): a state a module makes for its input."""
+    code = _dev.device_code(t, fn, name)
+    if code == _lib.SB_DEVICE_CPU:
+        return torch.zeros(tuple(shape))
+    return _dev.zeros_like_device(shape, np.float32, _dev.DeviceArray(t, code)).tensor
+
+
+def host_only(t, fn, name, why):
+    """Refuses a device tensor t for an op that does `why` on the host in
+    Python (UnsupportedDeviceError naming op, operand and device)."""
+    if is_torch(t):
+        code = _dev.device_code(t, fn, name)
+        if code != _lib.SB_DEVICE_CPU:
+            raise UnsupportedDeviceError(
+                "samebits.%s: %s is on %s, but this op %s on the host and has no path for device "
+                "tensors yet; move its operands with .cpu()"
+                % (fn, name, _dev._device_name(code), why))

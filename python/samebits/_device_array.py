@@ -47,7 +47,7 @@ SB_DEVICE_MIRROR = 2
 _NP_OF_TORCH = {}
 if torch is not None:
     _NP_OF_TORCH = {torch.float32: np.dtype(np.float32), torch.int64: np.dtype(np.int64),
-                    torch.int32: np.dtype(np.int32)}
+                    torch.int32: np.dtype(np.int32), torch.bool: np.dtype(np.bool_)}
 _TORCH_OF_NP = {v: k for k, v in _NP_OF_TORCH.items()}
 _SB_DTYPE = {np.dtype(np.float32): _lib.SB_F32, np.dtype(np.int32): _lib.SB_I32,
              np.dtype(np.int64): _lib.SB_I64}
@@ -109,8 +109,10 @@ class DeviceArray:
     def span(self):
         """[first byte, end) of the memory this array's elements reach."""
         start = self.tensor.data_ptr()
-        reach = sum((n - 1) * s for n, s in zip(self.tensor.shape, self.tensor.stride()) if n)
-        return start, start + (reach + 1) * self.tensor.element_size() if self.size else start
+        if not self.size:
+            return start, start
+        reach = sum((n - 1) * s for n, s in zip(self.tensor.shape, self.tensor.stride()))
+        return start, start + (reach + 1) * self.tensor.element_size()
 
     def contiguous(self):
         """This array, or an exact copy of it in dense row-major order."""
@@ -143,8 +145,8 @@ def _device_name(code):
 
 # ---- which tensors live on a device -----------------------------------------
 
-# base pointer -> its block's header, for the mirror blocks to_mirror made
-_mirror_blocks = {}
+# the base pointers of the mirror blocks _mirror_empty made and has not released
+_mirror_blocks = set()
 _mirror_lock = threading.Lock()
 
 
@@ -195,7 +197,7 @@ def upload(arr, like):
     """A host numpy array copied to like's device (the constant tables an op
     builds on the host, such as affine_grid's base grid)."""
     out = new_like(arr.shape, arr.dtype, like)
-    out.tensor.copy_(torch.from_numpy(np.ascontiguousarray(arr)))
+    out.tensor.copy_(torch.from_numpy(arr if arr.flags.c_contiguous else arr.copy(order="C")))
     return out
 
 
@@ -211,11 +213,20 @@ def header(arr):
     return t
 
 
+def scalar_header(arr):
+    """A host 0-d numpy array (a scalar operand, which PyTorch lets any op
+    take) copied to the current op's device; the copy lives until the op
+    returns (op_state.keep)."""
+    up = upload(arr, _lib.op_state.where)
+    _lib.op_state.keep.append(up)
+    return header(up)
+
+
 # ---- the mirror device (tests) ------------------------------------------------
 
 def _release_mirror(base, tp):
     with _mirror_lock:
-        _mirror_blocks.pop(base, None)
+        _mirror_blocks.discard(base)
     _lib.lib.sb_tensor_free(tp)
 
 
@@ -226,17 +237,17 @@ def _mirror_empty(shape, dtype):
     n = 1
     for s in shape:
         n *= s
-    dims = (ctypes.c_int64 * 1)(max(n, 1))
+    nbytes = max(n * dtype.itemsize, 1)
+    words = (ctypes.c_int64 * 1)((nbytes + 3) // 4)   # any dtype, in float32-sized words
     tp = _lib._T()
-    _lib.check(_lib.lib.sb_tensor_new_on(ctypes.byref(tp), SB_DEVICE_MIRROR, _SB_DTYPE[dtype], 1,
-                                         dims), "sb_tensor_new_on")
+    _lib.check(_lib.lib.sb_tensor_new_on(ctypes.byref(tp), SB_DEVICE_MIRROR, _lib.SB_F32, 1,
+                                         words), "sb_tensor_new_on")
     base = tp.contents.data
-    host = np.frombuffer((ctypes.c_byte * (max(n, 1) * dtype.itemsize)).from_address(base),
-                         dtype=dtype)
+    host = np.frombuffer((ctypes.c_byte * nbytes).from_address(base), dtype=np.uint8)
     weakref.finalize(host, _release_mirror, base, tp)
     with _mirror_lock:
-        _mirror_blocks[base] = True
-    return torch.from_numpy(host)[:n].view(shape)
+        _mirror_blocks.add(base)
+    return torch.from_numpy(host)[:n * dtype.itemsize].view(_TORCH_OF_NP[dtype]).view(shape)
 
 
 def to_mirror(t):
@@ -335,4 +346,5 @@ def call_on(code, function, *args):
 
 
 _lib.device_header = header
+_lib.device_scalar_header = scalar_header
 _lib.run_on_cuda = run_on_cuda

@@ -615,6 +615,7 @@ class _OpState(threading.local):
     depth = 0
     where = None
     name = None   # the innermost op's name, for messages
+    keep = None   # device copies of the op's host scalars, alive until it returns
 
 
 HOST = "host"
@@ -622,6 +623,7 @@ op_state = _OpState()
 # set by _device_array: the header of a DeviceArray, and the CUDA call that
 # orders a C call against PyTorch's stream
 device_header = None
+device_scalar_header = None
 run_on_cuda = None
 
 
@@ -690,6 +692,8 @@ def wrap(arr):
     dt = _NP_DTYPES[arr.dtype]
     shape = arr.shape
     nd = len(shape)
+    if not nd and op_state.where is not None and op_state.where is not HOST:
+        return device_scalar_header(arr)
     if nd <= SB_MAX_DIMS:
         strides = [0] * nd
         stride = 1

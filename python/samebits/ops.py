@@ -18,6 +18,7 @@ import ctypes
 import numpy as np
 
 from . import _lib
+from . import _device_array as _dev
 from ._lib import call, wrap, ref
 from ._convert import (to_np, to_np_index, back, kind_of, empty, zeros, device_of, is_torch, op_scope,
                        dense, expand_dims, may_share_memory, to_torch, data_ptr)
@@ -772,7 +773,10 @@ def _sdpa_mask(mask, fn):
     if isinstance(mask, np.ndarray) and mask.dtype == np.bool_:
         return np.ascontiguousarray(mask, dtype=np.int32)
     if is_torch(mask) and str(mask.dtype) == "torch.bool":
-        return to_np_index(mask.int(), fn, "attn_mask")   # 0/1: exact
+        code = device_of(mask, fn, "attn_mask")
+        if code == _lib.SB_DEVICE_CPU:
+            return to_np_index(mask.int(), fn, "attn_mask")   # 0/1: exact
+        return to_np_index(_dev.DeviceArray(mask.detach(), code).astype(np.int32), fn, "attn_mask")
     return to_np(mask, fn, "attn_mask")
 
 

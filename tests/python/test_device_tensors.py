@@ -9,6 +9,7 @@ operands are wrapped in place, results are allocated on the operands'
 device, modules, autograd and optimizers stay there, and the bits are the
 CPU's. test_cuda_tensors_* run the same on a real GPU when one is present."""
 import ctypes
+import gc
 
 import pytest
 import torch
@@ -104,6 +105,41 @@ def test_converted_model_trains_on_device_tensors_with_the_cpu_bits(optimizer):
         assert _bits(h) == _bits(w), "tensor %d differs" % i
 
 
+class Seq(torch.nn.Module):
+    """The recurrent layers: a 2-layer bidirectional LSTM with a projection
+    and a GRU (their states made on the input's device)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(5, 6, num_layers=2, bidirectional=True, proj_size=3)
+        self.gru = torch.nn.GRU(6, 4)
+
+    def forward(self, x):
+        return self.gru(self.lstm(x)[0])[0]
+
+
+@pytest.mark.parametrize("optimizer", sorted(OPTIMIZERS))
+def test_recurrent_layers_train_on_device_tensors_with_the_cpu_bits(optimizer):
+    def run(to):
+        samebits.manual_seed(3)
+        torch.manual_seed(3)
+        model = _move(samebits.from_torch_module(Seq()), to)
+        opt = OPTIMIZERS[optimizer](model.parameters())
+        g = torch.Generator().manual_seed(4)
+        x, y = to(torch.randn(7, 2, 5, generator=g)), to(torch.randn(7, 2, 4, generator=g))
+        for _ in range(2):
+            opt.zero_grad()
+            F.mse_loss(model(x), y).backward(to(torch.ones(())))
+            opt.step()
+        return [model(x)] + [p.grad for p in model.parameters()] + list(model.parameters())
+
+    want, got = run(lambda t: t), run(dev.to_mirror)
+    assert len(got) == len(want) > 20
+    for i, (h, w) in enumerate(zip(got, want)):
+        assert _on_mirror(h), "tensor %d left the device" % i
+        assert _bits(h) == _bits(w), "tensor %d differs" % i
+
+
 def test_optimizer_updates_device_parameters_in_place():
     p = dev.to_mirror(torch.linspace(-1, 1, 7)).requires_grad_()
     p.grad = dev.to_mirror(torch.full((7,), 0.5))
@@ -145,6 +181,92 @@ def test_ops_give_the_cpu_bits_and_results_on_the_device():
         assert h.dtype == w_.dtype and _bits(h) == _bits(w_), "result %d differs" % i
 
 
+def _functional_cases():
+    """(name, f(move)) for the nn.functional ops: f builds its inputs from a
+    seeded generator and passes each through move (identity, or to a
+    device)."""
+    def case(f, *shapes, ints=(), grads=None):
+        """f over random float inputs of `shapes` (those at `grads`, all by
+        default, get gradients) and the tensors `ints`."""
+        def run(move, need_grad):
+            g = torch.Generator().manual_seed(11)
+            xs = [move(torch.randn(*sh, generator=g)) for sh in shapes]
+            for k, x in enumerate(xs):
+                if grads is None or k in grads:
+                    need_grad(x)
+            return f(*xs, *(move(i) for i in ints))
+        return run
+
+    lp = lambda t: F.log_softmax(t, 2)  # noqa: E731
+    return {
+        "conv1d": case(lambda x, w: F.conv1d(x, w, padding=1), (2, 3, 10), (4, 3, 3)),
+        "conv_transpose2d": case(lambda x, w: F.conv_transpose2d(x, w, stride=2),
+                                 (2, 3, 5, 5), (3, 2, 3, 3)),
+        "pad_reflect": case(lambda x: F.pad(x, (1, 2, 0, 1), mode="reflect"), (2, 3, 6, 6)),
+        "interpolate_bilinear": case(lambda x: F.interpolate(x, scale_factor=2, mode="bilinear",
+                                                             align_corners=False), (2, 3, 4, 4)),
+        "grid_sample": case(lambda x, grid: F.grid_sample(x, grid, align_corners=False),
+                            (2, 3, 6, 6), (2, 4, 5, 2)),
+        "affine_grid": case(lambda t: F.affine_grid(t, (2, 3, 4, 5), align_corners=False),
+                            (2, 2, 3)),
+        "adaptive_max_pool2d": case(lambda x: F.adaptive_max_pool2d(x, 4), (2, 3, 7, 7)),
+        "avg_pool2d": case(lambda x: F.avg_pool2d(x, 3, 2, 1), (2, 3, 7, 7)),
+        "nll_loss_weighted": case(lambda x, w, t: F.nll_loss(x, t, weight=F.relu(w)), (4, 6),
+                                  (6,), ints=(torch.tensor([0, 2, 1, 5]),), grads=(0,)),
+        "ctc_loss": case(lambda x, t: F.ctc_loss(lp(x), t, [8, 7], [3, 2]), (8, 2, 5),
+                         ints=(torch.tensor([[1, 2, 2], [3, 1, 4]]),)),
+        "bce_with_logits_pos_weight": case(
+            lambda x, y, w: F.binary_cross_entropy_with_logits(x, F.sigmoid(y), pos_weight=F.relu(w)),
+            (4, 6), (4, 6), (6,), grads=(0,)),
+        "kl_div_batchmean": case(lambda x, y: F.kl_div(x, y, reduction="batchmean",
+                                                       log_target=True), (4, 6), (4, 6), grads=(0,)),
+        "rms_norm": case(lambda x, w: F.rms_norm(x, (6,), w), (4, 6), (6,)),
+        "group_norm": case(lambda x, w, b: F.group_norm(x, 3, w, b), (2, 6, 3, 3), (6,), (6,)),
+        "instance_norm": case(lambda x: F.instance_norm(x), (2, 3, 4, 4)),
+        "dropout": case(lambda x: F.dropout(x, 0.3, True, 1, 2), (4, 6)),
+        "attention_bool_mask": case(
+            lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
+            (2, 2, 5, 4), (2, 2, 5, 4), (2, 2, 5, 4),
+            ints=(torch.tensor([[True, False, True, True, False]] * 5),)),
+        "cumprod": case(lambda x: F.cumprod(x, 1), (4, 6)),
+        "scatter_add": case(lambda x, s, i: F.scatter_add(x, 1, i, s), (4, 6), (4, 3),
+                            ints=(torch.tensor([[0, 5, 5], [1, 2, 3], [4, 4, 4], [0, 1, 2]]),),
+                            grads=(1,)),
+        "index_add": case(lambda x, s, i: F.index_add(x, 0, i, s), (4, 6), (2, 6),
+                          ints=(torch.tensor([1, 0]),), grads=(1,)),
+        "topk_values": case(lambda x: F.topk(x, 3, 1)[0], (4, 6)),
+        "median_dim": case(lambda x: F.median(x, 1)[0], (4, 6)),
+        "embedding": case(lambda w, i: F.embedding(i, w), (5, 4),
+                          ints=(torch.tensor([[1, 3], [0, 3]]),)),
+    }
+
+
+FUNCTIONAL = _functional_cases()
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONAL))
+def test_functional_ops_forward_and_backward_on_device_tensors(name):
+    """Each op forward and backward on device tensors: results and input
+    gradients on the device, with the CPU's bits. (A gradient autograd
+    passes through or sums itself, such as index_add's input gradient, is
+    PyTorch's own memory, host memory for a mirror tensor: those inputs get
+    no gradient here.)"""
+    def run(move):
+        inputs = []
+
+        def need_grad(t):
+            inputs.append(t.requires_grad_())
+        y = FUNCTIONAL[name](move, need_grad)
+        y.backward(move(torch.linspace(-1, 1, y.numel()).reshape(y.shape)))
+        return [y] + [t.grad for t in inputs]
+
+    want, got = run(lambda t: t), run(dev.to_mirror)
+    assert len(got) == len(want) >= 2
+    for i, (h, w) in enumerate(zip(got, want)):
+        assert _on_mirror(h), "result %d is not on the device" % i
+        assert _bits(h) == _bits(w), "result %d differs" % i
+
+
 def test_device_operands_are_not_copied():
     x = dev.to_mirror(torch.linspace(-2, 2, 9))
     ptr = x.data_ptr()
@@ -157,6 +279,21 @@ def test_device_operands_are_not_copied():
     assert _bits(ops.neg(m.t())) == _bits(-torch.arange(12.0).reshape(3, 4).t())
 
 
+def test_device_memory_is_released_with_its_last_tensor():
+    gc.collect()
+    before = len(dev._mirror_blocks)
+    x = dev.to_mirror(torch.randn(8, 8))
+    y = ops.softmax(ops.mm(x, x), 1)
+    assert len(dev._mirror_blocks) > before
+    view = y[2:]
+    del x, y
+    gc.collect()
+    assert len(dev._mirror_blocks) == before + 1    # the view keeps its block
+    del view
+    gc.collect()
+    assert len(dev._mirror_blocks) == before
+
+
 def test_operands_on_two_devices_are_refused_naming_the_parameter():
     x, w = torch.randn(3, 4), torch.randn(5, 4)
     with pytest.raises(ValueError, match=r"samebits.linear: weight is on cpu, but the op's first "
@@ -167,6 +304,19 @@ def test_operands_on_two_devices_are_refused_naming_the_parameter():
         F.linear(x, dev.to_mirror(w))
     # the refusal leaves no state behind: the next op runs
     assert _bits(ops.linear(x, w)) == _bits(ops.linear(dev.to_mirror(x), dev.to_mirror(w)))
+
+
+@pytest.mark.parametrize("name,run", [
+    ("ScatterReduce.backward", lambda x, s, i: F.scatter_reduce(x, 1, i, s, "amax")),
+    ("nn.functional.embedding_bag", lambda x, s, i: F.embedding_bag(i, x)),
+    ("nn.functional.embedding", lambda x, s, i: F.embedding(i, x, max_norm=1.0)),
+])
+def test_ops_with_host_work_refuse_device_tensors_naming_themselves(name, run):
+    i = dev.to_mirror(torch.tensor([[0, 1], [3, 3]]))
+    x, s = (dev.to_mirror(torch.randn(4, n)).requires_grad_() for n in (6, 2))
+    with pytest.raises(samebits.UnsupportedDeviceError, match="samebits.%s: .* mirror" % name):
+        y = run(x, s, i)
+        y.backward(dev.to_mirror(torch.ones(y.shape)))
 
 
 def test_an_op_without_a_device_path_says_so():

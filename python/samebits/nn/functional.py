@@ -22,7 +22,7 @@ from torch.autograd.function import once_differentiable
 from .. import _lib
 from .. import ops as _ops
 from .._convert import (to_np, to_np_index, to_torch, dense, broadcast_dense, tile, like_operands,
-                        op_scope, on_device_of)
+                        op_scope, on_device_of, host_only)
 
 __all__ = ["linear", "conv2d", "conv1d", "conv_transpose2d", "conv_transpose1d", "pad",
            "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "grid_sample",
@@ -1858,6 +1858,7 @@ def _renorm_(weight, flat, max_norm, norm_type, fn):
                                   "supported (only 1 and 2)" % (fn, norm_type))
     max_norm = float(np.float32(_lib.arg_float(max_norm, "sb_binary_scalar", 2, fn,
                                                     "max_norm")))
+    host_only(weight, "nn.functional." + fn, "weight", "renormalises rows (max_norm)")
     if not weight.is_contiguous():
         raise ValueError("samebits.nn.functional.%s: max_norm renormalises weight in place, "
                          "which must then be contiguous" % fn)
@@ -2016,6 +2017,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     0 / 1 = 0), 'max' takes sb_max's maximum per column (empty bags: 0)."""
     fn = "embedding_bag"
     _embedding_check(weight, sparse, fn)
+    host_only(weight, "nn.functional." + fn, "weight", "forms its bags")
     if mode not in ("sum", "mean", "max"):
         raise ValueError("samebits.nn.functional.embedding_bag: mode=%r is not one of 'sum', "
                          "'mean', 'max'" % (mode,))

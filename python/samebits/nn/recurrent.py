@@ -21,7 +21,8 @@ from torch.nn.utils.rnn import PackedSequence
 
 from .. import ops as _ops
 from .. import random as _random
-from .._convert import to_np
+from .._convert import (to_np, to_torch, dense, empty, zeros, full, concat, take, put, op_scope,
+                        zeros_like_place)
 
 __all__ = ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -29,9 +30,7 @@ __all__ = ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
-def _c(a):
-    """a C-contiguous array of a's values (a itself when it already is one)"""
-    return np.ascontiguousarray(a)
+_c = dense   # a C-contiguous array of a's values (a itself when it already is one)
 
 
 def _dx(dy, x, w):
@@ -114,7 +113,7 @@ def _cell_backward(mode, saved, dh, dc, w_hr, w_hh, hp):
         dgi = _ops.sigmoid_backward(i, _ops.mul(dc, g))
         dgf = _ops.sigmoid_backward(f, _ops.mul(dc, cp))
         dgg = _ops.tanh_backward(g, _ops.mul(dc, i))
-        dg = np.concatenate([dgi, dgf, dgg, dgo], axis=1)
+        dg = concat([dgi, dgf, dgg, dgo], axis=1)
         return dg, dg, _dx(dg, hp, w_hh), _ops.mul(dc, f), dm
     r, z, n, ghn, a = saved
     da = _ops.mul(dh, z)
@@ -123,8 +122,8 @@ def _cell_backward(mode, saved, dh, dc, w_hr, w_hh, hp):
     dr = _ops.mul(dn, ghn)
     dghn = _ops.mul(dn, r)
     dgr, dgz = _ops.sigmoid_backward(r, dr), _ops.sigmoid_backward(z, dz)
-    dgx = np.concatenate([dgr, dgz, dn], axis=1)
-    dgh = np.concatenate([dgr, dgz, dghn], axis=1)
+    dgx = concat([dgr, dgz, dn], axis=1)
+    dgh = concat([dgr, dgz, dghn], axis=1)
     return dgx, dgh, _ops.add(da, _dx(dgh, hp, w_hh)), None, None
 
 
@@ -137,9 +136,9 @@ def _direction_forward(spec, x, h0, c0, w, reverse):
     gx = _ops.linear(x, w_ih, b_ih)                     # (R, G*hidden), all steps at once
     h, c = h0.copy(), None if c0 is None else c0.copy()
     R = x.shape[0]
-    y = np.empty((R, spec.out), np.float32)
-    hprev = np.empty((R, spec.out), np.float32)
-    m_all = np.empty((R, spec.hidden), np.float32) if w_hr is not None else None
+    y = empty((R, spec.out))
+    hprev = empty((R, spec.out))
+    m_all = empty((R, spec.hidden)) if w_hr is not None else None
     saved = [None] * len(spec.batch_sizes)
     steps = range(len(spec.batch_sizes))
     for t in (reversed(steps) if reverse else steps):
@@ -167,9 +166,9 @@ def _direction_backward(spec, x, w, saved_all, dy, dh_n, dc_n, reverse, need):
     hprev, m_all, saved = saved_all
     G = _GATES[spec.mode] * spec.hidden
     R = x.shape[0]
-    dgx_all = np.empty((R, G), np.float32)
-    dgh_all = np.empty((R, G), np.float32) if spec.mode == "GRU" else dgx_all
-    dh_all = np.empty((R, spec.out), np.float32) if w_hr is not None else None
+    dgx_all = empty((R, G))
+    dgh_all = empty((R, G)) if spec.mode == "GRU" else dgx_all
+    dh_all = empty((R, spec.out)) if w_hr is not None else None
     dh_state = dh_n.copy()
     dc_state = None if dc_n is None else dc_n.copy()
     steps = range(len(spec.batch_sizes))
@@ -212,8 +211,8 @@ class _Stack(torch.autograd.Function):
         h0n = to_np(h0, fn, "hx")
         c0n = None if c0 is None else to_np(c0, fn, "hx[1]")
         L, D = spec.layers, spec.directions
-        hn = np.empty(h0n.shape, np.float32)
-        cn = None if c0n is None else np.empty(c0n.shape, np.float32)
+        hn = empty(h0n.shape)
+        cn = None if c0n is None else empty(c0n.shape)
         inputs, saved, masks = [], [], []
         offset = spec.offset
         for layer in range(L):
@@ -228,7 +227,7 @@ class _Stack(torch.autograd.Function):
                     cn[k] = c
                 saved.append(s)
             inputs.append(inp)
-            y = outs[0] if D == 1 else np.concatenate(outs, axis=1)
+            y = outs[0] if D == 1 else concat(outs, axis=1)
             if spec.drops(layer):
                 y, mask = _ops._dropout(y, spec.dropout, True, spec.seed, spec.stream, offset)
                 offset += y.size
@@ -238,10 +237,14 @@ class _Stack(torch.autograd.Function):
             inp = y
         ctx.spec, ctx.flat, ctx.inputs, ctx.saved, ctx.masks = spec, flat, inputs, saved, masks
         ctx.has_c0 = c0 is not None
-        out_c = torch.from_numpy(cn) if cn is not None else torch.empty(0)
+        # an unused output's gradient is made here, on the operands' device,
+        # not by autograd (whose zeros would be host memory for a mirror tensor)
+        ctx.set_materialize_grads(False)
+        ctx.shapes = (inp.shape, hn.shape, None if cn is None else cn.shape)
+        out_c = to_torch(cn) if cn is not None else torch.empty(0)
         if cn is None:
             ctx.mark_non_differentiable(out_c)
-        return torch.from_numpy(inp), torch.from_numpy(hn), out_c
+        return to_torch(inp), to_torch(hn), out_c
 
     @staticmethod
     @once_differentiable
@@ -250,11 +253,12 @@ class _Stack(torch.autograd.Function):
         fn = spec.fn
         L, D, P = spec.layers, spec.directions, spec.per_direction()
         needs = ctx.needs_input_grad
-        dyn = to_np(dy, fn, "grad")
-        dhn = to_np(dh_n, fn, "grad of h_n")
-        dcn = to_np(dc_n, fn, "grad of c_n") if ctx.has_c0 else None
-        dh0 = np.empty(dhn.shape, np.float32)
-        dc0 = None if dcn is None else np.empty(dcn.shape, np.float32)
+        given = [None if g is None else to_np(g, fn, name) for g, name in
+                 ((dy, "grad"), (dh_n, "grad of h_n"), (dc_n if ctx.has_c0 else None, "grad of c_n"))]
+        dyn, dhn, dcn = (zeros(shape) if g is None and shape is not None else g
+                         for g, shape in zip(given, ctx.shapes))
+        dh0 = empty(dhn.shape)
+        dc0 = None if dcn is None else empty(dcn.shape)
         grads = [None] * len(flat)
         names = ("w_ih", "w_hh", "b_ih", "b_hh", "w_hr")
         for layer in reversed(range(L)):
@@ -281,13 +285,13 @@ class _Stack(torch.autograd.Function):
                     dc0[k] = dc
                 for name, g in zip(names, dws):
                     if index[name] is not None and g is not None:
-                        grads[index[name]] = torch.from_numpy(g)
+                        grads[index[name]] = to_torch(g)
                 if need_x:   # reverse direction's dx added to the forward one's
                     dx = dxd if dx is None else _ops.add(dx, dxd)
             dyn = dx
-        dx_out = torch.from_numpy(dyn) if needs[1] else None
-        return (None, dx_out, torch.from_numpy(dh0) if needs[2] else None,
-                torch.from_numpy(dc0) if (needs[3] and dc0 is not None) else None, *grads)
+        dx_out = to_torch(dyn) if needs[1] else None
+        return (None, dx_out, to_torch(dh0) if needs[2] else None,
+                to_torch(dc0) if (needs[3] and dc0 is not None) else None, *grads)
 
 
 class _Rows(torch.autograd.Function):
@@ -297,15 +301,15 @@ class _Rows(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, order):
         ctx.order = order
-        return torch.from_numpy(_c(to_np(x, "rnn", "hx")[:, order]))
+        return to_torch(take(to_np(x, "rnn", "hx"), order, 1))
 
     @staticmethod
     @once_differentiable
     def backward(ctx, dy):
         d = to_np(dy, "rnn", "grad")
-        dx = np.empty(d.shape, np.float32)
-        dx[:, ctx.order] = d
-        return torch.from_numpy(dx), None
+        dx = empty(d.shape)
+        put(dx, ctx.order, 1, d)
+        return to_torch(dx), None
 
 
 def _permuted(x, order):
@@ -329,18 +333,18 @@ class _Pack(torch.autograd.Function):
     def forward(ctx, x, batch_sizes):
         a = to_np(x, "pack_padded_sequence", "input")
         ctx.shape, ctx.batch_sizes = a.shape, batch_sizes
-        return torch.from_numpy(np.concatenate([a[t, :b] for t, b in enumerate(batch_sizes)]))
+        return to_torch(concat([a[t, :b] for t, b in enumerate(batch_sizes)]))
 
     @staticmethod
     @once_differentiable
     def backward(ctx, dy):
         d = to_np(dy, "pack_padded_sequence", "grad")
-        dx = np.zeros(ctx.shape, np.float32)
+        dx = zeros(ctx.shape)
         r = 0
         for t, b in enumerate(ctx.batch_sizes):
             dx[t, :b] = d[r:r + b]
             r += b
-        return torch.from_numpy(dx), None
+        return to_torch(dx), None
 
 
 class _Unpack(torch.autograd.Function):
@@ -351,19 +355,18 @@ class _Unpack(torch.autograd.Function):
     def forward(ctx, data, batch_sizes, padding_value, total_length):
         a = to_np(data, "pad_packed_sequence", "data")
         ctx.batch_sizes = batch_sizes
-        out = np.full((total_length, batch_sizes[0]) + a.shape[1:], padding_value, np.float32)
+        out = full((total_length, batch_sizes[0]) + a.shape[1:], padding_value)
         r = 0
         for t, b in enumerate(batch_sizes):
             out[t, :b] = a[r:r + b]
             r += b
-        return torch.from_numpy(out)
+        return to_torch(out)
 
     @staticmethod
     @once_differentiable
     def backward(ctx, dy):
         d = to_np(dy, "pad_packed_sequence", "grad")
-        return (torch.from_numpy(np.concatenate([d[t, :b] for t, b in
-                                                 enumerate(ctx.batch_sizes)])),
+        return (to_torch(concat([d[t, :b] for t, b in enumerate(ctx.batch_sizes)])),
                 None, None, None)
 
 
@@ -450,8 +453,8 @@ class _RNNMixin:
             x = data
             N = batch_sizes[0]
             batched = True
-            order = None if sorted_indices is None else sorted_indices.numpy()
-            back_order = None if unsorted_indices is None else unsorted_indices.numpy()
+            order = None if sorted_indices is None else sorted_indices.cpu().numpy()
+            back_order = None if unsorted_indices is None else unsorted_indices.cpu().numpy()
         else:
             if not isinstance(input, torch.Tensor):
                 raise TypeError("samebits.nn.%s: input must be a tensor or a PackedSequence, got %s"
@@ -491,9 +494,9 @@ class _RNNMixin:
             _check_state("c_0", c0, (L * D, N, self.hidden_size), fn)
             h0, c0 = _permuted(h0, order), None if c0 is None else _permuted(c0, order)
         if h0 is None:
-            h0 = torch.zeros(L * D, N, out_size)
+            h0 = zeros_like_place((L * D, N, out_size), x, fn, "input")
         if is_lstm and c0 is None:
-            c0 = torch.zeros(L * D, N, self.hidden_size)
+            c0 = zeros_like_place((L * D, N, self.hidden_size), x, fn, "input")
         spec = _Spec(mode, L, D, self.hidden_size, proj, self.bias, batch_sizes, self.dropout,
                      self.training, self.seed, self.stream, self.offset, fn)
         if any(spec.drops(layer) for layer in range(L)):
@@ -571,9 +574,9 @@ class _CellMixin:
             h0 = h0.unsqueeze(0)
             c0 = None if c0 is None else c0.unsqueeze(0)
         if h0 is None:
-            h0 = torch.zeros(1, N, self.hidden_size)
+            h0 = zeros_like_place((1, N, self.hidden_size), x, fn, "input")
         if mode == "LSTM" and c0 is None:
-            c0 = torch.zeros(1, N, self.hidden_size)
+            c0 = zeros_like_place((1, N, self.hidden_size), x, fn, "input")
         spec = _Spec(mode, 1, 1, self.hidden_size, 0, self.bias, [N], 0.0, False, 0, 0, 0, fn)
         weights = [self.weight_ih, self.weight_hh] + \
             ([self.bias_ih, self.bias_hh] if self.bias else [])
@@ -594,3 +597,11 @@ class LSTMCell(_CellMixin, torch.nn.LSTMCell):
 
 class GRUCell(_CellMixin, torch.nn.GRUCell):
     """One GRU step."""
+
+
+# Every autograd function's forward and backward is one op scope
+# (_convert.op_scope): its operands' device is its results'.
+for _cls in (_Stack, _Rows, _Pack, _Unpack):
+    _cls.forward = staticmethod(op_scope(_cls.forward))
+    _cls.backward = staticmethod(op_scope(_cls.backward))
+del _cls
