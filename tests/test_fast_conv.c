@@ -203,6 +203,12 @@ static void test_conv_cases(void) {
         {"phases 3x3 stride 2 dilation 2", 4, 5, 13, 12, 6, 3, 3, P(2, 2, 2, 1, 2, 2, 1), false},
         {"phases stride 3x2 empty phases", 3, 2, 12, 11, 3, 1, 3, P(3, 2, 0, 1, 1, 3, 1), true},
         {"phases batched stride 2 groups", 9, 4, 6, 5, 6, 3, 3, P(2, 2, 1, 1, 1, 1, 2), true},
+        /* a phase product of 32 x 16 terms over 24 x 24 inputs: a column
+         * matrix past PANEL_FLOATS (src/cpu/conv2d.c), built in panels */
+        {"phases stem in panels", 1, 3, 48, 47, 32, 7, 7, P(2, 2, 3, 3, 1, 1, 1), true},
+        /* 144 taps over 56 x 56 outputs at stride 2: the forward's im2col
+         * in panels of output rows */
+        {"im2col in panels", 1, 16, 112, 111, 8, 3, 3, P(2, 2, 1, 1, 1, 1, 1), true},
     };
     /* Depthwise and small groups (at most 4 input channels per group) take
      * the direct kernel of src/cpu/conv2d_dw.c: flat positions over stride

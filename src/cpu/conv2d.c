@@ -76,20 +76,20 @@ typedef struct {
 } tap_set;
 
 /* im2col of one sample xn (c_in, h, w) over the taps tp: rows (c, a, b)
- * (tap (ti[a], tj[b])) for channels ch0 .. ch0+nch-1, columns (r, s); row p
- * starts at col + p*ld. */
-static void im2col_taps(const sb_conv2d_geom *g, const tap_set *tp, const float *xn, int64_t ch0,
-                        int64_t nch, float *col, int64_t ld) {
+ * (tap (ti[a], tj[b])) for channels ch0 .. ch0+nch-1, columns (r, s) for
+ * the output rows r0 <= r < r1; row p starts at col + p*ld. */
+static void im2col_rows(const sb_conv2d_geom *g, const tap_set *tp, const float *xn, int64_t ch0,
+                        int64_t nch, int64_t r0, int64_t r1, float *col, int64_t ld) {
     if (g->kh == 1 && g->kw == 1 && g->stride_h == 1 && g->stride_w == 1 && g->pad_h == 0 &&
         g->pad_w == 0) {
         /* 1x1, stride 1, unpadded: row c is plane c itself. Batched samples
          * of the deep stages have planes of 1-16 floats, which a call per
          * row of the general loops below cost many times over. */
-        int64_t hw = g->h * g->w;
-        const float *src = xn + ch0 * hw;
-        if (hw <= 64 && copy_rows(col, ld, src, hw, nch, (int)hw)) return;
+        int64_t hw = g->h * g->w, q0 = r0 * g->w, len = (r1 - r0) * g->w;
+        const float *src = xn + ch0 * hw + q0;
+        if (len <= 64 && copy_rows(col, ld, src, hw, nch, (int)len)) return;
         for (int64_t c = 0; c < nch; c++)
-            memcpy(col + c * ld, src + c * hw, (size_t)hw * sizeof *col);
+            memcpy(col + c * ld, src + c * hw, (size_t)len * sizeof *col);
         return;
     }
     for (int64_t c = 0; c < nch; c++)
@@ -97,7 +97,7 @@ static void im2col_taps(const sb_conv2d_geom *g, const tap_set *tp, const float 
             for (int64_t b = 0; b < tp->nj; b++) {
                 int64_t i = tp->ti ? tp->ti[a] : a, j = tp->tj ? tp->tj[b] : b;
                 float *dst = col + ((c * tp->ni + a) * tp->nj + b) * ld;
-                for (int64_t r = 0; r < g->oh; r++, dst += g->ow) {
+                for (int64_t r = r0; r < r1; r++, dst += g->ow) {
                     int64_t ih = r * g->stride_h - g->pad_h + i * g->dilation_h;
                     if (ih < 0 || ih >= g->h)
                         memset(dst, 0, (size_t)g->ow * sizeof *dst);
@@ -108,11 +108,10 @@ static void im2col_taps(const sb_conv2d_geom *g, const tap_set *tp, const float 
             }
 }
 
-/* im2col over every tap: rows (c, i, j). */
-static void im2col(const sb_conv2d_geom *g, const float *xn, int64_t ch0, int64_t nch, float *col,
-                   int64_t ld) {
-    tap_set all = {g->kh, g->kw, NULL, NULL};
-    im2col_taps(g, &all, xn, ch0, nch, col, ld);
+/* im2col over the taps tp, every output row. */
+static void im2col_taps(const sb_conv2d_geom *g, const tap_set *tp, const float *xn, int64_t ch0,
+                        int64_t nch, float *col, int64_t ld) {
+    im2col_rows(g, tp, xn, ch0, nch, 0, g->oh, col, ld);
 }
 
 /* im2row of one sample xn (c_in, h, w), columns [t0, t1) only: row (r, s)
@@ -179,6 +178,7 @@ static bool degenerate(const sb_conv2d_geom *g) {
  * of the product is still the chain over k of that one position, and the
  * weight gradient's k runs over (n, r, s) in the contract's order, so the
  * bits are those of the per-sample products. */
+#define PANEL_FLOATS (1 << 18) /* a forward column panel's size: 512 KB */
 #define FEW_PIXELS 64          /* positions per sample below which samples are batched */
 #define BATCH_COLS 512         /* positions one batched product aims at */
 #define BATCH_FLOATS (1 << 21) /* cap on a chunk's column matrix: 8 MB */
@@ -202,29 +202,49 @@ typedef struct {
     float *y;
 } fwd_ctx;
 
+/* A 1x1, stride-1, unpadded convolution: the planes of x are the columns
+ * of its product as they lie (no im2col, no padded copy). */
+static bool reads_x_directly(const sb_conv2d_geom *g) {
+    return g->kh == 1 && g->kw == 1 && g->stride_h == 1 && g->stride_w == 1 && g->pad_h == 0 &&
+           g->pad_w == 0;
+}
+
 static void fwd_range(void *vctx, int64_t n0, int64_t n1) {
     const fwd_ctx *t = vctx;
     const sb_conv2d_geom *g = t->g;
     int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups;
     int64_t kdim = icg * g->kh * g->kw, ohw = g->oh * g->ow, hw = g->h * g->w;
-    /* A 1x1, stride-1, unpadded convolution reads x itself as its columns. */
-    bool direct = g->kh == 1 && g->kw == 1 && g->stride_h == 1 && g->stride_w == 1 &&
-                  g->pad_h == 0 && g->pad_w == 0;
-    float *col = direct ? NULL : sb_scratch(SB_SCRATCH_CONV, (size_t)(kdim * ohw) * sizeof *col);
+    bool direct = reads_x_directly(g);
+    /* The column matrix is built a panel of output rows at a time, small
+     * enough to stay in cache between im2col's writes and the product's
+     * reads (a stem's whole matrix is megabytes); a column's chain over k
+     * does not depend on which panel it is in. */
+    int64_t prows = PANEL_FLOATS / (kdim * g->ow);
+    if (prows < 1) prows = 1;
+    if (prows > g->oh) prows = g->oh;
+    float *col = direct ? NULL
+                        : sb_scratch(SB_SCRATCH_CONV, (size_t)(kdim * prows * g->ow) * sizeof *col);
     if (!direct && !col) {
         sb_conv2d_geom s = slice(g, n0, n1);
         sb_ref_conv2d_forward(&s, t->x + n0 * g->c_in * hw, t->w, t->bias,
                               t->y + n0 * g->c_out * ohw);
         return;
     }
+    tap_set all = {g->kh, g->kw, NULL, NULL};
     for (int64_t n = n0; n < n1; n++)
         for (int64_t grp = 0; grp < g->groups; grp++) {
             const float *xn = t->x + n * g->c_in * hw;
-            const float *b = direct ? xn + grp * icg * hw : col;
-            if (!direct) im2col(g, xn, grp * icg, icg, col, ohw);
+            const float *wg = t->w + grp * ocg * kdim;
             float *yg = t->y + (n * g->c_out + grp * ocg) * ohw;
-            sb_cpu_sgemm('N', 'N', ocg, ohw, kdim, t->w + grp * ocg * kdim, kdim, b, ohw, yg, ohw,
-                         false);
+            if (direct)
+                sb_cpu_sgemm('N', 'N', ocg, ohw, kdim, wg, kdim, xn + grp * icg * hw, ohw, yg, ohw,
+                             false);
+            for (int64_t r0 = 0; !direct && r0 < g->oh; r0 += prows) {
+                int64_t r1 = r0 + prows < g->oh ? r0 + prows : g->oh, cols = (r1 - r0) * g->ow;
+                im2col_rows(g, &all, xn, grp * icg, icg, r0, r1, col, cols);
+                sb_cpu_sgemm('N', 'N', ocg, cols, kdim, wg, kdim, col, cols, yg + r0 * g->ow, ohw,
+                             false);
+            }
             if (t->bias)
                 for (int64_t o = 0; o < ocg; o++) {
                     float bo = t->bias[grp * ocg + o], *yp = yg + o * ohw;
@@ -476,7 +496,10 @@ void sb_cpu_conv2d_forward(const sb_conv2d_geom *g, const float *x, const float 
     /* The offset table, then the weights packed once for every sample
      * (the product's A panels, which a per-sample product would repack). */
     int64_t pstride = sb_cpu_sgemm_offset_packed_floats(ocg, kdim);
-    if (sb_cpu_sgemm_offset_available() && g->stride_h == 1 && g->stride_w == 1)
+    /* the implicit GEMM would copy x into a padded plane and its result out
+     * again: a 1x1 reads x in place instead (fwd_range) */
+    if (sb_cpu_sgemm_offset_available() && g->stride_h == 1 && g->stride_w == 1 &&
+        !reads_x_directly(g))
         boff = sb_scratch(SB_SCRATCH_CONV_AUX, (size_t)kdim * sizeof *boff +
                                                    (size_t)(g->groups * pstride) * sizeof(float));
     if (boff) {
@@ -607,6 +630,14 @@ static int live_taps(int count, int64_t *tap, int64_t *off, int64_t inputs, int6
     return live;
 }
 
+/* Rows of wv columns per panel of a phase product over kph terms (at
+ * least one, at most `rows`): PANEL_FLOATS of column matrix. */
+static int64_t phase_panel_rows(int64_t kph, int64_t wv, int64_t rows) {
+    int64_t p = kph * wv > 0 ? PANEL_FLOATS / (kph * wv) : rows;
+    if (p < 1) p = 1;
+    return p < rows ? p : rows;
+}
+
 /* Inputs fall into stride_h x stride_w phases (ih mod sh, iw mod sw), and
  * all inputs of a phase are read by the same taps, each at a fixed output
  * offset (phase_taps). So per phase the input gradient is a product over
@@ -622,7 +653,10 @@ static bool bwd_in_phase_chunk(const bwd_in_ctx *t, int64_t n0, int64_t n1) {
     int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups, kk = g->kh * g->kw;
     int64_t ohw = g->oh * g->ow, sh = g->stride_h, sw = g->stride_w, nb = n1 - n0;
     int64_t ti[DX_TAPS_MAX], ri[DX_TAPS_MAX], tj[DX_TAPS_MAX], sj[DX_TAPS_MAX];
-    /* The largest phase product sizes the buffers. */
+    /* A phase's columns are rows (n, u) of wv inputs each, taken a panel
+     * of rows at a time so that the column matrix stays in cache between
+     * the gather and the product (a stem's is tens of megabytes per
+     * phase); the largest panel sizes the buffers. */
     int64_t col_max = 0, out_max = 0;
     for (int64_t a = 0; a < sh && a < g->h; a++)
         for (int64_t b = 0; b < sw && b < g->w; b++) {
@@ -631,9 +665,9 @@ static bool bwd_in_phase_chunk(const bwd_in_ctx *t, int64_t n0, int64_t n1) {
                                    ri, hu, g->oh);
             int64_t nj = live_taps(phase_taps(b, g->kw, sw, g->pad_w, g->dilation_w, tj, sj), tj,
                                    sj, wv, g->ow);
-            int64_t cols = nb * hu * wv;
-            if (ocg * ni * nj * cols > col_max) col_max = ocg * ni * nj * cols;
-            if (icg * cols > out_max) out_max = icg * cols;
+            int64_t kph = ocg * ni * nj, pcols = phase_panel_rows(kph, wv, nb * hu) * wv;
+            if (kph * pcols > col_max) col_max = kph * pcols;
+            if (icg * pcols > out_max) out_max = icg * pcols;
         }
     float *col = sb_scratch(SB_SCRATCH_CONV, (size_t)(col_max + icg * ocg * kk) * sizeof *col);
     float *out = sb_scratch(SB_SCRATCH_OPS, (size_t)out_max * sizeof *out);
@@ -644,56 +678,58 @@ static bool bwd_in_phase_chunk(const bwd_in_ctx *t, int64_t n0, int64_t n1) {
         int ni = live_taps(phase_taps(a, g->kh, sh, g->pad_h, g->dilation_h, ti, ri), ti, ri, hu,
                            g->oh);
         for (int64_t b = 0; b < sw && b < g->w; b++) {
-            int64_t wv = (g->w - b + sw - 1) / sw, per = hu * wv, cols = nb * per;
+            int64_t wv = (g->w - b + sw - 1) / sw, rows = nb * hu;
             int nj = live_taps(phase_taps(b, g->kw, sw, g->pad_w, g->dilation_w, tj, sj), tj, sj,
                                wv, g->ow);
-            int64_t kph = ocg * ni * nj;
+            int64_t kph = ocg * ni * nj, prows = phase_panel_rows(kph, wv, rows);
             for (int64_t grp = 0; grp < g->groups; grp++) {
-                if (kph > 0) {
-                    /* read in weight order, written as [c][(o, i, j)] */
-                    for (int64_t o = 0; o < ocg; o++)
-                        for (int64_t c = 0; c < icg; c++) {
-                            const float *src = t->w + ((grp * ocg + o) * icg + c) * kk;
-                            float *dst = wph + (c * ocg + o) * ni * nj;
-                            for (int ia = 0; ia < ni; ia++)
-                                for (int jb = 0; jb < nj; jb++)
-                                    dst[ia * nj + jb] = src[ti[ia] * g->kw + tj[jb]];
-                        }
-                    /* col[(o, i, j)][(n, u, v)] = dy[n][o][u + ri][v + sj], +0 outside dy */
-                    for (int64_t o = 0; o < ocg; o++)
+                /* read in weight order, written as [c][(o, i, j)] */
+                for (int64_t o = 0; o < ocg && kph > 0; o++)
+                    for (int64_t c = 0; c < icg; c++) {
+                        const float *src = t->w + ((grp * ocg + o) * icg + c) * kk;
+                        float *dst = wph + (c * ocg + o) * ni * nj;
                         for (int ia = 0; ia < ni; ia++)
-                            for (int jb = 0; jb < nj; jb++) {
-                                float *dst = col + ((o * ni + ia) * nj + jb) * cols;
-                                for (int64_t n = n0; n < n1; n++) {
-                                    const float *dyo = t->dy + (n * g->c_out + grp * ocg + o) * ohw;
-                                    for (int64_t u = 0; u < hu; u++, dst += wv) {
-                                        int64_t r = u + ri[ia];
+                            for (int jb = 0; jb < nj; jb++)
+                                dst[ia * nj + jb] = src[ti[ia] * g->kw + tj[jb]];
+                    }
+                for (int64_t q0 = 0; q0 < rows; q0 += prows) {
+                    int64_t q1 = q0 + prows < rows ? q0 + prows : rows, pcols = (q1 - q0) * wv;
+                    if (kph > 0) {
+                        /* col[(o, i, j)][(n, u, v)] = dy[n][o][u + ri][v + sj], +0 outside dy */
+                        for (int64_t o = 0; o < ocg; o++)
+                            for (int ia = 0; ia < ni; ia++)
+                                for (int jb = 0; jb < nj; jb++) {
+                                    float *dst = col + ((o * ni + ia) * nj + jb) * pcols;
+                                    for (int64_t q = q0; q < q1; q++, dst += wv) {
+                                        int64_t n = n0 + q / hu, r = q % hu + ri[ia];
+                                        const float *dyo =
+                                            t->dy + (n * g->c_out + grp * ocg + o) * ohw;
                                         if (r < 0 || r >= g->oh)
                                             memset(dst, 0, (size_t)wv * sizeof *dst);
                                         else
                                             gather_row(dyo + r * g->ow, g->ow, sj[jb], 1, wv, dst);
                                     }
                                 }
-                            }
-                    sb_cpu_sgemm('N', 'N', icg, cols, kph, wph, kph, col, cols, out, cols, false);
-                }
-                for (int64_t c = 0; c < icg; c++)
-                    for (int64_t n = n0; n < n1; n++) {
-                        int64_t ch = grp * icg + c;
-                        float *dxc = t->dx + (n * g->c_in + ch) * g->h * g->w;
-                        const float *src = out + c * cols + (n - n0) * per;
-                        for (int64_t u = 0; u < hu; u++)
+                        sb_cpu_sgemm('N', 'N', icg, pcols, kph, wph, kph, col, pcols, out, pcols,
+                                     false);
+                    }
+                    for (int64_t c = 0; c < icg; c++)
+                        for (int64_t q = q0; q < q1; q++) {
+                            int64_t n = n0 + q / hu, u = q % hu, ch = grp * icg + c;
+                            float *dxr = t->dx + ((n * g->c_in + ch) * g->h + a + sh * u) * g->w;
+                            const float *src = out + c * pcols + (q - q0) * wv;
                             for (int64_t v = 0; v < wv; v++) {
-                                int64_t ih = a + sh * u, iw = b + sw * v;
+                                int64_t iw = b + sw * v;
                                 /* No tap reads the phase (or none from inside
                                  * dy): empty chains, +0. Else only a zero can
                                  * differ from the contract. */
-                                float val = kph > 0 ? src[u * wv + v] : 0.0f;
-                                dxc[ih * g->w + iw] =
-                                    kph > 0 && val == 0.0f ? dx_chain(g, t->dy, t->w, n, ch, ih, iw)
-                                                           : val;
+                                float val = kph > 0 ? src[v] : 0.0f;
+                                dxr[iw] = kph > 0 && val == 0.0f
+                                              ? dx_chain(g, t->dy, t->w, n, ch, a + sh * u, iw)
+                                              : val;
                             }
-                    }
+                        }
+                }
             }
         }
     }
