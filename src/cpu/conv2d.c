@@ -5,8 +5,9 @@
  *   (c,i,j) of W[oc][(c,i,j)] * col[(c,i,j)][(r,s)], col being im2col(x) with
  *   explicit +0.0f for padded taps: exactly the contract's chain, padded terms
  *   included; the bias is one addition after it.
- * Backward weight: dW[oc][(c,i,j)] is one chain over (n,r,s): dY[n] times
- *   one sample's im2row, sample after sample, the chains continued from one
+ * Backward weight: dW[oc][(c,i,j)] is one chain over (n,r,s). It is computed
+ *   transposed, dW^T = col . dY^T (the taps as the product's rows, read in
+ *   place for a 1x1), sample after sample, the chains continued from one
  *   sample to the next (continue_chain), so k is never split.
  * Backward input: the contract takes only the taps that really read an input;
  *   the GEMM over a zero-stuffed dy "column" matrix adds fmaf(+0, w, acc) for
@@ -20,7 +21,7 @@
  *
  * Threads: forward and backward input split samples (each range owns its
  * samples' outputs and calls sb_cpu_sgemm, which then runs on that thread);
- * backward weight splits dW's tap columns into panels, one task each. */
+ * backward weight splits dW's taps into panels, one task each. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,10 +29,6 @@
 #include "cpu/conv_internal.h"
 #include "cpu/cpu.h"
 #include "cpu/kernels.h"
-
-/* Longest zero-padded input row im2row copies to its stack (wider images
- * take the reference path for the weight gradient). */
-#define PADDED_ROW_MAX 4096
 
 
 /* out[s] = row[s*stride + off] for s in [0, count), with +0.0f where
@@ -114,39 +111,24 @@ static void im2col_taps(const sb_conv2d_geom *g, const tap_set *tp, const float 
     im2col_rows(g, tp, xn, ch0, nch, 0, g->oh, col, ld);
 }
 
-/* im2row of one sample xn (c_in, h, w), columns [t0, t1) only: row (r, s)
- * holds taps t = (c, i, j) of channels ch0.. (a group's), t0 <= t < t1,
- * contiguously; row q starts at rows + q*ld. The weight gradient multiplies
- * dY by it as an untransposed right operand, which the GEMM reads in place.
- * Each input row is first copied into `padded` between pad_w zeros (w +
- * 2*pad_w + span + 1 floats), so the tap loops run without bounds checks;
- * positions past the real row read +0.0f, the contract's padded taps. */
-static void im2row(const sb_conv2d_geom *g, const float *xn, int64_t ch0, int64_t t0, int64_t t1,
-                   float *rows, int64_t ld, float *padded) {
-    int64_t kh = g->kh, kw = g->kw, dw = g->dilation_w, sw = g->stride_w, pw = g->pad_w;
-    int64_t span = (kw - 1) * dw, plen = g->w + 2 * pw + span + 1;
-    for (int64_t q = 0; q < plen; q++) padded[q] = 0.0f;
-    for (int64_t c = t0 / (kh * kw); c * kh * kw < t1; c++)
-        for (int64_t i = 0; i < kh; i++) {
-            int64_t base = (c * kh + i) * kw;
-            int64_t j0 = t0 > base ? t0 - base : 0, j1 = t1 - base < kw ? t1 - base : kw;
-            if (j0 >= j1) continue;
-            for (int64_t r = 0; r < g->oh; r++) {
-                int64_t ih = r * g->stride_h - g->pad_h + i * g->dilation_h;
-                float *dst = rows + r * g->ow * ld + base + j0 - t0;
-                if (ih < 0 || ih >= g->h) {
-                    for (int64_t s = 0; s < g->ow; s++, dst += ld)
-                        for (int64_t j = j0; j < j1; j++) dst[j - j0] = 0.0f;
-                    continue;
-                }
-                memcpy(padded + pw, xn + ((ch0 + c) * g->h + ih) * g->w,
-                       (size_t)g->w * sizeof *padded);
-                const float *src = padded + j0 * dw;
-                if (dw == 1 && copy_rows(dst, ld, src, sw, g->ow, (int)(j1 - j0))) continue;
-                for (int64_t s = 0; s < g->ow; s++, dst += ld, src += sw)
-                    for (int64_t j = 0; j < j1 - j0; j++) dst[j] = src[j * dw];
-            }
+/* im2col rows [t0, t1) of one sample xn (c_in, h, w): row t is tap
+ * (c, i, j) = (t / (kh*kw), ...) of channel ch0 + c over the output
+ * positions (r, s); row t starts at col + (t - t0)*ld. */
+static void im2col_tap_range(const sb_conv2d_geom *g, const float *xn, int64_t ch0, int64_t t0,
+                             int64_t t1, float *col, int64_t ld) {
+    int64_t kk = g->kh * g->kw;
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t c = t / kk, i = t % kk / g->kw, j = t % g->kw;
+        float *dst = col + (t - t0) * ld;
+        for (int64_t r = 0; r < g->oh; r++, dst += g->ow) {
+            int64_t ih = r * g->stride_h - g->pad_h + i * g->dilation_h;
+            if (ih < 0 || ih >= g->h)
+                memset(dst, 0, (size_t)g->ow * sizeof *dst);
+            else
+                gather_row(xn + ((ch0 + c) * g->h + ih) * g->w, g->w,
+                           j * g->dilation_w - g->pad_w, g->stride_w, g->ow, dst);
         }
+    }
 }
 
 /* The sub-geometry of samples [n0, n1) (the reference kernels treat samples
@@ -876,17 +858,12 @@ void sb_cpu_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, cons
 
 /* ---- backward weight ---- */
 
-/* Tap columns of dW per task. Every task packs all of dy's rows of its
- * group (the GEMM's left operand, c_out/groups x the chunk's (n, r, s)) for
- * each chunk of samples whatever its width, so wide panels pay for that
- * packing once instead of once per 32 columns (at 32 columns it took about
- * as long as the FMAs: ResNet-18's 512->512 weight gradient ran 1.8x
- * slower). A panel's im2row matrix (positions x width) is kept near L2's
- * size, and panels narrow (to 16 columns at least) until every thread has
- * two tasks. */
+/* Taps (rows of dW^T) per task: a panel's column matrix (width x the
+ * positions of one product) is kept near L2's size, and panels narrow (to
+ * 16 taps at least) until every thread has two tasks. */
 #define BWD_W_PANEL_MAX 256
 #define BWD_W_PANEL_MIN 16
-#define BWD_W_ROWS_FLOATS (1 << 17) /* floats of one panel's im2row matrix */
+#define BWD_W_ROWS_FLOATS (1 << 20) /* floats of one panel's column matrix */
 
 static int64_t bwd_w_width(const sb_conv2d_geom *g, int64_t kdim) {
     int64_t ohw = g->oh * g->ow, per_product = ohw < FEW_PIXELS ? BATCH_COLS : ohw;
@@ -905,12 +882,13 @@ typedef struct {
     const sb_conv2d_geom *g;
     const float *dy, *x;
     float *dweight;
-    int64_t panels, width; /* per group: panels of `width` tap columns */
+    float *dwt;            /* dW^T per group: [grp][t][o], or NULL (dweight's chains) */
+    int64_t panels, width; /* per group: panels of `width` taps */
     int64_t nb;            /* samples per product (batch_chunk) */
     const float *dyt;      /* nb > 1: dy as (c_out, (n, r, s)), else NULL */
 } bwd_w_ctx;
 
-/* dW[oc][t] of the columns [t0, t1) of group grp, straight from the
+/* dW[oc][t] of the taps [t0, t1) of group grp, straight from the
  * contract's chains (when no scratch memory is left). */
 static void bwd_w_chains(const sb_conv2d_geom *g, const float *dy, const float *x, int64_t grp,
                          int64_t t0, int64_t t1, float *dweight) {
@@ -922,59 +900,62 @@ static void bwd_w_chains(const sb_conv2d_geom *g, const float *dy, const float *
         }
 }
 
-/* Each task owns a panel of tap columns of one group for every output
- * channel of that group, and runs those chains over the whole batch sample
- * after sample: one sample's im2row (still in cache) times its dY rows,
- * continuing the chains (continue_chain) from the previous sample. So k is
- * never split, and no batch-sized matrix is built. With few pixels nb
- * samples go into one product: their im2row matrices stacked (k = (n, r, s)
- * ascending) times dy's rows regrouped as (c_out, (n, r, s)) (dyt). */
+/* Each task owns a panel of taps [t0, t1) of one group, the rows of dW^T
+ * for every output channel of that group, and runs those chains over the
+ * whole batch sample after sample: one sample's column rows (still in
+ * cache; a 1x1's are x's planes themselves) times its dY rows, transposed
+ * (the product's 'T' operand), continuing the chains (continue_chain) from
+ * the previous sample. So k is never split, and no batch-sized matrix is
+ * built. With few pixels nb samples go into one product: their column
+ * matrices side by side (k = (n, r, s) ascending) times dy's rows regrouped
+ * as (c_out, (n, r, s)) (dyt). */
 static void bwd_w_range(void *vctx, int64_t p0, int64_t p1) {
     const bwd_w_ctx *t = vctx;
     const sb_conv2d_geom *g = t->g;
     int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups;
     int64_t kdim = icg * g->kh * g->kw, ohw = g->oh * g->ow, hw = g->h * g->w;
-    float padded[PADDED_ROW_MAX];
+    bool direct = reads_x_directly(g) && t->nb == 1;
     for (int64_t p = p0; p < p1; p++) {
         int64_t grp = p / t->panels, t0 = p % t->panels * t->width;
         int64_t t1 = t0 + t->width < kdim ? t0 + t->width : kdim, width = t1 - t0;
-        float *dw = t->dweight + grp * ocg * kdim + t0;
-        float *rows = sb_scratch(SB_SCRATCH_CONV, (size_t)(t->nb * ohw * width) * sizeof *rows);
-        if (!rows) {
+        float *dwt = t->dwt ? t->dwt + (grp * kdim + t0) * ocg : NULL;
+        int64_t cols = t->nb * ohw;
+        float *col = direct || !dwt ? NULL : sb_scratch(SB_SCRATCH_CONV, (size_t)(width * cols) * sizeof *col);
+        if (!dwt || (!direct && !col)) {
             bwd_w_chains(g, t->dy, t->x, grp, t0, t1, t->dweight);
             continue;
         }
         for (int64_t n0 = 0; n0 < g->n; n0 += t->nb) {
-            int64_t n1 = n0 + t->nb < g->n ? n0 + t->nb : g->n;
-            for (int64_t n = n0; n < n1; n++)
-                im2row(g, t->x + n * g->c_in * hw, grp * icg, t0, t1,
-                       rows + (n - n0) * ohw * width, width, padded);
-            const float *a = t->dyt ? t->dyt + grp * ocg * g->n * ohw + n0 * ohw
+            int64_t n1 = n0 + t->nb < g->n ? n0 + t->nb : g->n, k = (n1 - n0) * ohw;
+            const float *a = direct ? t->x + (n0 * g->c_in + grp * icg + t0) * hw : col;
+            for (int64_t n = n0; n < n1 && !direct; n++)
+                im2col_tap_range(g, t->x + n * g->c_in * hw, grp * icg, t0, t1,
+                                 col + (n - n0) * ohw, cols);
+            const float *b = t->dyt ? t->dyt + grp * ocg * g->n * ohw + n0 * ohw
                                     : t->dy + (n0 * g->c_out + grp * ocg) * ohw;
-            sb_cpu_sgemm('N', 'N', ocg, width, (n1 - n0) * ohw, a, t->dyt ? g->n * ohw : ohw, rows,
-                         width, dw, kdim, n0 > 0);
+            sb_cpu_sgemm('N', 'T', width, ocg, k, a, direct ? hw : cols, b,
+                         t->dyt ? g->n * ohw : ohw, dwt, ocg, n0 > 0);
         }
     }
 }
 
 void sb_cpu_conv2d_backward_weight(const sb_conv2d_geom *g, const float *dy, const float *x,
                                    float *dweight) {
-    int64_t icg = g->c_in / g->groups, kdim = icg * g->kh * g->kw;
-    if (degenerate(g) || kdim == 0 ||
-        g->w + 2 * g->pad_w + (g->kw - 1) * g->dilation_w + 1 > PADDED_ROW_MAX) {
+    int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups, kdim = icg * g->kh * g->kw;
+    if (degenerate(g) || kdim == 0) {
         sb_ref_conv2d_backward_weight(g, dy, x, dweight);
         return;
     }
     if (sb_cpu_conv2d_dw_backward_weight(g, dy, x, dweight)) return; /* depthwise, small groups */
     int64_t width = bwd_w_width(g, kdim);
-    bwd_w_ctx t = {g, dy, x, dweight, (kdim + width - 1) / width, width, 1, NULL};
     int64_t ohw = g->oh * g->ow, nb = batch_chunk(g->n, ohw, width);
-    float *dyt = nb > 1 ? sb_scratch(SB_SCRATCH_CONV_AUX,
-                                     (size_t)(g->c_out * g->n * ohw) * sizeof *dyt)
-                        : NULL;
-    if (dyt) {
-        /* dyt[oc][(n, q)] = dy[n][oc][q]: the k terms of a batched product
-         * consecutive. The tasks below only read it (the caller's slot). */
+    /* dW^T, then (nb > 1) dyt[oc][(n, q)] = dy[n][oc][q]: the k terms of a
+     * batched product consecutive. The tasks below only read dyt. */
+    size_t dwt_floats = (size_t)(g->c_out * kdim), dyt_floats = nb > 1 ? (size_t)(g->c_out * g->n * ohw) : 0;
+    float *dwt = sb_scratch(SB_SCRATCH_CONV_AUX, (dwt_floats + dyt_floats) * sizeof *dwt);
+    bwd_w_ctx t = {g, dy, x, dweight, dwt, (kdim + width - 1) / width, width, 1, NULL};
+    if (dwt && nb > 1) {
+        float *dyt = dwt + dwt_floats;
         for (int64_t oc = 0; oc < g->c_out; oc++)
             for (int64_t n = 0; n < g->n; n++)
                 memcpy(dyt + (oc * g->n + n) * ohw, dy + (n * g->c_out + oc) * ohw,
@@ -982,8 +963,12 @@ void sb_cpu_conv2d_backward_weight(const sb_conv2d_geom *g, const float *dy, con
         t.nb = nb;
         t.dyt = dyt;
     }
-    int64_t tasks = g->groups * t.panels;
-    sb_parallel_for(tasks, 1, bwd_w_range, &t);
+    sb_parallel_for(g->groups * t.panels, 1, bwd_w_range, &t);
+    /* dW[oc][t] = dW^T[grp][t][o] */
+    for (int64_t grp = 0; dwt && grp < g->groups; grp++)
+        for (int64_t o = 0; o < ocg; o++)
+            for (int64_t tp = 0; tp < kdim; tp++)
+                dweight[(grp * ocg + o) * kdim + tp] = dwt[(grp * kdim + tp) * ocg + o];
 }
 
 /* ---- backward bias ---- */
