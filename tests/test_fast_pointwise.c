@@ -9,6 +9,7 @@
  * (relu, maximum, neg) must keep their exact bits. */
 #include <math.h>
 #include "core/canonical_sum.h"
+#include "cpu/kernels.h"
 #include "cpu/ops_internal.h"
 #include "harness.h"
 #include "ref/ref_loss.h"
@@ -396,6 +397,45 @@ static void test_unary_and_activations(void) {
 
 /* ---- softmax and cross-entropy ------------------------------------------------------ */
 
+/* The softmax family's row maximum (the pointwise table's row_max) against
+ * the scalar scan, bit for bit, for every length up to 5 vectors of 16:
+ * random rows; rows whose largest value is zero with -0 before +0 and the
+ * reverse (the scan keeps the first one's sign), the zeros in different
+ * lanes and in the tail; a NaN first, in the middle and last (the first
+ * NaN wins); rows of -inf; adversarial values. */
+static void test_row_max(void) {
+    enum { N = 80 };
+    float x[N];
+    for (int c = 0; c < sb_test_config_count(); c++) {
+        sb_test_config_apply(c);
+        const char *cfg = sb_test_config_name(c);
+        const sb_pwv_table *pw = sb_kernels()->pointwise;
+        for (int64_t n = 0; n <= N; n++)
+            for (int pattern = 0; pattern < 9; pattern++) {
+                sb_test_seed(77 + (uint64_t)(n * 9 + pattern));
+                for (int64_t j = 0; j < n; j++)
+                    x[j] = pattern == 8 ? sb_test_adversarial(4.0f)
+                           : pattern == 7 ? -INFINITY
+                           : pattern == 0 ? sb_test_unif(-3.0f, 3.0f)
+                                          : sb_test_unif(-3.0f, -0.5f);
+                if (n > 0 && (pattern == 1 || pattern == 2)) {
+                    x[n / 3] = pattern == 1 ? -0.0f : 0.0f;
+                    x[n - 1 - n / 5] = pattern == 1 ? 0.0f : -0.0f;
+                    if (n / 3 > n - 1 - n / 5) x[n / 3] = pattern == 1 ? 0.0f : -0.0f;
+                }
+                if (n > 0 && pattern >= 3 && pattern <= 5) {
+                    int64_t at = pattern == 3 ? 0 : pattern == 4 ? n / 2 : n - 1;
+                    x[at] = sb_test_bits(x[0]) & 1 ? NAN : -NAN;
+                    if (pattern == 4 && at + 3 < n) x[at + 3] = NAN; /* a later NaN loses */
+                }
+                if (n > 0 && pattern == 6) x[n - 1] = 5.0f; /* the largest in the tail */
+                CHECK_BITS(pw->row_max(n, x), sb_pwv_row_max_scalar(n, x, 1),
+                           "row_max n=%lld pattern %d [%s]", (long long)n, pattern, cfg);
+            }
+    }
+    sb_test_config_reset();
+}
+
 static void test_softmax(void) {
     typedef struct { int64_t s[3]; int dim; bool adv; } scase;
     const scase cases[] = {
@@ -567,6 +607,7 @@ int main(int argc, char **argv) {
     test_relu();
     test_binary();
     test_unary_and_activations();
+    test_row_max();
     test_softmax();
     test_cross_entropy();
     test_optim();

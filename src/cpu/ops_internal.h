@@ -17,6 +17,7 @@
 #include "samebits/elementwise.h"
 #include "samebits/loss.h"
 #include "samebits/optim.h"
+#include "core/internal.h"
 #include "cpu/cpu.h"
 #include "ref/ref_attention.h"
 #include "ref/ref_ctc.h"
@@ -70,6 +71,10 @@ typedef struct sb_pwv_table {
     void (*sqdev)(int64_t n, const float *x, float m, float *out);
     void (*norm_map)(int64_t n, const float *x, float m, float r, const float *w, int64_t ws,
                      const float *b, int64_t bs, float *y);
+    /* The softmax family's row maximum of x[0..n) (sb_ref_softmax_row_stats'
+     * scan: the first NaN if there is one, else the first element equal to
+     * the largest, whose sign of zero is part of the bits; -inf for n = 0). */
+    float (*row_max)(int64_t n, const float *x);
 } sb_pwv_table;
 
 /* The per-level tables, reached through the kernel context (cpu/kernels.h:
@@ -92,6 +97,8 @@ void sb_pwv_sgd_scalar(const sb_sgd_factors *f, bool nesterov, bool maximize, bo
 void sb_pwv_fma_acc_scalar(int64_t n, float a, const float *x, float *y);
 /* The normalisations' steps, plain C (the scalar level and every tail). */
 void sb_pwv_sqdev_scalar(int64_t n, const float *x, float m, float *out);
+float sb_pwv_row_max_scalar(int64_t n, const float *x, int64_t stride);
+float sb_pwv_row_max_dense(int64_t n, const float *x);
 void sb_pwv_norm_map_scalar(int64_t n, const float *x, float m, float r, const float *w,
                             int64_t ws, const float *b, int64_t bs, float *y);
 /* The reference loops of the piecewise-linear activations. */

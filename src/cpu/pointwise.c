@@ -73,11 +73,24 @@ void sb_pwv_norm_map_scalar(int64_t n, const float *x, float m, float r, const f
     }
 }
 
+/* The reference's scan, one element at a time: m is replaced by a later v
+ * only when v > m (ties keep the first) or v is the first NaN. */
+float sb_pwv_row_max_scalar(int64_t n, const float *x, int64_t stride) {
+    float m = n > 0 ? x[0] : -INFINITY;
+    for (int64_t j = 1; j < n; j++) {
+        float v = x[j * stride];
+        if (sb_isnanf(v) || v > m) m = sb_isnanf(m) ? m : v;
+    }
+    return m;
+}
+
+float sb_pwv_row_max_dense(int64_t n, const float *x) { return sb_pwv_row_max_scalar(n, x, 1); }
+
 const sb_pwv_table sb_pwv_scalar = {
     sb_ref_relu_forward,        sb_ref_relu_backward,        binary_scalar_loop,
     sb_pwv_adam_scalar,         sb_pwv_sgd_scalar,           sb_pwv_fma_acc_scalar,
     sb_pwv_piecewise_fwd_scalar, sb_pwv_piecewise_bwd_scalar, sb_pwv_sqdev_scalar,
-    sb_pwv_norm_map_scalar,
+    sb_pwv_norm_map_scalar,     sb_pwv_row_max_dense,
 };
 
 /* ---- the engine ------------------------------------------------------------------ */

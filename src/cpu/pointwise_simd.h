@@ -258,6 +258,36 @@ static void SFX(fma_acc)(int64_t n, float a, const float *x, float *y) {
 }
 #endif
 
+/* The scan's result without its order: lanes keep the numeric maximum of
+ * their elements and whether they met a NaN. A NaN anywhere, or a largest
+ * value of zero (whose first occurrence's sign the scan keeps), sends the
+ * row to the scalar scan; otherwise every element equal to the largest
+ * value has its bits, so the largest value is the scan's result. */
+static float SFX(row_max)(int64_t n, const float *x) {
+    if (n < 2 * VN) return sb_pwv_row_max_scalar(n, x, 1);
+    V m = VLOAD(x), nan = VSEL(VUNORD(m), m, VZERO());
+    int64_t j = VN;
+    for (; j + VN <= n; j += VN) {
+        V v = VLOAD(x + j);
+        m = VSEL(VGT(v, m), v, m);
+        nan = VSEL(VUNORD(v), v, nan);
+    }
+    float lanes[VN], flags[VN];
+    VSTORE(lanes, m);
+    VSTORE(flags, nan);
+    float best = lanes[0];
+    bool any_nan = false;
+    for (int l = 0; l < VN; l++) {
+        any_nan |= sb_isnanf(flags[l]);
+        if (lanes[l] > best) best = lanes[l];
+    }
+    for (; j < n; j++) {
+        any_nan |= sb_isnanf(x[j]);
+        if (x[j] > best) best = x[j];
+    }
+    return any_nan || best == 0.0f ? sb_pwv_row_max_scalar(n, x, 1) : best;
+}
+
 const sb_pwv_table SFX(sb_pwv) = {
     SFX(relu_fwd),
     SFX(relu_bwd),
@@ -275,4 +305,5 @@ const sb_pwv_table SFX(sb_pwv) = {
     SFX(piecewise_bwd),
     SFX(sqdev),
     SFX(norm_map),
+    SFX(row_max),
 };

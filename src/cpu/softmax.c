@@ -7,8 +7,9 @@
  * buffer (exp through the batch sb_cpu_expf_n, bit-identical to sb_expf)
  * and fed to the canonical sum in increasing j, so the sums see the same
  * elements in the same order as the reference's one-at-a-time stream. The
- * row maximum stays a scalar scan: its sign of zero and first-NaN rule are
- * part of the bits (x - m of -0 and +-0 differ in sign). */
+ * row maximum's sign of zero and first-NaN rule are part of the bits (x - m
+ * of -0 and +-0 differ in sign): the vector scan (the pointwise table's
+ * row_max) hands rows where they matter to the scalar one. */
 #include <stdlib.h>
 #include <string.h>
 #include "samebits/loss.h"
@@ -104,12 +105,8 @@ static void dy_terms(const void *vr, int64_t j0, int64_t k, float *buf) {
 
 /* sb_ref_softmax_row_stats' maximum: first NaN wins, ties keep the first. */
 static float row_max(const float *x, int64_t n, int64_t stride) {
-    float m = n > 0 ? x[0] : -INFINITY;
-    for (int64_t j = 1; j < n; j++) {
-        float v = x[j * stride];
-        if (sb_isnanf(v) || v > m) m = sb_isnanf(m) ? m : v;
-    }
-    return m;
+    if (stride == 1) return sb_kernels()->pointwise->row_max(n, x);
+    return sb_pwv_row_max_scalar(n, x, stride);
 }
 
 /* ---- softmax / log-softmax ---------------------------------------------------- */
