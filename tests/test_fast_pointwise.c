@@ -331,9 +331,25 @@ static void test_unary_and_activations(void) {
         sb_ref_silu_backward(n, x, dy, want);
         CHECK_OK(sb_silu_backward(&tx, &tdy, &tg));
         check_buf(got, want, n, false, "silu backward", cfg);
-        sb_ref_gelu_forward(n, x, true, want);
-        CHECK_OK(sb_gelu_forward(&tx, true, &tg));
-        check_buf(got, want, n, false, "gelu tanh", cfg);
+        for (int tanh_form = 0; tanh_form < 2; tanh_form++) {
+            sb_ref_gelu_forward(n, x, tanh_form, want);
+            CHECK_OK(sb_gelu_forward(&tx, tanh_form, &tg));
+            check_buf(got, want, n, false, tanh_form ? "gelu tanh" : "gelu", cfg);
+            sb_ref_gelu_backward(n, x, dy, tanh_form, want);
+            CHECK_OK(sb_gelu_backward(&tx, &tdy, tanh_form, &tg));
+            check_buf(got, want, n, false, tanh_form ? "gelu tanh backward" : "gelu backward",
+                      cfg);
+        }
+        /* in place: dx over dy, y over x (each element's inputs are read
+         * before its output is written) */
+        memcpy(got, dy, (size_t)n * sizeof *got);
+        sb_ref_gelu_backward(n, x, dy, false, want);
+        CHECK_OK(sb_gelu_backward(&tx, &tg, false, &tg));
+        check_buf(got, want, n, false, "gelu backward in place", cfg);
+        memcpy(got, x, (size_t)n * sizeof *got);
+        sb_ref_gelu_forward(n, x, false, want);
+        CHECK_OK(sb_gelu_forward(&tg, false, &tg));
+        check_buf(got, want, n, false, "gelu in place", cfg);
         sb_ref_softplus_backward(n, x, dy, 1.0f, 20.0f, want);
         CHECK_OK(sb_softplus_backward(&tx, &tdy, 1.0f, 20.0f, &tg));
         check_buf(got, want, n, false, "softplus backward", cfg);

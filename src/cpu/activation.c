@@ -14,12 +14,23 @@
  * read before its output is written, and the buffers hold only values
  * derived from the element itself. */
 #include <math.h>
+#include "cpu/kernels.h"
 #include "cpu/ops_internal.h"
 #include "cpu/vmath.h"
 
 enum { CHUNK = 512 };
 
 static int64_t chunk_len(int64_t n, int64_t i0) { return n - i0 < CHUNK ? n - i0 : CHUNK; }
+
+/* out[i] = a[i*sa] op b[i*sb], i < k (sa, sb: 1, or 0 for one value): the
+ * level's vector loop for one IEEE operation per element. This file is
+ * compiled for the baseline ISA, so the reference's per-element steps
+ * around the transcendental run through these, one step of the sequence
+ * per pass over the chunk (in L1), in the reference's order. */
+static void step(sb_binary_op op, int64_t k, const float *a, int64_t sa, const float *b,
+                 int64_t sb, float *out) {
+    sb_kernels()->pointwise->binary(op, k, a, sa, b, sb, out);
+}
 
 void sb_cpu_tanh_forward(int64_t n, const float *x, float *y) { sb_cpu_tanhf_n(x, y, n); }
 
@@ -64,20 +75,22 @@ static inline float gelu_inner(float v) {
 }
 
 void sb_cpu_gelu_forward(int64_t n, const float *x, bool approximate, float *y) {
-    float t[CHUNK];
+    float t[CHUNK], h[CHUNK];
     for (int64_t i0 = 0; i0 < n; i0 += CHUNK) {
         int64_t k = chunk_len(n, i0);
         if (approximate) {
             for (int64_t i = 0; i < k; i++) t[i] = gelu_inner(x[i0 + i]);
             sb_cpu_tanhf_n(t, t, k);
         } else {
-            for (int64_t i = 0; i < k; i++) t[i] = x[i0 + i] * SB_GELU_SQRT1_2;
+            const float c = SB_GELU_SQRT1_2;
+            step(SB_BINARY_MUL, k, x + i0, 1, &c, 0, t); /* t = v * sqrt(1/2) */
             sb_cpu_erff_n(t, t, k);
         }
-        for (int64_t i = 0; i < k; i++) {
-            float v = x[i0 + i];
-            y[i0 + i] = (v * 0.5f) * (1.0f + t[i]);
-        }
+        /* y = (v * 0.5f) * (1.0f + t) */
+        const float half = 0.5f, one = 1.0f;
+        step(SB_BINARY_ADD, k, &one, 0, t, 1, t);
+        step(SB_BINARY_MUL, k, x + i0, 1, &half, 0, h);
+        step(SB_BINARY_MUL, k, h, 1, t, 1, y + i0);
     }
 }
 
@@ -101,19 +114,20 @@ void sb_cpu_gelu_backward(int64_t n, const float *x, const float *dy, bool appro
                 dx[i0 + i] = dy[i0 + i] * (left_d + right_d);
             }
         } else {
-            for (int64_t i = 0; i < k; i++) {
-                float v = x[i0 + i];
-                t[i] = v * SB_GELU_SQRT1_2;
-                u[i] = (v * v) * -0.5f;
-            }
+            const float c = SB_GELU_SQRT1_2, minus_half = -0.5f, half = 0.5f, one = 1.0f,
+                        inv = SB_GELU_INV_SQRT_2PI;
+            const float *v = x + i0;
+            step(SB_BINARY_MUL, k, v, 1, &c, 0, t);          /* t = v * sqrt(1/2) */
+            step(SB_BINARY_MUL, k, v, 1, v, 1, u);           /* u = (v * v) * -0.5f */
+            step(SB_BINARY_MUL, k, u, 1, &minus_half, 0, u);
             sb_cpu_erff_n(t, t, k);
             sb_cpu_expf_n(u, u, k);
-            for (int64_t i = 0; i < k; i++) {
-                float v = x[i0 + i];
-                float cdf = 0.5f * (1.0f + t[i]);
-                float pdf = SB_GELU_INV_SQRT_2PI * u[i];
-                dx[i0 + i] = dy[i0 + i] * (cdf + v * pdf);
-            }
+            step(SB_BINARY_ADD, k, &one, 0, t, 1, t);        /* cdf = 0.5f * (1.0f + t) */
+            step(SB_BINARY_MUL, k, &half, 0, t, 1, t);
+            step(SB_BINARY_MUL, k, &inv, 0, u, 1, u);        /* pdf = 1/sqrt(2 pi) * u */
+            step(SB_BINARY_MUL, k, v, 1, u, 1, u);           /* dx = dy * (cdf + v * pdf) */
+            step(SB_BINARY_ADD, k, t, 1, u, 1, u);
+            step(SB_BINARY_MUL, k, dy + i0, 1, u, 1, dx + i0);
         }
     }
 }
