@@ -328,6 +328,9 @@ static void test_unary_and_activations(void) {
         sb_ref_sigmoid_forward(n, x, want);
         CHECK_OK(sb_sigmoid_forward(&tx, &tg));
         check_buf(got, want, n, false, "sigmoid", cfg);
+        sb_ref_silu_forward(n, x, want);
+        CHECK_OK(sb_silu_forward(&tx, &tg));
+        check_buf(got, want, n, false, "silu", cfg);
         sb_ref_silu_backward(n, x, dy, want);
         CHECK_OK(sb_silu_backward(&tx, &tdy, &tg));
         check_buf(got, want, n, false, "silu backward", cfg);

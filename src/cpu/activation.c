@@ -34,13 +34,21 @@ static void step(sb_binary_op op, int64_t k, const float *a, int64_t sa, const f
 
 void sb_cpu_tanh_forward(int64_t n, const float *x, float *y) { sb_cpu_tanhf_n(x, y, n); }
 
+/* e[i] = 1.0f + exp(-x[i]), the denominator of the logistic function. */
+static void one_plus_exp_neg(int64_t k, const float *x, float *e) {
+    const float one = 1.0f;
+    for (int64_t i = 0; i < k; i++) e[i] = -x[i];
+    sb_cpu_expf_n(e, e, k);
+    step(SB_BINARY_ADD, k, &one, 0, e, 1, e);
+}
+
 void sb_cpu_sigmoid_forward(int64_t n, const float *x, float *y) {
+    const float one = 1.0f;
     float e[CHUNK];
     for (int64_t i0 = 0; i0 < n; i0 += CHUNK) {
         int64_t k = chunk_len(n, i0);
-        for (int64_t i = 0; i < k; i++) e[i] = -x[i0 + i];
-        sb_cpu_expf_n(e, e, k);
-        for (int64_t i = 0; i < k; i++) y[i0 + i] = 1.0f / (1.0f + e[i]);
+        one_plus_exp_neg(k, x + i0, e);
+        step(SB_BINARY_DIV, k, &one, 0, e, 1, y + i0); /* y = 1.0f / (1.0f + e) */
     }
 }
 
@@ -48,23 +56,24 @@ void sb_cpu_silu_forward(int64_t n, const float *x, float *y) {
     float e[CHUNK];
     for (int64_t i0 = 0; i0 < n; i0 += CHUNK) {
         int64_t k = chunk_len(n, i0);
-        for (int64_t i = 0; i < k; i++) e[i] = -x[i0 + i];
-        sb_cpu_expf_n(e, e, k);
-        for (int64_t i = 0; i < k; i++) y[i0 + i] = x[i0 + i] / (1.0f + e[i]);
+        one_plus_exp_neg(k, x + i0, e);
+        step(SB_BINARY_DIV, k, x + i0, 1, e, 1, y + i0); /* y = v / (1.0f + e) */
     }
 }
 
 void sb_cpu_silu_backward(int64_t n, const float *x, const float *dy, float *dx) {
-    float e[CHUNK];
+    const float one = 1.0f;
+    float s[CHUNK], t[CHUNK];
     for (int64_t i0 = 0; i0 < n; i0 += CHUNK) {
         int64_t k = chunk_len(n, i0);
-        for (int64_t i = 0; i < k; i++) e[i] = -x[i0 + i];
-        sb_cpu_expf_n(e, e, k);
-        for (int64_t i = 0; i < k; i++) {
-            float v = x[i0 + i];
-            float s = 1.0f / (1.0f + e[i]);
-            dx[i0 + i] = (dy[i0 + i] * s) * (1.0f + v * (1.0f - s));
-        }
+        /* s = 1.0f / (1.0f + e); dx = (dy * s) * (1.0f + v * (1.0f - s)) */
+        one_plus_exp_neg(k, x + i0, s);
+        step(SB_BINARY_DIV, k, &one, 0, s, 1, s);
+        step(SB_BINARY_SUB, k, &one, 0, s, 1, t);
+        step(SB_BINARY_MUL, k, x + i0, 1, t, 1, t);
+        step(SB_BINARY_ADD, k, &one, 0, t, 1, t);
+        step(SB_BINARY_MUL, k, dy + i0, 1, s, 1, s);
+        step(SB_BINARY_MUL, k, s, 1, t, 1, dx + i0);
     }
 }
 
