@@ -158,9 +158,11 @@ static void test_conv_cases(void) {
         {"stride 2 dilation 2", 3, 2, 11, 11, 4, 3, 3, P(2, 2, 2, 2, 2, 2, 1), true},
         {"stride 3 unread inputs", 2, 2, 10, 10, 3, 2, 2, P(3, 3, 0, 0, 1, 1, 1), true},
         {"groups 2", 7, 4, 9, 10, 6, 3, 3, P(1, 1, 1, 1, 1, 1, 2), true},
-        /* 1x1 over 72 positions: forward and weight gradient read x's
-         * planes in place (tap panels of a group start mid-channel list) */
+        /* 1x1 over 72 and 272 positions: the forward reads x's planes in
+         * place, and from 256 positions on so does the weight gradient's
+         * transposed product (tap panels of a group start mid-channel list) */
         {"1x1 in place groups 2", 3, 40, 9, 8, 6, 1, 1, P(1, 1, 0, 0, 1, 1, 2), true},
+        {"1x1 transposed weight gradient", 2, 40, 17, 16, 6, 1, 1, P(1, 1, 0, 0, 1, 1, 2), true},
         {"depthwise x2", 3, 5, 8, 7, 10, 3, 3, P(1, 2, 1, 1, 1, 1, 5), true},
         {"1x1", 7, 6, 5, 5, 4, 1, 1, P(1, 1, 0, 0, 1, 1, 1), true},
         {"1x1 stride 2 groups 3", 2, 3, 7, 6, 6, 1, 1, P(2, 2, 0, 0, 1, 1, 3), true},
