@@ -30,6 +30,7 @@
 #include "cpu/conv_internal.h"
 #include "cpu/cpu.h"
 #include "cpu/kernels.h"
+#include "cpu/ops_internal.h"
 
 /* Longest zero-padded input row im2row copies to its stack (wider images
  * take the transposed weight-gradient product, which needs none). */
@@ -224,6 +225,12 @@ typedef struct {
     float *y;
 } fwd_ctx;
 
+/* dst[q] = src[q] + b for q < n: the bias after the chain, on the level's
+ * vector loop (this file is compiled for the baseline ISA). */
+static void add_bias(int64_t n, const float *src, float b, float *dst) {
+    sb_kernels()->pointwise->binary(SB_BINARY_ADD, n, src, 1, &b, 0, dst);
+}
+
 /* A 1x1, stride-1, unpadded convolution: the planes of x are the columns
  * of its product as they lie (no im2col, no padded copy). */
 static bool reads_x_directly(const sb_conv2d_geom *g) {
@@ -270,7 +277,7 @@ static void fwd_range(void *vctx, int64_t n0, int64_t n1) {
             if (t->bias)
                 for (int64_t o = 0; o < ocg; o++) {
                     float bo = t->bias[grp * ocg + o], *yp = yg + o * ohw;
-                    for (int64_t q = 0; q < ohw; q++) yp[q] = yp[q] + bo;
+                    add_bias(ohw, yp, bo, yp);
                 }
         }
 }
@@ -329,7 +336,7 @@ static bool fwd_batch_chunk(const fwd_batch_ctx *t, int64_t n0, int64_t n1) {
                         dst[q] = t->bias ? acc + bo : acc;
                     }
                 } else if (t->bias) {
-                    for (int64_t q = 0; q < ohw; q++) dst[q] = src[q] + bo;
+                    add_bias(ohw, src, bo, dst);
                 } else {
                     memcpy(dst, src, (size_t)ohw * sizeof *dst);
                 }
@@ -349,9 +356,8 @@ static bool fwd_batch_chunk(const fwd_batch_ctx *t, int64_t n0, int64_t n1) {
  * So the chain without them differs from the contract's only when both are
  * zeros, and fwd_batch_chunk recomputes every zero with the whole chain.
  * Lists the live rows and columns in `live` (ti, tj: kh and kw entries of
- * room; tj is followed by kh*kw more for a list of the dead taps) and
- * returns true when some tap is dead and every weight facing a
- * dead tap is finite (0 * inf = NaN is a term no zero fix-up restores). */
+ * room) and returns true when some tap is dead and every weight is finite
+ * (a dead tap's 0 * inf = NaN is a term no zero fix-up restores). */
 /* The taps t < k of one kernel axis that read an input in [0, in) for some
  * output o < out (input o*stride - pad + t*dilation), listed ascending in
  * live; returns their count. */
@@ -369,6 +375,19 @@ static int64_t live_axis_taps(int64_t k, int64_t out, int64_t stride, int64_t pa
     return count;
 }
 
+/* Whether no w[q], q < n, is inf or NaN: a bit test on the exponent field,
+ * because isfinite() is a libm call per weight under this build's flags,
+ * and no early exit, so that the loop vectorises. */
+static bool all_finite(int64_t n, const float *w) {
+    uint32_t nonfinite = 0;
+    for (int64_t q = 0; q < n; q++) {
+        uint32_t bits;
+        memcpy(&bits, w + q, sizeof bits);
+        nonfinite |= (bits & 0x7f800000u) == 0x7f800000u;
+    }
+    return !nonfinite;
+}
+
 static bool live_fwd_taps(const sb_conv2d_geom *g, const float *w, tap_set *live, int64_t *ti,
                           int64_t *tj) {
     live->ti = ti;
@@ -377,26 +396,10 @@ static bool live_fwd_taps(const sb_conv2d_geom *g, const float *w, tap_set *live
     live->nj = live_axis_taps(g->kw, g->ow, g->stride_w, g->pad_w, g->dilation_w, g->w, tj);
     int64_t kk = g->kh * g->kw, ndead = kk - live->ni * live->nj;
     if (ndead == 0) return false;
-    /* the dead taps' positions in a kernel, listed after the live lists */
-    int64_t *dead = tj + g->kw, a = 0;
-    for (int64_t i = 0; i < g->kh; i++) {
-        bool row_live = a < live->ni && ti[a] == i;
-        a += row_live;
-        for (int64_t j = 0, b = 0; j < g->kw; j++) {
-            bool col_live = b < live->nj && tj[b] == j;
-            b += col_live;
-            if (!row_live || !col_live) *dead++ = i * g->kw + j;
-        }
-    }
-    dead -= ndead;
-    uint32_t nonfinite = 0;
-    for (int64_t k = 0; k < g->c_out * (g->c_in / g->groups); k++)
-        for (int64_t d = 0; d < ndead; d++) {
-            uint32_t bits;
-            memcpy(&bits, w + k * kk + dead[d], sizeof bits);
-            nonfinite |= (bits & 0x7f800000u) == 0x7f800000u;
-        }
-    return !nonfinite;
+    /* Every weight is checked, live ones too: a contiguous scan (the dead
+     * taps' weights alone are a strided gather, as slow as the product at
+     * 1x1 planes), and a non-finite live weight only costs the faster path */
+    return all_finite(g->c_out * (g->c_in / g->groups) * kk, w);
 }
 
 static void fwd_batch_range(void *vctx, int64_t c0, int64_t c1) {
@@ -460,7 +463,7 @@ static bool fwd_implicit_one(const fwd_implicit_ctx *t, int64_t n) {
                 float *dst = yo + r * g->ow;
                 if (t->bias) {
                     float bo = t->bias[oc];
-                    for (int64_t s = 0; s < g->ow; s++) dst[s] = src[s] + bo;
+                    add_bias(g->ow, src, bo, dst);
                 } else {
                     memcpy(dst, src, (size_t)g->ow * sizeof *dst);
                 }
@@ -494,7 +497,7 @@ void sb_cpu_conv2d_forward(const sb_conv2d_geom *g, const float *x, const float 
         fwd_batch_ctx t = {g, x, weight, bias, y, nb, NULL, NULL};
         tap_set live;
         /* the live rows and columns, then their weights */
-        int64_t nt = g->kh + g->kw + g->kh * g->kw;
+        int64_t nt = g->kh + g->kw;
         size_t bytes = (size_t)nt * sizeof(int64_t) + (size_t)(g->c_out * kdim) * sizeof(float);
         int64_t *taps = sb_scratch(SB_SCRATCH_CONV_AUX, bytes);
         if (taps && live_fwd_taps(g, weight, &live, taps, taps + g->kh)) {
@@ -830,16 +833,7 @@ void sb_cpu_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, cons
     }
     if (sb_cpu_conv2d_dw_backward_input(g, dy, weight, dx)) return; /* depthwise, small groups */
     bwd_in_ctx t = {g, dy, weight, NULL, dx, NULL, 0, 1, NULL, 0};
-    /* An exponent field of all ones is inf or NaN. A bit test, because
-     * isfinite() is a libm call per weight under this build's flags; no
-     * early exit, so that the loop vectorises. */
-    uint32_t nonfinite = 0;
-    for (int64_t q = 0; q < nw; q++) {
-        uint32_t bits;
-        memcpy(&bits, weight + q, sizeof bits);
-        nonfinite |= (bits & 0x7f800000u) == 0x7f800000u;
-    }
-    bool finite = !nonfinite;
+    bool finite = all_finite(nw, weight);
     int64_t kdim = (g->c_out / g->groups) * g->kh * g->kw;
     /* A sample's share of a phase product is one phase's inputs (all of
      * them at stride 1): a quarter of the plane at stride 2, too narrow a
