@@ -78,6 +78,21 @@ typedef struct {
     const int64_t *ti, *tj;
 } tap_set;
 
+/* One im2col row: what tap (i, j) of channel ch of sample xn reads for the
+ * output rows r0 <= r < r1, +0.0f where it falls in the padding; written
+ * to dst, (r1 - r0) * ow floats. */
+static void tap_row(const sb_conv2d_geom *g, const float *xn, int64_t ch, int64_t i, int64_t j,
+                    int64_t r0, int64_t r1, float *dst) {
+    for (int64_t r = r0; r < r1; r++, dst += g->ow) {
+        int64_t ih = r * g->stride_h - g->pad_h + i * g->dilation_h;
+        if (ih < 0 || ih >= g->h)
+            memset(dst, 0, (size_t)g->ow * sizeof *dst);
+        else
+            gather_row(xn + (ch * g->h + ih) * g->w, g->w, j * g->dilation_w - g->pad_w,
+                       g->stride_w, g->ow, dst);
+    }
+}
+
 /* im2col of one sample xn (c_in, h, w) over the taps tp: rows (c, a, b)
  * (tap (ti[a], tj[b])) for channels ch0 .. ch0+nch-1, columns (r, s) for
  * the output rows r0 <= r < r1; row p starts at col + p*ld. */
@@ -99,15 +114,7 @@ static void im2col_rows(const sb_conv2d_geom *g, const tap_set *tp, const float 
         for (int64_t a = 0; a < tp->ni; a++)
             for (int64_t b = 0; b < tp->nj; b++) {
                 int64_t i = tp->ti ? tp->ti[a] : a, j = tp->tj ? tp->tj[b] : b;
-                float *dst = col + ((c * tp->ni + a) * tp->nj + b) * ld;
-                for (int64_t r = r0; r < r1; r++, dst += g->ow) {
-                    int64_t ih = r * g->stride_h - g->pad_h + i * g->dilation_h;
-                    if (ih < 0 || ih >= g->h)
-                        memset(dst, 0, (size_t)g->ow * sizeof *dst);
-                    else
-                        gather_row(xn + ((ch0 + c) * g->h + ih) * g->w, g->w,
-                                   j * g->dilation_w - g->pad_w, g->stride_w, g->ow, dst);
-                }
+                tap_row(g, xn, ch0 + c, i, j, r0, r1, col + ((c * tp->ni + a) * tp->nj + b) * ld);
             }
 }
 
@@ -160,15 +167,7 @@ static void im2col_tap_range(const sb_conv2d_geom *g, const float *xn, int64_t c
     int64_t kk = g->kh * g->kw;
     for (int64_t t = t0; t < t1; t++) {
         int64_t c = t / kk, i = t % kk / g->kw, j = t % g->kw;
-        float *dst = col + (t - t0) * ld;
-        for (int64_t r = 0; r < g->oh; r++, dst += g->ow) {
-            int64_t ih = r * g->stride_h - g->pad_h + i * g->dilation_h;
-            if (ih < 0 || ih >= g->h)
-                memset(dst, 0, (size_t)g->ow * sizeof *dst);
-            else
-                gather_row(xn + ((ch0 + c) * g->h + ih) * g->w, g->w,
-                           j * g->dilation_w - g->pad_w, g->stride_w, g->ow, dst);
-        }
+        tap_row(g, xn, ch0 + c, i, j, 0, g->oh, col + (t - t0) * ld);
     }
 }
 
