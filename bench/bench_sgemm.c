@@ -1,8 +1,16 @@
-/* SGEMM throughput of samebits (sb_sgemm) next to OpenBLAS (cblas_sgemm) on
- * the same row-major inputs, at 1 and 2 threads; best of several runs.
- * Sizes are m x k x n: op(A) is m x k, op(B) is k x n. For the smaller sizes
- * the samebits result is also compared bit for bit with sb_ref_sgemm. */
+/* SGEMM throughput of samebits (sb_sgemm) next to OpenBLAS (cblas_sgemm)
+ * and BLIS (bli_sgemm) on the same row-major inputs, at 1 and 2 threads;
+ * best of several runs; the ratio is samebits against the better of the
+ * two. Sizes are m x k x n: op(A) is m x k, op(B) is k x n: squares, the
+ * skinny products of LeNet's layers, and the 64-row products of ResNet's
+ * convolutions at 56x56 and of its 7x7 stem. For the smaller sizes the
+ * samebits result is also compared bit for bit with sb_ref_sgemm.
+ *
+ * BLIS (Debian libblis-pthread-dev) is opened with dlopen, RTLD_LOCAL: it
+ * exports a CBLAS too, whose cblas_sgemm must not stand in for OpenBLAS's.
+ * Without it the BLIS column says so. */
 #include <cblas.h>
+#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +31,30 @@ static float rand_float(void) {
     return (float)((int64_t)(rng >> 40) - (1 << 23)) / (float)(1 << 23);
 }
 
+/* BLIS's typed API (blis.h): the two calls used, with dim_t and inc_t as
+ * int64_t (BLIS's default, and Debian's: its "32bit" packages are about
+ * the BLAS interface's integers); open_blis checks the size. */
+typedef enum { BLIS_NO_TRANSPOSE = 0 } blis_trans;
+typedef void (*bli_sgemm_fn)(blis_trans, blis_trans, int64_t, int64_t, int64_t, const float *,
+                             const float *, int64_t, int64_t, const float *, int64_t, int64_t,
+                             const float *, float *, int64_t, int64_t);
+typedef void (*bli_threads_fn)(int64_t);
+static bli_sgemm_fn blis_sgemm;
+static bli_threads_fn blis_threads;
+
+static void open_blis(void) {
+    const char *names[] = {"libblis.so.4", "libblis.so"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && !blis_sgemm; i++) {
+        void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (!h) continue;
+        int64_t (*int_bits)(void) = (int64_t(*)(void))dlsym(h, "bli_info_get_int_type_size");
+        blis_sgemm = (bli_sgemm_fn)dlsym(h, "bli_sgemm");
+        blis_threads = (bli_threads_fn)dlsym(h, "bli_thread_set_num_threads");
+        /* the declarations above hold for 64-bit dim_t/inc_t only */
+        if (!blis_sgemm || !blis_threads || !int_bits || int_bits() != 64) blis_sgemm = NULL;
+    }
+}
+
 /* Best seconds of `reps` runs (at least ~0.3 s in all). */
 static double best_time(int which, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
                         float *c) {
@@ -39,9 +71,13 @@ static double best_time(int which, int64_t m, int64_t n, int64_t k, const float 
                 fprintf(stderr, "sb_sgemm: %s\n", sb_last_error());
                 exit(1);
             }
-        } else {
+        } else if (which == 1) {
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a,
                         (int)k, b, (int)n, 0.0f, c, (int)n);
+        } else {
+            const float one = 1.0f, zero = 0.0f;
+            blis_sgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, n, k, &one, a, k, 1, b, n, 1, &zero,
+                       c, n, 1);
         }
         double t = now() - t0;
         spent += t;
@@ -53,7 +89,9 @@ static double best_time(int which, int64_t m, int64_t n, int64_t k, const float 
 int main(void) {
     static const int64_t sizes[][3] = {/* m, k, n */
                                        {256, 256, 256},   {512, 512, 512}, {1024, 1024, 1024},
-                                       {2048, 2048, 2048}, {100, 400, 120}, {100, 120, 84}};
+                                       {2048, 2048, 2048}, {100, 400, 120}, {100, 120, 84},
+                                       {64, 256, 3136},   {64, 576, 3136}, {64, 147, 12544}};
+    open_blis();
     int nsizes = (int)(sizeof sizes / sizeof sizes[0]);
     FILE *la = fopen("/proc/loadavg", "r");
     char load[128] = "?";
@@ -63,7 +101,9 @@ int main(void) {
     }
     printf("bench_sgemm: samebits ISA %s, OpenBLAS %s core; load average %s", sb_isa_name(sb_isa()),
            openblas_get_corename(), load);
-    printf("%-18s %3s %12s %12s %7s\n", "m x k x n", "thr", "samebits", "OpenBLAS", "ratio");
+    if (!blis_sgemm) printf("BLIS: not installed (Debian libblis-pthread-dev); its column is empty\n");
+    printf("%-18s %3s %12s %12s %12s %7s\n", "m x k x n", "thr", "samebits", "OpenBLAS", "BLIS",
+           "ratio");
     bool all_same = true;
     for (int s = 0; s < nsizes; s++) {
         int64_t m = sizes[s][0], k = sizes[s][1], n = sizes[s][2];
@@ -86,12 +126,16 @@ int main(void) {
         for (int t = 1; t <= 2; t++) {
             sb_set_num_threads(t);
             openblas_set_num_threads(t);
+            if (blis_threads) blis_threads(t);
             double flops = 2.0 * (double)m * (double)n * (double)k;
             double ts = best_time(0, m, n, k, a, b, c), to = best_time(1, m, n, k, a, b, c);
-            char label[64];
+            double tb = blis_sgemm ? best_time(2, m, n, k, a, b, c) : 0.0;
+            double peer = tb > 0.0 && tb < to ? tb : to;
+            char label[64], blis[32] = "-";
             snprintf(label, sizeof label, "%lldx%lldx%lld", (long long)m, (long long)k, (long long)n);
-            printf("%-18s %3d %8.1f GF/s %8.1f GF/s %6.1f%%\n", label, t, flops / ts * 1e-9,
-                   flops / to * 1e-9, 100.0 * to / ts);
+            if (tb > 0.0) snprintf(blis, sizeof blis, "%.1f GF/s", flops / tb * 1e-9);
+            printf("%-18s %3d %8.1f GF/s %8.1f GF/s %12s %6.1f%%\n", label, t, flops / ts * 1e-9,
+                   flops / to * 1e-9, blis, 100.0 * peer / ts);
             fflush(stdout);
         }
         free(a); free(b); free(c);
