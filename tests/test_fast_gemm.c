@@ -7,6 +7,7 @@
  * boundaries (MR, NR, MC = 144, NC = 512, KC = 256), continued chains, and
  * values where any other summation order gives other bits. */
 #include <math.h>
+#include "core/canonical_sum.h"
 #include "harness.h"
 #include "cpu/cpu.h"
 #include "ref/ref_linalg.h"
@@ -282,6 +283,34 @@ static void test_linear(void) {
     for (int i = 0; i < 8; i++) sb_tensor_free(ts[i]);
 }
 
+/* The bias gradient of linear (the canonical sum of each column of dy,
+ * computed a tile of columns at a time) against the reference's sum of
+ * each column, at every configuration: fewer rows than the 32 lanes, a
+ * partial lane row, a column count that leaves a partial tile, and more
+ * rows than one 8192-element block. */
+static void test_linear_bias_gradient(void) {
+    static const int64_t shapes[][2] = {{1, 5}, {31, 17}, {33, 16}, {300, 37}, {8193 + 40, 19}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int64_t rows = shapes[s][0], out = shapes[s][1], in = 3;
+        sb_tensor *x = oracle_tensor(SB_F32, 2, rows, in, 0, 0), *w = oracle_tensor(SB_F32, 2, out, in, 0, 0);
+        sb_tensor *dy = oracle_tensor(SB_F32, 2, rows, out, 0, 0);
+        sb_tensor *db = oracle_tensor(SB_F32, 1, out, 0, 0, 0);
+        oracle_seed(40 + (uint64_t)s);
+        oracle_fill_rand(x); oracle_fill_rand(w); oracle_fill_rand(dy);
+        float *want = malloc((size_t)out * 4);
+        for (int64_t o = 0; o < out; o++) want[o] = sb_sum_canonical(F(dy) + o, rows, out);
+        for (int c = 0; c < sb_test_config_count(); c++) {
+            sb_test_config_apply(c);
+            CHECK_OK(sb_linear_backward(dy, x, w, NULL, NULL, db));
+            check_tensor_bits(db, want, sb_test_config_name(c), "sb_linear_backward db");
+        }
+        sb_test_config_reset();
+        free(want);
+        sb_tensor *ts[] = {x, w, dy, db};
+        for (int i = 0; i < 4; i++) sb_tensor_free(ts[i]);
+    }
+}
+
 int main(int argc, char **argv) {
     (void)argc;
     SB_TEST_MAIN_NAME(argv[0]);
@@ -293,5 +322,6 @@ int main(int argc, char **argv) {
     test_shapes();
     test_matmul();
     test_linear();
+    test_linear_bias_gradient();
     return sb_test_finish();
 }

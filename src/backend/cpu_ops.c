@@ -10,10 +10,12 @@
 #include "core/internal.h"
 #include "cpu/conv_internal.h"
 #include "cpu/cpu.h"
+#include "cpu/kernels.h"
 #include "cpu/ops_internal.h"
 #include "cpu/grid_internal.h"
 #include "cpu/interp_internal.h"
 #include "cpu/pad_internal.h"
+#include "cpu/sum_internal.h"
 #include "ref/ref_loss.h"
 
 static int64_t at_least_1(int64_t v) { return v > 1 ? v : 1; }
@@ -34,9 +36,10 @@ static sb_status cpu_linear_forward(const sb_backend *be, int64_t rows, int64_t 
     /* y = x . w^T: w stored (out, in) is op(b) = w^T with 'T'. */
     sb_cpu_sgemm('N', 'T', rows, out, in, x, at_least_1(in), w, at_least_1(in), y,
                  at_least_1(out), false);
-    if (bias)
+    if (bias) /* y[r][o] + bias[o], one addition per element, on the level's vector loop */
         for (int64_t r = 0; r < rows; r++)
-            for (int64_t o = 0; o < out; o++) y[r * out + o] = y[r * out + o] + bias[o];
+            sb_kernels()->pointwise->binary(SB_BINARY_ADD, out, y + r * out, 1, bias, 1,
+                                            y + r * out);
     return SB_OK;
 }
 
@@ -49,8 +52,7 @@ static sb_status cpu_linear_backward(const sb_backend *be, int64_t rows, int64_t
         sb_cpu_sgemm('N', 'N', rows, in, out, dy, ldout, w, ldin, dx, ldin, false);
     if (dw) /* dw (out, in) = dy^T . x (rows, in): chain over rows. */
         sb_cpu_sgemm('T', 'N', out, in, rows, dy, ldout, x, ldin, dw, ldin, false);
-    if (db)
-        for (int64_t o = 0; o < out; o++) db[o] = sb_sum_canonical(dy + o, rows, out);
+    if (db) sb_cpu_sum_columns(dy, rows, out, ldout, db); /* each column's canonical sum */
     return SB_OK;
 }
 

@@ -17,6 +17,9 @@
 /* sb_sum_add_n and sb_sum_canonical, bit for bit, faster (src/cpu/sum.c). */
 void sb_cpu_sum_add_n(sb_sum_acc *acc, const float *x, int64_t n);
 float sb_cpu_sum_canonical(const float *x, int64_t n, int64_t stride);
+/* out[c] = sb_sum_canonical(x + c, rows, ld) for c < cols: the canonical sum
+ * of each column of a row-major matrix (a bias gradient), bit for bit. */
+void sb_cpu_sum_columns(const float *x, int64_t rows, int64_t cols, int64_t ld, float *out);
 
 /* lane[j] = lane[j] + x[r * 32 + j] for r = 0..rows-1 (ascending), j < 32. */
 #if SB_HAVE_X86_KERNELS
