@@ -168,7 +168,7 @@ def device_code(t, fn, name):
         _cuda_device(t.device, fn, name)
         return _lib.SB_DEVICE_CUDA
     raise UnsupportedDeviceError("samebits.%s: %s is on %s; samebits takes CPU and CUDA tensors"
-                                      % (fn, name, t.device))
+                                 % (fn, name, t.device))
 
 
 def from_tensor(t, code):
