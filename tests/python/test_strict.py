@@ -76,26 +76,33 @@ class LeNet5(torch.nn.Module):
 # in the same microsecond as its enclosing event can be measured as ending
 # one or two microseconds after it, and is then left without a parent (seen
 # with PyTorch 1.13: an engine accumulation add ending 1 us after its
-# evaluate_function). Such an op is given the event it starts inside.
+# evaluate_function). An op run inside a backward node's own call always
+# has that node as its parent; a parentless one is the engine's own work
+# (the sum of two gradients for one input, between the node's call and the
+# next), so it belongs to the evaluate_function event around it. Matching
+# it to the innermost event by time alone is ambiguous at this resolution:
+# a one-microsecond add right after a node's call lies "inside" that call
+# too (seen once in CI: ('aten::add', 'SliceBackward0')).
 _CLOCK_SLACK_US = 2
+_ENGINE = "autograd::engine::evaluate_function"
 
 
 def _enclosing(e, events):
-    """The innermost event on e's thread that contains e; failing that, the
-    innermost one e starts inside and ends at most _CLOCK_SLACK_US after
-    (clocks of microseconds: an op that starts as one event ends belongs to
-    the event enclosing both, not to the one it merely touches), or None."""
-    def innermost(slack):
+    """The event a parentless op e belongs to: the innermost engine
+    evaluate_function event on e's thread that e starts inside and ends at
+    most _CLOCK_SLACK_US after; failing that, the innermost such event of
+    any kind; or None."""
+    def innermost(engine_only):
         best = None
         for f in events:
-            if f is e or f.thread != e.thread:
+            if f is e or f.thread != e.thread or (engine_only and not f.name.startswith(_ENGINE)):
                 continue
             r, q = f.time_range, e.time_range
-            if r.start <= q.start <= r.end and q.end <= r.end + slack and \
+            if r.start <= q.start <= r.end and q.end <= r.end + _CLOCK_SLACK_US and \
                     (best is None or r.start >= best.time_range.start):
                 best = f
         return best
-    return innermost(0) or innermost(_CLOCK_SLACK_US)
+    return innermost(True) or innermost(False)
 
 
 def _aten_ops(prof):
