@@ -101,14 +101,17 @@ def device_of(x, fn, name):
     return _lib.SB_DEVICE_CPU
 
 
-def _device_operand(x, fn, name):
-    """A torch tensor's DeviceArray if it lives on a device, else None."""
+def _tensor_operand(x, fn, name):
+    """A (dtype-checked) torch tensor as the array an op reads, noted in the
+    op's scope: its DeviceArray when it lives on a device, else a numpy view
+    of its host memory (a copy if it is not dense)."""
     code = _dev.device_code(x, fn, name)
-    if code == _lib.SB_DEVICE_CPU:
-        return None
-    arr = _dev.from_tensor(x, code)
-    _note(arr, fn, name)
-    return arr
+    if code != _lib.SB_DEVICE_CPU:
+        arr = _dev.from_tensor(x, code)
+        _note(arr, fn, name)
+        return arr
+    _note_host(x.dim(), fn, name)
+    return x.detach().contiguous().numpy()
 
 
 def _dtype_name(x):
@@ -124,11 +127,7 @@ def to_np(x, fn, name):
         if x.is_sparse:
             raise TypeError("samebits.%s: %s is a sparse tensor; only dense tensors are supported"
                             % (fn, name))
-        arr = _device_operand(x, fn, name)
-        if arr is not None:
-            return arr
-        _note_host(x.dim(), fn, name)
-        return x.detach().contiguous().numpy()
+        return _tensor_operand(x, fn, name)
     if isinstance(x, _dev.DeviceArray):
         _note(x, fn, name)
         return x.contiguous()
@@ -150,16 +149,12 @@ def to_np_index(x, fn, name):
         if x.dtype not in (torch.int64, torch.int32):
             raise TypeError("samebits.%s: %s has dtype %s; class indices must be int64 or int32"
                             % (fn, name, x.dtype))
-        arr = _device_operand(x, fn, name)
-        if arr is not None:
-            return arr
-        _note(HOST, fn, name)
-        return x.detach().contiguous().numpy()
+        return _tensor_operand(x, fn, name)
     if isinstance(x, _dev.DeviceArray):
         _note(x, fn, name)
         return x.contiguous()
-    _note(HOST, fn, name)
     if isinstance(x, np.ndarray):
+        _note_host(x.ndim, fn, name)
         if x.dtype not in (np.int64, np.int32):
             raise TypeError("samebits.%s: %s has dtype %s; class indices must be int64 or int32"
                             % (fn, name, _dtype_name(x)))
