@@ -24,6 +24,7 @@
 #include "samebits/norm.h"
 #include "samebits/dropout.h"
 #include "samebits/attention.h"
+#include "samebits/recurrent.h"
 #include "samebits/optim.h"
 #include "samebits/io.h"
 #include "samebits/autograd.h"

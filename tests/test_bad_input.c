@@ -243,6 +243,17 @@ CALL(sdpa_f, sb_sdpa_forward(t[0], t[1], t[2], t[3], SB_SDPA_CAUSAL_TOP_LEFT, 0.
                              t[4], t[5]))
 CALL(sdpa_b, sb_sdpa_backward(t[0], t[1], t[2], t[3], t[4], SB_SDPA_CAUSAL_TOP_LEFT, 0.5f, 0.25f, 1, 2,
                               0, t[5], t[6], t[7], t[8]))
+/* An LSTM with a projection (H = 3, P = 2) over 2 steps of batch sizes 2, 1
+ * (R = 3, N = 2), and a GRU (H = 3) over the same steps. */
+static const int64_t rnn_batch_sizes[2] = {2, 1};
+static const sb_rnn_sequence lstm_seq = {SB_RNN_LSTM, false, 2, rnn_batch_sizes};
+static const sb_rnn_sequence gru_seq = {SB_RNN_GRU, true, 2, rnn_batch_sizes};
+CALL(rnn_f, sb_rnn_forward(&lstm_seq, t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9],
+                           t[10]))
+CALL(rnn_b, sb_rnn_backward(&lstm_seq, t[0], t[1], t[2], t[3], t[4], t[5], t[6], NULL, t[7], t[8],
+                            t[9]))
+CALL(gru_b, sb_rnn_backward(&gru_seq, t[0], NULL, t[1], t[2], t[3], NULL, t[4], t[5], t[6], t[7],
+                            NULL))
 CALL(copy, sb_tensor_copy(t[1], t[0]))
 CALL(sgd_t, sb_sgd_step_tensor(&(sb_sgd_config){.lr = 0.1, .momentum = 0.9}, 2, t[0], t[1], t[2]))
 CALL(adam_t, sb_adam_step_tensor(&(sb_adam_config){.lr = 0.1, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8,
@@ -515,6 +526,20 @@ static const op_case ops[] = {
       {"v", F, S3(2, 4, 3), IN}, {"mask", F, S2(3, 4), IN | OPT | FREE_RANK},
       {"probs", F, S3(2, 3, 4), IN}, {"dq", F, S3(2, 3, 2), OUT | OPT},
       {"dk", F, S3(2, 4, 2), OUT | OPT}, {"dv", F, S3(2, 4, 3), OUT | OPT}}},
+    {"sb_rnn_forward", c_rnn_f, NULL,
+     {{"gx", F, S2(3, 12), IN}, {"h0", F, S2(2, 2), IN}, {"c0", F, S2(2, 3), IN},
+      {"w_hh", F, S2(12, 2), IN}, {"b_hh", F, S1(12), IN | OPT}, {"w_hr", F, S2(2, 3), IN | OPT},
+      {"y", F, S2(3, 2), OUT}, {"h_n", F, S2(2, 2), OUT}, {"c_n", F, S2(2, 3), OUT},
+      {"h_prev", F, S2(3, 2), OUT | OPT}, {"saved", F, S3(7, 3, 3), OUT | OPT}}},
+    {"sb_rnn_backward", c_rnn_b, NULL,
+     {{"w_hh", F, S2(12, 2), IN}, {"w_hr", F, S2(2, 3), IN | OPT}, {"saved", F, S3(7, 3, 3), IN},
+      {"dy", F, S2(3, 2), IN}, {"dh_n", F, S2(2, 2), IN}, {"dc_n", F, S2(2, 3), IN},
+      {"dgx", F, S2(3, 12), OUT}, {"dh_all", F, S2(3, 2), OUT | OPT}, {"dh0", F, S2(2, 2), OUT},
+      {"dc0", F, S2(2, 3), OUT}}},
+    {"sb_rnn_backward", c_gru_b, NULL,
+     {{"w_hh", F, S2(9, 3), IN}, {"saved", F, S3(5, 3, 3), IN}, {"dy", F, S2(3, 3), IN},
+      {"dh_n", F, S2(2, 3), IN}, {"dgx", F, S2(3, 9), OUT}, {"dgh", F, S2(3, 9), OUT},
+      {"dh_all", F, S2(3, 3), OUT | OPT}, {"dh0", F, S2(2, 3), OUT}}},
     {"sb_tensor_copy", c_copy, NULL, {{"src", F, S2(2, 3), IN}, {"dst", F, S2(2, 3), OUT}}},
     {"sb_sgd_step_tensor", c_sgd_t, NULL,
      {{"param", F, S2(2, 3), INOUT}, {"grad", F, S2(2, 3), IN}, {"momentum_buf", F, S2(2, 3), INOUT | OPT}}},

@@ -47,6 +47,8 @@
     S(sb_class_loss) F(sb_class_loss, kind) F(sb_class_loss, label_smoothing)             \
         F(sb_class_loss, ignore_index)                                                    \
     S(sb_ctc_loss) F(sb_ctc_loss, blank) F(sb_ctc_loss, zero_infinity)                    \
+    S(sb_rnn_sequence) F(sb_rnn_sequence, mode) F(sb_rnn_sequence, reverse)               \
+        F(sb_rnn_sequence, steps) F(sb_rnn_sequence, batch_sizes)                         \
     S(sb_sgd_config) F(sb_sgd_config, lr) F(sb_sgd_config, momentum)                      \
         F(sb_sgd_config, dampening) F(sb_sgd_config, weight_decay)                        \
         F(sb_sgd_config, nesterov) F(sb_sgd_config, maximize)                             \
@@ -70,7 +72,8 @@
     C(SB_PAD_CIRCULAR) C(SB_INTERP_NEAREST) C(SB_INTERP_NEAREST_EXACT) C(SB_INTERP_LINEAR) \
     C(SB_INTERP_CUBIC) C(SB_SCATTER_SUM) C(SB_SCATTER_PROD) C(SB_SCATTER_MEAN) C(SB_SCATTER_AMAX) \
     C(SB_SCATTER_AMIN) C(SB_GRID_BILINEAR) C(SB_GRID_NEAREST) C(SB_GRID_ZEROS) C(SB_GRID_BORDER) \
-    C(SB_GRID_REFLECTION) C(SB_NUMEL_MAX)
+    C(SB_GRID_REFLECTION) C(SB_NUMEL_MAX) C(SB_RNN_TANH) C(SB_RNN_RELU) C(SB_RNN_LSTM)      \
+    C(SB_RNN_GRU)
 
 static const char *or_dash(const char *s) { return s ? s : "-"; }
 

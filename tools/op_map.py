@@ -41,6 +41,8 @@ def section(o):
     n, f = o["name"], o["family"]
     if f == "linalg" or n.startswith(("sb_conv2d", "sb_conv_transpose2d")) or n == "sb_sgemm":
         return "§7 GEMM family"
+    if f == "recurrent":
+        return "§7 Recurrent layers"
     if f == "conv":
         return "§8 Pooling"
     if f in ("elementwise", "activation"):
@@ -70,6 +72,8 @@ def fast(o):
     n, f = o["name"], o["family"]
     if f == "linalg" or n == "sb_sgemm":
         return "`src/cpu/gemm.c` (+ `gemm_{sse2,avx2,avx512,neon}.c`)"
+    if f == "recurrent":
+        return "— (the ops it calls run their fast kernels)"
     if n.startswith(("sb_conv2d_output", "sb_pool2d_output", "sb_conv_transpose2d_output")):
         return "—"
     if n.startswith(("sb_conv2d", "sb_conv_transpose2d")):  # transposed: conv2d's kernels

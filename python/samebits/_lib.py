@@ -254,6 +254,15 @@ class CtcLoss(CheckedStructure):
     _fields_ = [("blank", ctypes.c_int64), ("zero_infinity", ctypes.c_bool)]
 
 
+# sb_rnn_mode (include/samebits/recurrent.h)
+SB_RNN_TANH, SB_RNN_RELU, SB_RNN_LSTM, SB_RNN_GRU = 0, 1, 2, 3
+
+
+class RnnSequence(CheckedStructure):
+    _fields_ = [("mode", ctypes.c_int), ("reverse", ctypes.c_bool), ("steps", ctypes.c_int64),
+                ("batch_sizes", ctypes.POINTER(ctypes.c_int64))]
+
+
 # sb_grid_mode, sb_grid_padding (include/samebits/conv.h)
 SB_GRID_BILINEAR, SB_GRID_NEAREST = 0, 1
 SB_GRID_ZEROS, SB_GRID_BORDER, SB_GRID_REFLECTION = 0, 1, 2
@@ -470,6 +479,10 @@ _SIGS = {
     "sb_sdpa_default_scale": (_i, [_i64, ctypes.POINTER(_f)]),
     "sb_sdpa_forward": (_i, [_T, _T, _T, _T, _i, _f, _f, _u64, _u64, _u64, _T, _T]),
     "sb_sdpa_backward": (_i, [_T, _T, _T, _T, _T, _i, _f, _f, _u64, _u64, _u64, _T, _T, _T, _T]),
+    "sb_rnn_forward": (_i, [ctypes.POINTER(RnnSequence), _T, _T, _T, _T, _T, _T, _T, _T, _T, _T,
+                            _T]),
+    "sb_rnn_backward": (_i, [ctypes.POINTER(RnnSequence), _T, _T, _T, _T, _T, _T, _T, _T, _T, _T,
+                             _T]),
     "sb_sgd_step": (_i, [ctypes.POINTER(SgdConfig), _i64, _i64, _P, _P, _P]),
     "sb_sgd_step_tensor": (_i, [ctypes.POINTER(SgdConfig), _i64, _T, _T, _T]),
     "sb_sgd_check_config": (_i, [ctypes.POINTER(SgdConfig)]),

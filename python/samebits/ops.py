@@ -178,6 +178,59 @@ def _linear_backward(dy, x, w, need_x, need_w, need_b):
     return dx, dw, db
 
 
+_RNN_MODES = {"RNN_TANH": _lib.SB_RNN_TANH, "RNN_RELU": _lib.SB_RNN_RELU,
+              "LSTM": _lib.SB_RNN_LSTM, "GRU": _lib.SB_RNN_GRU}
+# gates and saved planes per mode (include/samebits/recurrent.h)
+RNN_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+_RNN_PLANES = {"RNN_TANH": 2, "RNN_RELU": 2, "LSTM": 7, "GRU": 5}
+
+
+def _rnn_sequence(mode, reverse, batch_sizes):
+    """(sb_rnn_sequence, the int64 array its batch_sizes points into: the
+    caller keeps both alive). Steps of batch size 0 (an empty batch) come
+    last, as sizes never increase, and update nothing: they are left out."""
+    sizes = np.ascontiguousarray([b for b in batch_sizes if b > 0], dtype=np.int64)
+    seq = _lib.RnnSequence(mode=_RNN_MODES[mode], reverse=bool(reverse), steps=len(sizes))
+    seq.batch_sizes = sizes.ctypes.data_as(ctypes.POINTER(ctypes.c_int64))
+    return seq, sizes
+
+
+def _rnn_forward(mode, reverse, batch_sizes, gx, h0, c0, w_hh, b_hh, w_hr, keep):
+    """One direction's time loop (sb_rnn_forward): gx (R, G*H) is x W_ih^T +
+    b_ih. Returns y (R, P), h_n, c_n (or None), and when `keep` what the
+    backward reads, h_prev (R, P) and saved (K, R, H) (else None, None)."""
+    seq, sizes = _rnn_sequence(mode, reverse, batch_sizes)
+    R, H = gx.shape[0], w_hh.shape[0] // RNN_GATES[mode]
+    P = w_hh.shape[1]
+    y, h_n = empty((R, P)), empty(h0.shape)
+    c_n = None if c0 is None else empty(c0.shape)
+    h_prev = empty((R, P)) if keep else None
+    saved = empty((_RNN_PLANES[mode], R, H)) if keep else None
+    call("sb_rnn_forward", ctypes.byref(seq), ref(wrap(gx)), ref(wrap(h0)), ref(_w(c0)),
+         ref(wrap(w_hh)), ref(_w(b_hh)), ref(_w(w_hr)), ref(wrap(y)), ref(wrap(h_n)),
+         ref(_w(c_n)), ref(_w(h_prev)), ref(_w(saved)))
+    del sizes
+    return y, h_n, c_n, h_prev, saved
+
+
+def _rnn_backward(mode, reverse, batch_sizes, w_hh, w_hr, saved, dy, dh_n, dc_n, want_dh_all):
+    """Backward through time of one direction (sb_rnn_backward). Returns
+    dgx (R, G*H), dgh (the GRU's; dgx itself for the other modes), dh_all
+    (R, P) or None, dh0, dc0 (or None)."""
+    seq, sizes = _rnn_sequence(mode, reverse, batch_sizes)
+    R, GH = dy.shape[0], w_hh.shape[0]
+    dgx = empty((R, GH))
+    dgh = empty((R, GH)) if mode == "GRU" else None
+    dh_all = empty(dy.shape) if want_dh_all else None
+    dh0 = empty(dh_n.shape)
+    dc0 = None if dc_n is None else empty(dc_n.shape)
+    call("sb_rnn_backward", ctypes.byref(seq), ref(wrap(w_hh)), ref(_w(w_hr)), ref(wrap(saved)),
+         ref(wrap(dy)), ref(wrap(dh_n)), ref(_w(dc_n)), ref(wrap(dgx)), ref(_w(dgh)),
+         ref(_w(dh_all)), ref(wrap(dh0)), ref(_w(dc0)))
+    del sizes
+    return dgx, dgx if dgh is None else dgh, dh_all, dh0, dc0
+
+
 def _conv_params(stride, padding, dilation, groups, fn="conv2d"):
     P = _lib.Conv2dParams
     sh, sw = _pair(stride, fn, "stride", P, "stride_h")

@@ -21,36 +21,64 @@ static sb_status cpu_memcpy(const sb_backend *be, void *dst, const void *src, si
     return SB_OK;
 }
 
-/* Row-major walk over both tensors' strides, one element at a time (memmove:
- * a view may overlap its source). */
+/* The rows (last dimension) of a tensor's index space in row-major order:
+ * for each, the element offsets of its first element in t (and in u, which
+ * has the same shape). A 0-dim tensor is one row of one element. */
+typedef struct row_walk {
+    int nd;
+    int64_t rows, len, idx[SB_MAX_DIMS];
+} row_walk;
+
+static row_walk row_walk_start(const sb_tensor *t) {
+    row_walk w = {.nd = t->ndim, .rows = 0, .len = t->ndim ? t->shape[t->ndim - 1] : 1};
+    int64_t n = sb_tensor_numel(t);
+    w.rows = w.len ? n / w.len : 0;
+    return w;
+}
+
+static int64_t row_offset(const row_walk *w, const sb_tensor *t) {
+    int64_t o = 0;
+    for (int k = 0; k < w->nd - 1; k++) o += w->idx[k] * t->strides[k];
+    return o;
+}
+
+static void row_walk_next(row_walk *w, const sb_tensor *t) {
+    for (int k = w->nd - 2; k >= 0; k--) {
+        if (++w->idx[k] < t->shape[k]) return;
+        w->idx[k] = 0;
+    }
+}
+
+static int64_t last_stride(const sb_tensor *t) { return t->ndim ? t->strides[t->ndim - 1] : 1; }
+
+/* Row by row: one memmove per row when both rows are contiguous, else
+ * element by element (sb_tensor_copy allows src and dst only identical or
+ * apart, so a row's memmove is the elementwise copy). */
 sb_status sb_host_copy(const sb_backend *be, const sb_tensor *src, sb_tensor *dst) {
     (void)be;
     size_t es = sb_dtype_size(src->dtype);
-    int64_t n = sb_tensor_numel(src), idx[SB_MAX_DIMS] = {0};
-    for (int64_t i = 0; i < n; i++) {
-        int64_t so = 0, d = 0;
-        for (int k = 0; k < src->ndim; k++) { so += idx[k] * src->strides[k]; d += idx[k] * dst->strides[k]; }
-        memmove((char *)dst->data + d * (int64_t)es, (const char *)src->data + so * (int64_t)es, es);
-        for (int k = src->ndim - 1; k >= 0; k--) {
-            if (++idx[k] < src->shape[k]) break;
-            idx[k] = 0;
+    int64_t ss = last_stride(src), ds = last_stride(dst);
+    row_walk w = row_walk_start(src);
+    for (int64_t r = 0; r < w.rows; r++, row_walk_next(&w, src)) {
+        const char *sp = (const char *)src->data + row_offset(&w, src) * (int64_t)es;
+        char *dp = (char *)dst->data + row_offset(&w, dst) * (int64_t)es;
+        if (ss == 1 && ds == 1) {
+            memmove(dp, sp, (size_t)w.len * es);
+            continue;
         }
+        for (int64_t i = 0; i < w.len; i++)
+            memmove(dp + i * ds * (int64_t)es, sp + i * ss * (int64_t)es, es);
     }
     return SB_OK;
 }
 
 sb_status sb_host_fill(const sb_backend *be, sb_tensor *t, float value) {
     (void)be;
-    int64_t n = sb_tensor_numel(t), idx[SB_MAX_DIMS] = {0};
-    float *p = t->data;
-    for (int64_t i = 0; i < n; i++) {
-        int64_t o = 0;
-        for (int k = 0; k < t->ndim; k++) o += idx[k] * t->strides[k];
-        p[o] = value;
-        for (int k = t->ndim - 1; k >= 0; k--) {
-            if (++idx[k] < t->shape[k]) break;
-            idx[k] = 0;
-        }
+    int64_t st = last_stride(t);
+    row_walk w = row_walk_start(t);
+    for (int64_t r = 0; r < w.rows; r++, row_walk_next(&w, t)) {
+        float *p = (float *)t->data + row_offset(&w, t);
+        for (int64_t i = 0; i < w.len; i++) p[i * st] = value;
     }
     return SB_OK;
 }

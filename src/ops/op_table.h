@@ -717,6 +717,18 @@ const sb_op_info *sb_op_by_trace_name(const char *trace);
         sb_tensor *dk, sb_tensor *dv), \
        attention, NULL, SB_OP_NONE, sb_ref_sdpa_backward, SB_OP_NONE, \
        "sdpa") \
+    OP(sb_rnn_forward, sb_status, \
+       (const sb_rnn_sequence *seq, const sb_tensor *gx, const sb_tensor *h0, const sb_tensor *c0, \
+        const sb_tensor *w_hh, const sb_tensor *b_hh, const sb_tensor *w_hr, sb_tensor *y, \
+        sb_tensor *h_n, sb_tensor *c_n, sb_tensor *h_prev, sb_tensor *saved), \
+       recurrent, NULL, SB_OP_NONE, SB_OP_NONE, sb_rnn_backward, \
+       "exempt: a sequence of public ops (matmul, add, mul, activations), each replayed by its own case") \
+    OP(sb_rnn_backward, sb_status, \
+       (const sb_rnn_sequence *seq, const sb_tensor *w_hh, const sb_tensor *w_hr, \
+        const sb_tensor *saved, const sb_tensor *dy, const sb_tensor *dh_n, const sb_tensor *dc_n, \
+        sb_tensor *dgx, sb_tensor *dgh, sb_tensor *dh_all, sb_tensor *dh0, sb_tensor *dc0), \
+       recurrent, NULL, SB_OP_NONE, SB_OP_NONE, SB_OP_NONE, \
+       "exempt: a sequence of public ops (matmul, add, mul, activation backward rules), each replayed by its own case") \
     OP(sb_sgd_default_config, sb_sgd_config, \
        (double lr), \
        optim, NULL, SB_OP_NONE, SB_OP_NONE, SB_OP_NONE, \

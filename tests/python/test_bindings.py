@@ -34,7 +34,7 @@ from conftest import REPO
 from samebits import _lib
 
 INCLUDE = os.path.join(REPO, "include", "samebits")
-OP_HEADERS = ("linalg", "conv", "elementwise", "reduce", "index", "loss", "norm", "dropout", "attention", "optim",
+OP_HEADERS = ("linalg", "conv", "elementwise", "reduce", "index", "loss", "norm", "dropout", "attention", "recurrent", "optim",
               "kernels", "math", "random")
 
 # The C struct each ctypes.Structure of _lib.py mirrors.
@@ -44,7 +44,7 @@ MIRRORS = {
     "sb_conv_transpose2d_params": _lib.ConvTranspose2dParams,
     "sb_pad2d_params": _lib.Pad2dParams, "sb_elementwise_loss": _lib.ElementwiseLoss,
     "sb_class_loss": _lib.ClassLoss, "sb_interpolate_params": _lib.InterpolateParams,
-    "sb_ctc_loss": _lib.CtcLoss,
+    "sb_ctc_loss": _lib.CtcLoss, "sb_rnn_sequence": _lib.RnnSequence,
     "sb_grid_sample_params": _lib.GridSampleParams,
     "sb_sgd_config": _lib.SgdConfig, "sb_adam_config": _lib.AdamConfig, "sb_rng": _lib.Rng,
 }

@@ -292,6 +292,97 @@ def test_rnn_and_lstm_backward_bits_are_the_stated_sequence():
             assert not np.array_equal(_bits(per_step), _bits(dw_hh))
 
 
+@pytest.mark.parametrize("mode", ["GRU", "LSTM_PROJ", "RNN_RELU"])
+def test_gru_projection_and_relu_backward_bits_are_the_stated_sequence(mode):
+    """The GRU's backward (dgh differs from dgx in its n chunk: dn * r), the
+    LSTM projection's (dm = dh . W_hr, dW_hr from every step's dh and m) and
+    the relu RNN's, restated step by step from samebits.ops, against the
+    layer's own gradients (sb_rnn_backward's walk), with nonzero dh_n/dc_n."""
+    torch.manual_seed(12)
+    T, N, I, H, P = 6, 3, 4, 5, 3
+    module = {"GRU": lambda: torch.nn.GRU(I, H), "RNN_RELU": lambda: torch.nn.RNN(I, H, nonlinearity="relu"),
+              "LSTM_PROJ": lambda: torch.nn.LSTM(I, H, proj_size=P)}[mode]()
+    m = samebits.from_torch_module(module)
+    out_w = P if mode == "LSTM_PROJ" else H
+    x = torch.randn(T, N, I)
+    dy = torch.randn(T, N, out_w)
+    dh_n = torch.randn(1, N, out_w)
+    dc_n = torch.randn(1, N, H)
+    xg = x.clone().requires_grad_()
+    y, state = m(xg)
+    outs = [y, state[0], state[1]] if mode == "LSTM_PROJ" else [y, state]
+    grads = [dy, dh_n, dc_n] if mode == "LSTM_PROJ" else [dy, dh_n]
+    torch.autograd.backward(outs, grads)
+    w = [_np(p) for p in m.parameters()]
+    w_ih, w_hh, b_ih, b_hh = w[:4]
+    w_hr = w[4] if mode == "LSTM_PROJ" else None
+    xs = x.numpy()
+    h = np.zeros((N, out_w), np.float32)
+    c = np.zeros((N, H), np.float32)
+    keep = []
+    for t in range(T):
+        gx, gh = ops.linear(xs[t], w_ih, b_ih), ops.linear(h, w_hh, b_hh)
+        if mode == "GRU":
+            r = ops.sigmoid(ops.add(gx[:, :H], gh[:, :H]))
+            z = ops.sigmoid(ops.add(gx[:, H:2 * H], gh[:, H:2 * H]))
+            ghn = np.ascontiguousarray(gh[:, 2 * H:])
+            n = ops.tanh(ops.add(gx[:, 2 * H:], ops.mul(r, ghn)))
+            a = ops.sub(h, n)
+            keep.append((h, r, z, n, ghn, a))
+            h = ops.add(ops.mul(a, z), n)
+        elif mode == "RNN_RELU":
+            pre = ops.add(gx, gh)
+            keep.append((h, pre))
+            h = ops.relu(pre)
+        else:
+            a = ops.add(gx, gh)
+            i, f = ops.sigmoid(a[:, :H]), ops.sigmoid(a[:, H:2 * H])
+            gg, o = ops.tanh(a[:, 2 * H:3 * H]), ops.sigmoid(a[:, 3 * H:])
+            c_new = ops.add(ops.mul(f, c), ops.mul(i, gg))
+            tc = ops.tanh(c_new)
+            mm = ops.mul(o, tc)
+            keep.append((h, c, i, f, gg, o, tc, mm))
+            h, c = ops.linear(mm, w_hr), c_new
+    dgx_all, dgh_all, dh_all = [None] * T, [None] * T, [None] * T
+    dh_s, dc_s = dh_n[0].numpy(), dc_n[0].numpy()
+    for t in reversed(range(T)):
+        dh = ops.add(dy[t].numpy(), dh_s)
+        dh_all[t] = dh
+        if mode == "GRU":
+            hp, r, z, n, ghn, a = keep[t]
+            dd = ops.mul(dh, z)
+            dn = ops.tanh_backward(n, ops.sub(dh, dd))
+            d_r = ops.sigmoid_backward(r, ops.mul(dn, ghn))
+            d_z = ops.sigmoid_backward(z, ops.mul(dh, a))
+            dgx_all[t] = np.concatenate([d_r, d_z, dn], axis=1)
+            dgh_all[t] = np.concatenate([d_r, d_z, ops.mul(dn, r)], axis=1)
+            dh_s = ops.add(dd, ops.linear_backward(dgh_all[t], hp, w_hh)[0])
+            continue
+        if mode == "RNN_RELU":
+            hp, pre = keep[t]
+            dgx_all[t] = dgh_all[t] = ops.relu_backward(pre, dh)
+        else:
+            hp, cp, i, f, gg, o, tc, mm = keep[t]
+            dm = ops.linear_backward(dh, mm, w_hr)[0]
+            d_o = ops.sigmoid_backward(o, ops.mul(dm, tc))
+            dc = ops.add(ops.tanh_backward(tc, ops.mul(dm, o)), dc_s)
+            dgx_all[t] = dgh_all[t] = np.concatenate(
+                [ops.sigmoid_backward(i, ops.mul(dc, gg)), ops.sigmoid_backward(f, ops.mul(dc, cp)),
+                 ops.tanh_backward(gg, ops.mul(dc, i)), d_o], axis=1)
+            dc_s = ops.mul(dc, f)
+        dh_s = ops.linear_backward(dgh_all[t], hp, w_hh)[0]
+    hprev = np.concatenate([k[0] for k in keep])
+    dx, dw_ih, db_ih = ops.linear_backward(np.concatenate(dgx_all), xs.reshape(T * N, I), w_ih)
+    _, dw_hh, db_hh = ops.linear_backward(np.concatenate(dgh_all), hprev, w_hh)
+    want = [dw_ih, dw_hh, db_ih, db_hh]
+    if mode == "LSTM_PROJ":
+        want.append(ops.linear_backward(np.concatenate(dh_all), np.concatenate([k[7] for k in keep]),
+                                        w_hr)[1])
+    assert np.array_equal(_bits(xg.grad), _bits(dx.reshape(T, N, I))), mode
+    for p, g in zip(m.parameters(), want):
+        assert np.array_equal(_bits(p.grad), _bits(g)), (mode, p.shape)
+
+
 # ---- threads and ISA levels ----
 
 def _training_step_hashes(m, x, hx):

@@ -1,7 +1,9 @@
 """Recurrent layers (contract section 7, "Recurrent layers"): nn.RNN (tanh,
 relu), nn.LSTM (proj_size too), nn.GRU and their cells, as a fixed sequence
 of samebits ops (linear, add, sub, mul, sigmoid, tanh, relu, dropout and
-their backward ops); no kernel of their own.
+their backward ops); no kernel of their own. Each direction's time loop is
+one C call (sb_rnn_forward / sb_rnn_backward) that runs those ops step by
+step.
 
 One torch.autograd.Function runs a whole stack (every layer and direction):
 its backward walks time in reverse itself and forms each parameter's
@@ -26,16 +28,7 @@ from .._convert import (to_np, to_torch, dense, empty, zeros, full, concat, take
 
 __all__ = ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
 
-# gates per mode (PyTorch's chunk order: LSTM i, f, g, o; GRU r, z, n)
-_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
-
-
 _c = dense   # a C-contiguous array of a's values (a itself when it already is one)
-
-
-def _dx(dy, x, w):
-    """dy . w (linear's input gradient: one chain per element over w's rows)."""
-    return _ops._linear_backward(dy, x, w, True, False, False)[0]
 
 
 class _Spec:
@@ -48,10 +41,12 @@ class _Spec:
         self.hidden, self.proj, self.bias = hidden, proj, bias
         self.out = proj if proj else hidden
         self.batch_sizes = [int(b) for b in batch_sizes]
-        self.starts = np.concatenate([[0], np.cumsum(self.batch_sizes)]).astype(np.int64)
         self.dropout, self.training = float(dropout), bool(training)
         self.seed, self.stream, self.offset = seed, stream, offset
         self.fn = fn
+        # made in the module's forward, where grad mode still says whether
+        # a backward can follow (inside the autograd function it is off)
+        self.grad_enabled = torch.is_grad_enabled()
 
     def per_direction(self):
         return 2 + (2 if self.bias else 0) + (1 if self.proj else 0)
@@ -69,93 +64,18 @@ class _Spec:
         return self.training and self.dropout != 0.0 and layer < self.layers - 1
 
 
-# ---- one step of each cell: forward returns (h, c, saved) ------------------
-
-def _cell_forward(mode, gx, gh, hp, cp, w_hr):
-    """gx = x W_ih^T + b_ih and gh = h W_hh^T + b_hh of the active rows."""
-    if mode in ("RNN_TANH", "RNN_RELU"):
-        pre = _ops.add(gx, gh)
-        h = _ops.tanh(pre) if mode == "RNN_TANH" else _ops.relu(pre)
-        return h, None, (pre, h)
-    H = gh.shape[1] // _GATES[mode]
-    if mode == "LSTM":
-        gates = _ops.add(gx, gh)
-        s = _ops.sigmoid(gates)   # the g chunk of s is not used
-        i, f, o = _c(s[:, :H]), _c(s[:, H:2 * H]), _c(s[:, 3 * H:])
-        g = _ops.tanh(_c(gates[:, 2 * H:3 * H]))
-        c = _ops.add(_ops.mul(f, cp), _ops.mul(i, g))
-        tc = _ops.tanh(c)
-        m = _ops.mul(o, tc)
-        h = _ops.linear(m, w_hr) if w_hr is not None else m
-        return h, c, (i, f, g, o, cp, tc, m)
-    # GRU
-    rz = _ops.sigmoid(_ops.add(_c(gx[:, :2 * H]), _c(gh[:, :2 * H])))
-    r, z = _c(rz[:, :H]), _c(rz[:, H:])
-    ghn = _c(gh[:, 2 * H:])
-    n = _ops.tanh(_ops.add(_c(gx[:, 2 * H:]), _ops.mul(r, ghn)))
-    a = _ops.sub(hp, n)
-    h = _ops.add(_ops.mul(a, z), n)
-    return h, None, (r, z, n, ghn, a)
-
-
-def _cell_backward(mode, saved, dh, dc, w_hr, w_hh, hp):
-    """From dh (the step's whole h gradient) and dc (the carried c gradient,
-    LSTM): (dgates_x, dgates_h, dh_prev, dc_prev, dm)."""
-    if mode in ("RNN_TANH", "RNN_RELU"):
-        pre, h = saved
-        dg = _ops.tanh_backward(h, dh) if mode == "RNN_TANH" else _ops.relu_backward(pre, dh)
-        return dg, dg, _dx(dg, hp, w_hh), None, None
-    if mode == "LSTM":
-        i, f, g, o, cp, tc, m = saved
-        dm = _dx(dh, m, w_hr) if w_hr is not None else dh
-        dgo = _ops.sigmoid_backward(o, _ops.mul(dm, tc))
-        dc = _ops.add(_ops.tanh_backward(tc, _ops.mul(dm, o)), dc)
-        dgi = _ops.sigmoid_backward(i, _ops.mul(dc, g))
-        dgf = _ops.sigmoid_backward(f, _ops.mul(dc, cp))
-        dgg = _ops.tanh_backward(g, _ops.mul(dc, i))
-        dg = concat([dgi, dgf, dgg, dgo], axis=1)
-        return dg, dg, _dx(dg, hp, w_hh), _ops.mul(dc, f), dm
-    r, z, n, ghn, a = saved
-    da = _ops.mul(dh, z)
-    dz = _ops.mul(dh, a)
-    dn = _ops.tanh_backward(n, _ops.sub(dh, da))
-    dr = _ops.mul(dn, ghn)
-    dghn = _ops.mul(dn, r)
-    dgr, dgz = _ops.sigmoid_backward(r, dr), _ops.sigmoid_backward(z, dz)
-    dgx = concat([dgr, dgz, dn], axis=1)
-    dgh = concat([dgr, dgz, dghn], axis=1)
-    return dgx, dgh, _ops.add(da, _dx(dgh, hp, w_hh)), None, None
-
-
 # ---- one direction of one layer over the whole sequence -------------------
+# The time loop is sb_rnn_forward / sb_rnn_backward (src/ops/recurrent.c):
+# the contract's sequence of ops, step after step, in one C call.
 
-def _direction_forward(spec, x, h0, c0, w, reverse):
+def _direction_forward(spec, x, h0, c0, w, reverse, keep):
     """x (R, I), h0 (N, out), c0 (N, hidden) or None. Returns y (R, out),
-    h_n, c_n and what the backward needs."""
+    h_n, c_n and what the backward needs (h_prev, saved; None unless keep)."""
     w_ih, w_hh, b_ih, b_hh, w_hr = w
     gx = _ops.linear(x, w_ih, b_ih)                     # (R, G*hidden), all steps at once
-    h, c = h0.copy(), None if c0 is None else c0.copy()
-    R = x.shape[0]
-    y = empty((R, spec.out))
-    hprev = empty((R, spec.out))
-    m_all = empty((R, spec.hidden)) if w_hr is not None else None
-    saved = [None] * len(spec.batch_sizes)
-    steps = range(len(spec.batch_sizes))
-    for t in (reversed(steps) if reverse else steps):
-        b, r0 = spec.batch_sizes[t], spec.starts[t]
-        hp = h[:b].copy()   # copies: h and c are overwritten below
-        gh = _ops.linear(hp, w_hh, b_hh)
-        hn, cn, s = _cell_forward(spec.mode, _c(gx[r0:r0 + b]), gh, hp,
-                                  None if c is None else c[:b].copy(), w_hr)
-        hprev[r0:r0 + b] = hp
-        y[r0:r0 + b] = hn
-        h[:b] = hn
-        if c is not None:
-            c[:b] = cn
-        if m_all is not None:
-            m_all[r0:r0 + b] = s[-1]
-        saved[t] = (hp, s)
-    return y, h, c, (hprev, m_all, saved)
+    y, h, c, h_prev, saved = _ops._rnn_forward(spec.mode, reverse, spec.batch_sizes, gx, h0, c0,
+                                               w_hh, b_hh, w_hr, keep)
+    return y, h, c, (h_prev, saved)
 
 
 def _direction_backward(spec, x, w, saved_all, dy, dh_n, dc_n, reverse, need):
@@ -163,38 +83,19 @@ def _direction_backward(spec, x, w, saved_all, dy, dh_n, dc_n, reverse, need):
     forward made to its first. Returns dx (or None), dh0, dc0 and the
     parameter gradients (w_ih, w_hh, b_ih, b_hh, w_hr; None where not needed)."""
     w_ih, w_hh, b_ih, b_hh, w_hr = w
-    hprev, m_all, saved = saved_all
-    G = _GATES[spec.mode] * spec.hidden
-    R = x.shape[0]
-    dgx_all = empty((R, G))
-    dgh_all = empty((R, G)) if spec.mode == "GRU" else dgx_all
-    dh_all = empty((R, spec.out)) if w_hr is not None else None
-    dh_state = dh_n.copy()
-    dc_state = None if dc_n is None else dc_n.copy()
-    steps = range(len(spec.batch_sizes))
-    for t in (steps if reverse else reversed(steps)):
-        b, r0 = spec.batch_sizes[t], spec.starts[t]
-        hp, s = saved[t]
-        dh = _ops.add(_c(dy[r0:r0 + b]), _c(dh_state[:b]))
-        dgx, dgh, dhp, dcp, _ = _cell_backward(
-            spec.mode, s, dh, None if dc_state is None else _c(dc_state[:b]), w_hr, w_hh, hp)
-        dgx_all[r0:r0 + b] = dgx
-        if dgh_all is not dgx_all:
-            dgh_all[r0:r0 + b] = dgh
-        if dh_all is not None:
-            dh_all[r0:r0 + b] = dh
-        dh_state[:b] = dhp
-        if dc_state is not None:
-            dc_state[:b] = dcp
+    h_prev, saved = saved_all
+    want_dw_hr = w_hr is not None and need["w_hr"]
+    dgx_all, dgh_all, dh_all, dh0, dc0 = _ops._rnn_backward(
+        spec.mode, reverse, spec.batch_sizes, w_hh, w_hr, saved, dy, dh_n, dc_n, want_dw_hr)
     # parameter gradients: one linear backward over every step's rows
     dx, dw_ih, db_ih = _ops._linear_backward(dgx_all, x, w_ih, need["x"], need["w_ih"],
                                              need["b_ih"])
-    _, dw_hh, db_hh = _ops._linear_backward(dgh_all, hprev, w_hh, False, need["w_hh"],
+    _, dw_hh, db_hh = _ops._linear_backward(dgh_all, h_prev, w_hh, False, need["w_hh"],
                                             need["b_hh"])
     dw_hr = None
-    if w_hr is not None and need["w_hr"]:
-        dw_hr = _ops._linear_backward(dh_all, m_all, w_hr, False, True, False)[1]
-    return dx, dh_state, dc_state, (dw_ih, dw_hh, db_ih, db_hh, dw_hr)
+    if want_dw_hr:   # m = o * tanh(c'), saved's last plane
+        dw_hr = _ops._linear_backward(dh_all, saved[-1], w_hr, False, True, False)[1]
+    return dx, dh0, dc0, (dw_ih, dw_hh, db_ih, db_hh, dw_hr)
 
 
 # ---- the whole stack ----------------------------------------------------------
@@ -214,13 +115,14 @@ class _Stack(torch.autograd.Function):
         hn = empty(h0n.shape)
         cn = None if c0n is None else empty(c0n.shape)
         inputs, saved, masks = [], [], []
+        keep = spec.grad_enabled and any(ctx.needs_input_grad)   # a backward may follow
         offset = spec.offset
         for layer in range(L):
             outs = []
             for d in range(D):
                 k = layer * D + d
                 y, h, c, s = _direction_forward(spec, inp, h0n[k], None if c0n is None else c0n[k],
-                                                spec.weights(flat, layer, d), d == 1)
+                                                spec.weights(flat, layer, d), d == 1, keep)
                 outs.append(y)
                 hn[k] = h
                 if cn is not None:
