@@ -6,6 +6,10 @@
  * convolutions at 56x56 and of its 7x7 stem. For the smaller sizes the
  * samebits result is also compared bit for bit with sb_ref_sgemm.
  *
+ * Rows marked T take that operand transposed (row-major storage of op(X)^T):
+ * linear's forward x . W^T ('N','T'), its weight gradient dY^T . X ('T','N',
+ * k = the batch's rows), and an LSTM step's h . W_hh^T both ways.
+ *
  * BLIS (Debian libblis-pthread-dev) is opened with dlopen, RTLD_LOCAL: it
  * exports a CBLAS too, whose cblas_sgemm must not stand in for OpenBLAS's.
  * Without it the BLIS column says so. */
@@ -55,29 +59,42 @@ static void open_blis(void) {
     }
 }
 
+/* One product: op(A) is m x k, op(B) is k x n; ta / tb: stored transposed. */
+typedef struct product {
+    bool ta, tb;
+    int64_t m, k, n;
+} product;
+
+static int64_t lda_of(const product *p) { return p->ta ? p->m : p->k; }
+static int64_t ldb_of(const product *p) { return p->tb ? p->k : p->n; }
+
 /* Best seconds of `reps` runs (at least ~0.3 s in all). */
-static double best_time(int which, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
-                        float *c) {
+static double best_time(int which, const product *p, const float *a, const float *b, float *c) {
     /* Both libraries' workers poll for a while after a call before they
      * sleep (OpenBLAS's for milliseconds); let the other library's go idle
      * first so that neither is timed against the other's spinning threads. */
     struct timespec idle = {0, 200 * 1000 * 1000};
     nanosleep(&idle, NULL);
+    int64_t m = p->m, n = p->n, k = p->k, lda = lda_of(p), ldb = ldb_of(p);
     double best = 1e30, spent = 0.0;
     for (int r = 0; r < 50 && (r < 3 || spent < 0.3); r++) {
         double t0 = now();
         if (which == 0) {
-            if (sb_sgemm('N', 'N', m, n, k, a, k, b, n, c, n) != SB_OK) {
+            if (sb_sgemm(p->ta ? 'T' : 'N', p->tb ? 'T' : 'N', m, n, k, a, lda, b, ldb, c, n) !=
+                SB_OK) {
                 fprintf(stderr, "sb_sgemm: %s\n", sb_last_error());
                 exit(1);
             }
         } else if (which == 1) {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a,
-                        (int)k, b, (int)n, 0.0f, c, (int)n);
+            cblas_sgemm(CblasRowMajor, p->ta ? CblasTrans : CblasNoTrans,
+                        p->tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a,
+                        (int)lda, b, (int)ldb, 0.0f, c, (int)n);
         } else {
+            /* BLIS takes each operand's row and column strides: a transposed
+             * operand is the stored one read with the two swapped. */
             const float one = 1.0f, zero = 0.0f;
-            blis_sgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, n, k, &one, a, k, 1, b, n, 1, &zero,
-                       c, n, 1);
+            blis_sgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, n, k, &one, a, p->ta ? 1 : lda,
+                       p->ta ? lda : 1, b, p->tb ? 1 : ldb, p->tb ? ldb : 1, &zero, c, n, 1);
         }
         double t = now() - t0;
         spent += t;
@@ -87,10 +104,19 @@ static double best_time(int which, int64_t m, int64_t n, int64_t k, const float 
 }
 
 int main(void) {
-    static const int64_t sizes[][3] = {/* m, k, n */
-                                       {256, 256, 256},   {512, 512, 512}, {1024, 1024, 1024},
-                                       {2048, 2048, 2048}, {100, 400, 120}, {100, 120, 84},
-                                       {64, 256, 3136},   {64, 576, 3136}, {64, 147, 12544}};
+    static const product sizes[] = {
+        /* squares, LeNet's skinny layers, ResNet's 64-row convolution products */
+        {false, false, 256, 256, 256},   {false, false, 512, 512, 512},
+        {false, false, 1024, 1024, 1024}, {false, false, 2048, 2048, 2048},
+        {false, false, 100, 400, 120},   {false, false, 100, 120, 84},
+        {false, false, 64, 256, 3136},   {false, false, 64, 576, 3136},
+        {false, false, 64, 147, 12544},
+        /* linear 512x768 -> 3072: forward x . W^T, weight gradient dY^T . X */
+        {false, true, 512, 768, 3072},   {true, false, 3072, 512, 768},
+        /* an LSTM step (batch 32, hidden 256): h . W_hh^T, stored and transposed */
+        {false, true, 32, 256, 1024},    {false, false, 32, 256, 1024},
+        /* its weight gradient over 64 steps: k = 2048 rows */
+        {true, false, 1024, 2048, 256}};
     open_blis();
     int nsizes = (int)(sizeof sizes / sizeof sizes[0]);
     FILE *la = fopen("/proc/loadavg", "r");
@@ -106,19 +132,21 @@ int main(void) {
            "ratio");
     bool all_same = true;
     for (int s = 0; s < nsizes; s++) {
-        int64_t m = sizes[s][0], k = sizes[s][1], n = sizes[s][2];
+        const product *p = &sizes[s];
+        int64_t m = p->m, k = p->k, n = p->n;
         float *a = malloc((size_t)(m * k) * 4), *b = malloc((size_t)(k * n) * 4),
               *c = malloc((size_t)(m * n) * 4);
         if (!a || !b || !c) return 1;
         for (int64_t i = 0; i < m * k; i++) a[i] = rand_float();
         for (int64_t i = 0; i < k * n; i++) b[i] = rand_float();
+        char ta = p->ta ? 'T' : 'N', tb = p->tb ? 'T' : 'N';
         if (m * n * k <= 1024 * 1024 * 1024) {
             float *r = malloc((size_t)(m * n) * 4);
             if (!r) return 1;
-            sb_ref_sgemm('N', 'N', m, n, k, a, k, b, n, r, n, false);
+            sb_ref_sgemm(ta, tb, m, n, k, a, lda_of(p), b, ldb_of(p), r, n, false);
             for (int t = 1; t <= 2; t++) {
                 sb_set_num_threads(t);
-                if (sb_sgemm('N', 'N', m, n, k, a, k, b, n, c, n) != SB_OK ||
+                if (sb_sgemm(ta, tb, m, n, k, a, lda_of(p), b, ldb_of(p), c, n) != SB_OK ||
                     memcmp(c, r, (size_t)(m * n) * 4) != 0) all_same = false;
             }
             free(r);
@@ -128,12 +156,13 @@ int main(void) {
             openblas_set_num_threads(t);
             if (blis_threads) blis_threads(t);
             double flops = 2.0 * (double)m * (double)n * (double)k;
-            double ts = best_time(0, m, n, k, a, b, c), to = best_time(1, m, n, k, a, b, c);
-            double tb = blis_sgemm ? best_time(2, m, n, k, a, b, c) : 0.0;
-            double peer = tb > 0.0 && tb < to ? tb : to;
+            double ts = best_time(0, p, a, b, c), to = best_time(1, p, a, b, c);
+            double tbl = blis_sgemm ? best_time(2, p, a, b, c) : 0.0;
+            double peer = tbl > 0.0 && tbl < to ? tbl : to;
             char label[64], blis[32] = "-";
-            snprintf(label, sizeof label, "%lldx%lldx%lld", (long long)m, (long long)k, (long long)n);
-            if (tb > 0.0) snprintf(blis, sizeof blis, "%.1f GF/s", flops / tb * 1e-9);
+            snprintf(label, sizeof label, "%lld%sx%lldx%lld%s", (long long)m, p->ta ? "T" : "",
+                     (long long)k, (long long)n, p->tb ? "T" : "");
+            if (tbl > 0.0) snprintf(blis, sizeof blis, "%.1f GF/s", flops / tbl * 1e-9);
             printf("%-18s %3d %8.1f GF/s %8.1f GF/s %12s %6.1f%%\n", label, t, flops / ts * 1e-9,
                    flops / to * 1e-9, blis, 100.0 * peer / ts);
             fflush(stdout);
