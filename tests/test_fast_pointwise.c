@@ -328,6 +328,18 @@ static void test_unary_and_activations(void) {
         sb_ref_sigmoid_forward(n, x, want);
         CHECK_OK(sb_sigmoid_forward(&tx, &tg));
         check_buf(got, want, n, false, "sigmoid", cfg);
+        /* the backward rules read the forward's output y: here x itself,
+         * which covers every sign, zero, subnormal, inf and NaN */
+        sb_ref_tanh_backward(n, x, dy, want);
+        CHECK_OK(sb_tanh_backward(&tx, &tdy, &tg));
+        check_buf(got, want, n, false, "tanh backward", cfg);
+        sb_ref_sigmoid_backward(n, x, dy, want);
+        CHECK_OK(sb_sigmoid_backward(&tx, &tdy, &tg));
+        check_buf(got, want, n, false, "sigmoid backward", cfg);
+        memcpy(got, dy, (size_t)n * sizeof *got);
+        sb_ref_sigmoid_backward(n, x, dy, want);
+        CHECK_OK(sb_sigmoid_backward(&tx, &tg, &tg));
+        check_buf(got, want, n, false, "sigmoid backward in place", cfg);
         sb_ref_silu_forward(n, x, want);
         CHECK_OK(sb_silu_forward(&tx, &tg));
         check_buf(got, want, n, false, "silu", cfg);

@@ -146,8 +146,8 @@ static void act_kernel(const void *ctx, int64_t n, const float *const *in, float
     }
     switch (c->kind) {
     case SB_ACT_RELU: sb_cpu_relu_backward(n, in[0], in[1], out); break;
-    case SB_ACT_TANH: sb_ref_tanh_backward(n, in[0], in[1], out); break;
-    case SB_ACT_SIGMOID: sb_ref_sigmoid_backward(n, in[0], in[1], out); break;
+    case SB_ACT_TANH: sb_cpu_tanh_backward(n, in[0], in[1], out); break;
+    case SB_ACT_SIGMOID: sb_cpu_sigmoid_backward(n, in[0], in[1], out); break;
     case SB_ACT_SILU: sb_cpu_silu_backward(n, in[0], in[1], out); break;
     case SB_ACT_GELU: sb_cpu_gelu_backward(n, in[0], in[1], c->approximate, out); break;
     case SB_ACT_SOFTPLUS: sb_cpu_softplus_backward(n, in[0], in[1], c->p0, c->p1, out); break;

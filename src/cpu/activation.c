@@ -34,6 +34,30 @@ static void step(sb_binary_op op, int64_t k, const float *a, int64_t sa, const f
 
 void sb_cpu_tanh_forward(int64_t n, const float *x, float *y) { sb_cpu_tanhf_n(x, y, n); }
 
+/* dx = dy * (1.0f - y * y), y the forward's output. */
+void sb_cpu_tanh_backward(int64_t n, const float *y, const float *dy, float *dx) {
+    const float one = 1.0f;
+    float t[CHUNK];
+    for (int64_t i0 = 0; i0 < n; i0 += CHUNK) {
+        int64_t k = chunk_len(n, i0);
+        step(SB_BINARY_MUL, k, y + i0, 1, y + i0, 1, t);
+        step(SB_BINARY_SUB, k, &one, 0, t, 1, t);
+        step(SB_BINARY_MUL, k, dy + i0, 1, t, 1, dx + i0);
+    }
+}
+
+/* dx = (dy * (1.0f - y)) * y, y the forward's output. */
+void sb_cpu_sigmoid_backward(int64_t n, const float *y, const float *dy, float *dx) {
+    const float one = 1.0f;
+    float t[CHUNK];
+    for (int64_t i0 = 0; i0 < n; i0 += CHUNK) {
+        int64_t k = chunk_len(n, i0);
+        step(SB_BINARY_SUB, k, &one, 0, y + i0, 1, t);
+        step(SB_BINARY_MUL, k, dy + i0, 1, t, 1, t);
+        step(SB_BINARY_MUL, k, t, 1, y + i0, 1, dx + i0);
+    }
+}
+
 /* e[i] = 1.0f + exp(-x[i]), the denominator of the logistic function. */
 static void one_plus_exp_neg(int64_t k, const float *x, float *e) {
     const float one = 1.0f;

@@ -203,6 +203,8 @@ void sb_cpu_sgd(const sb_sgd_factors *f, bool nesterov, bool maximize, bool firs
  * as the sb_ref_* kernels of src/ref/activation.c. */
 void sb_cpu_tanh_forward(int64_t n, const float *x, float *y);
 void sb_cpu_sigmoid_forward(int64_t n, const float *x, float *y);
+void sb_cpu_sigmoid_backward(int64_t n, const float *y, const float *dy, float *dx);
+void sb_cpu_tanh_backward(int64_t n, const float *y, const float *dy, float *dx);
 void sb_cpu_silu_forward(int64_t n, const float *x, float *y);
 void sb_cpu_silu_backward(int64_t n, const float *x, const float *dy, float *dx);
 void sb_cpu_gelu_forward(int64_t n, const float *x, bool approximate, float *y);

@@ -90,8 +90,13 @@ def _direction_backward(spec, x, w, saved_all, dy, dh_n, dc_n, reverse, need):
     # parameter gradients: one linear backward over every step's rows
     dx, dw_ih, db_ih = _ops._linear_backward(dgx_all, x, w_ih, need["x"], need["w_ih"],
                                              need["b_ih"])
+    # b_ih's and b_hh's gradients are the same canonical sums when dgh is
+    # dgx (every mode but the GRU): summed once
+    shared_db = dgh_all is dgx_all and need["b_ih"] and need["b_hh"]
     _, dw_hh, db_hh = _ops._linear_backward(dgh_all, h_prev, w_hh, False, need["w_hh"],
-                                            need["b_hh"])
+                                            need["b_hh"] and not shared_db)
+    if shared_db:
+        db_hh = db_ih.copy()
     dw_hr = None
     if want_dw_hr:   # m = o * tanh(c'), saved's last plane
         dw_hr = _ops._linear_backward(dh_all, saved[-1], w_hr, False, True, False)[1]
