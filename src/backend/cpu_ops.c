@@ -36,10 +36,16 @@ static sb_status cpu_linear_forward(const sb_backend *be, int64_t rows, int64_t 
     /* y = x . w^T: w stored (out, in) is op(b) = w^T with 'T'. */
     sb_cpu_sgemm('N', 'T', rows, out, in, x, at_least_1(in), w, at_least_1(in), y,
                  at_least_1(out), false);
-    if (bias) /* y[r][o] + bias[o], one addition per element, on the level's vector loop */
-        for (int64_t r = 0; r < rows; r++)
-            sb_kernels()->pointwise->binary(SB_BINARY_ADD, out, y + r * out, 1, bias, 1,
-                                            y + r * out);
+    if (bias && rows > 0 && out > 0) {
+        /* y[r][o] + bias[o], one addition per element: the threaded
+         * pointwise engine over y and bias broadcast along the rows */
+        sb_tensor v[2] = {{.dtype = SB_F32, .ndim = 2, .shape = {rows, out}, .strides = {out, 1},
+                           .data = y},
+                          {.dtype = SB_F32, .ndim = 2, .shape = {rows, out}, .strides = {0, 1},
+                           .data = (void *)bias}};
+        sb_binary_op add = SB_BINARY_ADD;
+        sb_cpu_pw_run(2, v, &v[0], sb_cpu_binary_kernel, &add);
+    }
     return SB_OK;
 }
 

@@ -120,6 +120,7 @@ typedef struct job {
     float *apack;     /* mpanels panels of mr x kc */
     float *bpack;     /* npanels panels of kc x nr */
     bool b_direct;    /* the flexible kernel reads op(B) = B ('N') in place */
+    sb_gemm_pack_bt_fn pack_bt; /* the level's transposing panel copy, or NULL */
     int64_t mpanels, npanels;
     int64_t tile_mp, tile_np; /* a tile's size in micro-panels */
     int64_t tiles_m, tiles_n;
@@ -174,6 +175,8 @@ static void pack_b(const job *J, int64_t panel) {
             memcpy(d, src, (size_t)cols * sizeof(float));
             for (int64_t q = cols; q < nr; q++) d[q] = 0.0f;
         }
+    } else if (J->pack_bt) {
+        J->pack_bt(kc, cols, nr, J->b + j0 * J->ldb + J->pc, J->ldb, dst);
     } else {
         for (int64_t q = 0; q < cols; q++) {
             const float *src = J->b + (j0 + q) * J->ldb + J->pc;
@@ -296,6 +299,7 @@ void sb_cpu_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, con
     }
     job J = {
         .kern = pick_kernel(gk, m),
+        .pack_bt = gk->pack_bt,
         .ta = ta,
         .tb = tb,
         .a = a, .b = b, .c = c, .lda = lda, .ldb = ldb, .ldc = ldc, .m = m, .n = n,

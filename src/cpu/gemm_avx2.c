@@ -71,6 +71,57 @@ void sb_gemm_ukernel_avx2(int64_t kc, const float *a, const float *b, float *c, 
 FLEX_KERNELS(4)
 FLEX_KERNELS(6)
 
+/* t[e] lane q = r[q*ld + e] for q, e < 8: eight rows of eight floats
+ * transposed in registers (unpack, shuffle, then 128-bit halves). */
+static inline void transpose8x8(const float *r, int64_t ld, __m256 t[8]) {
+    __m256 u0 = _mm256_unpacklo_ps(_mm256_loadu_ps(r), _mm256_loadu_ps(r + ld));
+    __m256 u1 = _mm256_unpackhi_ps(_mm256_loadu_ps(r), _mm256_loadu_ps(r + ld));
+    __m256 u2 = _mm256_unpacklo_ps(_mm256_loadu_ps(r + 2 * ld), _mm256_loadu_ps(r + 3 * ld));
+    __m256 u3 = _mm256_unpackhi_ps(_mm256_loadu_ps(r + 2 * ld), _mm256_loadu_ps(r + 3 * ld));
+    __m256 u4 = _mm256_unpacklo_ps(_mm256_loadu_ps(r + 4 * ld), _mm256_loadu_ps(r + 5 * ld));
+    __m256 u5 = _mm256_unpackhi_ps(_mm256_loadu_ps(r + 4 * ld), _mm256_loadu_ps(r + 5 * ld));
+    __m256 u6 = _mm256_unpacklo_ps(_mm256_loadu_ps(r + 6 * ld), _mm256_loadu_ps(r + 7 * ld));
+    __m256 u7 = _mm256_unpackhi_ps(_mm256_loadu_ps(r + 6 * ld), _mm256_loadu_ps(r + 7 * ld));
+    /* s_e: terms e and e + 4 of rows 0-3 (s0-s3) and rows 4-7 (s4-s7) */
+    __m256 s0 = _mm256_shuffle_ps(u0, u2, _MM_SHUFFLE(1, 0, 1, 0));
+    __m256 s1 = _mm256_shuffle_ps(u0, u2, _MM_SHUFFLE(3, 2, 3, 2));
+    __m256 s2 = _mm256_shuffle_ps(u1, u3, _MM_SHUFFLE(1, 0, 1, 0));
+    __m256 s3 = _mm256_shuffle_ps(u1, u3, _MM_SHUFFLE(3, 2, 3, 2));
+    __m256 s4 = _mm256_shuffle_ps(u4, u6, _MM_SHUFFLE(1, 0, 1, 0));
+    __m256 s5 = _mm256_shuffle_ps(u4, u6, _MM_SHUFFLE(3, 2, 3, 2));
+    __m256 s6 = _mm256_shuffle_ps(u5, u7, _MM_SHUFFLE(1, 0, 1, 0));
+    __m256 s7 = _mm256_shuffle_ps(u5, u7, _MM_SHUFFLE(3, 2, 3, 2));
+    t[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
+    t[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
+    t[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
+    t[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
+    t[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
+    t[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
+    t[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
+    t[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+}
+
+/* gemm.c's panel of op(B) = B^T (gemm_internal.h, sb_gemm_pack_bt_fn):
+ * eight rows of B at a time, eight terms at a time, transposed in
+ * registers; the leftover terms and rows one float at a time. */
+void sb_gemm_pack_bt_avx2(int64_t kc, int64_t cols, int nr, const float *b, int64_t ldb,
+                          float *dst) {
+    int64_t q0 = 0;
+    for (; q0 + 8 <= cols; q0 += 8) {
+        const float *r = b + q0 * ldb;
+        int64_t p = 0;
+        for (; p + 8 <= kc; p += 8) {
+            __m256 t[8];
+            transpose8x8(r + p, ldb, t);
+            for (int e = 0; e < 8; e++) _mm256_storeu_ps(dst + (p + e) * nr + q0, t[e]);
+        }
+        for (; p < kc; p++)
+            for (int64_t q = 0; q < 8; q++) dst[p * nr + q0 + q] = r[q * ldb + p];
+    }
+    for (int64_t q = q0; q < nr; q++)
+        for (int64_t p = 0; p < kc; p++) dst[p * nr + q] = q < cols ? b[q * ldb + p] : 0.0f;
+}
+
 /* sb_gemv_t_fn (gemm_internal.h): eight outputs at a time; their eight rows
  * of B are read eight terms at a time and transposed in registers, so that
  * lane q of t[p] holds B[j0 + q][p0 + p] and each vfmadd231ps advances eight
@@ -84,35 +135,8 @@ void sb_gemv_t_avx2(int64_t n, int64_t k, const float *a, const float *b, int64_
         __m256 acc = load_c ? _mm256_loadu_ps(c + j0) : _mm256_setzero_ps();
         int64_t p = 0;
         for (; p + 8 <= k; p += 8) {
-            __m256 u0 = _mm256_unpacklo_ps(_mm256_loadu_ps(r + p), _mm256_loadu_ps(r + ldb + p));
-            __m256 u1 = _mm256_unpackhi_ps(_mm256_loadu_ps(r + p), _mm256_loadu_ps(r + ldb + p));
-            __m256 u2 = _mm256_unpacklo_ps(_mm256_loadu_ps(r + 2 * ldb + p),
-                                           _mm256_loadu_ps(r + 3 * ldb + p));
-            __m256 u3 = _mm256_unpackhi_ps(_mm256_loadu_ps(r + 2 * ldb + p),
-                                           _mm256_loadu_ps(r + 3 * ldb + p));
-            __m256 u4 = _mm256_unpacklo_ps(_mm256_loadu_ps(r + 4 * ldb + p),
-                                           _mm256_loadu_ps(r + 5 * ldb + p));
-            __m256 u5 = _mm256_unpackhi_ps(_mm256_loadu_ps(r + 4 * ldb + p),
-                                           _mm256_loadu_ps(r + 5 * ldb + p));
-            __m256 u6 = _mm256_unpacklo_ps(_mm256_loadu_ps(r + 6 * ldb + p),
-                                           _mm256_loadu_ps(r + 7 * ldb + p));
-            __m256 u7 = _mm256_unpackhi_ps(_mm256_loadu_ps(r + 6 * ldb + p),
-                                           _mm256_loadu_ps(r + 7 * ldb + p));
-            /* s_e: terms e and e + 4 of rows 0-3 (s0-s3) and rows 4-7 (s4-s7) */
-            __m256 s0 = _mm256_shuffle_ps(u0, u2, _MM_SHUFFLE(1, 0, 1, 0));
-            __m256 s1 = _mm256_shuffle_ps(u0, u2, _MM_SHUFFLE(3, 2, 3, 2));
-            __m256 s2 = _mm256_shuffle_ps(u1, u3, _MM_SHUFFLE(1, 0, 1, 0));
-            __m256 s3 = _mm256_shuffle_ps(u1, u3, _MM_SHUFFLE(3, 2, 3, 2));
-            __m256 s4 = _mm256_shuffle_ps(u4, u6, _MM_SHUFFLE(1, 0, 1, 0));
-            __m256 s5 = _mm256_shuffle_ps(u4, u6, _MM_SHUFFLE(3, 2, 3, 2));
-            __m256 s6 = _mm256_shuffle_ps(u5, u7, _MM_SHUFFLE(1, 0, 1, 0));
-            __m256 s7 = _mm256_shuffle_ps(u5, u7, _MM_SHUFFLE(3, 2, 3, 2));
-            __m256 t[8] = {
-                _mm256_permute2f128_ps(s0, s4, 0x20), _mm256_permute2f128_ps(s1, s5, 0x20),
-                _mm256_permute2f128_ps(s2, s6, 0x20), _mm256_permute2f128_ps(s3, s7, 0x20),
-                _mm256_permute2f128_ps(s0, s4, 0x31), _mm256_permute2f128_ps(s1, s5, 0x31),
-                _mm256_permute2f128_ps(s2, s6, 0x31), _mm256_permute2f128_ps(s3, s7, 0x31),
-            };
+            __m256 t[8];
+            transpose8x8(r + p, ldb, t);
             for (int e = 0; e < 8; e++) acc = _mm256_fmadd_ps(_mm256_set1_ps(a[p + e]), t[e], acc);
         }
         for (; p < k; p++) {

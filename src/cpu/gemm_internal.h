@@ -101,6 +101,17 @@ void sb_gemv_t_avx2(int64_t n, int64_t k, const float *a, const float *b, int64_
                     bool load_c);
 #endif
 
+/* A packed panel of op(B) = B^T (B row-major, row j at b + j*ldb):
+ * dst[p*nr + q] = b[q*ldb + p] for p < kc and q < cols, +0 for cols <= q < nr.
+ * Only moves data, so any level's gives the same panel; the scalar loop of
+ * gemm.c runs where a level has none. */
+typedef void (*sb_gemm_pack_bt_fn)(int64_t kc, int64_t cols, int nr, const float *b, int64_t ldb,
+                                   float *dst);
+#if SB_HAVE_X86_KERNELS
+void sb_gemm_pack_bt_avx2(int64_t kc, int64_t cols, int nr, const float *b, int64_t ldb,
+                          float *dst);
+#endif
+
 /* One flexible kernel of a level: its row count, and its flex and offset
  * entry points (NR columns, the level's fixed NR). */
 typedef struct sb_gemm_flex_kernel {
@@ -119,6 +130,7 @@ typedef struct sb_gemm_kernels {
     int nflex;
     const sb_gemm_flex_kernel *flex;
     sb_gemv_t_fn gemv_t; /* NULL: a few rows times B^T go through packing too */
+    sb_gemm_pack_bt_fn pack_bt; /* NULL: gemm.c's scalar transposing copy */
 } sb_gemm_kernels;
 
 #if SB_HAVE_NEON_KERNELS
