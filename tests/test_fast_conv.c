@@ -188,6 +188,10 @@ static void test_conv_cases(void) {
         {"few pixels 1x1 stride 2", 10, 16, 4, 4, 24, 1, 1, P(2, 2, 0, 0, 1, 1, 1), false},
         {"few pixels stride dilation groups", 25, 6, 9, 8, 4, 3, 2, P(2, 1, 1, 2, 2, 1, 2), true},
         {"few pixels stride 3", 6, 5, 11, 7, 7, 2, 3, P(3, 2, 1, 0, 1, 2, 1), true},
+        /* the input gradient's column panels (14 rows of 4 positions at
+         * 512 x 9 terms) end inside a sample's rows, so its gather takes
+         * both a sample's rows at once and one row at a time */
+        {"few pixels panels split samples", 5, 8, 4, 4, 512, 3, 3, P(1, 1, 1, 1, 1, 1, 1), false},
         /* 1x1 stride-1 products whose columns are the planes themselves
          * (MobileNet's projections), planes of 1, 4, 6 and 30 floats
          * (within and past the vector row copy), with and without bias */
