@@ -151,11 +151,12 @@ static bool im2col_table(const sb_conv2d_geom *g, const tap_set *tp, int32_t *id
     return true;
 }
 
-/* dst[q] = plane[e[q]], or +0.0f where e[q] < 0, for q < count. */
+/* dst[q] = plane[e[q]], or +0.0f where e[q] < 0, for q < count. Without a
+ * branch (padding follows a plane's edges, which a branch predicts badly):
+ * plane[0] is read instead and its bits masked to +0.0f's. */
 static void gather_table(const float *plane, const int32_t *e, int64_t count, float *dst) {
     for (int64_t q = 0; q < count; q++) dst[q] = e[q] >= 0 ? plane[e[q]] : 0.0f;
 }
-
 /* im2col_taps from the table of im2col_table: the same matrix. */
 static void im2col_from_table(const sb_conv2d_geom *g, int64_t ntaps, const int32_t *idx,
                               const float *xn, int64_t ch0, int64_t nch, float *col, int64_t ld) {
@@ -247,10 +248,11 @@ static bool degenerate(const sb_conv2d_geom *g) {
 #define BATCH_FLOATS (1 << 21) /* cap on a chunk's column matrix: 8 MB */
 
 /* Samples per product: 1 (per-sample products) unless a sample has fewer
- * than FEW_PIXELS positions `per_sample`; `rows` is the height of the
- * column matrix whose size BATCH_FLOATS caps. */
-static int64_t batch_chunk(int64_t n, int64_t per_sample, int64_t rows) {
-    if (per_sample >= FEW_PIXELS || n < 2) return 1;
+ * than `few` positions `per_sample` (FEW_PIXELS, or the weight gradient's
+ * BWD_W_FEW_PIXELS); `rows` is the height of the column matrix whose size
+ * BATCH_FLOATS caps. */
+static int64_t batch_chunk(int64_t n, int64_t per_sample, int64_t rows, int64_t few) {
+    if (per_sample >= few || n < 2) return 1;
     int64_t nb = BATCH_COLS / per_sample, cap = BATCH_FLOATS / (per_sample * rows);
     if (nb > cap) nb = cap;
     if (nb > n) nb = n;
@@ -268,7 +270,7 @@ static int64_t batch_chunk(int64_t n, int64_t per_sample, int64_t rows) {
  * one chunk whose product alone threads; a chunk keeps SHARED_COLS_MIN
  * positions. */
 static int64_t batch_chunk_shared(int64_t n, int64_t per_sample, int64_t rows) {
-    int64_t nb = batch_chunk(n, per_sample, rows);
+    int64_t nb = batch_chunk(n, per_sample, rows, FEW_PIXELS);
     int threads = sb_num_threads();
     if (nb > 1 && threads > 1) {
         int64_t share = (n + threads - 1) / threads;
@@ -1026,9 +1028,13 @@ void sb_cpu_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, cons
 /* Output pixels per sample from which the transposed product is taken
  * (measured on ResNet shapes: faster from 16x16 up, slower at 8x8 and 4x4) */
 #define BWD_W_COLS_MIN_PIXELS 256
+/* Below it the im2row products batch samples (their k terms one after the
+ * other): one sample of an 8x8 plane is a product of k = 64 that reloads
+ * and stores all of dW's panel for 64 terms. */
+#define BWD_W_FEW_PIXELS BWD_W_COLS_MIN_PIXELS
 
 static int64_t bwd_w_width(const sb_conv2d_geom *g, int64_t kdim, int64_t panel_floats) {
-    int64_t ohw = g->oh * g->ow, per_product = ohw < FEW_PIXELS ? BATCH_COLS : ohw;
+    int64_t ohw = g->oh * g->ow, per_product = ohw < BWD_W_FEW_PIXELS ? BATCH_COLS : ohw;
     int64_t width = panel_floats / per_product;
     if (width > BWD_W_PANEL_MAX) width = BWD_W_PANEL_MAX;
     int64_t tasks = 2 * (int64_t)sb_num_threads();
@@ -1048,6 +1054,7 @@ typedef struct {
     int64_t panels, width; /* per group: panels of `width` taps */
     int64_t nb;            /* samples per product (batch_chunk) */
     const float *dyt;      /* nb > 1: dy as (c_out, (n, r, s)), else NULL */
+    const int32_t *table;  /* nb > 1: im2col_table over every tap, or NULL */
 } bwd_w_ctx;
 
 /* Where dW[grp * ocg + o][tp] is computed: dweight itself, or its place in
@@ -1099,6 +1106,31 @@ static bool bwd_w_panel_rows(const bwd_w_ctx *t, int64_t grp, int64_t t0, int64_
     return true;
 }
 
+/* dW[o][t0..t1) += dY . col^T for batched samples: the panel's im2col
+ * rows (taps x (n, r, s)) gathered through the plane table, the product
+ * reading them transposed (k = (n, r, s) ascending, as im2row's). An
+ * im2row of an 8x8 plane is 3-float copies, one per position and tap row. */
+static bool bwd_w_panel_gather(const bwd_w_ctx *t, int64_t grp, int64_t t0, int64_t t1) {
+    const sb_conv2d_geom *g = t->g;
+    int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups, width = t1 - t0;
+    int64_t kdim = icg * g->kh * g->kw, kk = g->kh * g->kw, ohw = g->oh * g->ow, hw = g->h * g->w;
+    int64_t cols = t->nb * ohw;
+    float *dw = t->dweight + grp * ocg * kdim + t0;
+    float *col = sb_scratch(SB_SCRATCH_CONV, (size_t)(width * cols) * sizeof *col);
+    if (!col) return false;
+    for (int64_t n0 = 0; n0 < g->n; n0 += t->nb) {
+        int64_t n1 = n0 + t->nb < g->n ? n0 + t->nb : g->n;
+        for (int64_t n = n0; n < n1; n++)
+            for (int64_t tp = t0; tp < t1; tp++)
+                gather_table(t->x + (n * g->c_in + grp * icg + tp / kk) * hw,
+                             t->table + tp % kk * ohw, ohw, col + (tp - t0) * cols + (n - n0) * ohw);
+        sb_cpu_sgemm('N', 'T', ocg, width, (n1 - n0) * ohw,
+                     t->dyt + grp * ocg * g->n * ohw + n0 * ohw, g->n * ohw, col, cols, dw, kdim,
+                     n0 > 0);
+    }
+    return true;
+}
+
 /* dW^T[t0..t1)[o] += col . dY^T: the panel's im2col rows (taps x
  * positions; a 1x1's are x's planes, read in place) as the left operand,
  * dY as the transposed right one. For planes of many pixels this product
@@ -1132,7 +1164,9 @@ static void bwd_w_range(void *vctx, int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; p++) {
         int64_t grp = p / t->panels, t0 = p % t->panels * t->width;
         int64_t t1 = t0 + t->width < kdim ? t0 + t->width : kdim;
-        bool done = t->dwt ? bwd_w_panel_cols(t, grp, t0, t1) : bwd_w_panel_rows(t, grp, t0, t1);
+        bool done = t->dwt     ? bwd_w_panel_cols(t, grp, t0, t1)
+                    : t->table ? bwd_w_panel_gather(t, grp, t0, t1)
+                               : bwd_w_panel_rows(t, grp, t0, t1);
         if (!done) bwd_w_chains(t, grp, t0, t1); /* out of scratch memory */
     }
 }
@@ -1149,13 +1183,13 @@ void sb_cpu_conv2d_backward_weight(const sb_conv2d_geom *g, const float *dy, con
     bool wide_row = g->w + 2 * g->pad_w + (g->kw - 1) * g->dilation_w + 1 > PADDED_ROW_MAX;
     bool transposed = wide_row || (ohw >= BWD_W_COLS_MIN_PIXELS && ohw >= FEW_PIXELS);
     int64_t width = bwd_w_width(g, kdim, transposed ? BWD_W_COLS_FLOATS : BWD_W_ROWS_FLOATS);
-    int64_t nb = batch_chunk(g->n, ohw, width);
+    int64_t nb = batch_chunk(g->n, ohw, width, transposed ? FEW_PIXELS : BWD_W_FEW_PIXELS);
     /* (transposed) dW^T, then (nb > 1) dyt[oc][(n, q)] = dy[n][oc][q]: the
      * k terms of a batched product consecutive. The tasks only read dyt. */
     size_t dwt_floats = transposed ? (size_t)(g->c_out * kdim) : 0;
     size_t dyt_floats = nb > 1 ? (size_t)(g->c_out * g->n * ohw) : 0;
     float *aux = sb_scratch(SB_SCRATCH_CONV_AUX, (dwt_floats + dyt_floats) * sizeof *aux);
-    bwd_w_ctx t = {g, dy, x, dweight, NULL, (kdim + width - 1) / width, width, 1, NULL};
+    bwd_w_ctx t = {g, dy, x, dweight, NULL, (kdim + width - 1) / width, width, 1, NULL, NULL};
     if (!aux && (transposed || nb > 1)) {
         sb_ref_conv2d_backward_weight(g, dy, x, dweight);
         return;
@@ -1170,6 +1204,9 @@ void sb_cpu_conv2d_backward_weight(const sb_conv2d_geom *g, const float *dy, con
         t.nb = nb;
         t.dyt = dyt;
     }
+    int32_t table[GATHER_TABLE_MAX];
+    tap_set all = {g->kh, g->kw, NULL, NULL};
+    if (nb > 1 && !transposed && im2col_table(g, &all, table)) t.table = table;
     sb_parallel_for(g->groups * t.panels, 1, bwd_w_range, &t);
     if (!transposed) return;
     /* dW[oc][t] = dW^T[grp][t][o], in square blocks: a weight of 512 x 4608
