@@ -13,7 +13,7 @@
 
 static const sb_cpu_kernels scalar_kernels = {
     .isa = SB_ISA_SCALAR,
-    .gemm = {SB_GEMM_MR_SCALAR, SB_GEMM_NR_SCALAR, sb_gemm_ukernel_scalar, 0, NULL, NULL},
+    .gemm = {SB_GEMM_MR_SCALAR, SB_GEMM_NR_SCALAR, sb_gemm_ukernel_scalar, 0, NULL, NULL, NULL},
     .sum_rows = sb_sum_rows_scalar,
     .pointwise = &sb_pwv_scalar,
     .vmath = &sb_vmath_scalar,
@@ -32,7 +32,7 @@ static const sb_cpu_kernels scalar_kernels = {
  * pointwise table keeps the scalar optimizer loops. */
 static const sb_cpu_kernels sse2_kernels = {
     .isa = SB_ISA_SSE2,
-    .gemm = {SB_GEMM_MR_SSE2, SB_GEMM_NR_SSE2, sb_gemm_ukernel_sse2, 0, NULL, NULL},
+    .gemm = {SB_GEMM_MR_SSE2, SB_GEMM_NR_SSE2, sb_gemm_ukernel_sse2, 0, NULL, NULL, NULL},
     .sum_rows = sb_sum_rows_sse2,
     .pointwise = &sb_pwv_sse2,
     .vmath = &sb_vmath_sse2,
@@ -110,7 +110,7 @@ static const sb_gemm_flex_kernel neon_flex[] = {
 static const sb_cpu_kernels neon_kernels = {
     .isa = SB_ISA_NEON,
     .gemm = {SB_GEMM_MR_NEON, SB_GEMM_NR_NEON, sb_gemm_ukernel_neon,
-             (int)(sizeof neon_flex / sizeof neon_flex[0]), neon_flex, sb_gemv_t_neon},
+             (int)(sizeof neon_flex / sizeof neon_flex[0]), neon_flex, sb_gemv_t_neon, NULL},
     .sum_rows = sb_sum_rows_neon,
     .pointwise = &sb_pwv_neon,
     .vmath = &sb_vmath_neon,
