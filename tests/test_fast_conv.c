@@ -266,6 +266,47 @@ static void test_conv_cases(void) {
     run_conv(&chunked, VAL_RAND);
 }
 
+/* One inf or NaN among 147,456 weights (more than two of the finiteness
+ * scan's 65,536-weight blocks, which threads share): at 1x1 planes under a
+ * padded 3x3 the forward's dead taps and the input gradient's stuffed terms
+ * meet it as 0 * inf = NaN, so the fast paths must see it wherever it lies,
+ * first, last or at a block's edge, and give the reference's NaNs. */
+static void test_conv_one_nonfinite_weight(void) {
+    sb_conv2d_params p = P(1, 1, 1, 1, 1, 1, 1);
+    sb_conv2d_geom g = {.n = 2, .c_in = 256, .h = 1, .w = 1, .c_out = 64, .kh = 3, .kw = 3,
+                        .oh = 1, .ow = 1, .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1,
+                        .dilation_h = 1, .dilation_w = 1, .groups = 1};
+    sb_tensor *x = oracle_tensor(SB_F32, 4, g.n, g.c_in, 1, 1);
+    sb_tensor *w = oracle_tensor(SB_F32, 4, g.c_out, g.c_in, 3, 3);
+    sb_tensor *dy = oracle_tensor(SB_F32, 4, g.n, g.c_out, 1, 1);
+    sb_tensor *y = oracle_tensor(SB_F32, 4, g.n, g.c_out, 1, 1);
+    sb_tensor *dx = oracle_tensor(SB_F32, 4, g.n, g.c_in, 1, 1);
+    fill(x, VAL_RAND, false);
+    fill(dy, VAL_RAND, false);
+    int64_t nw = sb_tensor_numel(w), ny = sb_tensor_numel(y), nx = sb_tensor_numel(x);
+    const int64_t at[] = {0, 65535, 65536, 131071, nw - 1};
+    float *ry = malloc((size_t)ny * 4), *rdx = malloc((size_t)nx * 4);
+    for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
+        fill(w, VAL_RAND, false);
+        F(w)[at[k]] = k % 2 ? NAN : -INFINITY;
+        sb_ref_conv2d_forward(&g, F(x), F(w), NULL, ry);
+        sb_ref_conv2d_backward_input(&g, F(dy), F(w), rdx);
+        for (int c = 0; c < sb_test_config_count(); c++) {
+            sb_test_config_apply(c);
+            const char *cn = sb_test_config_name(c);
+            CHECK_OK(sb_conv2d_forward(x, w, NULL, &p, y));
+            CHECK_OK(sb_conv2d_backward(dy, x, w, &p, dx, NULL, NULL));
+            int64_t by = mismatches("y", cn, F(y), ry, ny), bx = mismatches("dx", cn, F(dx), rdx, nx);
+            CHECK(by + bx == 0, "one non-finite weight at %lld [%s]: %lld y, %lld dx elements differ",
+                  (long long)at[k], cn, (long long)by, (long long)bx);
+        }
+        sb_test_config_reset();
+    }
+    free(ry), free(rdx);
+    sb_tensor *list[] = {x, w, dy, y, dx};
+    for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) sb_tensor_free(list[i]);
+}
+
 /* The case that refutes "a zero-stuffed GEMM is exact for finite weights":
  * fmaf(-2^-75, 2^-76, +0) = -0, and a stuffed fmaf(+0, w > 0, -0) = +0. At
  * the corner of a 3x3 unpadded convolution only tap (0,0) reads the input,
@@ -438,6 +479,7 @@ int main(int argc, char **argv) {
     SB_TEST_MAIN_NAME(argv[0]);
     oracle_seed(0x6a09e667f3bcc909ull);
     test_conv_negative_zero();
+    test_conv_one_nonfinite_weight();
     test_conv_cases();
     test_pool_cases();
     test_errors();

@@ -454,7 +454,7 @@ static int64_t live_axis_taps(int64_t k, int64_t out, int64_t stride, int64_t pa
  * words a step, which gcc -O2 turns into SSE2 integer vectors: 0.48 ms for
  * the 2.36M weights of a 512->512 3x3 layer, against 1.29 a float at a
  * time, about the product itself at 1x1 planes. */
-static bool all_finite(int64_t n, const float *w) {
+static bool all_finite_run(int64_t n, const float *w) {
     const uint64_t exponents = 0x7f8000007f800000ull, one = 0x0080000000800000ull,
                    signs = 0x8000000080000000ull;
     uint64_t acc[4] = {0, 0, 0, 0};
@@ -473,6 +473,38 @@ static bool all_finite(int64_t n, const float *w) {
     return (acc[0] | acc[1] | acc[2] | acc[3] | tail) == 0;
 }
 
+/* all_finite_run over the pool: blocks of FINITE_BLOCK weights, a flag per
+ * block (the scan is bound by reading the weights, which two cores read
+ * faster than one). */
+#define FINITE_BLOCK 65536
+#define FINITE_BLOCKS_MAX 1024
+
+typedef struct {
+    const float *w;
+    int64_t n;
+    unsigned char *bad;
+} finite_ctx;
+
+static void finite_range(void *vctx, int64_t b0, int64_t b1) {
+    const finite_ctx *c = vctx;
+    for (int64_t b = b0; b < b1; b++) {
+        int64_t q0 = b * FINITE_BLOCK, len = c->n - q0 < FINITE_BLOCK ? c->n - q0 : FINITE_BLOCK;
+        c->bad[b] = !all_finite_run(len, c->w + q0);
+    }
+}
+
+static bool all_finite(int64_t n, const float *w) {
+    int64_t blocks = (n + FINITE_BLOCK - 1) / FINITE_BLOCK;
+    if (blocks < 2 || blocks > FINITE_BLOCKS_MAX || sb_num_threads() < 2)
+        return all_finite_run(n, w);
+    unsigned char bad[FINITE_BLOCKS_MAX];
+    finite_ctx c = {w, n, bad};
+    sb_parallel_for(blocks, 1, finite_range, &c);
+    for (int64_t b = 0; b < blocks; b++)
+        if (bad[b]) return false;
+    return true;
+}
+
 static bool live_fwd_taps(const sb_conv2d_geom *g, const float *w, tap_set *live, int64_t *ti,
                           int64_t *tj) {
     live->ti = ti;
@@ -485,6 +517,30 @@ static bool live_fwd_taps(const sb_conv2d_geom *g, const float *w, tap_set *live
      * taps' weights alone are a strided gather, as slow as the product at
      * 1x1 planes), and a non-finite live weight only costs the faster path */
     return all_finite(g->c_out * (g->c_in / g->groups) * kk, w);
+}
+
+/* The live taps' weights of output channels [o0, o1): wl (c_out, icg, a, b)
+ * from w (c_out, icg, kh, kw). */
+typedef struct {
+    const sb_conv2d_geom *g;
+    const tap_set *live;
+    const float *w;
+    float *wl;
+} live_weights_ctx;
+
+static void live_weights_range(void *vctx, int64_t o0, int64_t o1) {
+    const live_weights_ctx *t = vctx;
+    const sb_conv2d_geom *g = t->g;
+    const tap_set *lv = t->live;
+    int64_t icg = g->c_in / g->groups, kk = g->kh * g->kw, nl = lv->ni * lv->nj;
+    for (int64_t oc = o0; oc < o1; oc++)
+        for (int64_t c = 0; c < icg; c++) {
+            const float *src = t->w + (oc * icg + c) * kk;
+            float *dst = t->wl + (oc * icg + c) * nl;
+            for (int64_t a = 0; a < lv->ni; a++)
+                for (int64_t b = 0; b < lv->nj; b++)
+                    dst[a * lv->nj + b] = src[lv->ti[a] * g->kw + lv->tj[b]];
+        }
 }
 
 static void fwd_batch_range(void *vctx, int64_t c0, int64_t c1) {
@@ -586,15 +642,12 @@ void sb_cpu_conv2d_forward(const sb_conv2d_geom *g, const float *x, const float 
         size_t bytes = (size_t)nt * sizeof(int64_t) + (size_t)(g->c_out * kdim) * sizeof(float);
         int64_t *taps = sb_scratch(SB_SCRATCH_CONV_AUX, bytes);
         if (taps && live_fwd_taps(g, weight, &live, taps, taps + g->kh)) {
-            /* the live taps' weights, (c_out, icg, a, b) */
+            /* the live taps' weights, (c_out, icg, a, b), output channels
+             * over the pool */
             float *wl = (float *)(void *)(taps + nt);
-            int64_t kk = g->kh * g->kw, nl = live.ni * live.nj;
-            for (int64_t oc = 0; oc < g->c_out; oc++)
-                for (int64_t c = 0; c < icg; c++)
-                    for (int64_t a = 0; a < live.ni; a++)
-                        for (int64_t b = 0; b < live.nj; b++)
-                            wl[(oc * icg + c) * nl + a * live.nj + b] =
-                                weight[(oc * icg + c) * kk + live.ti[a] * g->kw + live.tj[b]];
+            live_weights_ctx lw = {g, &live, weight, wl};
+            sb_parallel_for(g->c_out, sb_parallel_grain(g->c_out, 16), live_weights_range, &lw);
+            int64_t nl = live.ni * live.nj;
             t.live = &live;
             t.wl = wl;
             t.nb = batch_chunk_shared(g->n, g->oh * g->ow, icg * nl);
@@ -751,27 +804,47 @@ static int64_t phase_panel_rows(int64_t kph, int64_t wv, int64_t rows) {
 /* A phase's weights: the group's w (ocg, icg, kh, kw) as wph[c][(o, a, b)]
  * for the taps (ti[a], tj[b]), a transpose of (o, c) done in 16 x 16 blocks
  * so that both the reads and the writes stay within a few cache lines (a
- * 512 x 512 layer row by row missed the cache on every write). */
-static void phase_weights(const sb_conv2d_geom *g, const float *w, int ni, const int64_t *ti,
-                          int nj, const int64_t *tj, float *wph) {
-    enum { BLOCK = 16 };
+ * 512 x 512 layer row by row missed the cache on every write); blocks of
+ * output channels over the pool (inline when the caller already is a range). */
+enum { PHASE_BLOCK = 16 };
+
+typedef struct {
+    const sb_conv2d_geom *g;
+    const float *w;
+    int ni, nj;
+    const int64_t *ti, *tj;
+    float *wph;
+} phase_weights_ctx;
+
+static void phase_weights_range(void *vctx, int64_t b0, int64_t b1) {
+    const phase_weights_ctx *t = vctx;
+    const sb_conv2d_geom *g = t->g;
     int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups, kk = g->kh * g->kw;
-    int64_t nt = (int64_t)ni * nj;
-    for (int64_t o0 = 0; o0 < ocg; o0 += BLOCK)
-        for (int64_t c0 = 0; c0 < icg; c0 += BLOCK) {
-            int64_t o1 = o0 + BLOCK < ocg ? o0 + BLOCK : ocg, c1 = c0 + BLOCK < icg ? c0 + BLOCK : icg;
+    int64_t nt = (int64_t)t->ni * t->nj;
+    for (int64_t o0 = b0 * PHASE_BLOCK; o0 < ocg && o0 < b1 * PHASE_BLOCK; o0 += PHASE_BLOCK)
+        for (int64_t c0 = 0; c0 < icg; c0 += PHASE_BLOCK) {
+            int64_t o1 = o0 + PHASE_BLOCK < ocg ? o0 + PHASE_BLOCK : ocg;
+            int64_t c1 = c0 + PHASE_BLOCK < icg ? c0 + PHASE_BLOCK : icg;
             for (int64_t o = o0; o < o1; o++)
                 for (int64_t c = c0; c < c1; c++) {
-                    const float *src = w + (o * icg + c) * kk;
-                    float *dst = wph + (c * ocg + o) * nt;
+                    const float *src = t->w + (o * icg + c) * kk;
+                    float *dst = t->wph + (c * ocg + o) * nt;
                     if (nt == kk) { /* every tap: the kernel as it lies */
                         for (int64_t q = 0; q < kk; q++) dst[q] = src[q];
                         continue;
                     }
-                    for (int a = 0; a < ni; a++)
-                        for (int b = 0; b < nj; b++) dst[a * nj + b] = src[ti[a] * g->kw + tj[b]];
+                    for (int a = 0; a < t->ni; a++)
+                        for (int b = 0; b < t->nj; b++)
+                            dst[a * t->nj + b] = src[t->ti[a] * g->kw + t->tj[b]];
                 }
         }
+}
+
+static void phase_weights(const sb_conv2d_geom *g, const float *w, int ni, const int64_t *ti,
+                          int nj, const int64_t *tj, float *wph) {
+    int64_t blocks = (g->c_out / g->groups + PHASE_BLOCK - 1) / PHASE_BLOCK;
+    phase_weights_ctx t = {g, w, ni, nj, ti, tj, wph};
+    sb_parallel_for(blocks, sb_parallel_grain(blocks, 1), phase_weights_range, &t);
 }
 
 /* Inputs fall into stride_h x stride_w phases (ih mod sh, iw mod sw), and
