@@ -16,7 +16,6 @@
  *   - The states are the caller's h_n / c_n (and dh0 / dc0 backward),
  *     updated in place step after step.
  * Validation is complete before anything is written. */
-#include <stdio.h>
 #include "samebits/elementwise.h"
 #include "samebits/linalg.h"
 #include "samebits/recurrent.h"
