@@ -82,21 +82,57 @@ static void max_pool2x2_portable(const float *xp, int64_t w, int64_t oh, int64_t
         }
 }
 
+/* Windows per output row and column, computed once per range rather than
+ * per output (the reference's window arithmetic divides): up to this many
+ * of each on the stack, else the reference loops run. */
+#define POOL_WINDOWS_MAX 1024
+
+/* Any other window shape (ResNet's 3x3 stride-2 pooling, adaptive and
+ * dilated windows): the reference's candidates (row-major within the
+ * window, in-bounds only) and replacement rule (first NaN, else first
+ * strict maximum), with each row's [h0, h1) and column's [w0, w1) taken
+ * from sb_pool_window once. Values are only selected, so the bits and
+ * indices are the reference's. */
+static void max_pool_windows(const sb_pool2d_geom *g, const int64_t *rw, const int64_t *cw,
+                             int64_t dh, int64_t dw, const float *xp, float *yp, int64_t *ip) {
+    for (int64_t r = 0; r < g->oh; r++)
+        for (int64_t s = 0; s < g->ow; s++) {
+            int64_t best = rw[2 * r] * g->w + cw[2 * s];
+            float b = xp[best];
+            for (int64_t ih = rw[2 * r]; ih < rw[2 * r + 1]; ih += dh)
+                for (int64_t iw = cw[2 * s]; iw < cw[2 * s + 1]; iw += dw) {
+                    float v = xp[ih * g->w + iw];
+                    if (!sb_isnanf(b) && (sb_isnanf(v) || v > b)) best = ih * g->w + iw, b = v;
+                }
+            yp[r * g->ow + s] = b;
+            if (ip) ip[r * g->ow + s] = best;
+        }
+}
+
 static void max_fwd_range(void *vctx, int64_t p0, int64_t p1) {
     const pool_ctx *t = vctx;
     const sb_pool2d_geom *g = t->g;
     sb_max_pool2x2_fn pool2x2 = sb_kernels()->max_pool2x2;
     if (!pool2x2) pool2x2 = max_pool2x2_portable;
+    int64_t hw = g->h * g->w, ohw = g->oh * g->ow;
     if (is_2x2_inside(g)) {
-        int64_t hw = g->h * g->w, ohw = g->oh * g->ow;
         for (int64_t p = p0; p < p1; p++)
             pool2x2(t->in + p * hw, g->w, g->oh, g->ow, t->out + p * ohw,
                     t->indices_out ? t->indices_out + p * ohw : NULL);
         return;
     }
+    if (g->oh <= POOL_WINDOWS_MAX && g->ow <= POOL_WINDOWS_MAX) {
+        int64_t rw[2 * POOL_WINDOWS_MAX], cw[2 * POOL_WINDOWS_MAX];
+        sb_pool_axis rows = sb_pool_rows(g), cols = sb_pool_cols(g);
+        for (int64_t r = 0; r < g->oh; r++) sb_pool_window(&rows, r, &rw[2 * r], &rw[2 * r + 1]);
+        for (int64_t q = 0; q < g->ow; q++) sb_pool_window(&cols, q, &cw[2 * q], &cw[2 * q + 1]);
+        for (int64_t p = p0; p < p1; p++)
+            max_pool_windows(g, rw, cw, sb_pool_step(&rows), sb_pool_step(&cols), t->in + p * hw,
+                             t->out + p * ohw, t->indices_out ? t->indices_out + p * ohw : NULL);
+        return;
+    }
     sb_pool2d_geom s = slice(t->g, p0, p1);
-    int64_t ohw = t->g->oh * t->g->ow;
-    sb_ref_max_pool2d_forward(&s, t->in + p0 * t->g->h * t->g->w, t->out + p0 * ohw,
+    sb_ref_max_pool2d_forward(&s, t->in + p0 * hw, t->out + p0 * ohw,
                               t->indices_out ? t->indices_out + p0 * ohw : NULL);
 }
 
