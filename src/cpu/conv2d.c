@@ -246,6 +246,9 @@ static bool degenerate(const sb_conv2d_geom *g) {
 #define FEW_PIXELS 64          /* positions per sample below which samples are batched */
 #define BATCH_COLS 512         /* positions one batched product aims at */
 #define BATCH_FLOATS (1 << 21) /* cap on a chunk's column matrix: 8 MB */
+/* Floats past the last row or plane that an offset kernel's tail tile may
+ * read (masked lanes). */
+#define PLANE_SLACK 64
 
 /* Samples per product: 1 (per-sample products) unless a sample has fewer
  * than `few` positions `per_sample` (FEW_PIXELS, or the weight gradient's
@@ -357,6 +360,12 @@ typedef struct {
      * weights wl, per group ocg x (icg, a, b) */
     const tap_set *live;
     const float *wl;
+    /* The weights (wl's when live) packed once for every chunk, pstride
+     * floats per group, or NULL: the chunks' products then read their
+     * columns in place (sb_cpu_sgemm_offset_packed, rows cols apart)
+     * instead of packing both operands each time. */
+    const float *apack;
+    int64_t pstride;
 } fwd_batch_ctx;
 
 /* Samples [n0, n1): per group, col (kdim, (n, r, s)) holds their im2col
@@ -372,9 +381,16 @@ static bool fwd_batch_chunk(const fwd_batch_ctx *t, int64_t n0, int64_t n1) {
     int64_t kdim = icg * taps->ni * taps->nj, ohw = g->oh * g->ow, hw = g->h * g->w;
     const float *w = t->live ? t->wl : t->w;
     int64_t cols = (n1 - n0) * ohw;
-    float *col = sb_scratch(SB_SCRATCH_CONV, (size_t)(kdim * cols) * sizeof *col);
+    /* col, the offset kernels' PLANE_SLACK floats past it, then (packed
+     * weights) the offset of each row of col: row p at p * cols */
+    size_t col_floats = (size_t)(kdim * cols + PLANE_SLACK + 1) / 2 * 2;
+    float *col = sb_scratch(SB_SCRATCH_CONV, col_floats * sizeof *col +
+                                                 (t->apack ? (size_t)kdim * sizeof(int64_t) : 0));
     float *out = sb_scratch(SB_SCRATCH_OPS, (size_t)(ocg * cols) * sizeof *out);
     if (!col || !out) return false;
+    int64_t *boff = t->apack ? (int64_t *)(void *)(col + col_floats) : NULL;
+    for (int64_t p = 0; boff && p < kdim; p++) boff[p] = p * cols;
+    if (boff) memset(col + kdim * cols, 0, PLANE_SLACK * sizeof *col);
     int32_t idx[GATHER_TABLE_MAX];
     bool table = !reads_x_directly(g) && im2col_table(g, taps, idx);
     for (int64_t grp = 0; grp < g->groups; grp++) {
@@ -386,8 +402,12 @@ static bool fwd_batch_chunk(const fwd_batch_ctx *t, int64_t n0, int64_t n1) {
             else
                 im2col_taps(g, taps, xn, grp * icg, icg, col + (n - n0) * ohw, cols);
         }
-        sb_cpu_sgemm('N', 'N', ocg, cols, kdim, w + grp * ocg * kdim, kdim, col, cols, out, cols,
-                     false);
+        if (t->apack)
+            sb_cpu_sgemm_offset_packed(ocg, cols, kdim, t->apack + grp * t->pstride, col, boff, out,
+                                       cols);
+        else
+            sb_cpu_sgemm('N', 'N', ocg, cols, kdim, w + grp * ocg * kdim, kdim, col, cols, out,
+                         cols, false);
         for (int64_t o = 0; o < ocg; o++) {
             int64_t oc = grp * ocg + o;
             float bo = t->bias ? t->bias[oc] : 0.0f;
@@ -572,9 +592,6 @@ typedef struct {
     int64_t pstride;
 } fwd_implicit_ctx;
 
-/* Floats past the last plane that a tail tile may read (masked lanes). */
-#define PLANE_SLACK 64
-
 static bool fwd_implicit_one(const fwd_implicit_ctx *t, int64_t n) {
     const sb_conv2d_geom *g = t->g;
     int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups, kdim = icg * g->kh * g->kw;
@@ -635,12 +652,16 @@ void sb_cpu_conv2d_forward(const sb_conv2d_geom *g, const float *x, const float 
     if (nb > 1) {
         /* Chunks split over threads when there are enough of them, else
          * each product threads itself. */
-        fwd_batch_ctx t = {g, x, weight, bias, y, nb, NULL, NULL};
+        fwd_batch_ctx t = {g, x, weight, bias, y, nb, NULL, NULL, NULL, 0};
         tap_set live;
-        /* the live rows and columns, then their weights */
-        int64_t nt = g->kh + g->kw;
-        size_t bytes = (size_t)nt * sizeof(int64_t) + (size_t)(g->c_out * kdim) * sizeof(float);
+        /* the live rows and columns, then their weights, then the weights
+         * (the live ones) packed for every chunk */
+        int64_t nt = g->kh + g->kw, ocg = g->c_out / g->groups;
+        int64_t pstride = sb_cpu_sgemm_offset_packed_floats(ocg, kdim);
+        size_t bytes = (size_t)nt * sizeof(int64_t) +
+                       (size_t)(g->c_out * kdim + g->groups * pstride) * sizeof(float);
         int64_t *taps = sb_scratch(SB_SCRATCH_CONV_AUX, bytes);
+        int64_t kpack = kdim;
         if (taps && live_fwd_taps(g, weight, &live, taps, taps + g->kh)) {
             /* the live taps' weights, (c_out, icg, a, b), output channels
              * over the pool */
@@ -651,8 +672,22 @@ void sb_cpu_conv2d_forward(const sb_conv2d_geom *g, const float *x, const float 
             t.live = &live;
             t.wl = wl;
             t.nb = batch_chunk_shared(g->n, g->oh * g->ow, icg * nl);
+            kpack = icg * nl;
         }
-        over_samples((g->n + t.nb - 1) / t.nb, fwd_batch_range, &t);
+        /* Packed once when the chunks run side by side (one per thread at
+         * least) or on one thread: the offset product runs on its caller's
+         * thread, where a lone chunk's sb_cpu_sgemm would thread itself. */
+        int64_t chunks = (g->n + t.nb - 1) / t.nb;
+        if (taps && pstride > 0 && (chunks >= sb_num_threads() || sb_num_threads() == 1)) {
+            float *apack = (float *)(void *)(taps + nt) + g->c_out * kdim;
+            const float *wsrc = t.live ? t.wl : weight;
+            t.pstride = sb_cpu_sgemm_offset_packed_floats(ocg, kpack);
+            for (int64_t grp = 0; grp < g->groups; grp++)
+                sb_cpu_sgemm_offset_pack(ocg, kpack, wsrc + grp * ocg * kpack, kpack,
+                                         apack + grp * t.pstride);
+            t.apack = apack;
+        }
+        over_samples(chunks, fwd_batch_range, &t);
         return;
     }
     int64_t *boff = NULL, ocg = g->c_out / g->groups;
