@@ -16,6 +16,7 @@
  *   - The states are the caller's h_n / c_n (and dh0 / dc0 backward),
  *     updated in place step after step.
  * Validation is complete before anything is written. */
+#include <string.h>
 #include "samebits/elementwise.h"
 #include "samebits/linalg.h"
 #include "samebits/recurrent.h"
@@ -133,12 +134,15 @@ static sb_status plan_dims(const char *fn, const sb_rnn_sequence *seq, const sb_
     return check_batch_sizes(fn, seq, d->N, state_name, d->R, rows_name);
 }
 
-/* Each output (outs) against every other argument (all), by name. */
-static sb_status check_outputs_apart(const char *fn, int n, const sb_tensor *const *all,
-                                     const char *const *names, const bool *is_out) {
-    for (int k = 0; k < n; k++) {
-        if (!is_out[k] || !all[k]) continue;
-        for (int j = 0; j < n; j++)
+/* The tensors of either call, inputs first: RNN_INPUTS inputs, then the
+ * outputs. Every output against every other argument, by name. */
+enum { RNN_INPUTS = 6 };
+
+static sb_status check_outputs_apart(const char *fn, const sb_tensor *const *all,
+                                     const char *const *names) {
+    for (int k = RNN_INPUTS; k < MAX_RNN_TENSORS; k++) {
+        if (!all[k]) continue;
+        for (int j = 0; j < MAX_RNN_TENSORS; j++)
             if (j != k) SB_TRY(sb_check_no_alias(fn, names[k], all[k], names[j], all[j]));
     }
     return SB_OK;
@@ -232,6 +236,27 @@ static sb_status operand_copy(scratch *s, const sb_tensor *w, bool transpose, op
     src.strides[1] = transpose ? c : 1;
     sb_tensor dst = mat(s->t, op->data, op->k, op->n, op->ld);
     return sb_tensor_copy(&dst, &src);
+}
+
+/* The call's scratch on the tensors' device: the copies of W_hh and (with
+ * a projection) W_hr first, transposed for the forward (d->w_step,
+ * d->w_proj), then room for the `count` matrices of `extra`, which the
+ * caller carves in that order. */
+static sb_status rnn_scratch(rnn_dims *d, const sb_tensor *w_hh, const sb_tensor *w_hr,
+                             bool transpose, const int64_t (*extra)[2], int count, scratch *s) {
+    enum { EXTRA_MAX = 5 };
+    int64_t sizes[2 + EXTRA_MAX][2];
+    int n = count < EXTRA_MAX ? count : EXTRA_MAX;
+    operand_size(w_hh, transpose, sizes[0]);
+    operand_size(w_hr, transpose, sizes[1]);
+    memcpy(sizes + 2, extra, (size_t)n * sizeof *sizes);
+    int64_t floats = 0;
+    SB_TRY(scratch_floats(d->fn, (const int64_t (*)[2])sizes, 2 + n, &floats));
+    SB_TRY(scratch_new(d->fn, s, w_hh->device, floats));
+    sb_status st = operand_copy(s, w_hh, transpose, &d->w_step);
+    if (st == SB_OK && d->proj) st = operand_copy(s, w_hr, transpose, &d->w_proj);
+    if (st != SB_OK) sb_tensor_free(s->t);
+    return st;
 }
 
 /* out (b, n) = a (b, k) . op, both contiguous: the GEMM chain over p = 0..k-1
@@ -361,27 +386,20 @@ sb_status sb_rnn_forward(const sb_rnn_sequence *seq, const sb_tensor *gx, const 
     const sb_tensor *all[MAX_RNN_TENSORS] = {gx, h0, c0, w_hh, b_hh, w_hr, y, h_n, c_n, h_prev, saved};
     const char *names[MAX_RNN_TENSORS] = {"gx", "h0", "c0", "w_hh", "b_hh", "w_hr",
                                           "y", "h_n", "c_n", "h_prev", "saved"};
-    const bool is_out[MAX_RNN_TENSORS] = {false, false, false, false, false, false,
-                                          true, true, true, true, true};
-    SB_TRY(check_outputs_apart(fn, MAX_RNN_TENSORS, all, names, is_out));
+    SB_TRY(check_outputs_apart(fn, all, names));
     const sb_backend *be;
     SB_TRY(SB_OPS_BACKEND(fn, &be, gx, h0, c0, w_hh, b_hh, w_hr, y, h_n, c_n, h_prev, saved));
 
     d.fn = fn;
     d.be = be;
 
-    /* scratch: W_hh^T, W_hr^T, gh (N, G*H), t1 and t2 (N, H); without
+    /* scratch: W_hh^T, W_hr^T, then gh (N, G*H), t1 and t2 (N, H); without
      * h_prev and saved, the step's h (N, P) and planes (K, N, H) */
-    int64_t sizes[7][2] = {{0, 0}, {0, 0}, {d.N, d.GH}, {d.N, d.H}, {d.N, d.H},
-                           {keep ? 0 : d.N, d.P}, {keep ? 0 : d.planes * d.N, d.H}};
-    operand_size(w_hh, true, sizes[0]);
-    operand_size(w_hr, true, sizes[1]);
-    int64_t floats = 0;
-    SB_TRY(scratch_floats(fn, (const int64_t (*)[2])sizes, 7, &floats));
+    const int64_t extra[5][2] = {{d.N, d.GH}, {d.N, d.H}, {d.N, d.H}, {keep ? 0 : d.N, d.P},
+                                 {keep ? 0 : d.planes * d.N, d.H}};
     scratch s;
-    SB_TRY(scratch_new(fn, &s, w_hh->device, floats));
-    sb_status st = operand_copy(&s, w_hh, true, &d.w_step);
-    if (st == SB_OK && d.proj) st = operand_copy(&s, w_hr, true, &d.w_proj);
+    SB_TRY(rnn_scratch(&d, w_hh, w_hr, true, extra, 5, &s));
+    sb_status st = SB_OK;
     sb_tensor gh_all = carve(&s, d.N, d.GH), t1_all = carve(&s, d.N, d.H), t2_all = carve(&s, d.N, d.H);
     /* Inference keeps one step's planes: rows 0..b-1 of (K, N, H) */
     sb_tensor h_step = carve(&s, keep ? 0 : d.N, d.P), planes = carve(&s, keep ? 0 : d.planes * d.N, d.H);
@@ -503,25 +521,19 @@ sb_status sb_rnn_backward(const sb_rnn_sequence *seq, const sb_tensor *w_hh, con
                                              dgx, dgh, dh_all, dh0, dc0};
     const char *names[MAX_RNN_TENSORS] = {"w_hh", "w_hr", "saved", "dy", "dh_n", "dc_n",
                                           "dgx", "dgh", "dh_all", "dh0", "dc0"};
-    const bool is_out[MAX_RNN_TENSORS] = {false, false, false, false, false, false,
-                                          true, true, true, true, true};
-    SB_TRY(check_outputs_apart(fn, MAX_RNN_TENSORS, all, names, is_out));
+    SB_TRY(check_outputs_apart(fn, all, names));
     const sb_backend *be;
     SB_TRY(SB_OPS_BACKEND(fn, &be, w_hh, w_hr, saved, dy, dh_n, dc_n, dgx, dgh, dh_all, dh0, dc0));
     d.fn = fn;
     d.be = be;
 
-    /* scratch: W_hh, W_hr, dh (N, P) unless dh_all holds it; dm, dc, t1, t2 (N, H) */
-    int64_t sizes[7][2] = {{0, 0}, {0, 0}, {dh_all ? 0 : d.N, d.P}, {d.N, d.H}, {d.N, d.H},
-                           {d.N, d.H}, {d.N, d.H}};
-    operand_size(w_hh, false, sizes[0]);
-    operand_size(w_hr, false, sizes[1]);
-    int64_t floats = 0;
-    SB_TRY(scratch_floats(fn, (const int64_t (*)[2])sizes, 7, &floats));
+    /* scratch: W_hh, W_hr, then dh (N, P) unless dh_all holds it; dm, dc,
+     * t1, t2 (N, H) */
+    const int64_t extra[5][2] = {{dh_all ? 0 : d.N, d.P}, {d.N, d.H}, {d.N, d.H}, {d.N, d.H},
+                                 {d.N, d.H}};
     scratch s;
-    SB_TRY(scratch_new(fn, &s, w_hh->device, floats));
-    sb_status st = operand_copy(&s, w_hh, false, &d.w_step);
-    if (st == SB_OK && d.proj) st = operand_copy(&s, w_hr, false, &d.w_proj);
+    SB_TRY(rnn_scratch(&d, w_hh, w_hr, false, extra, 5, &s));
+    sb_status st = SB_OK;
     sb_tensor dh_all_s = carve(&s, dh_all ? 0 : d.N, d.P), dm_all = carve(&s, d.N, d.H);
     sb_tensor dc_all = carve(&s, d.N, d.H), t1_all = carve(&s, d.N, d.H), t2_all = carve(&s, d.N, d.H);
     if (st == SB_OK) st = sb_tensor_copy(dh0, dh_n);
