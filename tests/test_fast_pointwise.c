@@ -90,8 +90,12 @@ static float plain_canonical(const float *x, int64_t n, int64_t stride) {
 }
 
 static void test_canonical_sum(void) {
-    const int64_t sizes[] = {0, 1, 2, 31, 32, 33, 63, 64, 65, 1000, 8191, 8192, 8193,
-                             16384 + 31, 32 * 8192, 32 * 8192 + 17, 300007};
+    /* every ragged-row length 1..31 (the vector blocks' masked lanes) */
+    const int64_t sizes[] = {0,    1,    2,    3,    4,    5,    6,    7,     8,     9,
+                             15,   16,   17,   23,   24,   25,   31,   32,    33,    40,
+                             47,   48,   49,   55,   56,   57,   63,   64,    65,    100,
+                             127,  128,  1000, 8191, 8192, 8193, 16384 + 31, 32 * 8192,
+                             32 * 8192 + 17, 300007};
     const int nsizes = sizeof sizes / sizeof sizes[0];
     int64_t maxn = 300007 * 3;
     float *x = alloc(maxn);
@@ -102,6 +106,8 @@ static void test_canonical_sum(void) {
         x[i] = k == 0 ? sb_test_unif(-1e8f, 1e8f) : k == 1 ? sb_test_adversarial(4.0f) : sb_test_unif(-1.0f, 1.0f);
         if (!isfinite(x[i])) x[i] = sb_test_unif(-1e3f, 1e3f);
     }
+    float *flat = alloc(maxn);
+    for (int64_t i = 0; i < maxn; i++) flat[i] = sb_test_unif(0.5f, 1.0f);
     /* the order matters on this data: a sequential sum differs */
     {
         float seq = 0.0f;
@@ -118,6 +124,11 @@ static void test_canonical_sum(void) {
                 float want = plain_canonical(x, n, stride);
                 CHECK_BITS(sb_test_ssum(n, x, stride), want, "sb_ssum n=%lld stride=%lld [%s]",
                            (long long)n, (long long)stride, cfg);
+                /* terms of one magnitude, where a term left out or added
+                 * twice always shows (x's huge terms absorb small ones) */
+                CHECK_BITS(sb_test_ssum(n, flat, stride), plain_canonical(flat, n, stride),
+                           "sb_ssum of flat terms n=%lld stride=%lld [%s]", (long long)n,
+                           (long long)stride, cfg);
             }
             /* streaming with ragged pieces must equal the whole */
             sb_sum_acc acc;
@@ -139,6 +150,7 @@ static void test_canonical_sum(void) {
         }
     }
     sb_test_config_reset();
+    free(flat);
     /* A sum past one batch of 1024 blocks (8M elements), on two settings. */
     if (!sb_test_quick()) {
         int64_t n = 1024 * 8192 + 4099;
@@ -158,6 +170,23 @@ static void test_canonical_sum(void) {
     CHECK_BITS(sb_test_ssum(100, z, 1), -0.0f, "sum of -0 is -0");
     z[77] = sb_test_from_bits(0x7fc00000u);
     CHECK(isnan(sb_test_ssum(100, z, 1)), "NaN propagates");
+    /* the ragged row's untouched lanes must stay -0: a sum of -0 and +0
+     * terms is +0 only where a +0 lands in a lane, and -0 where none does */
+    for (int c = 0; c < sb_test_config_count(); c++) {
+        sb_test_config_apply(c);
+        for (int n = 1; n <= 70; n++) {
+            for (int i = 0; i < n; i++) z[i] = -0.0f;
+            CHECK_BITS(sb_test_ssum(n, z, 1), -0.0f, "%d negative zeros [%s]", n,
+                       sb_test_config_name(c));
+            z[n - 1] = 0.0f;
+            CHECK_BITS(sb_test_ssum(n, z, 1), plain_canonical(z, n, 1),
+                       "%d zeros, the last +0 [%s]", n, sb_test_config_name(c));
+            z[n - 1] = sb_test_from_bits(0x7fc00000u);
+            CHECK(isnan(sb_test_ssum(n, z, 1)), "%d terms, NaN last [%s]", n,
+                  sb_test_config_name(c));
+        }
+    }
+    sb_test_config_reset();
     free(x);
 }
 

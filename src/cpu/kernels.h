@@ -63,6 +63,9 @@ typedef struct sb_cpu_kernels {
     sb_gemm_kernels gemm;
     /* canonical sum: adds whole lane rows (src/cpu/sum.c) */
     sb_sum_rows_fn sum_rows;
+    /* one block of contiguous elements, 0 < n <= SB_SUM_BLOCK, whole in
+     * registers; NULL: sb_sum_block over sum_rows */
+    float (*sum_block)(const float *x, int64_t n);
     /* pointwise vector loops (src/cpu/pointwise.c, optim.c) */
     const struct sb_pwv_table *pointwise;
     /* batch correctly rounded math (src/cpu/vmath.c) */

@@ -29,11 +29,9 @@ enum {
 /* Fills buf[0..k-1] with terms j0..j0+k-1 of a row sum. */
 typedef void (*term_fn)(const void *ctx, int64_t j0, int64_t k, float *buf);
 
-/* The canonical sum of n terms produced chunk by chunk. */
-static float canonical_terms(term_fn f, const void *ctx, int64_t n) {
-    /* Zeroed only to spare the optimiser's maybe-uninitialized false
-     * alarm at -O3 (every element is written before it is read). */
-    float buf[CHUNK] = {0};
+/* The canonical sum of n terms produced chunk by chunk in buf (CHUNK
+ * floats, the caller's: one per row range, not a 4 KB clear per row). */
+static float canonical_terms(term_fn f, const void *ctx, int64_t n, float *buf) {
     if (n <= CHUNK) {
         f(ctx, 0, n, buf);
         return sb_cpu_sum_canonical(buf, n, 1);
@@ -120,6 +118,7 @@ typedef struct sm_job {
 
 static void sm_forward_range(void *vjob, int64_t r0, int64_t r1) {
     const sm_job *job = vjob;
+    float buf[CHUNK];
     int64_t n = job->n, inner = job->inner;
     for (int64_t rr = r0; rr < r1; rr++) {
         int64_t at = (rr / inner) * n * inner + rr % inner;
@@ -127,7 +126,7 @@ static void sm_forward_range(void *vjob, int64_t r0, int64_t r1) {
         r.m = row_max(r.x, n, inner);
         float *y = job->out + at;
         if (job->log) {
-            float s = canonical_terms(exp_terms, &r, n);
+            float s = canonical_terms(exp_terms, &r, n, buf);
             float ls = sb_logf(s);
             if (inner == 1) {
                 with_scalar(SB_BINARY_SUB, n, r.x, r.m, y);
@@ -137,7 +136,7 @@ static void sm_forward_range(void *vjob, int64_t r0, int64_t r1) {
             }
         } else {
             r.out = y; /* e_j first, divided in place once s is known */
-            float s = canonical_terms(exp_terms, &r, n);
+            float s = canonical_terms(exp_terms, &r, n, buf);
             if (inner == 1)
                 with_scalar(SB_BINARY_DIV, n, y, s, y);
             else
@@ -155,7 +154,7 @@ static void sm_backward_range(void *vjob, int64_t r0, int64_t r1) {
         row r = {.y = job->y + at, .dy = job->dy + at, .stride = inner};
         float *dx = job->out + at;
         if (job->log) {
-            float g = canonical_terms(dy_terms, &r, n);
+            float g = canonical_terms(dy_terms, &r, n, buf);
             for (int64_t j0 = 0; j0 < n; j0 += CHUNK) {
                 int64_t k = n - j0 < CHUNK ? n - j0 : CHUNK;
                 for (int64_t i = 0; i < k; i++) buf[i] = r.y[(j0 + i) * inner];
@@ -166,7 +165,7 @@ static void sm_backward_range(void *vjob, int64_t r0, int64_t r1) {
                 }
             }
         } else {
-            float dot = canonical_terms(dot_terms, &r, n);
+            float dot = canonical_terms(dot_terms, &r, n, buf);
             if (inner == 1) {
                 /* through buf, chunk by chunk: dx may be y's or dy's memory */
                 for (int64_t j0 = 0; j0 < n; j0 += CHUNK) {
@@ -226,18 +225,20 @@ static float class_weight(const sb_class_problem *p, int64_t c) {
 }
 
 /* sb_ref_class_row_loss for cross-entropy, its sums chunked */
-static float ce_row_loss(const sb_class_problem *p, const float *x, int64_t stride, int64_t t) {
+static float ce_row_loss(const sb_class_problem *p, const float *x, int64_t stride, int64_t t,
+                         float *buf) {
     row r = {.x = x, .y = p->weight, .stride = stride};
     r.m = row_max(x, p->C, stride);
-    r.ls = sb_logf(canonical_terms(exp_terms, &r, p->C));
+    r.ls = sb_logf(canonical_terms(exp_terms, &r, p->C, buf));
     float nll = class_weight(p, t) * -((x[t * stride] - r.m) - r.ls);
     if (p->eps == 0.0f) return nll;
-    float smooth = -canonical_terms(weighted_logp_terms, &r, p->C);
+    float smooth = -canonical_terms(weighted_logp_terms, &r, p->C, buf);
     return (1.0f - p->eps) * nll + smooth * (p->eps / (float)p->C);
 }
 
 static void ce_forward_range(void *vjob, int64_t r0, int64_t r1) {
     const ce_job *job = vjob;
+    float buf[CHUNK];
     const sb_class_problem *p = job->p;
     int64_t C = p->C, inner = p->inner;
     for (int64_t rr = r0; rr < r1; rr++) {
@@ -245,7 +246,7 @@ static void ce_forward_range(void *vjob, int64_t r0, int64_t r1) {
         int64_t t = job->targets[rr];
         float v = 0.0f;
         if (t != p->ignore_index)
-            v = p->logits ? ce_row_loss(p, x, inner, t) : sb_ref_class_row_loss(p, x, inner, t);
+            v = p->logits ? ce_row_loss(p, x, inner, t, buf) : sb_ref_class_row_loss(p, x, inner, t);
         job->out[rr] = v;
     }
 }
@@ -253,6 +254,7 @@ static void ce_forward_range(void *vjob, int64_t r0, int64_t r1) {
 /* cross_entropy_grad_row of src/ref/loss.c */
 static void ce_backward_range(void *vjob, int64_t r0, int64_t r1) {
     const ce_job *job = vjob;
+    float buf[CHUNK];
     const sb_class_problem *p = job->p;
     int64_t C = p->C, inner = p->inner;
     float eps = p->eps, c = eps / (float)C;
@@ -275,7 +277,7 @@ static void ce_backward_range(void *vjob, int64_t r0, int64_t r1) {
         float W = !p->weight ? 1.0f : eps == 0.0f ? w_t : (1.0f - eps) * w_t + c * job->S;
         row r = {.x = job->input + at, .stride = inner, .out = dx};
         r.m = row_max(r.x, C, inner);
-        float s = canonical_terms(exp_terms, &r, C); /* dx holds exp(d_j) */
+        float s = canonical_terms(exp_terms, &r, C, buf); /* dx holds exp(d_j) */
         for (int64_t j = 0; j < C; j++) {
             float pj = dx[j * inner] / s;
             float q = j == t ? q_t : eps == 0.0f ? 0.0f : c * class_weight(p, j);

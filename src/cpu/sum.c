@@ -10,11 +10,17 @@ void sb_cpu_sum_add_n(sb_sum_acc *acc, const float *x, int64_t n) {
     sb_sum_add_rows(acc, x, n, sb_kernels()->sum_rows);
 }
 
+/* Rule 2 on 0 < n <= SB_SUM_BLOCK elements with the level's kernels. */
+static float block_sum(const sb_cpu_kernels *k, const float *x, int64_t n, int64_t stride) {
+    if (stride == 1 && k->sum_block) return k->sum_block(x, n);
+    return sb_sum_block(x, n, stride, k->sum_rows);
+}
+
 typedef struct blocks_ctx {
     const float *x;    /* the batch's first element */
     int64_t n, stride; /* elements from x to the end of the whole sum */
     float *out;        /* one sum per block of the batch */
-    sb_sum_rows_fn rows_fn;
+    const sb_cpu_kernels *k;
 } blocks_ctx;
 
 static void blocks_range(void *vctx, int64_t b0, int64_t b1) {
@@ -22,7 +28,7 @@ static void blocks_range(void *vctx, int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; b++) {
         int64_t at = b * SB_SUM_BLOCK;
         int64_t len = c->n - at < SB_SUM_BLOCK ? c->n - at : SB_SUM_BLOCK;
-        c->out[b] = sb_sum_block(c->x + at * c->stride, len, c->stride, c->rows_fn);
+        c->out[b] = block_sum(c->k, c->x + at * c->stride, len, c->stride);
     }
 }
 
@@ -30,8 +36,9 @@ static void blocks_range(void *vctx, int64_t b0, int64_t b1) {
  * allocation) that stream into the outer sum. */
 float sb_cpu_sum_canonical(const float *x, int64_t n, int64_t stride) {
     if (n <= 0) return 0.0f;
-    sb_sum_rows_fn rows_fn = sb_kernels()->sum_rows;
-    if (n <= SB_SUM_BLOCK) return sb_sum_block(x, n, stride, rows_fn);
+    const sb_cpu_kernels *k = sb_kernels();
+    sb_sum_rows_fn rows_fn = k->sum_rows;
+    if (n <= SB_SUM_BLOCK) return block_sum(k, x, n, stride);
     enum { BATCH = 1024 }; /* blocks per batch: 8M elements */
     float sums[BATCH];
     int64_t nblocks = (n + SB_SUM_BLOCK - 1) / SB_SUM_BLOCK;
@@ -39,7 +46,7 @@ float sb_cpu_sum_canonical(const float *x, int64_t n, int64_t stride) {
     sb_sum_init(&acc);
     for (int64_t b = 0; b < nblocks; b += BATCH) {
         int64_t nb = nblocks - b < BATCH ? nblocks - b : BATCH;
-        blocks_ctx c = {x + b * SB_SUM_BLOCK * stride, n - b * SB_SUM_BLOCK, stride, sums, rows_fn};
+        blocks_ctx c = {x + b * SB_SUM_BLOCK * stride, n - b * SB_SUM_BLOCK, stride, sums, k};
         /* at least 8 blocks (64K elements) per range: below that a thread
          * hand-off costs more than it saves */
         sb_parallel_for(nb, sb_parallel_grain(nb, 8), blocks_range, &c);

@@ -1,4 +1,4 @@
-/* Canonical-sum lane rows with AVX-512: the 32 lanes are 2 registers of 16. */
+/* The canonical sum with AVX-512: the 32 lanes are 2 registers of 16. */
 #include "cpu/sum_internal.h"
 
 typedef int sb_sum_avx512_unit_not_empty;
@@ -14,5 +14,33 @@ void sb_sum_rows_avx512(float lane[SB_SUM_LANES], const float *x, int64_t rows) 
     }
     _mm512_storeu_ps(lane + 0, a0);
     _mm512_storeu_ps(lane + 16, a1);
+}
+
+/* Rule 2 whole in registers: the lanes start at -0, whole rows, the ragged
+ * row added to its first n % 32 lanes only (masked: the others keep their
+ * value, -0 included), then the tree s = 16, 8, 4, 2, 1 as register halves,
+ * lane[j] + lane[j + s] with lane[j] the first operand, as in the scalar
+ * rule. For n < 32 the rule folds only the touched lanes; folding the
+ * others too adds -0 to a lane, which leaves every value a lane can hold
+ * unchanged (sb_sum_few_terms' argument), so the tree is the same. */
+float sb_sum_block_avx512(const float *x, int64_t n) {
+    __m512 a0 = _mm512_set1_ps(-0.0f), a1 = a0;
+    for (int64_t r = 0; r < n / SB_SUM_LANES; r++, x += SB_SUM_LANES) {
+        a0 = _mm512_add_ps(a0, _mm512_loadu_ps(x + 0));
+        a1 = _mm512_add_ps(a1, _mm512_loadu_ps(x + 16));
+    }
+    int tail = (int)(n % SB_SUM_LANES);
+    if (tail) {
+        __mmask16 m0 = tail >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << tail) - 1);
+        __mmask16 m1 = tail > 16 ? (__mmask16)((1u << (tail - 16)) - 1) : 0;
+        a0 = _mm512_mask_add_ps(a0, m0, a0, _mm512_maskz_loadu_ps(m0, x));
+        a1 = _mm512_mask_add_ps(a1, m1, a1, _mm512_maskz_loadu_ps(m1, x + 16));
+    }
+    __m512 s16 = _mm512_add_ps(a0, a1);
+    __m256 s8 = _mm256_add_ps(_mm512_castps512_ps256(s16), _mm512_extractf32x8_ps(s16, 1));
+    __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+    __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+    __m128 s1 = _mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1));
+    return _mm_cvtss_f32(s1);
 }
 #endif

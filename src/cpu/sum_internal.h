@@ -26,6 +26,10 @@ void sb_cpu_sum_columns(const float *x, int64_t rows, int64_t cols, int64_t ld, 
 void sb_sum_rows_sse2(float lane[SB_SUM_LANES], const float *x, int64_t rows);
 void sb_sum_rows_avx2(float lane[SB_SUM_LANES], const float *x, int64_t rows);
 void sb_sum_rows_avx512(float lane[SB_SUM_LANES], const float *x, int64_t rows);
+/* sb_sum_block(x, n, 1, ...) for 0 < n <= SB_SUM_BLOCK, lanes and tree in
+ * registers (the kernel context's sum_block). */
+float sb_sum_block_avx2(const float *x, int64_t n);
+float sb_sum_block_avx512(const float *x, int64_t n);
 #endif
 #if SB_HAVE_NEON_KERNELS
 void sb_sum_rows_neon(float lane[SB_SUM_LANES], const float *x, int64_t rows);

@@ -106,6 +106,17 @@ static inline void exp_tab(__m256i j, __m256d *t, __m256d *tlo) {
 }
 #define VM_EXP_TAB exp_tab
 
+/* RN(2^(j/16)) = sb_exp_tab[4j][0] for the 4 lanes' j < 16: one 8-byte
+ * load per lane (row 4j starts 8j doubles into the table). */
+static inline __m256d exp16_tab(__m256i j) {
+    __m256i at = _mm256_slli_epi64(j, 3);
+    __m128i lo = _mm256_castsi256_si128(at), hi = _mm256_extracti128_si256(at, 1);
+    const double *base = &sb_exp_tab[0][0];
+    return _mm256_set_pd(base[_mm_extract_epi64(hi, 1)], base[_mm_cvtsi128_si64(hi)],
+                         base[_mm_extract_epi64(lo, 1)], base[_mm_cvtsi128_si64(lo)]);
+}
+#define VM_EXP16_TAB exp16_tab
+
 /* (c, -log c hi, lo) = sb_log_tab[bin] for the 4 lanes: a 16-byte and an
  * 8-byte load per lane, then a transpose (cheaper than three gathers on
  * AMD). */

@@ -126,6 +126,19 @@ static inline void exp_tab(__m512i j, __m512d *t, __m512d *tlo) {
 }
 #define VM_EXP_TAB exp_tab
 
+/* RN(2^(j/16)) = sb_exp_tab[4j][0], j < 16: one vpermt2pd over two
+ * registers (index bits 0..3). */
+static inline __m512d exp16_tab(__m512i j) {
+    const __m512d lo = _mm512_set_pd(sb_exp_tab[28][0], sb_exp_tab[24][0], sb_exp_tab[20][0],
+                                     sb_exp_tab[16][0], sb_exp_tab[12][0], sb_exp_tab[8][0],
+                                     sb_exp_tab[4][0], sb_exp_tab[0][0]);
+    const __m512d hi = _mm512_set_pd(sb_exp_tab[60][0], sb_exp_tab[56][0], sb_exp_tab[52][0],
+                                     sb_exp_tab[48][0], sb_exp_tab[44][0], sb_exp_tab[40][0],
+                                     sb_exp_tab[36][0], sb_exp_tab[32][0]);
+    return _mm512_permutex2var_pd(lo, j, hi);
+}
+#define VM_EXP16_TAB exp16_tab
+
 /* Four lanes' (c, -log c hi, lo) = sb_log_tab[i]: a 16-byte and an 8-byte
  * load per lane, then a transpose; two of these make the 8 lanes (three
  * gathers cost more on AMD, and the 128 x 3 table is too big for the

@@ -102,6 +102,13 @@ static inline void exp_tab(uint64x2_t j, float64x2_t *t, float64x2_t *tlo) {
 }
 #define VM_EXP_TAB exp_tab
 
+/* RN(2^(j/16)) = sb_exp_tab[4j][0] for the 2 lanes' j < 16 */
+static inline float64x2_t exp16_tab(uint64x2_t j) {
+    float64x2_t t = vdupq_n_f64(sb_exp_tab[4 * vgetq_lane_u64(j, 0)][0]);
+    return vsetq_lane_f64(sb_exp_tab[4 * vgetq_lane_u64(j, 1)][0], t, 1);
+}
+#define VM_EXP16_TAB exp16_tab
+
 static inline void log_tab(uint64x2_t bin, float64x2_t *c, float64x2_t *l1, float64x2_t *l2) {
     const double *t0 = sb_log_tab[vgetq_lane_u64(bin, 0)];
     const double *t1 = sb_log_tab[vgetq_lane_u64(bin, 1)];

@@ -61,6 +61,7 @@
  *   VM_ISHL VM_ISHR(a, n)                     64-bit lane integer steps
  *   VM_DGE VM_DLT(a, b) -> vm_dm, VM_DMAND, VM_DSEL(m, a, b) = m ? a : b
  *   VM_EXP_TAB(j, &t, &tlo)     sb_exp_tab[j][0], [1] for j in 0..63
+ *   VM_EXP16_TAB(j) -> vm_d     sb_exp_tab[4j][0] = RN(2^(j/16)), j in 0..15
  *   VM_LOG_TAB(bin, &c, &l1, &l2)  sb_log_tab[bin][0..2] for bin in 0..127
  *   VM_ERF_PIECE(v)             (double)(int)v clamped to [0, SB_ERF_PIECES-1]
  *                               (NaN, inf and huge lanes land inside)
@@ -106,13 +107,18 @@ static inline VM_SFX(vexp_scale) VM_SFX(vexp_scale_of)(vm_d z) {
     return sc;
 }
 
-static inline VM_SFX(vexp_parts) VM_SFX(vexp_kr)(VM_SFX(vexp_scale) sc, vm_d r) {
+/* e^r - 1 by its degree-6 Taylor polynomial, sb_exp_fast_kr's steps. */
+static inline vm_d VM_SFX(exp_poly)(vm_d r) {
     vm_d p = VM_D(SB_EXP_C6);
     p = VM_FMA(p, r, VM_D(sb_exp_coef[5][0]));
     p = VM_FMA(p, r, VM_D(sb_exp_coef[4][0]));
     p = VM_FMA(p, r, VM_D(sb_exp_coef[3][0]));
     p = VM_FMA(p, r, VM_D(0.5));
-    p = VM_ADDMUL(r, VM_MUL(r, r), p); /* e^r - 1 */
+    return VM_ADDMUL(r, VM_MUL(r, r), p);
+}
+
+static inline VM_SFX(vexp_parts) VM_SFX(vexp_kr)(VM_SFX(vexp_scale) sc, vm_d r) {
+    vm_d p = VM_SFX(exp_poly)(r);
     VM_SFX(vexp_parts) f;
     vm_d tlo;
     f.s = VM_ASD(sc.sbits);
@@ -178,11 +184,50 @@ static inline uint32_t VM_SFX(finish)(vm_f xv, vm_f res, vm_fm ok, float *y, flo
     return bad;
 }
 
-/* ---- expf: sb_expf ------------------------------------------------------------ */
+/* ---- expf: sb_expf ------------------------------------------------------------
+ * Not the scalar code's steps: a coarser reduction with no table tail,
+ * cheaper by a table lookup per half (one vpermt2pd at AVX-512 against
+ * eight permutes and six blends for the 64 x 2 table), with its own proven
+ * bound. The argument for the bits (this file's header) needs only that
+ * bound below 2^-44 - 2^-53.
+ *
+ * Algorithm, a = (double)x, |a| <= 104 (other lanes are replaced below):
+ *   k  = RN(a * 16/ln2) as z - 1.5*2^52, z = a*RN(16/ln2) + 1.5*2^52 (fused
+ *        or not: either way an integer with |a*16/ln2 - k| <= 1/2 + 2^-40);
+ *        j = k & 15 and 2^e = 2^((k-j)/16) from z's low bits as for the
+ *        64-entry kernel above ((z & ~15) << 48: |k| < 2^12 fits the 16 bits
+ *        kept), e in [-151, 129], so 2^e and s * v below are exact normal
+ *        doubles;
+ *   r  = (a - k*L1') - k*L2', L1' = 4 SB_EXP_L1, L2' = 4 SB_EXP_L2 (36-bit
+ *        constants, |k| < 2^12: both products exact; a - k L1' is a
+ *        multiple of 2^-40 below 2^-5 in magnitude, exact; the second step
+ *        rounds once): |r| <= ln2/32 (1 + 2^-40) = 0.02166, and
+ *        |r - (a - k ln2/16)| <= 2^-53 |r| + 2^12 * 4 * 2^-84 < 2^-58.4;
+ *   p  = the degree-6 Taylor polynomial of e^r - 1 (the 64-entry kernel's
+ *        coefficients and Horner steps, fused or not);
+ *   T  = sb_exp_tab[4j][0] = RN(2^(j/16)), relative error <= 2^-53;
+ *   y  = 2^e * (T*p + T) (one fused step, or a product and a sum).
+ * Relative error of y against e^a, each term bounded for |r| <= 0.02166
+ * and unfused steps (the fused ones round less):
+ *   truncation |r|^7/7! e^|r| / e^r           <= 4.62e-16 = 2^-50.94
+ *   T                                          <= 2^-53
+ *   r's error (e^dr - 1)                      <= 2^-58.4
+ *   Horner (steps' roundings, coefficients RN(1/n!)), relative to 1 + p
+ *                                              <= 2^-58.3
+ *   T*p rounded (|T p| <= 0.0443, 1 + p >= 0.978) <= 2^-58.4
+ *   T + T*p rounded                            <= 2^-53
+ * in all below 6.93e-16 < 2^-50.35, far inside 2^-44 - 2^-53; make
+ * verify-vmath compares every level with sb_expf on all 2^32 inputs. */
 
 static inline vm_d VM_SFX(exp_y)(vm_d a) {
-    VM_SFX(vexp_parts) f = VM_SFX(vexp_fast)(a);
-    return VM_MUL(f.s, VM_ADD(f.t, f.tail));
+    const vm_d shifter = VM_D(SB_EXP_SHIFTER);
+    vm_d z = VM_FMA(a, VM_D(SB_EXP_INVL / 4), shifter);
+    vm_d kd = VM_SUB(z, shifter);
+    vm_i zi = VM_ASI(z);
+    vm_d s = VM_ASD(VM_IADD(VM_ISHL(VM_ICLR(zi, VM_I(15)), 48), VM_I(0x3ff0000000000000)));
+    vm_d t = VM_EXP16_TAB(VM_IAND(zi, VM_I(15)));
+    vm_d r = VM_FNMA(kd, VM_D(4 * SB_EXP_L2), VM_FNMA(kd, VM_D(4 * SB_EXP_L1), a));
+    return VM_MUL(s, VM_FMA(t, VM_SFX(exp_poly)(r), t));
 }
 
 SB_VM_BLOCK VM_SFX(expf_block)(const float *x, float *y, float *xsave) {

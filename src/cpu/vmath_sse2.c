@@ -95,6 +95,13 @@ static inline void exp_tab(__m128i j, __m128d *t, __m128d *tlo) {
 }
 #define VM_EXP_TAB exp_tab
 
+/* RN(2^(j/16)) = sb_exp_tab[4j][0] for the 2 lanes' j < 16 */
+static inline __m128d exp16_tab(__m128i j) {
+    int64_t j0 = _mm_cvtsi128_si64(j), j1 = _mm_cvtsi128_si64(_mm_unpackhi_epi64(j, j));
+    return _mm_set_pd(sb_exp_tab[4 * j1][0], sb_exp_tab[4 * j0][0]);
+}
+#define VM_EXP16_TAB exp16_tab
+
 static inline void log_tab(__m128i bin, __m128d *c, __m128d *l1, __m128d *l2) {
     int64_t k0 = _mm_cvtsi128_si64(bin), k1 = _mm_cvtsi128_si64(_mm_unpackhi_epi64(bin, bin));
     const double *t0 = sb_log_tab[k0], *t1 = sb_log_tab[k1];
