@@ -5,7 +5,7 @@
  *
  * Tables: gathers are slow on some AVX-512 CPUs (on AMD Zen 4 the four
  * gathers of a 16-float exp block cost more than all of its arithmetic), so
- * the 64-entry exp table and the 14 erf pieces' coefficients are looked up
+ * the 64-entry exp table and the 16 erf pieces' coefficients are looked up
  * inside registers with vpermt2pd, and the 128-entry, 3-column log table
  * (too big for registers) with per-lane loads. The registers are built from
  * math_tables.h (_mm512_set_pd of the entries, constant-folded by the
@@ -176,13 +176,14 @@ static inline void log_tab(__m512i bin, __m512d *c, __m512d *l1, __m512d *l2) {
 typedef __m512i vm_erf_rows;
 #define VM_ERF_ROWS(fi, rows) (*(rows) = _mm512_castpd_si512(_mm512_add_pd(fi, _mm512_set1_pd(0x1p52))))
 
-/* Coefficient k of the lanes' erf pieces: the 14 values sit in two
+/* Coefficient k of the lanes' erf pieces: the 16 values sit in two
  * registers, one vpermt2pd picks them (cheaper than a gather each). */
 static inline __m512d erf_coef(__m512i idx, int k) {
     const __m512d lo = _mm512_set_pd(sb_erf_p[7][k], sb_erf_p[6][k], sb_erf_p[5][k], sb_erf_p[4][k],
                                      sb_erf_p[3][k], sb_erf_p[2][k], sb_erf_p[1][k], sb_erf_p[0][k]);
-    const __m512d hi = _mm512_set_pd(0.0, 0.0, sb_erf_p[13][k], sb_erf_p[12][k], sb_erf_p[11][k],
-                                     sb_erf_p[10][k], sb_erf_p[9][k], sb_erf_p[8][k]);
+    const __m512d hi = _mm512_set_pd(sb_erf_p[15][k], sb_erf_p[14][k], sb_erf_p[13][k],
+                                     sb_erf_p[12][k], sb_erf_p[11][k], sb_erf_p[10][k],
+                                     sb_erf_p[9][k], sb_erf_p[8][k]);
     return _mm512_permutex2var_pd(lo, idx, hi);
 }
 #define VM_ERF_COEF erf_coef

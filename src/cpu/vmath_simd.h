@@ -321,28 +321,35 @@ SB_VM_BLOCK VM_SFX(tanhf_block)(const float *x, float *y, float *xsave) {
 }
 
 /* ---- erff: sb_erff ----------------------------------------------------------------
- * Both fast-path branches are computed: a < SB_ERF_SMALL, erf(a) = a*P0(a^2);
- * else piece i = (int)((a - SB_ERF_SMALL)*SB_ERF_PIECE_SCALE) (clamped so
- * that other lanes read inside the table), t = a - (SB_ERF_PIECE_MID0 +
- * SB_ERF_PIECE_WIDTH*i), degree-11 Horner with the piece's coefficients.
- * On |x|, sign copied last; +-0 gives 0*P0(0) = +0, passes the test and
- * takes x's sign. */
+ * Not the scalar code's two branches: one polynomial per lane, piece
+ * i = (int)(4a) of the sixteen rows of sb_erf_p (clamped so that other
+ * lanes read inside the table). Rows 2..15 are the scalar code's pieces
+ * for a >= 1/2, with its t = a - (i/4 + 1/8) (exact); rows 0 and 1 serve
+ * only the batch kernels: row 1 the piece [1/4, 1/2) around 3/8, row 0
+ * [0, 1/4) as a polynomial in t = a with a zero constant term (a times a
+ * fit of erf(a)/a), so its relative accuracy holds down to a -> 0, where
+ * the scalar code's a*P0(a^2) branch would otherwise have to be computed
+ * beside the pieces in every block. Bound, relative to erf(a): the fits
+ * (math_tables.h; row 0 measured with its rounded coefficients 2^-54.1)
+ * below 2^-54; degree-11 Horner, fused or not, below 2^-51 (rows >= 1 are
+ * dominated by their constant term, |t| <= 1/8; row 0 by c1 t, |t| < 1/4,
+ * and ends in the product with t); in all below 2^-50.8, inside the
+ * 2^-44 - 2^-53 the argument needs; make verify-vmath compares every level
+ * with sb_erff on all 2^32 inputs. On |x|, sign copied last; +-0 gives
+ * p(0) = +0, which passes the test and takes x's sign. */
 
 /* always_inline: with AVX2's 12 coefficient registers (vm_erf_rows) the
  * compiler's size heuristics would otherwise call it out of line, twice per
  * block. */
 static inline __attribute__((always_inline)) vm_d VM_SFX(erf_y)(vm_d a) {
-    vm_d u = VM_MUL(a, a);
-    vm_d p0 = VM_D(sb_erf_p0[8]);
-    for (int k = 7; k >= 0; k--) p0 = VM_FMA(p0, u, VM_D(sb_erf_p0[k]));
-    p0 = VM_MUL(a, p0);
-    vm_d fi = VM_ERF_PIECE(VM_MUL(VM_SUB(a, VM_D(SB_ERF_SMALL)), VM_D(SB_ERF_PIECE_SCALE)));
-    vm_d t = VM_SUB(a, VM_ADD(VM_D(SB_ERF_PIECE_MID0), VM_MUL(VM_D(SB_ERF_PIECE_WIDTH), fi)));
+    vm_d fi = VM_ERF_PIECE(VM_MUL(a, VM_D(SB_ERF_PIECE_SCALE)));
+    vm_d mid = VM_ADD(VM_MUL(VM_D(SB_ERF_PIECE_WIDTH), fi), VM_D(SB_ERF_PIECE_MID_OFFSET));
+    vm_d t = VM_SUB(a, VM_DSEL(VM_DLT(a, VM_D(SB_ERF_PIECE_WIDTH)), VM_D(0.0), mid));
     vm_erf_rows rows;
     VM_ERF_ROWS(fi, &rows);
     vm_d p = VM_ERF_COEF(rows, 11);
     for (int k = 10; k >= 0; k--) p = VM_FMA(p, t, VM_ERF_COEF(rows, k));
-    return VM_DSEL(VM_DLT(a, VM_D(SB_ERF_SMALL)), p0, p);
+    return p;
 }
 
 SB_VM_BLOCK VM_SFX(erff_block)(const float *x, float *y, float *xsave) {

@@ -4,7 +4,8 @@
  * Algorithm, on a = |x| (erf is odd; the sign is applied last):
  *  - Fast path: for a < 1/2, erf(a) = a * P0(a^2) with a degree-8 Chebyshev
  *    fit of erf(a)/a in a^2 (a^2 is exact); for 1/2 <= a < 4, fourteen
- *    pieces of width 1/4, each a degree-11 Chebyshev fit in t = a - mid
+ *    pieces of width 1/4 (rows 2..15 of sb_erf_p), each a degree-11
+ *    Chebyshev fit in t = a - mid
  *    (t is exact).  Fit errors are below 2^-57 relative (math_tables.h);
  *    binary64 Horner adds below 2^-51 (every piece is dominated by its
  *    constant term), so y is within 2^-50; accepted when y*(1 +- 2^-44)
@@ -28,8 +29,8 @@ static double sb_erf_fast(double a) {
         for (int i = 7; i >= 0; i--) p = p * u + sb_erf_p0[i];
         return a * p;
     }
-    int i = (int)((a - SB_ERF_SMALL) * SB_ERF_PIECE_SCALE);
-    double t = a - (SB_ERF_PIECE_MID0 + SB_ERF_PIECE_WIDTH * i);
+    int i = (int)(a * SB_ERF_PIECE_SCALE);
+    double t = a - (SB_ERF_PIECE_WIDTH * i + SB_ERF_PIECE_MID_OFFSET);
     SB_MATH_TABLE_PTR const double *c = sb_erf_p[i];
     double p = c[11];
     for (int k = 10; k >= 0; k--) p = p * t + c[k];

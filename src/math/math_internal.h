@@ -76,13 +76,16 @@
 #define SB_TRIG_PIO4_BITS 0x3f490fdbu /* |x| bits >= this: |x| > pi/4, sinf/cosf reduce */
 #define SB_TRIG_CW_BITS 0x4d800000u /* |x| bits < this: |x| < 2^28, Cody-Waite fast path */
 /* erf's fast path: a < SB_ERF_SMALL, the odd series a*P0(a^2); else piece
- * i = (int)((a - SB_ERF_SMALL) * SB_ERF_PIECE_SCALE), i < SB_ERF_PIECES,
- * a polynomial in t = a - (SB_ERF_PIECE_MID0 + SB_ERF_PIECE_WIDTH * i). */
+ * i = (int)(a * SB_ERF_PIECE_SCALE) of sb_erf_p (SB_ERF_PIECES pieces of
+ * width SB_ERF_PIECE_WIDTH over [0, 4); the scalar code's a >= 1/2 use
+ * i >= 2), a polynomial in t = a - (SB_ERF_PIECE_WIDTH * i +
+ * SB_ERF_PIECE_MID_OFFSET), the piece's midpoint; piece 0 (the batch
+ * kernels') is a polynomial in t = a itself. */
 #define SB_ERF_SMALL 0.5
 #define SB_ERF_PIECE_SCALE 4.0
-#define SB_ERF_PIECE_MID0 0.625
 #define SB_ERF_PIECE_WIDTH 0.25
-#define SB_ERF_PIECES 14
+#define SB_ERF_PIECE_MID_OFFSET 0.125
+#define SB_ERF_PIECES 16
 /* log1p's fast path: SB_LOG1P_NEAR_LO <= a < SB_LOG1P_NEAR_HI, the log1p
  * series of a; elsewhere the log kernel of 1 + a. */
 #define SB_LOG1P_NEAR_LO (-0x1p-8)

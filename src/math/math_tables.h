@@ -259,10 +259,17 @@ SB_MATH_TABLE static const double sb_log1p_coef[19][2] = {
 SB_MATH_TABLE static const double sb_erf_p0[9] = {
     0x1.20dd750429b6dp+0, -0x1.812746b0379b5p-2, 0x1.ce2f21a03d814p-4, -0x1.b82ce30f2b28fp-6, 0x1.565bcbf8e0365p-8, -0x1.c02d4f6e4921ap-11, 0x1.f98db34e8872ep-14, -0x1.f224dfc5409afp-17, 0x1.8b4b60851826bp-20,
 };
-/* erf(mid_i + t) ~ sum_{k<12} sb_erf_p[i][k] t^k for |t| <= 1/8, where
- * mid_i = 0.625 + i/4, i = 0..13 (covers [1/2, 4)); Chebyshev fits.
- * Max relative approximation error over all pieces 2^-58.8. */
-SB_MATH_TABLE static const double sb_erf_p[14][12] = {
+/* erf on [0, 4) in 16 pieces of width 1/4, piece i = (int)(4a), twelve
+ * coefficients each. Row 0: erf(a) ~ sum_{k<12} sb_erf_p[0][k] a^k on
+ * [0, 1/4) with sb_erf_p[0][0] = 0 (a times a Chebyshev fit of erf(a)/a,
+ * so relative accuracy holds down to a -> 0); rows i >= 1:
+ * erf(mid_i + t) ~ sum_{k<12} sb_erf_p[i][k] t^k for |t| <= 1/8, where
+ * mid_i = i/4 + 1/8; Chebyshev fits. The scalar erff uses rows 2..15
+ * (a >= 1/2, below it sb_erf_p0), the batch kernels all sixteen.
+ * Max relative approximation error: row 0 2^-55.6, rows 1..15 2^-56.9. */
+SB_MATH_TABLE static const double sb_erf_p[16][12] = {
+    {0x0p+0, 0x1.20dd750429b6dp+0, -0x1.363ae00053b75p-46, -0x1.812746b02b8b0p-2, -0x1.7648b1835a073p-33, 0x1.ce2f2312a9b7ep-4, -0x1.a976f5b98879ep-24, -0x1.b82829af634e0p-6, -0x1.108961f0defe5p-17, 0x1.58c491b569fdep-8, -0x1.9b53758757cdfp-14, -0x1.7ea36c44503cdp-11},
+    {0x1.9dd0d2b721f39p-2, 0x1.f5f0cdaf15313p-1, -0x1.78749a434fda0p-2, -0x1.e106c51d1efc4p-3, 0x1.5529abccc0e07p-3, 0x1.7488b8a80e647p-5, -0x1.9a7944be66245p-5, -0x1.65c10c783c90dp-8, 0x1.7098aae6a21aap-7, 0x1.043177cc35844p-13, -0x1.0584ed76f37aap-9, 0x1.e2d97b635be81p-14},
     {0x1.3f196dcd0f135p-1, 0x1.86e9694134b9ep-1, -0x1.e8a3c39181e6dp-2, -0x1.c8105021684b6p-5, 0x1.6963c8a394a22p-3, -0x1.c1242dff5208fp-6, -0x1.52b2666914c7bp-5, 0x1.c7cd9ab14a5eep-7, 0x1.b62eba164eaf3p-8, -0x1.dc3889d810d90p-9, -0x1.80141b1a9e8f8p-11, 0x1.61097834adbfdp-11},
     {0x1.91724951b8fc6p-1, 0x1.0cab61f084b93p-1, -0x1.d62beb64e84b2p-2, 0x1.7c9d756a11577p-4, 0x1.cc60567dcb2f2p-4, -0x1.1350f4b216313p-4, -0x1.53bb4d1a8d5b4p-7, 0x1.30ac215e3e32cp-6, -0x1.e3ea35cb11457p-10, -0x1.aae160aa13dabp-9, 0x1.d22b9babc231bp-11, 0x1.9792cf62e415bp-12},
     {0x1.c6dad2829ec62p-1, 0x1.45e99bcbb7915p-2, -0x1.6ea6cf452e88bp-2, 0x1.4cb3cf0aa0bd5p-3, 0x1.ca5083176cd42p-6, -0x1.f65d15f1f9ca6p-5, 0x1.fd1c6a0c1b1e0p-7, 0x1.3acc78f6568cfp-7, -0x1.8b41d0bfe168ep-8, -0x1.79bb2c79f597dp-12, 0x1.2c9625343c636p-10, -0x1.6e432174e4fb9p-13},
