@@ -19,7 +19,8 @@
  * in math_internal.h: exp overflow/underflow, expm1 saturation, tanh/erf
  * saturation, signed zeros) or the scalar function itself
  * (src/cpu/vmath_internal.h). So all that matters is that y' obeys the
- * scalar bound:
+ * scalar bound (expf and erff meet it by algorithms of their own, each
+ * with its bound in its section below; the rest as follows):
  *  - most steps are the scalar code's IEEE operations on the same operands
  *    in the same order, with the same constants and table entries (read at
  *    the same index), hence bitwise the same values. The integer steps are
@@ -28,7 +29,7 @@
  *    and 2^e = 2^((k-j)/64) is the bits ((z & ~63) << 46) + (1023 << 52),
  *    which is (e + 1023) << 52 modulo 2^64 since 1.5*2^52 << 46 vanishes;
  *    log's exponent e goes to double exactly as bits(2^52 + E) - (2^52+1023);
- *    erf's piece (int)((a - 1/2)*4) by truncation, clamped so that special
+ *    erf's piece (int)(4a) by truncation, clamped so that special
  *    lanes index inside the table.
  *  - VM_FMA(a, b, c) = a*b + c, VM_ADDMUL(c, a, b) = c + a*b and
  *    VM_FNMA(a, b, c) = c - a*b are one fused operation where the ISA has
