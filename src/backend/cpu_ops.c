@@ -4,6 +4,7 @@
  * Arguments arrive validated by src/ops. Shared by the CPU and the mirror
  * device (src/backend/mirror.c), whose memory the host can also address. */
 #include <stdlib.h>
+#include <string.h>
 #include "backend/backend.h"
 #include "core/canonical_sum.h"
 #include "core/fpenv.h"
@@ -225,10 +226,52 @@ static sb_status cpu_reduce_to_shape(const sb_backend *be, const sb_tensor *grad
 
 typedef struct { sb_binary_op op; int which; /* 0: da, 1: db */ } grad_ctx;
 
+/* out[i] = -x[i] (a sign flip, NaNs included, as the reference's -g). */
+static void negate(int64_t n, const float *x, float *out) {
+    for (int64_t i = 0; i < n; i++) out[i] = -x[i];
+}
+
+/* sb_ref_binary_backward's statements for one operand, each a pass of the
+ * level's vector loops (add, sub, mul, div) over the range or over a chunk
+ * of it in L1, in the reference's order: da = g, db = g (add); da = g,
+ * db = -g (sub); da = g * b, db = g * a (mul); da = g / b,
+ * db = -g * ((a / b) / b) (div). The other operators (pow, maximum,
+ * minimum) run the reference itself. Every output element depends on its
+ * own inputs only, read before it is written. */
 static void binary_grad_kernel(const void *ctx, int64_t n, const float *const *in, float *out) {
     const grad_ctx *c = ctx;
-    sb_ref_binary_backward(c->op, n, in[0], in[1], in[2], c->which == 0 ? out : NULL,
-                           c->which == 1 ? out : NULL);
+    const float *g = in[0], *a = in[1], *b = in[2];
+    const sb_pwv_table *pw = sb_kernels()->pointwise;
+    switch (c->op) {
+    case SB_BINARY_ADD:
+        if (out != g) memmove(out, g, (size_t)n * sizeof *out);
+        return;
+    case SB_BINARY_SUB:
+        if (c->which == 1) negate(n, g, out);
+        else if (out != g) memmove(out, g, (size_t)n * sizeof *out);
+        return;
+    case SB_BINARY_MUL:
+        pw->binary(SB_BINARY_MUL, n, g, 1, c->which == 0 ? b : a, 1, out);
+        return;
+    case SB_BINARY_DIV:
+        if (c->which == 0) {
+            pw->binary(SB_BINARY_DIV, n, g, 1, b, 1, out);
+            return;
+        }
+        enum { CHUNK = 512 };
+        for (int64_t i0 = 0; i0 < n; i0 += CHUNK) {
+            int64_t k = n - i0 < CHUNK ? n - i0 : CHUNK;
+            float t[CHUNK], ng[CHUNK];
+            pw->binary(SB_BINARY_DIV, k, a + i0, 1, b + i0, 1, t);
+            pw->binary(SB_BINARY_DIV, k, t, 1, b + i0, 1, t);
+            negate(k, g + i0, ng);
+            pw->binary(SB_BINARY_MUL, k, ng, 1, t, 1, out + i0);
+        }
+        return;
+    default:
+        sb_ref_binary_backward(c->op, n, g, a, b, c->which == 0 ? out : NULL,
+                               c->which == 1 ? out : NULL);
+    }
 }
 
 static bool same_shape(const sb_tensor *x, const sb_tensor *y) {
