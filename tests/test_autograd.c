@@ -18,6 +18,7 @@
  * sign, term) misses by O(scale), far outside that.
  */
 #include <math.h>
+#include <string.h>
 #include "harness.h"
 #include "samebits/autograd.h"
 #include "samebits/conv.h"
@@ -1006,6 +1007,124 @@ static void test_seed(void) {
     sb_graph_free(g);
 }
 
+/* ---- results made on memory the arena does not clear ---------------------
+ * The ops whose public forward defines every output element (y = f(x):
+ * binary, matmul, linear, conv2d, the activations, softmax, log-softmax,
+ * the four norms, sdpa, reshape, transpose) take their output from the
+ * graph's arena without a zero fill (sb_ag_result). One step through all
+ * of them runs twice on one graph: the second time on arena memory filled
+ * with NaN by a tensor the step before left there. An op that left an
+ * element unwritten, or read its output before writing it, would give a
+ * NaN or other bits the second time. */
+
+enum { UNFILLED_OUTS = 16 };
+
+typedef struct {
+    sb_tensor *x, *img, *w, *b, *cw, *g, *q;
+    float out[UNFILLED_OUTS];   /* one element of every op's result */
+    uint32_t grad_bits[3];      /* and the gradients' */
+    uint32_t sum_bits[UNFILLED_OUTS];
+} unfilled_step;
+
+static uint32_t bits_of(float v) {
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    return u;
+}
+
+/* The XOR of all of t's float bits: any changed element changes it (a NaN
+ * in place of a value too). */
+static uint32_t xor_bits(const sb_tensor *t) {
+    uint32_t h = 0;
+    for (int64_t i = 0; i < N(t); i++) h ^= bits_of(F(t)[i]) * (uint32_t)(2 * i + 1);
+    return h;
+}
+
+static sb_status unfilled_run(sb_graph *g, unfilled_step *u) {
+    sb_variable *x, *img, *w, *b, *cw, *gam, *q, *v[UNFILLED_OUTS];
+    sb_tensor *gw = tlike(u->w), *gcw = tlike(u->cw), *gg = tlike(u->g);
+    TRY(sb_graph_input(g, u->x, &x));
+    TRY(sb_graph_input(g, u->img, &img));
+    TRY(sb_graph_input(g, u->q, &q));
+    TRY(sb_graph_param(g, u->w, gw, &w));
+    TRY(sb_graph_input(g, u->b, &b));
+    TRY(sb_graph_param(g, u->cw, gcw, &cw));
+    TRY(sb_graph_param(g, u->g, gg, &gam));
+    int n = 0;
+    TRY(sb_ag_linear(g, x, w, b, &v[n++]));                          /* (6, 8) */
+    TRY(sb_ag_gelu(g, v[0], false, &v[n++]));
+    TRY(sb_ag_tanh(g, v[1], &v[n++]));
+    TRY(sb_ag_binary(g, SB_BINARY_MUL, v[2], v[0], &v[n++]));
+    TRY(sb_ag_softmax(g, v[3], 1, &v[n++]));
+    TRY(sb_ag_log_softmax(g, v[3], 1, &v[n++]));
+    TRY(sb_ag_layer_norm(g, v[5], 1, gam, NULL, 1e-5f, &v[n++]));
+    TRY(sb_ag_rms_norm(g, v[6], 1, gam, 1e-5f, &v[n++]));
+    TRY(sb_ag_matmul(g, v[7], v[6], false, true, &v[n++]));            /* (6, 6) */
+    TRY(sb_ag_transpose(g, v[8], 0, 1, &v[n++]));
+    const int64_t shape3[3] = {2, 3, 6};
+    TRY(sb_ag_reshape(g, v[9], 3, shape3, &v[n++]));                    /* (2, 3, 6) */
+    TRY(sb_ag_sdpa(g, q, v[10], v[10], NULL, SB_SDPA_CAUSAL_TOP_LEFT, 0.5f, 0.0f, 0, 0, 0,
+                   &v[n++]));                                           /* (2, 3, 6) */
+    sb_conv2d_params cp = {1, 1, 2, 2, 2, 2, 1};                        /* padded, dilated */
+    TRY(sb_ag_conv2d(g, img, cw, NULL, &cp, &v[n++]));                  /* (2, 4, 5, 5) */
+    TRY(sb_ag_group_norm(g, v[12], 2, NULL, NULL, 1e-5f, &v[n++]));
+    TRY(sb_ag_batch_norm(g, v[13], NULL, NULL, NULL, NULL, true, 0.1f, 1e-5f, &v[n++]));
+    TRY(sb_ag_sigmoid(g, v[14], &v[n++]));
+    sb_variable *s1, *s2, *s3, *loss;
+    const int all3[3] = {0, 1, 2}, all4[4] = {0, 1, 2, 3};
+    TRY(sb_ag_sum(g, v[11], all3, 3, false, &s1));
+    TRY(sb_ag_sum(g, v[15], all4, 4, false, &s2));
+    TRY(sb_ag_add(g, s1, s2, &s3));
+    TRY(sb_ag_add(g, s3, s3, &loss));
+    TRY(sb_graph_backward(g, loss));
+    for (int i = 0; i < UNFILLED_OUTS; i++) {
+        u->out[i] = F(v[i]->value)[N(v[i]->value) - 1];
+        u->sum_bits[i] = xor_bits(v[i]->value);
+    }
+    u->grad_bits[0] = xor_bits(gw);
+    u->grad_bits[1] = xor_bits(gcw);
+    u->grad_bits[2] = xor_bits(gg);
+    sb_tensor_free(gw);
+    sb_tensor_free(gcw);
+    sb_tensor_free(gg);
+    return SB_OK;
+}
+
+static void test_unfilled_results(void) {
+    unfilled_step a = {0}, b;
+    a.x = tnew(2, 6, 5, 0, 0);
+    a.w = tnew(2, 8, 5, 0, 0);
+    a.b = tnew(1, 8, 0, 0, 0);
+    a.g = tnew(1, 8, 0, 0, 0);
+    a.q = tnew(3, 2, 3, 6, 0);
+    a.img = tnew(4, 2, 3, 5, 5);
+    a.cw = tnew(4, 4, 3, 3, 3);
+    sb_tensor *ts[] = {a.x, a.w, a.b, a.g, a.q, a.img, a.cw};
+    for (size_t i = 0; i < sizeof ts / sizeof *ts; i++) fill_rand(ts[i], 1.0);
+    sb_graph *g;
+    CHECK_OK(sb_graph_new(&g));
+    CHECK_OK(unfilled_run(g, &a));
+    size_t used = sb_arena_used(sb_graph_arena(g));
+    sb_graph_reset(g); /* one chunk now holds a whole step */
+    /* fill what the step used with NaN, and hand it back */
+    int64_t poison_n = (int64_t)(used / sizeof(float));
+    sb_tensor *poison;
+    CHECK_OK(sb_tensor_new_in(&poison, sb_graph_arena(g), SB_F32, 1, &poison_n));
+    for (int64_t i = 0; i < poison_n; i++) F(poison)[i] = NAN;
+    sb_graph_reset(g);
+    b = a;
+    CHECK_OK(unfilled_run(g, &b));
+    for (int i = 0; i < UNFILLED_OUTS; i++) {
+        CHECK(!isnan(b.out[i]), "op %d's result read unwritten arena memory", i);
+        CHECK(bits_of(a.out[i]) == bits_of(b.out[i]) && a.sum_bits[i] == b.sum_bits[i],
+              "op %d: a step on NaN-filled arena memory changed the result", i);
+    }
+    for (int i = 0; i < 3; i++)
+        CHECK(a.grad_bits[i] == b.grad_bits[i], "gradient %d changed on NaN-filled memory", i);
+    sb_graph_free(g);
+    for (size_t i = 0; i < sizeof ts / sizeof *ts; i++) sb_tensor_free(ts[i]);
+}
+
 int main(int argc, char **argv) {
     (void)argc;
     SB_TEST_MAIN_NAME(argv[0]);
@@ -1025,5 +1144,6 @@ int main(int argc, char **argv) {
     test_unreached();
     test_seed();
     test_bad_inputs();
+    test_unfilled_results();
     return sb_test_finish();
 }

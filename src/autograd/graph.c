@@ -106,9 +106,12 @@ sb_status sb_ag_check_var(const char *fn, const char *name, const sb_variable *v
     return sb_check_header(fn, name, v->value);
 }
 
-sb_status sb_ag_new_tensor(sb_graph *g, sb_device device, sb_dtype dtype, int ndim,
-                           const int64_t *shape, sb_tensor **out) {
-    if (device == SB_DEVICE_CPU) return sb_tensor_new_in(out, g->arena, dtype, ndim, shape);
+/* A step tensor; `zero`: filled with +0 (a device tensor always is). */
+static sb_status step_tensor(sb_graph *g, sb_device device, sb_dtype dtype, int ndim,
+                             const int64_t *shape, bool zero, sb_tensor **out) {
+    if (device == SB_DEVICE_CPU)
+        return zero ? sb_tensor_new_in(out, g->arena, dtype, ndim, shape)
+                    : sb_tensor_new_in_unfilled(out, g->arena, dtype, ndim, shape);
     if (g->n_device == g->cap_device) {
         size_t cap = g->cap_device ? 2 * g->cap_device : 64;
         sb_tensor **list = realloc(g->device_tensors, cap * sizeof *list);
@@ -121,17 +124,32 @@ sb_status sb_ag_new_tensor(sb_graph *g, sb_device device, sb_dtype dtype, int nd
     return SB_OK;
 }
 
-sb_status sb_ag_output(sb_graph *g, int ndim, const int64_t *shape, sb_variable *const *inputs,
-                       int n_inputs, sb_variable **out) {
+sb_status sb_ag_new_tensor(sb_graph *g, sb_device device, sb_dtype dtype, int ndim,
+                           const int64_t *shape, sb_tensor **out) {
+    return step_tensor(g, device, dtype, ndim, shape, true, out);
+}
+
+static sb_status output(sb_graph *g, int ndim, const int64_t *shape, sb_variable *const *inputs,
+                        int n_inputs, bool zero, sb_variable **out) {
     SB_TRY(new_var(g, "sb_ag_output", out));
     sb_variable *v = *out;
     sb_device device = SB_DEVICE_CPU; /* the inputs' device (ops refuse a mix) */
     for (int i = n_inputs - 1; i >= 0; i--)
         if (inputs[i] && inputs[i]->value) device = inputs[i]->value->device;
-    SB_TRY(sb_ag_new_tensor(g, device, SB_F32, ndim, shape, &v->value));
+    SB_TRY(step_tensor(g, device, SB_F32, ndim, shape, zero, &v->value));
     for (int i = 0; i < n_inputs; i++)
         if (inputs[i] && inputs[i]->requires_grad) v->requires_grad = true;
     return SB_OK;
+}
+
+sb_status sb_ag_output(sb_graph *g, int ndim, const int64_t *shape, sb_variable *const *inputs,
+                       int n_inputs, sb_variable **out) {
+    return output(g, ndim, shape, inputs, n_inputs, true, out);
+}
+
+sb_status sb_ag_result(sb_graph *g, int ndim, const int64_t *shape, sb_variable *const *inputs,
+                       int n_inputs, sb_variable **out) {
+    return output(g, ndim, shape, inputs, n_inputs, false, out);
 }
 
 sb_status sb_ag_record(sb_graph *g, const char *name, sb_backward_fn backward,

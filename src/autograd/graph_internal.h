@@ -38,6 +38,13 @@ struct sb_node {
  * requires_grad is true when any input requires it. */
 sb_status sb_ag_output(sb_graph *g, int ndim, const int64_t *shape, sb_variable *const *inputs,
                        int n_inputs, sb_variable **out);
+/* sb_ag_output for an op whose public forward defines every element of
+ * its output from the inputs alone (y = f(x): it never reads or keeps what
+ * the output held), so the arena's memory is not zero-filled first: a
+ * forward that accumulates into its output, or writes only some elements,
+ * must use sb_ag_output. */
+sb_status sb_ag_result(sb_graph *g, int ndim, const int64_t *shape, sb_variable *const *inputs,
+                       int n_inputs, sb_variable **out);
 /* Append a node for `out` (only when out->requires_grad); returns NULL and
  * sets no error when out needs no gradient. */
 sb_status sb_ag_record(sb_graph *g, const char *name, sb_backward_fn backward,

@@ -38,7 +38,7 @@ sb_status sb_ag_sdpa(sb_graph *g, sb_variable *q, sb_variable *k, sb_variable *v
     shape[qt->ndim - 1] = vt->shape[vt->ndim - 1];
     pshape[qt->ndim - 1] = kt->shape[kt->ndim - 2];
     sb_variable *in[3] = {q, k, v}, *out;
-    SB_TRY(sb_ag_output(g, qt->ndim, shape, in, 3, &out));
+    SB_TRY(sb_ag_result(g, qt->ndim, shape, in, 3, &out));
     sb_tensor *probs = NULL;
     if (out->requires_grad) SB_TRY(sb_ag_new_tensor(g, qt->device, SB_F32, qt->ndim, pshape, &probs));
     SB_TRY(sb_sdpa_forward(qt, kt, vt, mask, causal, scale, dropout_p, seed, stream, offset,

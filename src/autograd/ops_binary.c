@@ -38,7 +38,7 @@ static sb_status binary_forward(const char *fn, const char *name, sb_graph *g, s
         shape[i] = da == 1 ? db : da;
     }
     sb_variable *in[2] = {a, b}, *out;
-    SB_TRY(sb_ag_output(g, nd, shape, in, 2, &out));
+    SB_TRY(sb_ag_result(g, nd, shape, in, 2, &out));
     SB_TRY(sb_binary(op, ta, tb, out->value));
     sb_node *node;
     SB_TRY(sb_ag_finish(g, name, binary_backward, in, 2, out, y, &node));

@@ -36,7 +36,7 @@ sb_status sb_ag_matmul(sb_graph *g, sb_variable *a, sb_variable *b, bool trans_a
     shape[nd - 2] = m;
     shape[nd - 1] = n;
     sb_variable *in[2] = {a, b}, *out;
-    SB_TRY(sb_ag_output(g, nd, shape, in, 2, &out));
+    SB_TRY(sb_ag_result(g, nd, shape, in, 2, &out));
     SB_TRY(sb_matmul(ta, tb, trans_a, trans_b, out->value));
     sb_node *node;
     SB_TRY(sb_ag_finish(g, "matmul", matmul_backward, in, 2, out, y, &node));
@@ -69,7 +69,7 @@ sb_status sb_ag_linear(sb_graph *g, sb_variable *x, sb_variable *w, sb_variable 
     memcpy(shape, x->value->shape, sizeof shape);
     shape[x->value->ndim - 1] = w->value->shape[0];
     sb_variable *in[3] = {x, w, b}, *out;
-    SB_TRY(sb_ag_output(g, x->value->ndim, shape, in, 3, &out));
+    SB_TRY(sb_ag_result(g, x->value->ndim, shape, in, 3, &out));
     SB_TRY(sb_linear_forward(x->value, w->value, b ? b->value : NULL, out->value));
     return sb_ag_finish(g, "linear", linear_backward, in, 3, out, y, NULL);
 }
@@ -99,7 +99,7 @@ sb_status sb_ag_conv2d(sb_graph *g, sb_variable *x, sb_variable *w, sb_variable 
     SB_TRY(sb_conv2d_output_size(x->value->shape[2], x->value->shape[3], w->value->shape[2],
                                  w->value->shape[3], p, &shape[2], &shape[3]));
     sb_variable *in[3] = {x, w, b}, *out;
-    SB_TRY(sb_ag_output(g, 4, shape, in, 3, &out));
+    SB_TRY(sb_ag_result(g, 4, shape, in, 3, &out));
     SB_TRY(sb_conv2d_forward(x->value, w->value, b ? b->value : NULL, p, out->value));
     sb_node *node;
     SB_TRY(sb_ag_finish(g, "conv2d", conv2d_backward, in, 3, out, y, &node));

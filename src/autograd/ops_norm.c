@@ -23,7 +23,7 @@ sb_status sb_ag_batch_norm(sb_graph *g, sb_variable *x, sb_variable *gamma, sb_v
     SB_TRY(sb_ag_check_var(fn, "x", x));
     if (x->value->ndim < 2) return sb_fail(SB_ERR_SHAPE, "%s: x needs at least 2 dims (N, C, ...)", fn);
     sb_variable *in[3] = {x, gamma, beta}, *out;
-    SB_TRY(sb_ag_output(g, x->value->ndim, x->value->shape, in, 3, &out));
+    SB_TRY(sb_ag_result(g, x->value->ndim, x->value->shape, in, 3, &out));
     sb_tensor *mean, *rstd;
     SB_TRY(sb_ag_new_tensor(g, x->value->device, SB_F32, 1, &x->value->shape[1], &mean));
     SB_TRY(sb_ag_new_tensor(g, x->value->device, SB_F32, 1, &x->value->shape[1], &rstd));
@@ -62,7 +62,7 @@ sb_status sb_ag_layer_norm(sb_graph *g, sb_variable *x, int normalized_ndim, sb_
                        x->value->ndim);
     int rows_ndim = x->value->ndim - normalized_ndim;
     sb_variable *in[3] = {x, gamma, beta}, *out;
-    SB_TRY(sb_ag_output(g, x->value->ndim, x->value->shape, in, 3, &out));
+    SB_TRY(sb_ag_result(g, x->value->ndim, x->value->shape, in, 3, &out));
     sb_tensor *mean, *rstd;
     SB_TRY(sb_ag_new_tensor(g, x->value->device, SB_F32, rows_ndim, x->value->shape, &mean));
     SB_TRY(sb_ag_new_tensor(g, x->value->device, SB_F32, rows_ndim, x->value->shape, &rstd));
@@ -99,7 +99,7 @@ sb_status sb_ag_rms_norm(sb_graph *g, sb_variable *x, int normalized_ndim, sb_va
                        x->value->ndim);
     int rows_ndim = x->value->ndim - normalized_ndim;
     sb_variable *in[2] = {x, weight}, *out;
-    SB_TRY(sb_ag_output(g, x->value->ndim, x->value->shape, in, 2, &out));
+    SB_TRY(sb_ag_result(g, x->value->ndim, x->value->shape, in, 2, &out));
     sb_tensor *rrms;
     SB_TRY(sb_ag_new_tensor(g, x->value->device, SB_F32, rows_ndim, x->value->shape, &rrms));
     SB_TRY(sb_rms_norm_forward(x->value, normalized_ndim, weight ? weight->value : NULL, eps,
@@ -135,7 +135,7 @@ sb_status sb_ag_group_norm(sb_graph *g, sb_variable *x, int64_t groups, sb_varia
         return sb_fail(SB_ERR_ARG, "%s: groups = %lld must be >= 1 and divide C = %lld", fn,
                        (long long)groups, (long long)x->value->shape[1]);
     sb_variable *in[3] = {x, gamma, beta}, *out;
-    SB_TRY(sb_ag_output(g, x->value->ndim, x->value->shape, in, 3, &out));
+    SB_TRY(sb_ag_result(g, x->value->ndim, x->value->shape, in, 3, &out));
     const int64_t stat[2] = {x->value->shape[0], groups};
     sb_tensor *mean, *rstd;
     SB_TRY(sb_ag_new_tensor(g, x->value->device, SB_F32, 2, stat, &mean));

@@ -27,7 +27,7 @@ static sb_status activation_forward(const char *fn, sb_graph *g, sb_variable *x,
     if (!g) return sb_fail(SB_ERR_NULL, "%s: graph is NULL", fn);
     SB_TRY(sb_ag_check_var(fn, "x", x));
     sb_variable *in[1] = {x}, *out;
-    SB_TRY(sb_ag_output(g, x->value->ndim, x->value->shape, in, 1, &out));
+    SB_TRY(sb_ag_result(g, x->value->ndim, x->value->shape, in, 1, &out));
     switch (kind) {
     case ACT_RELU: SB_TRY(sb_relu_forward(x->value, out->value)); break;
     case ACT_TANH: SB_TRY(sb_tanh_forward(x->value, out->value)); break;

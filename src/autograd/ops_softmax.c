@@ -23,7 +23,7 @@ static sb_status softmax_forward(const char *fn, const char *name, sb_graph *g, 
     if (!g) return sb_fail(SB_ERR_NULL, "%s: graph is NULL", fn);
     SB_TRY(sb_ag_check_var(fn, "x", x));
     sb_variable *in[1] = {x}, *out;
-    SB_TRY(sb_ag_output(g, x->value->ndim, x->value->shape, in, 1, &out));
+    SB_TRY(sb_ag_result(g, x->value->ndim, x->value->shape, in, 1, &out));
     if (log) SB_TRY(sb_log_softmax_forward(x->value, dim, out->value));
     else SB_TRY(sb_softmax_forward(x->value, dim, out->value));
     sb_node *node;

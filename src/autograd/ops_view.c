@@ -41,7 +41,7 @@ static sb_status check_args(const char *fn, sb_graph *g, sb_variable *x, sb_vari
 static sb_status copy_as(sb_graph *g, const char *name, sb_variable *x, sb_tensor *view,
                          sb_variable **y) {
     sb_variable *in[1] = {x}, *out;
-    sb_status s = sb_ag_output(g, view->ndim, view->shape, in, 1, &out);
+    sb_status s = sb_ag_result(g, view->ndim, view->shape, in, 1, &out);
     sb_tensor_free(view);
     SB_TRY(s);
     SB_TRY(copy_dense(out->value, x->value));
@@ -85,7 +85,7 @@ sb_status sb_ag_transpose(sb_graph *g, sb_variable *x, int dim0, int dim1, sb_va
     sb_tensor *view;
     SB_TRY(sb_tensor_transpose(&view, x->value, dim0, dim1));
     sb_variable *in[1] = {x}, *out;
-    sb_status s = sb_ag_output(g, view->ndim, view->shape, in, 1, &out);
+    sb_status s = sb_ag_result(g, view->ndim, view->shape, in, 1, &out);
     if (s == SB_OK) s = sb_tensor_copy(out->value, view);
     sb_tensor_free(view);
     SB_TRY(s);

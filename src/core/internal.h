@@ -46,6 +46,10 @@ enum { SB_OWN_WRAP = 0, SB_OWN_HEAP = 1, SB_OWN_ARENA = 2, SB_OWN_DEVICE = 3 };
 /* Validates dtype/ndim/shape of a new tensor; *numel its element count. */
 sb_status sb_tensor_check_shape(const char *fn, sb_dtype dtype, int ndim, const int64_t *shape,
                                 int64_t *numel);
+/* sb_tensor_new_in without the zero fill: for a result its op writes
+ * element by element before anything reads it (autograd's outputs). */
+sb_status sb_tensor_new_in_unfilled(sb_tensor **out, sb_arena *arena, sb_dtype dtype, int ndim,
+                                    const int64_t *shape);
 /* Fills a header: device CPU, contiguous strides unless `strides` given. */
 void sb_tensor_set_header(sb_tensor *t, sb_dtype dtype, int ndim, const int64_t *shape,
                           const int64_t *strides, void *data, unsigned owner);

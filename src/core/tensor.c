@@ -100,23 +100,34 @@ sb_status sb_tensor_new(sb_tensor **out, sb_dtype dtype, int ndim, const int64_t
     return SB_OK;
 }
 
-sb_status sb_tensor_new_in(sb_tensor **out, sb_arena *arena, sb_dtype dtype, int ndim,
-                           const int64_t *shape) {
-    if (!out) return sb_fail(SB_ERR_NULL, "sb_tensor_new_in: out is NULL");
+/* An arena tensor, its data zero-filled or left as the arena holds it. */
+static sb_status new_in(const char *fn, sb_tensor **out, sb_arena *arena, sb_dtype dtype, int ndim,
+                        const int64_t *shape, bool zero) {
+    if (!out) return sb_fail(SB_ERR_NULL, "%s: out is NULL", fn);
     *out = NULL;
-    if (!arena) return sb_fail(SB_ERR_NULL, "sb_tensor_new_in: arena is NULL");
+    if (!arena) return sb_fail(SB_ERR_NULL, "%s: arena is NULL", fn);
     int64_t n;
     size_t bytes;
-    SB_TRY(sb_tensor_check_shape("sb_tensor_new_in", dtype, ndim, shape, &n));
+    SB_TRY(sb_tensor_check_shape(fn, dtype, ndim, shape, &n));
     if (!sb_checked_bytes(n, sb_dtype_size(dtype), &bytes))
-        return sb_fail(SB_ERR_NOMEM, "sb_tensor_new_in: %lld elements do not fit in memory", (long long)n);
+        return sb_fail(SB_ERR_NOMEM, "%s: %lld elements do not fit in memory", fn, (long long)n);
     sb_tensor *t = sb_arena_alloc(arena, sizeof *t);
     void *data = t ? sb_arena_alloc(arena, bytes) : NULL;
     if (!data) return SB_ERR_NOMEM;
-    memset(data, 0, bytes);
+    if (zero) memset(data, 0, bytes);
     sb_tensor_set_header(t, dtype, ndim, shape, NULL, data, OWN_ARENA);
     *out = t;
     return SB_OK;
+}
+
+sb_status sb_tensor_new_in(sb_tensor **out, sb_arena *arena, sb_dtype dtype, int ndim,
+                           const int64_t *shape) {
+    return new_in("sb_tensor_new_in", out, arena, dtype, ndim, shape, true);
+}
+
+sb_status sb_tensor_new_in_unfilled(sb_tensor **out, sb_arena *arena, sb_dtype dtype, int ndim,
+                                    const int64_t *shape) {
+    return new_in("sb_tensor_new_in_unfilled", out, arena, dtype, ndim, shape, false);
 }
 
 sb_status sb_tensor_wrap(sb_tensor **out, void *data, sb_dtype dtype, int ndim,
