@@ -146,7 +146,11 @@ float sb_sum_block(const float *x, int64_t n, int64_t stride, sb_sum_rows_fn row
             rows_fn(lane, buf, m / SB_SUM_LANES);
         }
     }
-    for (int64_t i = full; i < n; i++)
+    return sb_sum_block_finish(lane, x, n, stride);
+}
+
+float sb_sum_block_finish(float lane[SB_SUM_LANES], const float *x, int64_t n, int64_t stride) {
+    for (int64_t i = n / SB_SUM_LANES * SB_SUM_LANES; i < n; i++)
         lane[i % SB_SUM_LANES] = lane[i % SB_SUM_LANES] + x[i * stride];
     return n >= SB_SUM_LANES ? sb_sum_tree32(lane) : tree_of_first(lane, (int)n);
 }

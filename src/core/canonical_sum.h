@@ -60,4 +60,11 @@ void sb_sum_add_rows(sb_sum_acc *acc, const float *x, int64_t n, sb_sum_rows_fn 
  * ... with whole lane rows added by rows_fn. */
 float sb_sum_block(const float *x, int64_t n, int64_t stride, sb_sum_rows_fn rows_fn);
 
+/* The end of sb_sum_block once its whole rows are in lane: the ragged last
+ * row (elements n/32*32 .. n-1 of x[0], x[stride], ...) one at a time, then
+ * the tree. The vector blocks (src/cpu/sum_<isa>.c) come here when a NaN is
+ * about: which operand of an addition a NaN result takes is the scalar
+ * code's order, which register code need not keep. */
+float sb_sum_block_finish(float lane[SB_SUM_LANES], const float *x, int64_t n, int64_t stride);
+
 #endif

@@ -19,36 +19,38 @@ void sb_sum_rows_avx2(float lane[SB_SUM_LANES], const float *x, int64_t rows) {
     _mm256_storeu_ps(lane + 16, a2); _mm256_storeu_ps(lane + 24, a3);
 }
 
-/* Adds x[i] to lane i of a for the lanes i < len (len may be <= 0 or past
- * 8): maskload reads nothing outside them, the blend keeps the other lanes'
- * values (-0 included). */
-static __m256 add_first(__m256 a, const float *x, int len) {
-    if (len <= 0) return a;
-    if (len >= 8) return _mm256_add_ps(a, _mm256_loadu_ps(x));
-    __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(len), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    __m256 sum = _mm256_add_ps(a, _mm256_maskload_ps(x, m));
-    return _mm256_blendv_ps(a, sum, _mm256_castsi256_ps(m));
+/* x[i] for i < len (len may be <= 0 or past 8), +0 elsewhere: maskload
+ * reads nothing outside them. */
+static __m256 load_first(const float *x, int len, __m256i *mask) {
+    *mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(len), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    return _mm256_maskload_ps(x, *mask);
 }
 
 /* Rule 2 whole in registers, as sb_sum_block_avx512 (whose comment has the
- * argument): rows, the ragged row on its first lanes, the tree as register
+ * argument, NaNs included): rows, the ragged row on its first lanes (the
+ * blend keeps the other lanes' values, -0 included), the tree as register
  * halves. */
 float sb_sum_block_avx2(const float *x, int64_t n) {
-    __m256 a0 = _mm256_set1_ps(-0.0f), a1 = a0, a2 = a0, a3 = a0;
-    for (int64_t r = 0; r < n / SB_SUM_LANES; r++, x += SB_SUM_LANES) {
-        a0 = _mm256_add_ps(a0, _mm256_loadu_ps(x + 0));
-        a1 = _mm256_add_ps(a1, _mm256_loadu_ps(x + 8));
-        a2 = _mm256_add_ps(a2, _mm256_loadu_ps(x + 16));
-        a3 = _mm256_add_ps(a3, _mm256_loadu_ps(x + 24));
-    }
+    __m256 a[4];
+    for (int q = 0; q < 4; q++) a[q] = _mm256_set1_ps(-0.0f);
+    const float *row = x;
+    for (int64_t r = 0; r < n / SB_SUM_LANES; r++, row += SB_SUM_LANES)
+        for (int q = 0; q < 4; q++) a[q] = _mm256_add_ps(a[q], _mm256_loadu_ps(row + 8 * q));
     int tail = (int)(n % SB_SUM_LANES);
-    if (tail) {
-        a0 = add_first(a0, x + 0, tail);
-        a1 = add_first(a1, x + 8, tail - 8);
-        a2 = add_first(a2, x + 16, tail - 16);
-        a3 = add_first(a3, x + 24, tail - 24);
+    __m256 t[4], nan = _mm256_setzero_ps();
+    __m256i m[4];
+    for (int q = 0; q < 4; q++) {
+        t[q] = load_first(row + 8 * q, tail - 8 * q, &m[q]);
+        nan = _mm256_or_ps(nan, _mm256_cmp_ps(a[q], t[q], _CMP_UNORD_Q));
     }
-    __m256 s8 = _mm256_add_ps(_mm256_add_ps(a0, a2), _mm256_add_ps(a1, a3));
+    if (_mm256_movemask_ps(nan)) {
+        float lane[SB_SUM_LANES];
+        for (int q = 0; q < 4; q++) _mm256_storeu_ps(lane + 8 * q, a[q]);
+        return sb_sum_block_finish(lane, x, n, 1);
+    }
+    for (int q = 0; q < 4; q++)
+        a[q] = _mm256_blendv_ps(a[q], _mm256_add_ps(a[q], t[q]), _mm256_castsi256_ps(m[q]));
+    __m256 s8 = _mm256_add_ps(_mm256_add_ps(a[0], a[2]), _mm256_add_ps(a[1], a[3]));
     __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
     __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
     __m128 s1 = _mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1));

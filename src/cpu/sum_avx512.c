@@ -19,23 +19,33 @@ void sb_sum_rows_avx512(float lane[SB_SUM_LANES], const float *x, int64_t rows) 
 /* Rule 2 whole in registers: the lanes start at -0, whole rows, the ragged
  * row added to its first n % 32 lanes only (masked: the others keep their
  * value, -0 included), then the tree s = 16, 8, 4, 2, 1 as register halves,
- * lane[j] + lane[j + s] with lane[j] the first operand, as in the scalar
- * rule. For n < 32 the rule folds only the touched lanes; folding the
- * others too adds -0 to a lane, which leaves every value a lane can hold
- * unchanged (sb_sum_few_terms' argument), so the tree is the same. */
+ * lane[j] + lane[j + s]. For n < 32 the rule folds only the touched lanes;
+ * folding the others too adds -0 to a lane, which leaves every value a
+ * lane can hold unchanged (sb_sum_few_terms' argument), so the tree is the
+ * same. Which operand's NaN an addition of two NaNs returns follows the
+ * instruction's operand order, which the compiler may swap in register
+ * code: so when a lane or a ragged-row term is a NaN, the lanes go to the
+ * scalar code's end (sb_sum_block_finish). Without one, every NaN that
+ * arises is the default NaN of an inf - inf, and the order is moot. */
 float sb_sum_block_avx512(const float *x, int64_t n) {
     __m512 a0 = _mm512_set1_ps(-0.0f), a1 = a0;
-    for (int64_t r = 0; r < n / SB_SUM_LANES; r++, x += SB_SUM_LANES) {
-        a0 = _mm512_add_ps(a0, _mm512_loadu_ps(x + 0));
-        a1 = _mm512_add_ps(a1, _mm512_loadu_ps(x + 16));
+    const float *row = x;
+    for (int64_t r = 0; r < n / SB_SUM_LANES; r++, row += SB_SUM_LANES) {
+        a0 = _mm512_add_ps(a0, _mm512_loadu_ps(row + 0));
+        a1 = _mm512_add_ps(a1, _mm512_loadu_ps(row + 16));
     }
     int tail = (int)(n % SB_SUM_LANES);
-    if (tail) {
-        __mmask16 m0 = tail >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << tail) - 1);
-        __mmask16 m1 = tail > 16 ? (__mmask16)((1u << (tail - 16)) - 1) : 0;
-        a0 = _mm512_mask_add_ps(a0, m0, a0, _mm512_maskz_loadu_ps(m0, x));
-        a1 = _mm512_mask_add_ps(a1, m1, a1, _mm512_maskz_loadu_ps(m1, x + 16));
+    __mmask16 m0 = tail >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << tail) - 1);
+    __mmask16 m1 = tail > 16 ? (__mmask16)((1u << (tail - 16)) - 1) : 0;
+    __m512 t0 = _mm512_maskz_loadu_ps(m0, row), t1 = _mm512_maskz_loadu_ps(m1, row + 16);
+    if (_mm512_cmp_ps_mask(a0, a1, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(t0, t1, _CMP_UNORD_Q)) {
+        float lane[SB_SUM_LANES];
+        _mm512_storeu_ps(lane, a0);
+        _mm512_storeu_ps(lane + 16, a1);
+        return sb_sum_block_finish(lane, x, n, 1);
     }
+    a0 = _mm512_mask_add_ps(a0, m0, a0, t0);
+    a1 = _mm512_mask_add_ps(a1, m1, a1, t1);
     __m512 s16 = _mm512_add_ps(a0, a1);
     __m256 s8 = _mm256_add_ps(_mm512_castps512_ps256(s16), _mm512_extractf32x8_ps(s16, 1));
     __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
