@@ -188,23 +188,20 @@ static void pack_b(const job *J, int64_t panel) {
     }
 }
 
-/* B panels [jp0, jp1) of op(B) = B ('N'), row by row: each k step copies
- * one contiguous run of the rows across all the panels (sequential reads
- * the prefetcher follows, where a panel at a time reads 128 bytes of each
- * of kc rows, kc streams at once). The same panels as pack_b's. */
+/* B panels [jp0, jp1) for one tile. The whole panels of op(B) = B ('N')
+ * go row by row: each k step copies one contiguous run of the row across
+ * all of them (sequential reads the prefetcher follows, where a panel at a
+ * time reads 128 bytes of each of kc rows, kc streams at once). A ragged
+ * last panel, and op(B) = B^T, go through pack_b. The same panels as
+ * pack_b's either way. */
 static void pack_b_panels(const job *J, int64_t jp0, int64_t jp1) {
     int nr = J->kern.nr;
-    int64_t kc = J->kc, full = jp1;
-    if (!J->tb) {
-        if (jp1 * nr > J->n) full = jp1 - 1; /* the ragged last panel below */
-        const float *src = J->b + J->pc * J->ldb;
-        for (int64_t p = 0; p < kc; p++, src += J->ldb)
-            for (int64_t jp = jp0; jp < full; jp++)
-                memcpy(J->bpack + (jp * kc + p) * nr, src + jp * nr, (size_t)nr * sizeof(float));
-    } else {
-        full = jp0;
-    }
-    for (int64_t jp = full > jp0 ? full : jp0; jp < jp1; jp++) pack_b(J, jp);
+    int64_t kc = J->kc, whole = J->tb ? jp0 : (J->n / nr < jp1 ? J->n / nr : jp1);
+    const float *src = J->b + J->pc * J->ldb;
+    for (int64_t p = 0; p < kc && jp0 < whole; p++, src += J->ldb)
+        for (int64_t jp = jp0; jp < whole; jp++)
+            memcpy(J->bpack + (jp * kc + p) * nr, src + jp * nr, (size_t)nr * sizeof(float));
+    for (int64_t jp = whole > jp0 ? whole : jp0; jp < jp1; jp++) pack_b(J, jp);
 }
 
 /* Prefetch hints for rows [p0, p1) of the k block's op(B) = B over panels
