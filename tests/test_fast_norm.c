@@ -303,10 +303,11 @@ static void test_batch_norm(void) {
 /* ---- layer norm --------------------------------------------------------------------- */
 
 static void test_layer_norm(void) {
-    /* (R, D): D = 1, prime D, D > 8192, R > the 128-row gather of the
-     * parameter gradients, R > 8192 (multi-block column sums) */
+    /* (R, D): D = 1, prime D, D > 8192, R > 8192 (multi-block column sums
+     * of the parameter gradients), D whose last 64-column tile of those
+     * sums is narrower than a vector (69) or ends in a ragged vector (84) */
     const int64_t shapes[][2] = {{1, 1}, {7, 13}, {5, 1031}, {3, 9001}, {100, 400}, {301, 5},
-                                 {9000, 3}};
+                                 {9000, 3}, {40, 84}, {8200, 69}};
     const int nshapes = sizeof shapes / sizeof shapes[0];
     for (int sh = 0; sh < nshapes; sh++) {
         int64_t R = shapes[sh][0], D = shapes[sh][1], n = R * D;

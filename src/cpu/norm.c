@@ -26,8 +26,7 @@
 
 enum {
     CHUNK = 1024,    /* terms per buffer */
-    MIN_WORK = 8192, /* elements per thread range, at least */
-    COLS = 8         /* layer-norm parameter-gradient columns per tile */
+    MIN_WORK = 8192  /* elements per thread range, at least */
 };
 
 typedef enum term_kind {
@@ -65,19 +64,11 @@ static void terms(term_kind kind, const group *g, int64_t k0, int64_t k, float *
             sb_kernels()->pointwise->sqdev(len, xp, m, ap);
             break;
         case T_DY_DYX:
-            for (int64_t q = 0; q < len; q++) {
-                float xhat = (xp[q] - m) * r;
-                ap[q] = dyp[q];
-                bp[q] = dyp[q] * xhat;
-            }
+            sb_kernels()->pointwise->norm_grad_terms(len, xp, dyp, NULL, 0, m, r, ap, bp);
             break;
         case T_G_GX:
-            for (int64_t q = 0; q < len; q++) {
-                float xhat = (xp[q] - m) * r;
-                float gg = wp ? dyp[q] * wp[q] : wo ? dyp[q] * wo[0] : dyp[q];
-                ap[q] = gg;
-                bp[q] = gg * xhat;
-            }
+            sb_kernels()->pointwise->norm_grad_terms(len, xp, dyp, wp ? wp : wo, wp ? 1 : 0, m, r,
+                                                     ap, bp);
             break;
         }
         t += len;
@@ -250,10 +241,7 @@ static void bn_back_map_range(void *vjob, int64_t r0, int64_t r1) {
         const float *xp = j->x + row * S, *dyp = j->dy + row * S;
         float *dxp = j->y + row * S;
         if (j->training) {
-            for (int64_t s = 0; s < S; s++) {
-                float xhat = (xp[s] - m) * r;
-                dxp[s] = k * ((dyp[s] - a) - xhat * b);
-            }
+            sb_kernels()->pointwise->norm_dx(S, xp, dyp, NULL, 0, m, r, k, a, b, dxp);
         } else {
             for (int64_t s = 0; s < S; s++) dxp[s] = dyp[s] * k;
         }
@@ -363,77 +351,40 @@ static void ln_dx_range(void *vjob, int64_t r0, int64_t r1) {
         group_sums(T_G_GX, &g, &sg, &sgx);
         float a = j->rms ? 0.0f : sg / d_f;
         float bb = sgx / d_f;
-        for (int64_t cb = 0; cb < blocks; cb++) {
-            const float *xb = xr + cb * S, *dyb = dyr + cb * S;
-            float *dxb = dxr + cb * S;
-            for (int64_t q = 0; q < S; q++) {
-                float xhat = (xb[q] - m) * rs;
-                float gg = wr ? dyb[q] * wr[cb] : dyb[q];
-                dxb[q] = rs * ((gg - a) - xhat * bb);
-            }
-        }
+        const sb_pwv_table *pw = sb_kernels()->pointwise;
+        if (S == 1)
+            pw->norm_dx(D, xr, dyr, wr, 1, m, rs, rs, a, bb, dxr);
+        else
+            for (int64_t cb = 0; cb < blocks; cb++)
+                pw->norm_dx(S, xr + cb * S, dyr + cb * S, wr ? wr + cb : NULL, 0, m, rs, rs, a,
+                            bb, dxr + cb * S);
     }
 }
 
-/* Columns [COLS * t0, COLS * t1): for each column i, dw[i] and db[i] are
- * canonical sums over the rows r in increasing order. The terms of COLS
- * neighbouring columns are gathered row by row (contiguous reads) into one
- * buffer per column, then each column's buffer is fed to its own sum. */
-enum { ROWS = CHUNK / COLS };
-static void ln_param_range(void *vjob, int64_t t0, int64_t t1) {
+/* The parameter gradients: for each column i, dw[i] = sum_r(dy * xhat) and
+ * db[i] = sum_r(dy), canonical sums over the rows in order, as column sums
+ * (sb_cpu_sum_columns_of) whose dy * xhat terms are made a row stretch at a
+ * time; dy's own are read in place. */
+static void ln_param_row(const void *vjob, int64_t r, int64_t c0, int64_t n, float *const bufs[2],
+                         const float *t[2]) {
     const ln_job *j = vjob;
-    int64_t R = j->R, D = j->D;
-    for (int64_t t = t0; t < t1; t++) {
-        int64_t i0 = t * COLS, w = D - i0 < COLS ? D - i0 : COLS;
-        float tw[COLS][ROWS], tb[COLS][ROWS];
-        sb_sum_acc acc_w[COLS], acc_b[COLS];
-        bool streaming = R > ROWS;
-        if (streaming)
-            for (int64_t c = 0; c < w; c++) {
-                sb_sum_init(&acc_w[c]);
-                sb_sum_init(&acc_b[c]);
-            }
-        for (int64_t r0 = 0; r0 < R; r0 += ROWS) {
-            int64_t k = R - r0 < ROWS ? R - r0 : ROWS;
-            for (int64_t q = 0; q < k; q++) {
-                int64_t r = r0 + q;
-                const float *xr = j->x + r * D + i0, *dyr = j->dy + r * D + i0;
-                float m = j->mean ? j->mean[r] : 0.0f, rs = j->rstd[r];
-                for (int64_t c = 0; c < w; c++) {
-                    float d = dyr[c];
-                    float xhat = (xr[c] - m) * rs;
-                    tw[c][q] = d * xhat;
-                    tb[c][q] = d;
-                }
-            }
-            for (int64_t c = 0; c < w; c++) {
-                if (streaming) {
-                    sb_cpu_sum_add_n(&acc_w[c], tw[c], k);
-                    sb_cpu_sum_add_n(&acc_b[c], tb[c], k);
-                } else {
-                    if (j->dw) j->dw[i0 + c] = sb_cpu_sum_canonical(tw[c], k, 1);
-                    if (j->db) j->db[i0 + c] = sb_cpu_sum_canonical(tb[c], k, 1);
-                }
-            }
-        }
-        if (R == 0)
-            for (int64_t c = 0; c < w; c++) {
-                if (j->dw) j->dw[i0 + c] = 0.0f;
-                if (j->db) j->db[i0 + c] = 0.0f;
-            }
-        if (streaming)
-            for (int64_t c = 0; c < w; c++) {
-                if (j->dw) j->dw[i0 + c] = sb_sum_result(&acc_w[c]);
-                if (j->db) j->db[i0 + c] = sb_sum_result(&acc_b[c]);
-            }
+    const float *dyr = j->dy + r * j->D + c0;
+    int m = 0;
+    if (j->dw) {
+        sb_kernels()->pointwise->norm_grad_terms(n, j->x + r * j->D + c0, dyr, NULL, 0,
+                                                 j->mean ? j->mean[r] : 0.0f, j->rstd[r], NULL,
+                                                 bufs[m]);
+        t[m++] = bufs[0];
     }
+    if (j->db) t[m] = dyr;
 }
 
 static void rows_backward(const ln_job *j) {
     if (j->y) sb_parallel_for(j->R, grain_for(j->R, 3 * j->D), ln_dx_range, (void *)j);
     if (j->dw || j->db) {
-        int64_t tiles = (j->D + COLS - 1) / COLS;
-        sb_parallel_for(tiles, grain_for(tiles, 2 * COLS * j->R), ln_param_range, (void *)j);
+        sb_column_terms terms = {ln_param_row, j, (j->dw != NULL) + (j->db != NULL)};
+        float *const out[2] = {j->dw ? j->dw : j->db, j->db};
+        sb_cpu_sum_columns_of(&terms, j->R, j->D, out);
     }
 }
 

@@ -71,6 +71,16 @@ typedef struct sb_pwv_table {
     void (*sqdev)(int64_t n, const float *x, float m, float *out);
     void (*norm_map)(int64_t n, const float *x, float m, float r, const float *w, int64_t ws,
                      const float *b, int64_t bs, float *y);
+    /* The backward's steps, with g = w ? dy[q] * w[q * ws] : dy[q] and
+     * xhat = (x[q] - m) * r (w read as norm_map reads it):
+     * norm_grad_terms: ga[q] = g (skipped when ga is NULL), gx[q] = g * xhat,
+     * the terms of the row or channel sums;
+     * norm_dx: dx[q] = k * ((g - a) - xhat * c), the input gradient (layer
+     * norm: k = r; batch norm: k = gamma * r and no w). */
+    void (*norm_grad_terms)(int64_t n, const float *x, const float *dy, const float *w,
+                            int64_t ws, float m, float r, float *ga, float *gx);
+    void (*norm_dx)(int64_t n, const float *x, const float *dy, const float *w, int64_t ws,
+                    float m, float r, float k, float a, float c, float *dx);
     /* The softmax family's row maximum of x[0..n) (sb_ref_softmax_row_stats'
      * scan: the first NaN if there is one, else the first element equal to
      * the largest, whose sign of zero is part of the bits; -inf for n = 0). */
@@ -101,6 +111,10 @@ float sb_pwv_row_max_scalar(int64_t n, const float *x, int64_t stride);
 float sb_pwv_row_max_dense(int64_t n, const float *x);
 void sb_pwv_norm_map_scalar(int64_t n, const float *x, float m, float r, const float *w,
                             int64_t ws, const float *b, int64_t bs, float *y);
+void sb_pwv_norm_grad_terms_scalar(int64_t n, const float *x, const float *dy, const float *w,
+                                   int64_t ws, float m, float r, float *ga, float *gx);
+void sb_pwv_norm_dx_scalar(int64_t n, const float *x, const float *dy, const float *w, int64_t ws,
+                           float m, float r, float k, float a, float c, float *dx);
 /* The reference loops of the piecewise-linear activations. */
 void sb_pwv_piecewise_fwd_scalar(sb_pwl_kind kind, int64_t n, const float *x, float p0, float p1,
                                  float *y);

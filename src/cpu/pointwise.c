@@ -73,6 +73,25 @@ void sb_pwv_norm_map_scalar(int64_t n, const float *x, float m, float r, const f
     }
 }
 
+void sb_pwv_norm_grad_terms_scalar(int64_t n, const float *x, const float *dy, const float *w,
+                                   int64_t ws, float m, float r, float *ga, float *gx) {
+    for (int64_t q = 0; q < n; q++) {
+        float xhat = (x[q] - m) * r;
+        float g = w ? dy[q] * w[q * ws] : dy[q];
+        if (ga) ga[q] = g;
+        gx[q] = g * xhat;
+    }
+}
+
+void sb_pwv_norm_dx_scalar(int64_t n, const float *x, const float *dy, const float *w, int64_t ws,
+                           float m, float r, float k, float a, float c, float *dx) {
+    for (int64_t q = 0; q < n; q++) {
+        float xhat = (x[q] - m) * r;
+        float g = w ? dy[q] * w[q * ws] : dy[q];
+        dx[q] = k * ((g - a) - xhat * c);
+    }
+}
+
 /* The reference's scan, one element at a time: m is replaced by a later v
  * only when v > m (ties keep the first) or v is the first NaN. */
 float sb_pwv_row_max_scalar(int64_t n, const float *x, int64_t stride) {
@@ -90,7 +109,8 @@ const sb_pwv_table sb_pwv_scalar = {
     sb_ref_relu_forward,        sb_ref_relu_backward,        binary_scalar_loop,
     sb_pwv_adam_scalar,         sb_pwv_sgd_scalar,           sb_pwv_fma_acc_scalar,
     sb_pwv_piecewise_fwd_scalar, sb_pwv_piecewise_bwd_scalar, sb_pwv_sqdev_scalar,
-    sb_pwv_norm_map_scalar,     sb_pwv_row_max_dense,
+    sb_pwv_norm_map_scalar,     sb_pwv_norm_grad_terms_scalar, sb_pwv_norm_dx_scalar,
+    sb_pwv_row_max_dense,
 };
 
 /* ---- the engine ------------------------------------------------------------------ */

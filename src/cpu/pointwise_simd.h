@@ -141,6 +141,48 @@ static void SFX(norm_map)(int64_t n, const float *x, float m, float r, const flo
                            bs, y + q);
 }
 
+/* The backward's steps (ops_internal.h): one loop for w absent or one
+ * value for the run, one for w per element. */
+#define NORM_GRAD_LOOP_G(G, BODY)                                                              \
+    for (; q + VN <= n; q += VN) {                                                             \
+        V xhat = VMUL(VSUB(VLOAD(x + q), vm), vr);                                             \
+        V g = G;                                                                               \
+        BODY;                                                                                  \
+    }
+#define NORM_GRAD_LOOP(BODY)                                                                   \
+    do {                                                                                       \
+        const V vm = VSET1(m), vr = VSET1(r);                                                  \
+        if (!w) {                                                                              \
+            NORM_GRAD_LOOP_G(VLOAD(dy + q), BODY)                                              \
+        } else if (ws == 0) {                                                                  \
+            const V w1 = VSET1(w[0]);                                                          \
+            NORM_GRAD_LOOP_G(VMUL(VLOAD(dy + q), w1), BODY)                                    \
+        } else if (ws == 1) {                                                                  \
+            NORM_GRAD_LOOP_G(VMUL(VLOAD(dy + q), VLOAD(w + q)), BODY)                          \
+        }                                                                                      \
+    } while (0)
+
+static void SFX(norm_grad_terms)(int64_t n, const float *x, const float *dy, const float *w,
+                                 int64_t ws, float m, float r, float *ga, float *gx) {
+    int64_t q = 0;
+    if (ga)
+        NORM_GRAD_LOOP(VSTORE(ga + q, g); VSTORE(gx + q, VMUL(g, xhat)));
+    else
+        NORM_GRAD_LOOP(VSTORE(gx + q, VMUL(g, xhat)));
+    sb_pwv_norm_grad_terms_scalar(n - q, x + q, dy + q, w ? w + q * ws : NULL, ws, m, r,
+                                  ga ? ga + q : NULL, gx + q);
+}
+
+static void SFX(norm_dx)(int64_t n, const float *x, const float *dy, const float *w, int64_t ws,
+                         float m, float r, float k, float a, float c, float *dx) {
+    const V vk = VSET1(k), va = VSET1(a), vc = VSET1(c);
+    int64_t q = 0;
+    NORM_GRAD_LOOP(VSTORE(dx + q, VMUL(vk, VSUB(VSUB(g, va), VMUL(xhat, vc)))));
+    sb_pwv_norm_dx_scalar(n - q, x + q, dy + q, w ? w + q * ws : NULL, ws, m, r, k, a, c, dx + q);
+}
+#undef NORM_GRAD_LOOP
+#undef NORM_GRAD_LOOP_G
+
 /* One loop per (op, broadcast pattern): the op switch stays out of the
  * element loop. */
 #define PW_BINARY_LOOP(EXPR_V, EXPR_S)                                             \
@@ -305,5 +347,7 @@ const sb_pwv_table SFX(sb_pwv) = {
     SFX(piecewise_bwd),
     SFX(sqdev),
     SFX(norm_map),
+    SFX(norm_grad_terms),
+    SFX(norm_dx),
     SFX(row_max),
 };

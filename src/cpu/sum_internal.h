@@ -20,6 +20,20 @@ float sb_cpu_sum_canonical(const float *x, int64_t n, int64_t stride);
 /* out[c] = sb_sum_canonical(x + c, rows, ld) for c < cols: the canonical sum
  * of each column of a row-major matrix (a bias gradient), bit for bit. */
 void sb_cpu_sum_columns(const float *x, int64_t rows, int64_t cols, int64_t ld, float *out);
+/* The same for matrices whose elements are made on the fly: for each of
+ * nmat (1 or 2) matrices, out[m][c] is the canonical sum over r = 0..rows-1
+ * of term (r, c), bit for bit sb_sum_canonical's. row(ctx, r, c0, n, bufs, t)
+ * hands over row r's terms for columns c0..c0+n-1 (n <= 64), matrix m's at
+ * t[m]: written into bufs[m] (n floats) or pointing at the caller's memory.
+ * Called from several threads at once, each with its own bufs. */
+typedef struct sb_column_terms {
+    void (*row)(const void *ctx, int64_t r, int64_t c0, int64_t n, float *const bufs[2],
+                const float *t[2]);
+    const void *ctx;
+    int nmat;
+} sb_column_terms;
+void sb_cpu_sum_columns_of(const sb_column_terms *terms, int64_t rows, int64_t cols,
+                           float *const out[2]);
 
 /* lane[j] = lane[j] + x[r * 32 + j] for r = 0..rows-1 (ascending), j < 32. */
 #if SB_HAVE_X86_KERNELS
