@@ -152,9 +152,12 @@ void sb_cpu_max_pool2d_forward(const sb_pool2d_geom *g, const float *x, float *y
  * caller then runs the reference loops. */
 static bool max_bwd_plane_scatter(int64_t hw, int64_t ohw, const float *dyp, const int64_t *ip,
                                   float *dxp) {
-    uint8_t *count = sb_scratch(SB_SCRATCH_CONV_AUX, (size_t)hw * sizeof *count);
+    /* count[i]: the windows whose maximum input i is; then fill[i]: the
+     * terms of input i placed so far */
+    uint8_t *count = sb_scratch(SB_SCRATCH_CONV_AUX, (size_t)(2 * hw) * sizeof *count);
     if (!count) return false;
-    memset(count, 0, (size_t)hw * sizeof *count);
+    uint8_t *fill = count + hw;
+    memset(count, 0, (size_t)(2 * hw) * sizeof *count);
     int most = 0;
     for (int64_t q = 0; q < ohw; q++) {
         int c = count[ip[q]];
@@ -162,17 +165,29 @@ static bool max_bwd_plane_scatter(int64_t hw, int64_t ohw, const float *dyp, con
         count[ip[q]] = (uint8_t)(c + 1);
         if (c + 1 > most) most = c + 1;
     }
+    /* the empty sum is +0; the sum of one term is -0 + t (t itself, a
+     * signalling NaN quieted) */
+    memset(dxp, 0, (size_t)hw * sizeof *dxp);
     int L = 1;
     while (L < most) L *= 2;
-    /* the L lanes of input i: terms[i * L .. i * L + L - 1] */
-    float *terms = sb_scratch(SB_SCRATCH_OPS, (size_t)(hw * L) * sizeof *terms);
-    if (!terms) return false;
-    memset(count, 0, (size_t)hw * sizeof *count);
+    /* the L lanes of input i: terms[i * L .. i * L + L - 1], touched only
+     * for inputs of two or more terms */
+    float *terms = most > 1 ? sb_scratch(SB_SCRATCH_OPS, (size_t)(hw * L) * sizeof *terms) : NULL;
+    if (most > 1 && !terms) return false;
     for (int64_t q = 0; q < ohw; q++) {
         int64_t i = ip[q];
-        terms[i * L + count[i]++] = dyp[q];
+        if (count[i] == 1)
+            dxp[i] = -0.0f + dyp[q];
+        else
+            terms[i * L + fill[i]++] = dyp[q];
     }
-    for (int64_t i = 0; i < hw; i++) dxp[i] = sb_sum_few_terms(terms + i * L, count[i]);
+    for (int64_t q = 0; q < ohw && most > 1; q++) {
+        int64_t i = ip[q];
+        if (count[i] > 1 && fill[i] == count[i]) {
+            dxp[i] = sb_sum_few_terms(terms + i * L, count[i]);
+            fill[i] = 0; /* summed */
+        }
+    }
     return true;
 }
 

@@ -453,9 +453,11 @@ static sb_status plan_pool_pair(const char *fn, pool_kind kind, const sb_pool2d_
 /* An index outside its window could not have come from the forward pass,
  * and the gather would silently drop its gradient: refused, for either
  * geometry. The check runs on every backward step, so it avoids a division
- * per element: the window's rows ih in [h0, h1) are few (kh, or in/out + 1
- * for adaptive windows), and v is inside iff ih*w + w0 <= v < ih*w + w1
- * for one of them (and, with dilation, v - ih*w - w0 is a multiple of it). */
+ * per element: each output row's and column's window is found once (the
+ * window arithmetic divides), the window's rows ih in [h0, h1) are few
+ * (kh, or in/out + 1 for adaptive windows), and v is inside iff
+ * ih*w + w0 <= v < ih*w + w1 for one of them (and, with dilation,
+ * v - ih*w - w0 is a multiple of it). */
 static sb_status check_indices(const char *fn, const sb_backend *be, const sb_pool2d_geom *g,
                                const sb_tensor *indices) {
     const void *host;
@@ -464,27 +466,34 @@ static sb_status check_indices(const char *fn, const sb_backend *be, const sb_po
     const int64_t *idx = host;
     sb_pool_axis rows = sb_pool_rows(g), cols = sb_pool_cols(g);
     int64_t dh = sb_pool_step(&rows), dw = sb_pool_step(&cols);
-    for (int64_t p = 0; p < g->planes; p++)
-        for (int64_t r = 0; r < g->oh; r++) {
-            int64_t h0, h1;
-            sb_pool_window(&rows, r, &h0, &h1);
+    /* [lo, hi) of each output row, then of each output column */
+    int64_t *win = sb_calloc(fn, (size_t)(g->oh + g->ow), 2 * sizeof *win);
+    if (!win) {
+        free(owned);
+        return SB_ERR_NOMEM;
+    }
+    int64_t *rw = win, *cw = win + 2 * g->oh;
+    for (int64_t r = 0; r < g->oh; r++) sb_pool_window(&rows, r, &rw[2 * r], &rw[2 * r + 1]);
+    for (int64_t s = 0; s < g->ow; s++) sb_pool_window(&cols, s, &cw[2 * s], &cw[2 * s + 1]);
+    sb_status st = SB_OK;
+    for (int64_t p = 0; p < g->planes && st == SB_OK; p++)
+        for (int64_t r = 0; r < g->oh && st == SB_OK; r++)
             for (int64_t s = 0; s < g->ow; s++) {
-                int64_t v = idx[(p * g->oh + r) * g->ow + s], w0, w1;
-                sb_pool_window(&cols, s, &w0, &w1);
+                int64_t v = idx[(p * g->oh + r) * g->ow + s], w0 = cw[2 * s], w1 = cw[2 * s + 1];
                 bool inside = false;
-                for (int64_t ih = h0; ih < h1 && !inside; ih += dh)
+                for (int64_t ih = rw[2 * r]; ih < rw[2 * r + 1] && !inside; ih += dh)
                     inside = v >= ih * g->w + w0 && v < ih * g->w + w1 &&
                              (dw == 1 || (v - ih * g->w - w0) % dw == 0);
                 if (!inside) {
-                    free(owned);
-                    return sb_fail(SB_ERR_RANGE,
-                                   "%s: indices[plane %lld][%lld][%lld] = %lld is outside its window",
-                                   fn, (long long)p, (long long)r, (long long)s, (long long)v);
+                    st = sb_fail(SB_ERR_RANGE,
+                                 "%s: indices[plane %lld][%lld][%lld] = %lld is outside its window",
+                                 fn, (long long)p, (long long)r, (long long)s, (long long)v);
+                    break;
                 }
             }
-        }
+    free(win);
     free(owned);
-    return SB_OK;
+    return st;
 }
 
 sb_status sb_max_pool2d_forward(const sb_tensor *x, const sb_pool2d_params *params, sb_tensor *y,
