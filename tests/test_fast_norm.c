@@ -217,8 +217,11 @@ static void test_activations(void) {
 static void test_batch_norm(void) {
     /* (N, C, S): odd and prime sizes, S = 1 (BatchNorm1d), > 8192 per channel,
      * and contiguous runs longer than the fast path's chunk */
+    /* S below 16 takes the few-pixel path (column sums over rows (n, s));
+     * 2100x70x4 has over 8192 such rows and a last 64-channel tile
+     * narrower than a vector */
     const int64_t shapes[][3] = {{2, 1, 1}, {7, 3, 5}, {13, 5, 11}, {2, 17, 1}, {100, 16, 100},
-                                 {3, 2, 4099}, {1, 3, 9001}, {300, 7, 1}};
+                                 {3, 2, 4099}, {1, 3, 9001}, {300, 7, 1}, {2100, 70, 4}};
     const int nshapes = sizeof shapes / sizeof shapes[0];
     for (int sh = 0; sh < nshapes; sh++) {
         int64_t N = shapes[sh][0], C = shapes[sh][1], S = shapes[sh][2], n = N * C * S;

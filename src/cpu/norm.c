@@ -142,35 +142,44 @@ typedef struct bn_job {
     float *stat;
 } bn_job;
 
+/* Channel c's statistics once its sum of squared deviations is known
+ * (training: the running statistics updated too): stat[2c] = mean,
+ * stat[2c + 1] = rstd. */
+static void bn_finish_stats(const bn_job *j, int64_t c, float mean, float sumsq) {
+    int64_t count = j->N * j->S;
+    float rstd;
+    if (j->training) {
+        float var_biased = sumsq / (float)count;
+        rstd = 1.0f / sqrtf(var_biased + j->eps);
+        if (j->running_mean) {
+            float one_minus_momentum = 1.0f - j->momentum;
+            float var_unbiased = sumsq / (float)(count - 1);
+            j->running_mean[c] = one_minus_momentum * j->running_mean[c] + j->momentum * mean;
+            j->running_var[c] = one_minus_momentum * j->running_var[c] +
+                                j->momentum * var_unbiased;
+        }
+    } else {
+        mean = j->running_mean[c];
+        rstd = 1.0f / sqrtf(j->running_var[c] + j->eps);
+    }
+    j->stat[2 * c] = mean;
+    j->stat[2 * c + 1] = rstd;
+}
+
 static void bn_stats_range(void *vjob, int64_t c0, int64_t c1) {
     const bn_job *j = vjob;
-    int64_t count = j->N * j->S, C = j->C;
-    float count_f = (float)count;
-    float count_m1_f = (float)(count - 1);
-    float one_minus_momentum = 1.0f - j->momentum;
+    float count_f = (float)(j->N * j->S);
     for (int64_t c = c0; c < c1; c++) {
-        float mean, rstd;
+        float mean = 0.0f, sumsq = 0.0f;
         if (j->training) {
-            group g = {.x = j->x + c * j->S, .outer = j->N, .inner = j->S, .stride = C * j->S};
-            float s, sumsq;
+            group g = {.x = j->x + c * j->S, .outer = j->N, .inner = j->S, .stride = j->C * j->S};
+            float s;
             group_sums(T_X, &g, &s, NULL);
             mean = s / count_f;
             g.m = mean;
             group_sums(T_SQDEV, &g, &sumsq, NULL);
-            float var_biased = sumsq / count_f;
-            rstd = 1.0f / sqrtf(var_biased + j->eps);
-            if (j->running_mean) {
-                float var_unbiased = sumsq / count_m1_f;
-                j->running_mean[c] = one_minus_momentum * j->running_mean[c] + j->momentum * mean;
-                j->running_var[c] = one_minus_momentum * j->running_var[c] +
-                                    j->momentum * var_unbiased;
-            }
-        } else {
-            mean = j->running_mean[c];
-            rstd = 1.0f / sqrtf(j->running_var[c] + j->eps);
         }
-        j->stat[2 * c] = mean;
-        j->stat[2 * c + 1] = rstd;
+        bn_finish_stats(j, c, mean, sumsq);
     }
 }
 
@@ -187,48 +196,30 @@ static void bn_map_range(void *vjob, int64_t r0, int64_t r1) {
     }
 }
 
-void sb_cpu_batch_norm_forward(const float *x, const float *gamma, const float *beta,
-                               float *running_mean, float *running_var, bool training,
-                               float momentum, float eps, float *y, float *save_mean,
-                               float *save_rstd, int64_t N, int64_t C, int64_t S) {
-    float *stat = C > 0 ? malloc((size_t)C * 2 * sizeof *stat) : NULL;
-    if (C > 0 && !stat) {
-        sb_ref_batch_norm_forward(x, gamma, beta, running_mean, running_var, training, momentum,
-                                  eps, y, save_mean, save_rstd, N, C, S);
-        return;
-    }
-    bn_job j = {.x = x, .gamma = gamma, .beta = beta, .running_mean = running_mean,
-                .running_var = running_var, .y = y, .training = training,
-                .momentum = momentum, .eps = eps, .N = N, .C = C, .S = S, .stat = stat};
-    sb_parallel_for(C, grain_for(C, training ? 2 * N * S : 1), bn_stats_range, &j);
-    /* After the statistics: save_mean / save_rstd may alias the running
-     * buffers or x only as in the reference, which writes them per channel
-     * after reading that channel. */
-    for (int64_t c = 0; c < C; c++) {
-        if (save_mean) save_mean[c] = stat[2 * c];
-        if (save_rstd) save_rstd[c] = stat[2 * c + 1];
-    }
-    sb_parallel_for(N * C, grain_for(N * C, S), bn_map_range, &j);
-    free(stat);
+
+/* Channel c's parameter gradients and the factors of its input gradient
+ * (stat[5c ..]: mean, rstd, k, a, b) from its two sums. */
+static void bn_finish_back_stats(const bn_job *j, int64_t c, float sum_dy, float sum_dy_xhat) {
+    float count_f = (float)(j->N * j->S), r = j->save_rstd[c];
+    if (j->dgamma) j->dgamma[c] = sum_dy_xhat;
+    if (j->dbeta) j->dbeta[c] = sum_dy;
+    float *st = j->stat + 5 * c;
+    st[0] = j->save_mean[c];
+    st[1] = r;
+    st[2] = j->gamma ? j->gamma[c] * r : r;
+    st[3] = sum_dy / count_f;
+    st[4] = sum_dy_xhat / count_f;
 }
 
 static void bn_back_stats_range(void *vjob, int64_t c0, int64_t c1) {
     const bn_job *j = vjob;
-    float count_f = (float)(j->N * j->S);
     for (int64_t c = c0; c < c1; c++) {
         float m = j->save_mean[c], r = j->save_rstd[c];
         group g = {.x = j->x + c * j->S, .dy = j->dy + c * j->S, .outer = j->N,
                    .inner = j->S, .stride = j->C * j->S, .m = m, .r = r};
         float sum_dy, sum_dy_xhat;
         group_sums(T_DY_DYX, &g, &sum_dy, &sum_dy_xhat);
-        if (j->dgamma) j->dgamma[c] = sum_dy_xhat;
-        if (j->dbeta) j->dbeta[c] = sum_dy;
-        float *st = j->stat + 5 * c;
-        st[0] = m;
-        st[1] = r;
-        st[2] = j->gamma ? j->gamma[c] * r : r;
-        st[3] = sum_dy / count_f;
-        st[4] = sum_dy_xhat / count_f;
+        bn_finish_back_stats(j, c, sum_dy, sum_dy_xhat);
     }
 }
 
@@ -248,6 +239,194 @@ static void bn_back_map_range(void *vjob, int64_t r0, int64_t r1) {
     }
 }
 
+/* ---- batch norm over few pixels per channel ----
+ * A channel's sums run over (n, s), n slowest; with few s per n the group
+ * walk is a call per run of S elements (one element at ResNet's last stage
+ * at CIFAR size). Below BN_FEW_S they are column sums instead
+ * (sb_cpu_sum_columns_of) of the matrix whose row k = n*S + s holds every
+ * channel's element (n, c, s): each channel sees the same terms in the same
+ * order. The maps run a sample at a time over its C*S elements with each
+ * channel's factors repeated S times, one vector pass per IEEE step of the
+ * reference's element sequence. */
+enum { BN_FEW_S = 16 };
+
+typedef enum { BN_COL_X, BN_COL_SQDEV, BN_COL_DY_DYX } bn_col_kind;
+
+typedef struct bn_cols {
+    const bn_job *j;
+    bn_col_kind kind;
+    const float *mean, *rstd; /* per channel */
+} bn_cols;
+
+/* Row k's elements of channels c0 .. c0+n-1 of t (N, C, S): in place when
+ * S is 1, else gathered into buf. */
+static const float *bn_row(const bn_job *j, const float *t, int64_t k, int64_t c0, int64_t n,
+                           float *buf) {
+    int64_t S = j->S;
+    const float *p = t + ((k / S) * j->C + c0) * S + k % S;
+    if (S == 1) return p;
+    for (int64_t c = 0; c < n; c++) buf[c] = p[c * S];
+    return buf;
+}
+
+static void bn_col_terms(const void *vctx, int64_t k, int64_t c0, int64_t n, float *const bufs[2],
+                         const float *t[2]) {
+    const bn_cols *b = vctx;
+    const sb_pwv_table *pw = sb_kernels()->pointwise;
+    const float *x = bn_row(b->j, b->j->x, k, c0, n, bufs[1]);
+    switch (b->kind) {
+    case BN_COL_X:
+        t[0] = x;
+        break;
+    case BN_COL_SQDEV: /* d = x - mean; d * d */
+        pw->binary(SB_BINARY_SUB, n, x, 1, b->mean + c0, 1, bufs[1]);
+        pw->binary(SB_BINARY_MUL, n, bufs[1], 1, bufs[1], 1, bufs[1]);
+        t[0] = bufs[1];
+        break;
+    case BN_COL_DY_DYX: /* dy; dy * ((x - mean) * rstd) */
+        pw->binary(SB_BINARY_SUB, n, x, 1, b->mean + c0, 1, bufs[1]);
+        pw->binary(SB_BINARY_MUL, n, bufs[1], 1, b->rstd + c0, 1, bufs[1]);
+        t[0] = bn_row(b->j, b->j->dy, k, c0, n, bufs[0]);
+        pw->binary(SB_BINARY_MUL, n, t[0], 1, bufs[1], 1, bufs[1]);
+        t[1] = bufs[1];
+        break;
+    }
+}
+
+static void bn_col_sums(const bn_job *j, bn_col_kind kind, const float *mean, const float *rstd,
+                        float *out0, float *out1) {
+    bn_cols b = {j, kind, mean, rstd};
+    sb_column_terms terms = {bn_col_terms, &b, kind == BN_COL_DY_DYX ? 2 : 1};
+    float *const out[2] = {out0, out1};
+    sb_cpu_sum_columns_of(&terms, j->N * j->S, j->C, out);
+}
+
+/* The maps of few-pixel channels, a sample at a time: fac holds nfac
+ * factor vectors of C*S floats (each channel's value repeated S times). */
+typedef struct bn_few_map {
+    const bn_job *j;
+    const float *fac;
+    bool backward;
+} bn_few_map;
+
+static void bn_few_map_range(void *vctx, int64_t n0, int64_t n1) {
+    const bn_few_map *f = vctx;
+    const bn_job *j = f->j;
+    const sb_pwv_table *pw = sb_kernels()->pointwise;
+    int64_t len = j->C * j->S;
+    const float *m = f->fac, *r = m + len, *third = r + len, *fourth = third + len,
+                *fifth = fourth + len;
+    for (int64_t n = n0; n < n1; n++) {
+        const float *x = j->x + n * len;
+        float *y = j->y + n * len;
+        if (!f->backward) { /* y = ((x - m) * r) [* gamma] [+ beta] */
+            pw->binary(SB_BINARY_SUB, len, x, 1, m, 1, y);
+            pw->binary(SB_BINARY_MUL, len, y, 1, r, 1, y);
+            if (j->gamma) pw->binary(SB_BINARY_MUL, len, y, 1, third, 1, y);
+            if (j->beta) pw->binary(SB_BINARY_ADD, len, y, 1, fourth, 1, y);
+            continue;
+        }
+        const float *dy = j->dy + n * len;
+        if (!j->training) { /* dx = dy * k */
+            pw->binary(SB_BINARY_MUL, len, dy, 1, third, 1, y);
+            continue;
+        }
+        /* dx = k * ((dy - a) - xhat * b), xhat = (x - m) * r, through the
+         * sample's scratch row */
+        float *xb = sb_scratch(SB_SCRATCH_OPS, (size_t)len * sizeof *xb);
+        if (!xb) {
+            for (int64_t c = 0; c < j->C; c++)
+                pw->norm_dx(j->S, x + c * j->S, dy + c * j->S, NULL, 0, m[c * j->S],
+                            r[c * j->S], third[c * j->S], fourth[c * j->S], fifth[c * j->S],
+                            y + c * j->S);
+            continue;
+        }
+        pw->binary(SB_BINARY_SUB, len, x, 1, m, 1, xb);
+        pw->binary(SB_BINARY_MUL, len, xb, 1, r, 1, xb);
+        pw->binary(SB_BINARY_MUL, len, xb, 1, fifth, 1, xb);
+        pw->binary(SB_BINARY_SUB, len, dy, 1, fourth, 1, y);
+        pw->binary(SB_BINARY_SUB, len, y, 1, xb, 1, y);
+        pw->binary(SB_BINARY_MUL, len, third, 1, y, 1, y);
+    }
+}
+
+/* The factor vectors of the few-pixel maps from stat (stride floats per
+ * channel: forward mean, rstd; backward mean, rstd, k, a, b), then gamma
+ * and beta for the forward; runs the maps; false (nothing written) when
+ * memory ran out. */
+static bool bn_few_maps(const bn_job *j, int64_t stride, bool backward) {
+    int64_t C = j->C, S = j->S, len = C * S, nfac = backward ? 5 : 4;
+    float *fac = malloc((size_t)(nfac * len) * sizeof *fac);
+    if (!fac) return false;
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t f = 0; f < nfac; f++) {
+            float v = f < stride                 ? j->stat[stride * c + f]
+                      : f == 2                   ? (j->gamma ? j->gamma[c] : 0.0f)
+                                                 : (j->beta ? j->beta[c] : 0.0f);
+            for (int64_t s = 0; s < S; s++) fac[f * len + c * S + s] = v;
+        }
+    bn_few_map fm = {j, fac, backward};
+    sb_parallel_for(j->N, grain_for(j->N, len), bn_few_map_range, &fm);
+    free(fac);
+    return true;
+}
+
+/* The forward's statistics of few-pixel channels (training) as column
+ * sums; false when memory ran out. */
+static bool bn_few_stats(const bn_job *j) {
+    int64_t C = j->C;
+    float *sum = malloc((size_t)(2 * C) * sizeof *sum);
+    if (!sum) return false;
+    float *mean = sum + C, count_f = (float)(j->N * j->S);
+    bn_col_sums(j, BN_COL_X, NULL, NULL, sum, NULL);
+    for (int64_t c = 0; c < C; c++) mean[c] = sum[c] / count_f;
+    bn_col_sums(j, BN_COL_SQDEV, mean, NULL, sum, NULL);
+    for (int64_t c = 0; c < C; c++) bn_finish_stats(j, c, mean[c], sum[c]);
+    free(sum);
+    return true;
+}
+
+/* The backward's sums of few-pixel channels; false when memory ran out. */
+static bool bn_few_back_stats(const bn_job *j) {
+    int64_t C = j->C;
+    float *sum = malloc((size_t)(2 * C) * sizeof *sum);
+    if (!sum) return false;
+    bn_col_sums(j, BN_COL_DY_DYX, j->save_mean, j->save_rstd, sum, sum + C);
+    for (int64_t c = 0; c < C; c++) bn_finish_back_stats(j, c, sum[c], sum[C + c]);
+    free(sum);
+    return true;
+}
+
+static bool bn_few_pixels(const bn_job *j) { return j->S < BN_FEW_S && j->N * j->S > 0; }
+
+void sb_cpu_batch_norm_forward(const float *x, const float *gamma, const float *beta,
+                               float *running_mean, float *running_var, bool training,
+                               float momentum, float eps, float *y, float *save_mean,
+                               float *save_rstd, int64_t N, int64_t C, int64_t S) {
+    float *stat = C > 0 ? malloc((size_t)C * 2 * sizeof *stat) : NULL;
+    if (C > 0 && !stat) {
+        sb_ref_batch_norm_forward(x, gamma, beta, running_mean, running_var, training, momentum,
+                                  eps, y, save_mean, save_rstd, N, C, S);
+        return;
+    }
+    bn_job j = {.x = x, .gamma = gamma, .beta = beta, .running_mean = running_mean,
+                .running_var = running_var, .y = y, .training = training,
+                .momentum = momentum, .eps = eps, .N = N, .C = C, .S = S, .stat = stat};
+    bool few = bn_few_pixels(&j);
+    if (!(few && training && bn_few_stats(&j)))
+        sb_parallel_for(C, grain_for(C, training ? 2 * N * S : 1), bn_stats_range, &j);
+    /* After the statistics: save_mean / save_rstd may alias the running
+     * buffers or x only as in the reference, which writes them per channel
+     * after reading that channel. */
+    for (int64_t c = 0; c < C; c++) {
+        if (save_mean) save_mean[c] = stat[2 * c];
+        if (save_rstd) save_rstd[c] = stat[2 * c + 1];
+    }
+    if (!(few && bn_few_maps(&j, 2, false)))
+        sb_parallel_for(N * C, grain_for(N * C, S), bn_map_range, &j);
+    free(stat);
+}
+
 void sb_cpu_batch_norm_backward(const float *dy, const float *x, const float *gamma,
                                 const float *mean, const float *rstd, bool training,
                                 float *dx, float *dgamma, float *dbeta, int64_t N,
@@ -261,8 +440,11 @@ void sb_cpu_batch_norm_backward(const float *dy, const float *x, const float *ga
     bn_job j = {.x = x, .dy = dy, .gamma = gamma, .save_mean = (float *)mean,
                 .save_rstd = (float *)rstd, .y = dx, .dgamma = dgamma, .dbeta = dbeta,
                 .training = training, .N = N, .C = C, .S = S, .stat = stat};
-    sb_parallel_for(C, grain_for(C, N * S), bn_back_stats_range, &j);
-    if (dx) sb_parallel_for(N * C, grain_for(N * C, S), bn_back_map_range, &j);
+    bool few = bn_few_pixels(&j);
+    if (!(few && bn_few_back_stats(&j)))
+        sb_parallel_for(C, grain_for(C, N * S), bn_back_stats_range, &j);
+    if (dx && !(few && bn_few_maps(&j, 5, true)))
+        sb_parallel_for(N * C, grain_for(N * C, S), bn_back_map_range, &j);
     free(stat);
 }
 
