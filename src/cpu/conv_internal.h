@@ -76,6 +76,8 @@ void sb_copy_rows_avx2(float *dst, int64_t ldd, const float *src, int64_t lds, i
                        int len);
 void sb_max_pool2x2_avx512(const float *xp, int64_t w, int64_t oh, int64_t ow, float *yp,
                            int64_t *ip);
+void sb_max_pool_taps_avx512(const float *xp, const int32_t *tab, int64_t taps, int64_t ohw,
+                             float *yp, int64_t *ip);
 #endif
 
 #endif

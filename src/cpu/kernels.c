@@ -93,6 +93,7 @@ static const sb_cpu_kernels avx512_kernels = {
     .copy_rows = sb_copy_rows_avx512,
     .copy_rows_max = 16,
     .max_pool2x2 = sb_max_pool2x2_avx512,
+    .max_pool_taps = sb_max_pool_taps_avx512,
     .dw_taps = sb_dw_taps_avx512,
     .dw_wgrad = sb_dw_wgrad_avx512,
     .dw_interleave = sb_dw_interleave_avx512,

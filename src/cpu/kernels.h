@@ -40,6 +40,13 @@ typedef void (*sb_copy_rows_fn)(float *dst, int64_t ldd, const float *src, int64
  * lie inside it; ip (the argmax positions) may be NULL. */
 typedef void (*sb_max_pool2x2_fn)(const float *xp, int64_t w, int64_t oh, int64_t ow, float *yp,
                                   int64_t *ip);
+/* Max pooling of one plane by a table of its windows' taps: tab[k * ohw +
+ * q] is the plane position of tap k (row-major within the window) of
+ * output q, or -1 where the window has no such tap; every window has its
+ * tap 0. The reference's scan per window (first NaN, else first strict
+ * maximum) over its taps in order; ip (the argmax positions) may be NULL. */
+typedef void (*sb_max_pool_taps_fn)(const float *xp, const int32_t *tab, int64_t taps,
+                                    int64_t ohw, float *yp, int64_t *ip);
 
 /* The depthwise / small-group convolution's loops (src/cpu/conv2d_dw.c;
  * contracts in cpu/conv_internal.h), lanes = how many chains a vector
@@ -83,6 +90,9 @@ typedef struct sb_cpu_kernels {
     int dw_lanes;
     /* max pooling's 2x2 stride-2 planes; NULL: the reference loop */
     sb_max_pool2x2_fn max_pool2x2;
+    /* max pooling of any other fixed window by a tap table; NULL: the
+     * window loops */
+    sb_max_pool_taps_fn max_pool_taps;
     /* the order-free exact reduction's element loops (src/cpu/exact.c) */
     const struct sb_exact_kernels *exact;
 } sb_cpu_kernels;

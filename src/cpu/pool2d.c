@@ -19,6 +19,7 @@
  *
  * Adaptive pooling (windows of PyTorch's floor/ceil rule) runs the same
  * entry points with g->adaptive set. */
+#include <stdlib.h>
 #include <string.h>
 #include "core/internal.h"
 #include "cpu/sum_internal.h"
@@ -32,6 +33,10 @@ typedef struct {
     const int64_t *indices_in;
     float *out;
     int64_t *indices_out;
+    /* max pooling by a tap table (max_taps_table), or NULL */
+    sb_max_pool_taps_fn taps_fn;
+    const int32_t *tab;
+    int64_t taps;
 } pool_ctx;
 
 static sb_pool2d_geom slice(const sb_pool2d_geom *g, int64_t p0, int64_t p1) {
@@ -115,6 +120,12 @@ static void max_fwd_range(void *vctx, int64_t p0, int64_t p1) {
     sb_max_pool2x2_fn pool2x2 = sb_kernels()->max_pool2x2;
     if (!pool2x2) pool2x2 = max_pool2x2_portable;
     int64_t hw = g->h * g->w, ohw = g->oh * g->ow;
+    if (t->tab) {
+        for (int64_t p = p0; p < p1; p++)
+            t->taps_fn(t->in + p * hw, t->tab, t->taps, ohw, t->out + p * ohw,
+                       t->indices_out ? t->indices_out + p * ohw : NULL);
+        return;
+    }
     if (is_2x2_inside(g)) {
         for (int64_t p = p0; p < p1; p++)
             pool2x2(t->in + p * hw, g->w, g->oh, g->ow, t->out + p * ohw,
@@ -136,9 +147,56 @@ static void max_fwd_range(void *vctx, int64_t p0, int64_t p1) {
                               t->indices_out ? t->indices_out + p0 * ohw : NULL);
 }
 
+/* The table of every window's taps for the level's max_pool_taps kernel
+ * (kernels.h): tab[k * ohw + q] = the plane position of tap k of output q,
+ * taps in the reference's row-major order within the window, -1 past the
+ * window's last; NULL (the window loops run) when the level has no such
+ * kernel, for LeNet's 2x2 windows (their own kernel), a window without a
+ * tap, positions past int32 or a table over TAPS_TABLE_MAX entries. The
+ * caller frees it. */
+#define TAPS_TABLE_MAX (1 << 20)
+
+static int32_t *max_taps_table(const sb_pool2d_geom *g, int64_t *taps_out) {
+    int64_t oh = g->oh, ow = g->ow, ohw = oh * ow;
+    if (!sb_kernels()->max_pool_taps || is_2x2_inside(g) || ohw == 0 ||
+        g->h * g->w > INT32_MAX || oh > POOL_WINDOWS_MAX || ow > POOL_WINDOWS_MAX)
+        return NULL;
+    int64_t rw[2 * POOL_WINDOWS_MAX], cw[2 * POOL_WINDOWS_MAX];
+    sb_pool_axis rows = sb_pool_rows(g), cols = sb_pool_cols(g);
+    int64_t dh = sb_pool_step(&rows), dw = sb_pool_step(&cols), kr = 0, kc = 0;
+    for (int64_t r = 0; r < oh; r++) {
+        sb_pool_window(&rows, r, &rw[2 * r], &rw[2 * r + 1]);
+        if (rw[2 * r] >= rw[2 * r + 1]) return NULL;
+        int64_t n = (rw[2 * r + 1] - rw[2 * r] + dh - 1) / dh;
+        if (n > kr) kr = n;
+    }
+    for (int64_t s = 0; s < ow; s++) {
+        sb_pool_window(&cols, s, &cw[2 * s], &cw[2 * s + 1]);
+        if (cw[2 * s] >= cw[2 * s + 1]) return NULL;
+        int64_t n = (cw[2 * s + 1] - cw[2 * s] + dw - 1) / dw;
+        if (n > kc) kc = n;
+    }
+    if (kr * kc > TAPS_TABLE_MAX / ohw) return NULL;
+    int32_t *tab = malloc((size_t)(kr * kc * ohw) * sizeof *tab);
+    if (!tab) return NULL;
+    for (int64_t i = 0; i < kr; i++)
+        for (int64_t j = 0; j < kc; j++)
+            for (int64_t r = 0; r < oh; r++)
+                for (int64_t s = 0; s < ow; s++) {
+                    int64_t ih = rw[2 * r] + i * dh, iw = cw[2 * s] + j * dw;
+                    bool in = ih < rw[2 * r + 1] && iw < cw[2 * s + 1];
+                    tab[(i * kc + j) * ohw + r * ow + s] = in ? (int32_t)(ih * g->w + iw) : -1;
+                }
+    *taps_out = kr * kc;
+    return tab;
+}
+
 void sb_cpu_max_pool2d_forward(const sb_pool2d_geom *g, const float *x, float *y, int64_t *indices) {
-    pool_ctx t = {g, x, NULL, y, indices};
+    pool_ctx t = {g, x, NULL, y, indices, sb_kernels()->max_pool_taps, NULL, 0};
+    int32_t *tab = max_taps_table(g, &t.taps);
+    t.tab = tab;
     over_planes(g, max_fwd_range, &t);
+    free(tab);
 }
 
 /* Overlapping windows (ResNet's 3x3 stride-2 pooling) by a scatter: the
@@ -219,7 +277,7 @@ static void max_bwd_range(void *vctx, int64_t p0, int64_t p1) {
 
 void sb_cpu_max_pool2d_backward(const sb_pool2d_geom *g, const float *dy, const int64_t *indices,
                                 float *dx) {
-    pool_ctx t = {g, dy, indices, dx, NULL};
+    pool_ctx t = {g, dy, indices, dx, NULL, NULL, NULL, 0};
     over_planes(g, max_bwd_range, &t);
 }
 
@@ -261,7 +319,7 @@ static void avg_fwd_range(void *vctx, int64_t p0, int64_t p1) {
 }
 
 void sb_cpu_avg_pool2d_forward(const sb_pool2d_geom *g, const float *x, float *y) {
-    pool_ctx t = {g, x, NULL, y, NULL};
+    pool_ctx t = {g, x, NULL, y, NULL, NULL, NULL, 0};
     over_planes(g, avg_fwd_range, &t);
 }
 
@@ -292,6 +350,6 @@ static void avg_bwd_range(void *vctx, int64_t p0, int64_t p1) {
 }
 
 void sb_cpu_avg_pool2d_backward(const sb_pool2d_geom *g, const float *dy, float *dx) {
-    pool_ctx t = {g, dy, NULL, dx, NULL};
+    pool_ctx t = {g, dy, NULL, dx, NULL, NULL, NULL, 0};
     over_planes(g, avg_bwd_range, &t);
 }

@@ -63,4 +63,40 @@ void sb_max_pool2x2_avx512(const float *xp, int64_t w, int64_t oh, int64_t ow, f
         }
     }
 }
+
+/* Any other fixed window (ResNet's 3x3 stride-2 pooling) by the plane's tap
+ * table (kernels.h: sb_max_pool_taps_fn): 16 outputs at a time, each tap a
+ * masked gather of the 16 windows' candidates, then the reference's
+ * replacement rule as mask operations: a lane takes its candidate when the
+ * tap exists and either it has no best yet (tap 0) or its best is not NaN
+ * and the candidate is NaN or strictly greater. The windows' scans run side
+ * by side, with no chain of branches from one candidate to the next. */
+void sb_max_pool_taps_avx512(const float *xp, const int32_t *tab, int64_t taps, int64_t ohw,
+                             float *yp, int64_t *ip) {
+    for (int64_t q0 = 0; q0 < ohw; q0 += 16) {
+        int64_t n = ohw - q0 < 16 ? ohw - q0 : 16;
+        __mmask16 lanes = (__mmask16)(n >= 16 ? 0xffff : (1u << n) - 1u), have = 0;
+        __m512 best = _mm512_setzero_ps();
+        __m512i at = _mm512_setzero_si512();
+        for (int64_t k = 0; k < taps; k++) {
+            __m512i idx = _mm512_maskz_loadu_epi32(lanes, tab + k * ohw + q0);
+            __mmask16 valid = _mm512_mask_cmpge_epi32_mask(lanes, idx, _mm512_setzero_si512());
+            __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), valid, idx, xp, 4);
+            __mmask16 better = _mm512_cmp_ps_mask(best, best, _CMP_ORD_Q) &
+                               (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) |
+                                _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ));
+            __mmask16 take = valid & (__mmask16)(~have | better);
+            best = _mm512_mask_blend_ps(take, best, v);
+            at = _mm512_mask_blend_epi32(take, at, idx);
+            have |= valid;
+        }
+        _mm512_mask_storeu_ps(yp + q0, lanes, best);
+        if (ip) {
+            _mm512_mask_storeu_epi64(ip + q0, (__mmask8)(lanes & 0xff),
+                                     _mm512_cvtepi32_epi64(_mm512_castsi512_si256(at)));
+            _mm512_mask_storeu_epi64(ip + q0 + 8, (__mmask8)(lanes >> 8),
+                                     _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(at, 1)));
+        }
+    }
+}
 #endif
