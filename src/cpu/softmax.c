@@ -19,6 +19,7 @@
 #include "samebits/loss.h"
 #include "samebits/math.h"
 #include "core/internal.h"
+#include "cpu/fused_internal.h"
 #include "cpu/kernels.h"
 #include "cpu/sum_internal.h"
 #include "cpu/ops_internal.h"
@@ -139,8 +140,7 @@ static void sm_forward_range(void *vjob, int64_t r0, int64_t r1) {
             float s = canonical_terms(exp_terms, &r, n, buf);
             float ls = sb_logf(s);
             if (inner == 1) {
-                with_scalar(SB_BINARY_SUB, n, r.x, r.m, y);
-                with_scalar(SB_BINARY_SUB, n, y, ls, y);
+                sb_kernels()->fused->sub_sub(n, r.x, r.m, ls, y);
             } else {
                 for (int64_t j = 0; j < n; j++) y[j * inner] = (r.x[j * inner] - r.m) - ls;
             }
@@ -171,9 +171,7 @@ static void sm_backward_range(void *vjob, int64_t r0, int64_t r1) {
                 int64_t k = n - j0 < CHUNK ? n - j0 : CHUNK;
                 if (inner == 1) {
                     sb_cpu_expf_n(r.y + j0, buf, k);
-                    with_scalar(SB_BINARY_MUL, k, buf, g, buf);
-                    sb_kernels()->pointwise->binary(SB_BINARY_SUB, k, r.dy + j0, 1, buf, 1,
-                                                    dx + j0);
+                    sb_kernels()->fused->sub_mul(k, r.dy + j0, buf, g, dx + j0);
                     continue;
                 }
                 for (int64_t i = 0; i < k; i++) buf[i] = r.y[(j0 + i) * inner];
@@ -186,13 +184,9 @@ static void sm_backward_range(void *vjob, int64_t r0, int64_t r1) {
         } else {
             float dot = canonical_terms(dot_terms, &r, n, buf);
             if (inner == 1) {
-                /* through buf, chunk by chunk: dx may be y's or dy's memory */
-                for (int64_t j0 = 0; j0 < n; j0 += CHUNK) {
-                    int64_t k = n - j0 < CHUNK ? n - j0 : CHUNK;
-                    with_scalar(SB_BINARY_SUB, k, r.dy + j0, dot, buf);
-                    sb_kernels()->pointwise->binary(SB_BINARY_MUL, k, r.y + j0, 1, buf, 1,
-                                                    dx + j0);
-                }
+                /* one pass; dx may be y's or dy's memory (each element's
+                 * inputs are read before its output is written) */
+                sb_kernels()->fused->mul_sub(n, r.y, r.dy, dot, dx);
             } else {
                 for (int64_t j = 0; j < n; j++)
                     dx[j * inner] = r.y[j * inner] * (r.dy[j * inner] - dot);
