@@ -1,6 +1,6 @@
 /* src/cpu/fused_simd.h - the fused element loops (cpu/fused_internal.h),
- * written once with the compiler's generic vector type and included by
- * activation.c (the scalar level: vectors of one float) and fused_<isa>.c,
+ * written once with the compiler's generic vector type (as exact_simd.h)
+ * and included by fused_scalar.c (vectors of one float) and fused_<isa>.c,
  * each of which defines
  *
  *   SFX(name)   name with the level's suffix
@@ -54,7 +54,7 @@ static inline __attribute__((always_inline)) void SFX(fused_store)(float *p, SFX
 /* ---- GELU ------------------------------------------------------------------------- */
 
 static void SFX(gelu_tanh_arg)(int64_t n, const float *x, float *t) {
-#define STEP                                                                                 \
+#define STEP                                                                                       \
     do {                                                                                           \
         SFX(vf) v = LD(x);                                                                         \
         SFX(vf) cube = (v * v) * v;                                                                \
@@ -65,7 +65,7 @@ static void SFX(gelu_tanh_arg)(int64_t n, const float *x, float *t) {
 }
 
 static void SFX(gelu_fwd)(int64_t n, const float *x, const float *t, float *y) {
-#define STEP                                                                                 \
+#define STEP                                                                                       \
     do {                                                                                           \
         SFX(vf) v = LD(x), tv = LD(t);                                                             \
         ST(y, (v * 0.5f) * (1.0f + tv));                                                           \
@@ -76,7 +76,7 @@ static void SFX(gelu_fwd)(int64_t n, const float *x, const float *t, float *y) {
 
 static void SFX(gelu_tanh_bwd)(int64_t n, const float *x, const float *th, const float *dy,
                                float *dx) {
-#define STEP                                                                                 \
+#define STEP                                                                                       \
     do {                                                                                           \
         SFX(vf) v = LD(x), t = LD(th), g = LD(dy);                                                 \
         SFX(vf) sq = v * v;                                                                        \
@@ -93,7 +93,7 @@ static void SFX(gelu_tanh_bwd)(int64_t n, const float *x, const float *th, const
 }
 
 static void SFX(gelu_exp_arg)(int64_t n, const float *x, float *u) {
-#define STEP                                                                                 \
+#define STEP                                                                                       \
     do {                                                                                           \
         SFX(vf) v = LD(x);                                                                         \
         ST(u, (v * v) * -0.5f);                                                                    \
@@ -104,7 +104,7 @@ static void SFX(gelu_exp_arg)(int64_t n, const float *x, float *u) {
 
 static void SFX(gelu_exact_bwd)(int64_t n, const float *x, const float *t, const float *e,
                                 const float *dy, float *dx) {
-#define STEP                                                                                 \
+#define STEP                                                                                       \
     do {                                                                                           \
         SFX(vf) v = LD(x), tv = LD(t), ev = LD(e), g = LD(dy);                                     \
         SFX(vf) cdf = 0.5f * (1.0f + tv);                                                          \
