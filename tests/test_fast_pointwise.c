@@ -541,6 +541,73 @@ static void test_softmax(void) {
     free(x); free(y); free(dy); free(got); free(want);
 }
 
+/* Rows built to catch a wrong x - m folded into the exp kernel (the
+ * subtraction, the lanes it hands to the scalar function, the ragged end):
+ * lengths around the vector widths and beyond the chunk, and per row the
+ * largest value in the middle or last, not first; a largest +0 after -0
+ * and the reverse (x - m of the zeros: +0 either way, but of every other
+ * element not); -inf entries, a row of only -inf (NaN), a NaN, a +inf;
+ * values spread so widely that x - m rounds and exp(x - m) underflows to
+ * subnormals and 0; every row's terms as softmax and log-softmax, forward
+ * and backward, in place too. */
+static void test_softmax_rows(void) {
+    enum { PATTERNS = 9 };
+    const int64_t lens[] = {1, 2, 3, 5, 15, 16, 17, 31, 33, 100, 129, 1023, 1025, 3001};
+    int64_t maxn = PATTERNS * 3001;
+    float *x = alloc(maxn), *y = alloc(maxn), *dy = alloc(maxn), *got = alloc(maxn),
+          *want = alloc(maxn);
+    for (int c = 0; c < sb_test_config_count(); c++) {
+        sb_test_config_apply(c);
+        const char *cfg = sb_test_config_name(c);
+        for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+            int64_t n = lens[li], rows = PATTERNS, total = rows * n, shape[2] = {rows, n};
+            sb_test_seed(4321 + (uint64_t)n);
+            for (int64_t p = 0; p < rows; p++) {
+                float *r = x + p * n;
+                for (int64_t j = 0; j < n; j++)
+                    r[j] = p == 7 ? sb_test_unif(-150.0f, 60.0f) * (1.0f + sb_test_unif(0.0f, 1.0f))
+                           : p == 1 || p == 2 ? sb_test_unif(-3.0f, -0.5f)
+                                              : sb_test_unif(-3.0f, 3.0f);
+                int64_t mid = n / 2;
+                switch (p) {
+                case 0: r[mid] = 7.5f; break;         /* largest in the middle */
+                case 1: r[mid] = -0.0f; r[n - 1] = 0.0f; break; /* largest zero, -0 first */
+                case 2: r[mid] = 0.0f; r[n - 1] = -0.0f; break; /* and +0 first */
+                case 3: r[0] = -INFINITY; r[n - 1] = -INFINITY; r[mid] = 4.0f; break;
+                case 4: for (int64_t j = 0; j < n; j++) r[j] = -INFINITY; break;
+                case 5: r[mid] = NAN; break;
+                case 6: r[n - 1] = INFINITY; break;
+                case 7: r[n - 1] = 130.0f; break;     /* largest last, wide spread */
+                case 8: r[n - 1] = 3.5f; break;       /* largest in the ragged end */
+                }
+                for (int64_t j = 0; j < n; j++) dy[p * n + j] = sb_test_unif(-1.0f, 1.0f);
+            }
+            sb_tensor tx = view(x, 2, shape), ty = view(y, 2, shape), tdy = view(dy, 2, shape);
+            sb_tensor tg = view(got, 2, shape);
+            for (int lg = 0; lg < 2; lg++) {
+                const char *what = lg ? "log_softmax rows" : "softmax rows";
+                if (lg) sb_ref_log_softmax_forward(x, rows, n, 1, want);
+                else sb_ref_softmax_forward(x, rows, n, 1, want);
+                CHECK_OK(lg ? sb_log_softmax_forward(&tx, 1, &tg) : sb_softmax_forward(&tx, 1, &tg));
+                check_buf(got, want, total, false, what, cfg);
+                /* in place: each e_j is written over its own x_j */
+                memcpy(got, x, (size_t)total * sizeof *got);
+                CHECK_OK(lg ? sb_log_softmax_forward(&tg, 1, &tg) : sb_softmax_forward(&tg, 1, &tg));
+                check_buf(got, want, total, false, what, cfg);
+                memcpy(y, want, (size_t)total * sizeof *y);
+                if (lg) sb_ref_log_softmax_backward(y, dy, rows, n, 1, want);
+                else sb_ref_softmax_backward(y, dy, rows, n, 1, want);
+                CHECK_OK(lg ? sb_log_softmax_backward(&ty, &tdy, 1, &tg)
+                            : sb_softmax_backward(&ty, &tdy, 1, &tg));
+                check_buf(got, want, total, false, lg ? "log_softmax rows backward"
+                                                      : "softmax rows backward", cfg);
+            }
+        }
+    }
+    sb_test_config_reset();
+    free(x); free(y); free(dy); free(got); free(want);
+}
+
 static void test_cross_entropy(void) {
     typedef struct { int64_t N, C; } ccase;
     const ccase cases[] = {{100, 10}, {1, 1}, {37, 3001}, {2000, 10}, {5, 9000}};
@@ -669,6 +736,7 @@ int main(int argc, char **argv) {
     test_unary_and_activations();
     test_row_max();
     test_softmax();
+    test_softmax_rows();
     test_cross_entropy();
     test_optim();
     return sb_test_finish();

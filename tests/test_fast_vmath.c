@@ -17,7 +17,11 @@
  *  - for the functions behind a unary op (sin, cos, exp2, log2), the op
  *    itself (sb_unary, which splits the array over the thread pool) on a
  *    subset of the same inputs at every ISA level and 1, 2, 3, 4 and 7
- *    threads.
+ *    threads;
+ *  - the kernels with the argument's operation in front (expf_sub_n,
+ *    erff_mul_n) the same way, against the scalar function of the
+ *    argument computed in binary32 (the thresholds moved by c, so that
+ *    their windows still straddle them).
  * The reference is the scalar function called element by element.
  */
 #include <math.h>
@@ -38,6 +42,16 @@ typedef struct {
     uint32_t hard[20];
     int op; /* the sb_unary_op it serves, or -1 */
 } fn_info;
+
+/* The arg kernels with a c of each kind: softmax's x - m (a c whose
+ * subtraction is exact for some inputs and rounded for others) and GELU's
+ * x * sqrt(1/2). */
+#define SUB_C 1.25f
+#define MUL_C 0.70710677f
+static void expf_sub_batch(const float *x, float *y, int64_t n) { sb_cpu_expf_sub_n(x, SUB_C, y, n); }
+static float expf_sub_scalar(float x) { return sb_expf(x - SUB_C); }
+static void erff_mul_batch(const float *x, float *y, int64_t n) { sb_cpu_erff_mul_n(x, MUL_C, y, n); }
+static float erff_mul_scalar(float x) { return sb_erff(x * MUL_C); }
 
 static const fn_info fns[] = {
     {"expf", sb_cpu_expf_n, sb_expf, {88.72283935546875f, 89.0f, -87.33654f, -103.97208f, -104.0f, 0x1p-25f, 1.0f},
@@ -82,6 +96,13 @@ static const fn_info fns[] = {
      {0x7a4b1a27u, 0xd9443c0au, 0xe115cb11u, 0xfa4b1a27u, 0x59443c0au, 0x5f18b878u, 0x6115cb11u,
       0xdf18b878u, 0xb9800000u, 0x39800000u, 0xbc107fe6u, 0x3c107fe6u, 0x424790ceu, 0xc24790ceu,
       0x47a0e238u, 0xc7a0e238u, 0x4a01dca4u, 0xca01dca4u, 0x42378db8u, 0xc2378db8u}, SB_UNARY_COS},
+    /* expf's thresholds + 1.25, erff's / sqrt(1/2) */
+    {"expf_sub", expf_sub_batch, expf_sub_scalar,
+     {89.97283935546875f, 90.25f, -86.08654f, -102.72208f, -102.75f, 1.25f, 2.25f}, {0}, -1},
+    {"erff_mul", erff_mul_batch, erff_mul_scalar,
+     {5.656854f, 5.542562f, 0.70710677f, 1.0606601f, 1.4142135f, 1.7677670f, 2.1213202f,
+      2.8284271f, 3.5355339f, 4.2426405f, 5.3033009f},
+     {0}, -1},
 };
 #define NFNS (int)(sizeof fns / sizeof fns[0])
 

@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include "harness.h"
 #include "cpu/cpu.h"
+#include "cpu/fused_internal.h"
 #include "cpu/kernels.h"
 #include "cpu/ops_internal.h"
 #include "cpu/vmath.h"
@@ -44,15 +45,20 @@ static void test_contexts_complete(void) {
               "%s: pointwise table incomplete", name);
         const sb_vmath_table *vm = k->vmath;
         CHECK(vm && vm->expf_n && vm->logf_n && vm->tanhf_n && vm->expm1f_n && vm->log1pf_n &&
-                  vm->erff_n && vm->exp2f_n && vm->log2f_n && vm->sinf_n && vm->cosf_n,
+                  vm->erff_n && vm->exp2f_n && vm->log2f_n && vm->sinf_n && vm->cosf_n &&
+                  vm->expf_sub_n && vm->erff_mul_n,
               "%s: batch math table incomplete", name);
+        const sb_fused_kernels *fu = k->fused;
+        CHECK(fu && fu->gelu_tanh_arg && fu->gelu_fwd && fu->gelu_tanh_bwd && fu->gelu_exp_arg &&
+                  fu->gelu_exact_bwd && fu->sub_sub && fu->sub_mul && fu->mul_sub,
+              "%s: fused element loops incomplete", name);
         CHECK((k->copy_rows == NULL) == (k->copy_rows_max == 0), "%s: copy_rows and its width", name);
         CHECK(k->dw_taps && k->dw_wgrad && k->dw_interleave && k->dw_deinterleave &&
                   k->dw_lanes_fwd && k->dw_lanes_dx && k->dw_lanes >= 1 && k->dw_lanes <= 16,
               "%s: depthwise conv2d loops incomplete", name);
         if (level == SB_ISA_SCALAR)
             CHECK(k->vmath == &sb_vmath_scalar && k->pointwise == &sb_pwv_scalar &&
-                      k->sum_rows == sb_sum_rows_scalar,
+                      k->fused == &sb_fused_scalar && k->sum_rows == sb_sum_rows_scalar,
                   "scalar: not the scalar loops");
     }
     CHECK(compiled >= 1, "no context at all");

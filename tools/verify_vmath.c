@@ -3,9 +3,13 @@
  * at every vector ISA level this machine supports.
  *
  *   verify_vmath [--threads T] [expf logf tanhf expm1f log1pf erff
- *                               exp2f log2f sinf cosf]
+ *                               exp2f log2f sinf cosf expf_sub erff_mul]
  *
- * No names means all ten. The scalar functions are the reference: they are
+ * No names means all twelve. expf_sub and erff_mul are the kernels with the
+ * argument's operation in front, checked against sb_expf(x - c) and
+ * sb_erff(x * c) for one c each (softmax's and GELU's operations; the
+ * function after the operation is the kernel the plain names prove, so
+ * these check the operation and the lanes handed to the scalar function). The scalar functions are the reference: they are
  * proven correctly rounded on all 2^32 inputs by tools/verify_math.c (make
  * verify-math), so equality here makes every batch kernel correctly rounded
  * too. The scalar level of the batch API is the scalar function itself and
@@ -32,23 +36,36 @@
 #include "cpu/vmath.h"
 #include "samebits.h"
 
+/* the argument's operation of the kernel (cpu/vmath_internal.h) */
+typedef enum { ARG_X, ARG_SUB, ARG_MUL } arg_op;
+
 typedef struct {
     const char *name;
     float (*scalar)(float);
-    size_t slot; /* offset of the kernel in sb_vmath_table */
+    size_t slot; /* offset of the kernel in sb_vmath_table: an sb_vmath_fn
+                    for ARG_X, else an sb_vmath_arg_fn called with c */
+    arg_op op;
+    float c;
 } fn_info;
 
+/* c of the arg kernels: GELU's sqrt(1/2); for the subtraction 1.25, so
+ * that x - c is exact for some x and rounded for others */
+#define SUB_C 1.25f
+#define MUL_C 0.70710677f
+
 static const fn_info fns[] = {
-    {"expf", sb_expf, offsetof(sb_vmath_table, expf_n)},
-    {"logf", sb_logf, offsetof(sb_vmath_table, logf_n)},
-    {"tanhf", sb_tanhf, offsetof(sb_vmath_table, tanhf_n)},
-    {"expm1f", sb_expm1f, offsetof(sb_vmath_table, expm1f_n)},
-    {"log1pf", sb_log1pf, offsetof(sb_vmath_table, log1pf_n)},
-    {"erff", sb_erff, offsetof(sb_vmath_table, erff_n)},
-    {"exp2f", sb_exp2f, offsetof(sb_vmath_table, exp2f_n)},
-    {"log2f", sb_log2f, offsetof(sb_vmath_table, log2f_n)},
-    {"sinf", sb_sinf, offsetof(sb_vmath_table, sinf_n)},
-    {"cosf", sb_cosf, offsetof(sb_vmath_table, cosf_n)},
+    {"expf", sb_expf, offsetof(sb_vmath_table, expf_n), ARG_X, 0.0f},
+    {"logf", sb_logf, offsetof(sb_vmath_table, logf_n), ARG_X, 0.0f},
+    {"tanhf", sb_tanhf, offsetof(sb_vmath_table, tanhf_n), ARG_X, 0.0f},
+    {"expm1f", sb_expm1f, offsetof(sb_vmath_table, expm1f_n), ARG_X, 0.0f},
+    {"log1pf", sb_log1pf, offsetof(sb_vmath_table, log1pf_n), ARG_X, 0.0f},
+    {"erff", sb_erff, offsetof(sb_vmath_table, erff_n), ARG_X, 0.0f},
+    {"exp2f", sb_exp2f, offsetof(sb_vmath_table, exp2f_n), ARG_X, 0.0f},
+    {"log2f", sb_log2f, offsetof(sb_vmath_table, log2f_n), ARG_X, 0.0f},
+    {"sinf", sb_sinf, offsetof(sb_vmath_table, sinf_n), ARG_X, 0.0f},
+    {"cosf", sb_cosf, offsetof(sb_vmath_table, cosf_n), ARG_X, 0.0f},
+    {"expf_sub", sb_expf, offsetof(sb_vmath_table, expf_sub_n), ARG_SUB, SUB_C},
+    {"erff_mul", sb_erff, offsetof(sb_vmath_table, erff_mul_n), ARG_MUL, MUL_C},
 };
 #define NFNS (int)(sizeof fns / sizeof fns[0])
 
@@ -75,10 +92,35 @@ typedef struct {
 } job;
 
 
-static sb_vmath_fn kernel(const level_info *lv, const fn_info *fn) {
-    sb_vmath_fn f;
+/* Whether the level has the kernel (a NULL slot would say it has not). */
+static int has_kernel(const level_info *lv, const fn_info *fn) {
+    void (*f)(void);
     memcpy(&f, (const char *)lv->table + fn->slot, sizeof f);
-    return f;
+    return f != NULL;
+}
+
+/* y[i] = the level's kernel of x[i], i < n */
+static void run_kernel(const level_info *lv, const fn_info *fn, const float *x, float *y, uint32_t n) {
+    if (fn->op == ARG_X) {
+        sb_vmath_fn f;
+        memcpy(&f, (const char *)lv->table + fn->slot, sizeof f);
+        f(x, y, n);
+    } else {
+        sb_vmath_arg_fn f;
+        memcpy(&f, (const char *)lv->table + fn->slot, sizeof f);
+        f(x, fn->c, y, n);
+    }
+}
+
+/* the scalar reference: the function of the argument, the operation in
+ * binary32 as the callers write it */
+static float reference(const fn_info *fn, float x) {
+    switch (fn->op) {
+    case ARG_SUB: return fn->scalar(x - fn->c);
+    case ARG_MUL: return fn->scalar(x * fn->c);
+    case ARG_X: break;
+    }
+    return fn->scalar(x);
 }
 
 static void *worker(void *arg) {
@@ -98,16 +140,15 @@ static void *worker(void *arg) {
         unsigned off = c & 3;
         for (uint32_t k = 0; k < CHUNK; k++) {
             x[off + k] = u2f(base + k);
-            want[k] = fn->scalar(u2f(base + k));
+            want[k] = reference(fn, u2f(base + k));
         }
         for (int l = 0; l < nlevels; l++) {
-            sb_vmath_fn f = kernel(&levels[l], fn);
-            if (!f) continue; /* reported by main */
+            if (!has_kernel(&levels[l], fn)) continue; /* reported by main */
             /* chunk sizes that are not a multiple of the vector width
              * exercise the padded tail too */
             uint32_t split = CHUNK - 1 - (c % 61);
-            f(x + off, got + off, split);
-            f(x + off + split, got + off + split, CHUNK - split);
+            run_kernel(&levels[l], fn, x + off, got + off, split);
+            run_kernel(&levels[l], fn, x + off + split, got + off + split, CHUNK - split);
             for (uint32_t k = 0; k < CHUNK; k++)
                 if (f2u(got[off + k]) != f2u(want[k])) {
                     sb_isa_level isa = levels[l].isa;
@@ -145,7 +186,7 @@ static int run_fn(const fn_info *fn, int nthreads) {
     int failed = 0;
     for (int l = 0; l < nlevels; l++) {
         sb_isa_level isa = levels[l].isa;
-        if (!kernel(&levels[l], fn)) continue;
+        if (!has_kernel(&levels[l], fn)) continue;
         printf("%-7s %-7s inputs %llu  differences %llu  (%.1f s for the function, all levels)\n",
                fn->name, sb_isa_name(isa), (unsigned long long)jb.checked[isa],
                (unsigned long long)jb.bad[isa], secs);
@@ -176,7 +217,7 @@ int main(int argc, char **argv) {
             if (strcmp(argv[i], fns[f].name) == 0) want[f] = found = any = 1;
         if (!found) {
             fprintf(stderr, "usage: verify_vmath [--threads T] [expf logf tanhf expm1f log1pf erff "
-                            "exp2f log2f sinf cosf]\n");
+                            "exp2f log2f sinf cosf expf_sub erff_mul]\n");
             return 2;
         }
     }
@@ -201,7 +242,7 @@ int main(int argc, char **argv) {
     for (int f = 0; f < NFNS; f++) {
         if (any && !want[f]) continue;
         for (int l = 0; l < nlevels; l++)
-            if (!kernel(&levels[l], &fns[f])) {
+            if (!has_kernel(&levels[l], &fns[f])) {
                 printf("%-7s %-7s no vector kernel (the batch API uses the scalar loop)\n",
                        fns[f].name, sb_isa_name(levels[l].isa));
             }

@@ -14,6 +14,7 @@
  * read before its output is written, and the buffers hold only values
  * derived from the element itself. */
 #include <math.h>
+#include "cpu/fused_internal.h"
 #include "cpu/kernels.h"
 #include "cpu/ops_internal.h"
 #include "cpu/vmath.h"
@@ -101,66 +102,40 @@ void sb_cpu_silu_backward(int64_t n, const float *x, const float *dy, float *dx)
     }
 }
 
-/* The argument of tanh in the tanh form of GELU. */
-static inline float gelu_inner(float v) {
-    float cube = (v * v) * v;
-    return SB_GELU_SQRT_2_PI * (v + SB_GELU_KAPPA * cube);
-}
-
+/* GELU: per chunk, the transcendental's argument, the batch function, and
+ * the rest of the reference's statements, each a single pass of the level's
+ * fused loops (cpu/fused_internal.h) or of a vmath kernel that forms its
+ * argument itself (erf(v * sqrt(1/2))). */
 void sb_cpu_gelu_forward(int64_t n, const float *x, bool approximate, float *y) {
-    float t[CHUNK], h[CHUNK];
+    const sb_cpu_kernels *kern = sb_kernels();
+    float t[CHUNK];
     for (int64_t i0 = 0; i0 < n; i0 += CHUNK) {
         int64_t k = chunk_len(n, i0);
         if (approximate) {
-            for (int64_t i = 0; i < k; i++) t[i] = gelu_inner(x[i0 + i]);
-            sb_cpu_tanhf_n(t, t, k);
+            kern->fused->gelu_tanh_arg(k, x + i0, t);
+            kern->vmath->tanhf_n(t, t, k);
         } else {
-            const float c = SB_GELU_SQRT1_2;
-            step(SB_BINARY_MUL, k, x + i0, 1, &c, 0, t); /* t = v * sqrt(1/2) */
-            sb_cpu_erff_n(t, t, k);
+            kern->vmath->erff_mul_n(x + i0, SB_GELU_SQRT1_2, t, k);
         }
-        /* y = (v * 0.5f) * (1.0f + t) */
-        const float half = 0.5f, one = 1.0f;
-        step(SB_BINARY_ADD, k, &one, 0, t, 1, t);
-        step(SB_BINARY_MUL, k, x + i0, 1, &half, 0, h);
-        step(SB_BINARY_MUL, k, h, 1, t, 1, y + i0);
+        kern->fused->gelu_fwd(k, x + i0, t, y + i0);
     }
 }
 
 void sb_cpu_gelu_backward(int64_t n, const float *x, const float *dy, bool approximate,
                           float *dx) {
+    const sb_cpu_kernels *kern = sb_kernels();
     float t[CHUNK], u[CHUNK];
     for (int64_t i0 = 0; i0 < n; i0 += CHUNK) {
         int64_t k = chunk_len(n, i0);
         if (approximate) {
-            for (int64_t i = 0; i < k; i++) t[i] = gelu_inner(x[i0 + i]);
-            sb_cpu_tanhf_n(t, t, k);
-            for (int64_t i = 0; i < k; i++) {
-                float v = x[i0 + i], th = t[i];
-                float sq = v * v;
-                float left = 0.5f * v;
-                float right = 1.0f + th;
-                float left_d = 0.5f * right;
-                float tanh_d = 1.0f - th * th;
-                float inner_d = SB_GELU_SQRT_2_PI * (1.0f + SB_GELU_KAPPA3 * sq);
-                float right_d = (left * tanh_d) * inner_d;
-                dx[i0 + i] = dy[i0 + i] * (left_d + right_d);
-            }
+            kern->fused->gelu_tanh_arg(k, x + i0, t);
+            kern->vmath->tanhf_n(t, t, k);
+            kern->fused->gelu_tanh_bwd(k, x + i0, t, dy + i0, dx + i0);
         } else {
-            const float c = SB_GELU_SQRT1_2, minus_half = -0.5f, half = 0.5f, one = 1.0f,
-                        inv = SB_GELU_INV_SQRT_2PI;
-            const float *v = x + i0;
-            step(SB_BINARY_MUL, k, v, 1, &c, 0, t);          /* t = v * sqrt(1/2) */
-            step(SB_BINARY_MUL, k, v, 1, v, 1, u);           /* u = (v * v) * -0.5f */
-            step(SB_BINARY_MUL, k, u, 1, &minus_half, 0, u);
-            sb_cpu_erff_n(t, t, k);
-            sb_cpu_expf_n(u, u, k);
-            step(SB_BINARY_ADD, k, &one, 0, t, 1, t);        /* cdf = 0.5f * (1.0f + t) */
-            step(SB_BINARY_MUL, k, &half, 0, t, 1, t);
-            step(SB_BINARY_MUL, k, &inv, 0, u, 1, u);        /* pdf = 1/sqrt(2 pi) * u */
-            step(SB_BINARY_MUL, k, v, 1, u, 1, u);           /* dx = dy * (cdf + v * pdf) */
-            step(SB_BINARY_ADD, k, t, 1, u, 1, u);
-            step(SB_BINARY_MUL, k, dy + i0, 1, u, 1, dx + i0);
+            kern->vmath->erff_mul_n(x + i0, SB_GELU_SQRT1_2, t, k);
+            kern->fused->gelu_exp_arg(k, x + i0, u);
+            kern->vmath->expf_n(u, u, k);
+            kern->fused->gelu_exact_bwd(k, x + i0, t, u, dy + i0, dx + i0);
         }
     }
 }

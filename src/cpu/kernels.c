@@ -6,6 +6,7 @@
 #include "cpu/kernels.h"
 #include "cpu/conv_internal.h"
 #include "cpu/exact_internal.h"
+#include "cpu/fused_internal.h"
 #include "cpu/gemm_internal.h"
 #include "cpu/ops_internal.h"
 #include "cpu/sum_internal.h"
@@ -17,6 +18,7 @@ static const sb_cpu_kernels scalar_kernels = {
     .sum_rows = sb_sum_rows_scalar,
     .pointwise = &sb_pwv_scalar,
     .vmath = &sb_vmath_scalar,
+    .fused = &sb_fused_scalar,
     .exact = &sb_exact_scalar,
     .dw_taps = sb_dw_taps_scalar,
     .dw_wgrad = sb_dw_wgrad_scalar,
@@ -36,6 +38,7 @@ static const sb_cpu_kernels sse2_kernels = {
     .sum_rows = sb_sum_rows_sse2,
     .pointwise = &sb_pwv_sse2,
     .vmath = &sb_vmath_sse2,
+    .fused = &sb_fused_sse2,
     .exact = &sb_exact_sse2,
     .dw_taps = sb_dw_taps_scalar,
     .dw_wgrad = sb_dw_wgrad_scalar,
@@ -60,6 +63,7 @@ static const sb_cpu_kernels avx2_kernels = {
     .sum_block = sb_sum_block_avx2,
     .pointwise = &sb_pwv_avx2,
     .vmath = &sb_vmath_avx2,
+    .fused = &sb_fused_avx2,
     .exact = &sb_exact_avx2,
     .copy_rows = sb_copy_rows_avx2,
     .copy_rows_max = 8,
@@ -89,6 +93,7 @@ static const sb_cpu_kernels avx512_kernels = {
     .sum_block = sb_sum_block_avx512,
     .pointwise = &sb_pwv_avx512,
     .vmath = &sb_vmath_avx512,
+    .fused = &sb_fused_avx512,
     .exact = &sb_exact_avx512,
     .copy_rows = sb_copy_rows_avx512,
     .copy_rows_max = 16,
@@ -117,6 +122,7 @@ static const sb_cpu_kernels neon_kernels = {
     .sum_rows = sb_sum_rows_neon,
     .pointwise = &sb_pwv_neon,
     .vmath = &sb_vmath_neon,
+    .fused = &sb_fused_neon,
     .exact = &sb_exact_scalar, /* no NEON loops yet */
     .dw_taps = sb_dw_taps_scalar,
     .dw_wgrad = sb_dw_wgrad_scalar,

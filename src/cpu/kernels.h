@@ -31,6 +31,7 @@
 struct sb_pwv_table;   /* cpu/ops_internal.h */
 struct sb_vmath_table; /* cpu/vmath.h */
 struct sb_exact_kernels; /* cpu/exact_internal.h */
+struct sb_fused_kernels; /* cpu/fused_internal.h */
 struct sb_conv2d_geom;   /* ref/ref_linalg.h */
 
 /* dst[q*ldd + j] = src[q*lds + j] for q < count, j < len (a copy). */
@@ -77,6 +78,9 @@ typedef struct sb_cpu_kernels {
     const struct sb_pwv_table *pointwise;
     /* batch correctly rounded math (src/cpu/vmath.c) */
     const struct sb_vmath_table *vmath;
+    /* the activations' and softmax's arithmetic around it, fused per
+     * element (src/cpu/activation.c, softmax.c) */
+    const struct sb_fused_kernels *fused;
     /* conv2d's im2row: rows of up to copy_rows_max floats; NULL: plain loops */
     sb_copy_rows_fn copy_rows;
     int copy_rows_max;

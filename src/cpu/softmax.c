@@ -4,9 +4,13 @@
  *
  * Rows are independent, so they are split over threads. Inside a row the
  * terms of every canonical sum are produced a chunk at a time into a
- * buffer (exp through the batch sb_cpu_expf_n, bit-identical to sb_expf)
- * and fed to the canonical sum in increasing j, so the sums see the same
- * elements in the same order as the reference's one-at-a-time stream. The
+ * buffer (exp through the batch sb_cpu_expf_sub_n, bit-identical to
+ * sb_expf(x - m) with the subtraction in the vector registers) and fed to
+ * the canonical sum in increasing j, so the sums see the same elements in
+ * the same order as the reference's one-at-a-time stream; where the terms
+ * are the output anyway (softmax and cross-entropy's gradient of a
+ * contiguous row), they go straight there and the sum reads them back, and
+ * a sum of the input itself (log-softmax's gradient) reads the input. The
  * row maximum's sign of zero and first-NaN rule are part of the bits (x - m
  * of -0 and +-0 differ in sign): the vector scan (the pointwise table's
  * row_max) hands rows where they matter to the scalar one. */
@@ -15,6 +19,7 @@
 #include "samebits/loss.h"
 #include "samebits/math.h"
 #include "core/internal.h"
+#include "cpu/fused_internal.h"
 #include "cpu/kernels.h"
 #include "cpu/sum_internal.h"
 #include "cpu/ops_internal.h"
@@ -65,8 +70,7 @@ static void with_scalar(sb_binary_op op, int64_t n, const float *a, float s, flo
 static void exp_terms(const void *vr, int64_t j0, int64_t k, float *buf) {
     const row *r = vr;
     if (r->stride == 1) {
-        with_scalar(SB_BINARY_SUB, k, r->x + j0, r->m, buf);
-        sb_cpu_expf_n(buf, buf, k);
+        sb_cpu_expf_sub_n(r->x + j0, r->m, buf, k);
         if (r->out) memcpy(r->out + j0, buf, (size_t)k * sizeof *buf);
         return;
     }
@@ -74,6 +78,19 @@ static void exp_terms(const void *vr, int64_t j0, int64_t k, float *buf) {
     sb_cpu_expf_n(buf, buf, k);
     if (r->out)
         for (int64_t i = 0; i < k; i++) r->out[(j0 + i) * r->stride] = buf[i];
+}
+
+/* s = sum_j e_j, e_j = exp(x_j - m) also stored to r->out when it is set.
+ * A contiguous row's terms go straight to the output in one pass, and the
+ * canonical sum reads them there: the same terms in the same order as the
+ * chunks through buf, without the copy. (out may be x: each e_j is written
+ * after its x_j is read.) */
+static float exp_sum(const row *r, int64_t n, float *buf) {
+    if (r->stride == 1 && r->out) {
+        sb_cpu_expf_sub_n(r->x, r->m, r->out, n);
+        return sb_cpu_sum_canonical(r->out, n, 1);
+    }
+    return canonical_terms(exp_terms, r, n, buf);
 }
 
 /* lp_j = (x_j - m) - ls */
@@ -93,12 +110,6 @@ static void dot_terms(const void *vr, int64_t j0, int64_t k, float *buf) {
         int64_t at = (j0 + i) * r->stride;
         buf[i] = r->dy[at] * r->y[at];
     }
-}
-
-/* dy_j */
-static void dy_terms(const void *vr, int64_t j0, int64_t k, float *buf) {
-    const row *r = vr;
-    for (int64_t i = 0; i < k; i++) buf[i] = r->dy[(j0 + i) * r->stride];
 }
 
 /* sb_ref_softmax_row_stats' maximum: first NaN wins, ties keep the first. */
@@ -129,14 +140,13 @@ static void sm_forward_range(void *vjob, int64_t r0, int64_t r1) {
             float s = canonical_terms(exp_terms, &r, n, buf);
             float ls = sb_logf(s);
             if (inner == 1) {
-                with_scalar(SB_BINARY_SUB, n, r.x, r.m, y);
-                with_scalar(SB_BINARY_SUB, n, y, ls, y);
+                sb_kernels()->fused->sub_sub(n, r.x, r.m, ls, y);
             } else {
                 for (int64_t j = 0; j < n; j++) y[j * inner] = (r.x[j * inner] - r.m) - ls;
             }
         } else {
             r.out = y; /* e_j first, divided in place once s is known */
-            float s = canonical_terms(exp_terms, &r, n, buf);
+            float s = exp_sum(&r, n, buf);
             if (inner == 1)
                 with_scalar(SB_BINARY_DIV, n, y, s, y);
             else
@@ -154,9 +164,16 @@ static void sm_backward_range(void *vjob, int64_t r0, int64_t r1) {
         row r = {.y = job->y + at, .dy = job->dy + at, .stride = inner};
         float *dx = job->out + at;
         if (job->log) {
-            float g = canonical_terms(dy_terms, &r, n, buf);
+            float g = sb_cpu_sum_canonical(r.dy, n, inner);
+            /* dx_j = dy_j - exp(y_j) * g, through buf chunk by chunk: dx may
+             * be y's or dy's memory */
             for (int64_t j0 = 0; j0 < n; j0 += CHUNK) {
                 int64_t k = n - j0 < CHUNK ? n - j0 : CHUNK;
+                if (inner == 1) {
+                    sb_cpu_expf_n(r.y + j0, buf, k);
+                    sb_kernels()->fused->sub_mul(k, r.dy + j0, buf, g, dx + j0);
+                    continue;
+                }
                 for (int64_t i = 0; i < k; i++) buf[i] = r.y[(j0 + i) * inner];
                 sb_cpu_expf_n(buf, buf, k);
                 for (int64_t i = 0; i < k; i++) {
@@ -167,13 +184,9 @@ static void sm_backward_range(void *vjob, int64_t r0, int64_t r1) {
         } else {
             float dot = canonical_terms(dot_terms, &r, n, buf);
             if (inner == 1) {
-                /* through buf, chunk by chunk: dx may be y's or dy's memory */
-                for (int64_t j0 = 0; j0 < n; j0 += CHUNK) {
-                    int64_t k = n - j0 < CHUNK ? n - j0 : CHUNK;
-                    with_scalar(SB_BINARY_SUB, k, r.dy + j0, dot, buf);
-                    sb_kernels()->pointwise->binary(SB_BINARY_MUL, k, r.y + j0, 1, buf, 1,
-                                                    dx + j0);
-                }
+                /* one pass; dx may be y's or dy's memory (each element's
+                 * inputs are read before its output is written) */
+                sb_kernels()->fused->mul_sub(n, r.y, r.dy, dot, dx);
             } else {
                 for (int64_t j = 0; j < n; j++)
                     dx[j * inner] = r.y[j * inner] * (r.dy[j * inner] - dot);
@@ -277,7 +290,7 @@ static void ce_backward_range(void *vjob, int64_t r0, int64_t r1) {
         float W = !p->weight ? 1.0f : eps == 0.0f ? w_t : (1.0f - eps) * w_t + c * job->S;
         row r = {.x = job->input + at, .stride = inner, .out = dx};
         r.m = row_max(r.x, C, inner);
-        float s = canonical_terms(exp_terms, &r, C, buf); /* dx holds exp(d_j) */
+        float s = exp_sum(&r, C, buf); /* dx holds exp(d_j) */
         for (int64_t j = 0; j < C; j++) {
             float pj = dx[j * inner] / s;
             float q = j == t ? q_t : eps == 0.0f ? 0.0f : c * class_weight(p, j);

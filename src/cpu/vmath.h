@@ -5,7 +5,14 @@
  *     sb_cpu_expf_n(x, y, n):  y[i] = sb_expf(x[i]) for 0 <= i < n
  *
  * and likewise logf, tanhf, expm1f, log1pf, erff, exp2f, log2f, sinf,
- * cosf. The result is bit for bit
+ * cosf, and two with the argument's one binary32 operation in front:
+ *
+ *     sb_cpu_expf_sub_n(x, c, y, n):  y[i] = sb_expf(x[i] - c)
+ *     sb_cpu_erff_mul_n(x, c, y, n):  y[i] = sb_erff(x[i] * c)
+ *
+ * (softmax's exp(x - m), GELU's erf(x * sqrt(1/2)): the same block kernels,
+ * the operation done in the vector registers, one pass instead of two).
+ * The result is bit for bit
  * the scalar function's on every input (every NaN payload, signed zero and
  * subnormal included), at every ISA level: the vector code evaluates the
  * scalar function's binary64 fast path lane by lane (the same IEEE
@@ -39,16 +46,21 @@ void sb_cpu_exp2f_n(const float *x, float *y, int64_t n);
 void sb_cpu_log2f_n(const float *x, float *y, int64_t n);
 void sb_cpu_sinf_n(const float *x, float *y, int64_t n);
 void sb_cpu_cosf_n(const float *x, float *y, int64_t n);
+void sb_cpu_expf_sub_n(const float *x, float c, float *y, int64_t n);
+void sb_cpu_erff_mul_n(const float *x, float c, float *y, int64_t n);
 
 /* ---- per-ISA kernels (vmath_<isa>.c), reached through the kernel context
  * (cpu/kernels.h: sb_kernels()->vmath) ---- */
 
 typedef void (*sb_vmath_fn)(const float *x, float *y, int64_t n);
+/* y[i] = f(x[i] op c), the operation in binary32 as written above */
+typedef void (*sb_vmath_arg_fn)(const float *x, float c, float *y, int64_t n);
 
 /* One ISA level's kernels, every entry set. */
 typedef struct sb_vmath_table {
     sb_vmath_fn expf_n, logf_n, tanhf_n, expm1f_n, log1pf_n, erff_n;
     sb_vmath_fn exp2f_n, log2f_n, sinf_n, cosf_n;
+    sb_vmath_arg_fn expf_sub_n, erff_mul_n;
 } sb_vmath_table;
 
 /* The scalar level: the plain loops over the scalar functions (vmath.c),

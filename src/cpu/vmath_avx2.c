@@ -53,6 +53,8 @@ typedef __m256 vm_fm;
 
 #define VM_FLOAD _mm256_loadu_ps
 #define VM_FSTORE _mm256_storeu_ps
+#define VM_FSUB _mm256_sub_ps
+#define VM_FMUL _mm256_mul_ps
 #define VM_LO(v) _mm256_cvtps_pd(_mm256_castps256_ps128(v))
 #define VM_HI(v) _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1))
 #define VM_FGT(a, b) _mm256_cmp_ps(a, b, _CMP_GT_OQ)

@@ -54,6 +54,8 @@ typedef __mmask16 vm_fm;
 
 #define VM_FLOAD _mm512_loadu_ps
 #define VM_FSTORE _mm512_storeu_ps
+#define VM_FSUB _mm512_sub_ps
+#define VM_FMUL _mm512_mul_ps
 #define VM_LO(v) _mm512_cvtps_pd(_mm512_castps512_ps256(v))
 #define VM_HI(v) _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1))
 #define VM_FGT(a, b) _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ)

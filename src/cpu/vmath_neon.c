@@ -56,6 +56,8 @@ typedef uint32x4_t vm_fm;
 
 #define VM_FLOAD vld1q_f32
 #define VM_FSTORE vst1q_f32
+#define VM_FSUB vsubq_f32
+#define VM_FMUL vmulq_f32
 #define VM_LO(v) vcvt_f64_f32(vget_low_f32(v))
 #define VM_HI(v) vcvt_high_f64_f32(v)
 #define VM_FGT vcgtq_f32

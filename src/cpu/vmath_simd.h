@@ -71,6 +71,8 @@
  *   VM_ERF_COEF(rows, k)        sb_erf_p[fi][k] in each lane, k < 12 (a
  *                               constant after unrolling)
  *   VM_FLOAD VM_FSTORE, VM_LO VM_HI(f) -> vm_d (the halves, exactly)
+ *   VM_FSUB VM_FMUL(a, b)       one IEEE binary32 operation per lane (the
+ *                               argument's operation, load_arg)
  *   VM_ROUND(y0, y1, &ok) -> vm_f   sb_round_check on both halves: the
  *                               floats, and the mask of settled lanes
  *   VM_FGT VM_FLT VM_FGE VM_FEQ(a, b), VM_FORD(a) -> vm_fm (quiet, ordered)
@@ -175,8 +177,21 @@ static inline vm_d VM_SFX(vlog_fast)(vm_d a, vm_d a_lo) {
 
 /* ---- block plumbing ---------------------------------------------------------- */
 
-/* Stores the block; returns the lanes left to the scalar function. NaN
- * inputs always are (the scalar code quiets them). */
+/* The block's function arguments: x[0..W) with arg's operation
+ * (vmath_internal.h), one binary32 operation per lane. */
+static inline __attribute__((always_inline)) vm_f VM_SFX(load_arg)(const float *x, sb_vm_arg arg) {
+    vm_f xv = VM_FLOAD(x);
+    switch (arg.op) {
+    case SB_VM_ARG_SUB: return VM_FSUB(xv, VM_F(arg.c));
+    case SB_VM_ARG_MUL: return VM_FMUL(xv, VM_F(arg.c));
+    case SB_VM_ARG_X: break;
+    }
+    return xv;
+}
+
+/* Stores the block; returns the lanes left to the scalar function (xv: the
+ * arguments, saved for it). NaN arguments always are (the scalar code
+ * quiets them). */
 static inline uint32_t VM_SFX(finish)(vm_f xv, vm_f res, vm_fm ok, float *y, float *xsave) {
     ok = VM_FMAND(ok, VM_FORD(xv));
     uint32_t bad = ~VM_FBITS(ok) & (uint32_t)((1ull << VM_W) - 1);
@@ -231,8 +246,8 @@ static inline vm_d VM_SFX(exp_y)(vm_d a) {
     return VM_MUL(s, VM_FMA(t, VM_SFX(exp_poly)(r), t));
 }
 
-SB_VM_BLOCK VM_SFX(expf_block)(const float *x, float *y, float *xsave) {
-    vm_f xv = VM_FLOAD(x);
+SB_VM_BLOCK VM_SFX(expf_block)(const float *x, float *y, float *xsave, sb_vm_arg arg) {
+    vm_f xv = VM_SFX(load_arg)(x, arg);
     vm_fm ok;
     vm_f res = VM_ROUND(VM_SFX(exp_y)(VM_LO(xv)), VM_SFX(exp_y)(VM_HI(xv)), &ok);
     vm_fm over = VM_FGT(xv, VM_F(SB_EXPF_OVERFLOW));
@@ -249,8 +264,8 @@ static inline vm_d VM_SFX(expm1_y)(vm_d a) {
     return VM_ADD(VM_SUB(VM_MUL(f.s, f.t), VM_D(1.0)), VM_MUL(f.s, f.tail));
 }
 
-SB_VM_BLOCK VM_SFX(expm1f_block)(const float *x, float *y, float *xsave) {
-    vm_f xv = VM_FLOAD(x);
+SB_VM_BLOCK VM_SFX(expm1f_block)(const float *x, float *y, float *xsave, sb_vm_arg arg) {
+    vm_f xv = VM_SFX(load_arg)(x, arg);
     vm_fm ok;
     vm_f res = VM_ROUND(VM_SFX(expm1_y)(VM_LO(xv)), VM_SFX(expm1_y)(VM_HI(xv)), &ok);
     vm_fm zero = VM_FEQ(xv, VM_F(0.0f));
@@ -267,8 +282,8 @@ SB_VM_BLOCK VM_SFX(expm1f_block)(const float *x, float *y, float *xsave) {
  * Only 0 < x < inf is computed here; 0, negatives, inf and NaN go to the
  * scalar function. */
 
-SB_VM_BLOCK VM_SFX(logf_block)(const float *x, float *y, float *xsave) {
-    vm_f xv = VM_FLOAD(x);
+SB_VM_BLOCK VM_SFX(logf_block)(const float *x, float *y, float *xsave, sb_vm_arg arg) {
+    vm_f xv = VM_SFX(load_arg)(x, arg);
     vm_fm ok;
     vm_d zero = VM_D(0.0);
     vm_f res = VM_ROUND(VM_SFX(vlog_fast)(VM_LO(xv), zero), VM_SFX(vlog_fast)(VM_HI(xv), zero), &ok);
@@ -292,8 +307,8 @@ static inline vm_d VM_SFX(log1p_y)(vm_d a) {
     return VM_DSEL(near, direct, via_log);
 }
 
-SB_VM_BLOCK VM_SFX(log1pf_block)(const float *x, float *y, float *xsave) {
-    vm_f xv = VM_FLOAD(x);
+SB_VM_BLOCK VM_SFX(log1pf_block)(const float *x, float *y, float *xsave, sb_vm_arg arg) {
+    vm_f xv = VM_SFX(load_arg)(x, arg);
     vm_fm ok;
     vm_f res = VM_ROUND(VM_SFX(log1p_y)(VM_LO(xv)), VM_SFX(log1p_y)(VM_HI(xv)), &ok);
     vm_fm inside = VM_FMAND(VM_FGT(xv, VM_F(-1.0f)), VM_FLT(xv, VM_F(__builtin_inff())));
@@ -312,8 +327,8 @@ static inline vm_d VM_SFX(tanh_y)(vm_d ax) {
     return VM_DIV(e, VM_ADD(e, VM_D(2.0)));
 }
 
-SB_VM_BLOCK VM_SFX(tanhf_block)(const float *x, float *y, float *xsave) {
-    vm_f xv = VM_FLOAD(x), ax = VM_FABS(xv);
+SB_VM_BLOCK VM_SFX(tanhf_block)(const float *x, float *y, float *xsave, sb_vm_arg arg) {
+    vm_f xv = VM_SFX(load_arg)(x, arg), ax = VM_FABS(xv);
     vm_fm ok;
     vm_f res = VM_ROUND(VM_SFX(tanh_y)(VM_LO(ax)), VM_SFX(tanh_y)(VM_HI(ax)), &ok);
     vm_fm sat = VM_FGE(ax, VM_F(SB_TANHF_SATURATE));
@@ -353,8 +368,8 @@ static inline __attribute__((always_inline)) vm_d VM_SFX(erf_y)(vm_d a) {
     return p;
 }
 
-SB_VM_BLOCK VM_SFX(erff_block)(const float *x, float *y, float *xsave) {
-    vm_f xv = VM_FLOAD(x), ax = VM_FABS(xv);
+SB_VM_BLOCK VM_SFX(erff_block)(const float *x, float *y, float *xsave, sb_vm_arg arg) {
+    vm_f xv = VM_SFX(load_arg)(x, arg), ax = VM_FABS(xv);
     vm_fm ok;
     vm_f res = VM_ROUND(VM_SFX(erf_y)(VM_LO(ax)), VM_SFX(erf_y)(VM_HI(ax)), &ok);
     vm_fm sat = VM_FGE(ax, VM_F(SB_ERFF_SATURATE));
@@ -379,8 +394,8 @@ static inline vm_d VM_SFX(exp2_y)(vm_d a) {
     return VM_MUL(f.s, VM_ADD(f.t, f.tail));
 }
 
-SB_VM_BLOCK VM_SFX(exp2f_block)(const float *x, float *y, float *xsave) {
-    vm_f xv = VM_FLOAD(x);
+SB_VM_BLOCK VM_SFX(exp2f_block)(const float *x, float *y, float *xsave, sb_vm_arg arg) {
+    vm_f xv = VM_SFX(load_arg)(x, arg);
     vm_fm ok;
     vm_f res = VM_ROUND(VM_SFX(exp2_y)(VM_LO(xv)), VM_SFX(exp2_y)(VM_HI(xv)), &ok);
     vm_fm over = VM_FGE(xv, VM_F(SB_EXP2F_OVERFLOW));
@@ -403,8 +418,8 @@ static inline vm_d VM_SFX(log2_y)(vm_d a) {
     return VM_ADDMUL(p.e, l, VM_D(SB_INVLN2_HI));
 }
 
-SB_VM_BLOCK VM_SFX(log2f_block)(const float *x, float *y, float *xsave) {
-    vm_f xv = VM_FLOAD(x);
+SB_VM_BLOCK VM_SFX(log2f_block)(const float *x, float *y, float *xsave, sb_vm_arg arg) {
+    vm_f xv = VM_SFX(load_arg)(x, arg);
     vm_fm ok;
     vm_f res = VM_ROUND(VM_SFX(log2_y)(VM_LO(xv)), VM_SFX(log2_y)(VM_HI(xv)), &ok);
     vm_fm normal = VM_FMAND(VM_FGT(xv, VM_F(0.0f)), VM_FLT(xv, VM_F(__builtin_inff())));
@@ -464,8 +479,9 @@ static inline vm_d VM_SFX(sincos_y)(vm_d a, int want_cos, vm_dm *keep) {
 }
 
 static inline __attribute__((always_inline)) uint32_t VM_SFX(sincosf_block)(const float *x, float *y,
-                                                                             float *xsave, int want_cos) {
-    vm_f xv = VM_FLOAD(x), ax = VM_FABS(xv);
+                                                                             float *xsave, sb_vm_arg arg,
+                                                                             int want_cos) {
+    vm_f xv = VM_SFX(load_arg)(x, arg), ax = VM_FABS(xv);
     vm_fm ok;
     vm_dm keep0, keep1;
     vm_d y0 = VM_SFX(sincos_y)(VM_LO(ax), want_cos, &keep0);
@@ -480,19 +496,20 @@ static inline __attribute__((always_inline)) uint32_t VM_SFX(sincosf_block)(cons
     return VM_SFX(finish)(xv, res, ok, y, xsave);
 }
 
-SB_VM_BLOCK VM_SFX(sinf_block)(const float *x, float *y, float *xsave) {
-    return VM_SFX(sincosf_block)(x, y, xsave, 0);
+SB_VM_BLOCK VM_SFX(sinf_block)(const float *x, float *y, float *xsave, sb_vm_arg arg) {
+    return VM_SFX(sincosf_block)(x, y, xsave, arg, 0);
 }
 
-SB_VM_BLOCK VM_SFX(cosf_block)(const float *x, float *y, float *xsave) {
-    return VM_SFX(sincosf_block)(x, y, xsave, 1);
+SB_VM_BLOCK VM_SFX(cosf_block)(const float *x, float *y, float *xsave, sb_vm_arg arg) {
+    return VM_SFX(sincosf_block)(x, y, xsave, arg, 1);
 }
 
 /* ---- entry points and the level's table ---------------------------------------- */
 
 #define VM_DEFINE(name)                                                        \
     static void VM_SFX(name##_n)(const float *x, float *y, int64_t n) {       \
-        sb_vm_drive(x, y, n, VM_W, VM_SFX(name##_block), sb_##name);           \
+        sb_vm_drive(x, y, n, VM_W, VM_SFX(name##_block), sb_##name,            \
+                    (sb_vm_arg){SB_VM_ARG_X, 0.0f});                           \
     }
 VM_DEFINE(expf)
 VM_DEFINE(logf)
@@ -506,7 +523,17 @@ VM_DEFINE(sinf)
 VM_DEFINE(cosf)
 #undef VM_DEFINE
 
-const sb_vmath_table VM_SFX(sb_vmath) = {VM_SFX(expf_n),   VM_SFX(logf_n),   VM_SFX(tanhf_n),
-                                         VM_SFX(expm1f_n), VM_SFX(log1pf_n), VM_SFX(erff_n),
-                                         VM_SFX(exp2f_n),  VM_SFX(log2f_n),  VM_SFX(sinf_n),
-                                         VM_SFX(cosf_n)};
+/* The same block kernels with the argument's operation in front. */
+#define VM_DEFINE_ARG(name, opname, op)                                                 \
+    static void VM_SFX(name##_##opname##_n)(const float *x, float c, float *y, int64_t n) { \
+        sb_vm_drive(x, y, n, VM_W, VM_SFX(name##_block), sb_##name, (sb_vm_arg){op, c});  \
+    }
+VM_DEFINE_ARG(expf, sub, SB_VM_ARG_SUB)
+VM_DEFINE_ARG(erff, mul, SB_VM_ARG_MUL)
+#undef VM_DEFINE_ARG
+
+const sb_vmath_table VM_SFX(sb_vmath) = {
+    .expf_n = VM_SFX(expf_n),     .logf_n = VM_SFX(logf_n),         .tanhf_n = VM_SFX(tanhf_n),
+    .expm1f_n = VM_SFX(expm1f_n), .log1pf_n = VM_SFX(log1pf_n),     .erff_n = VM_SFX(erff_n),
+    .exp2f_n = VM_SFX(exp2f_n),   .log2f_n = VM_SFX(log2f_n),       .sinf_n = VM_SFX(sinf_n),
+    .cosf_n = VM_SFX(cosf_n),     .expf_sub_n = VM_SFX(expf_sub_n), .erff_mul_n = VM_SFX(erff_mul_n)};

@@ -53,6 +53,8 @@ typedef __m128 vm_fm;
 
 #define VM_FLOAD _mm_loadu_ps
 #define VM_FSTORE _mm_storeu_ps
+#define VM_FSUB _mm_sub_ps
+#define VM_FMUL _mm_mul_ps
 #define VM_LO(v) _mm_cvtps_pd(v)
 #define VM_HI(v) _mm_cvtps_pd(_mm_movehl_ps(v, v))
 #define VM_FGT _mm_cmpgt_ps
