@@ -208,6 +208,19 @@ void sb_cpu_max_pool2d_forward(const sb_pool2d_geom *g, const float *x, float *y
  * get +0 without a search. Returns false (nothing written) when some input
  * is the maximum of more than 32 windows or scratch memory ran out: the
  * caller then runs the reference loops. */
+/* sb_sum_few_terms of 2 <= k <= 32 terms, its tree written out for the
+ * counts overlapping 3x3 stride-2 windows give (an input is the maximum of
+ * at most four of them): lanes j + s fold into j for s = 2, 1 among the k
+ * in use, each term first added to its lane's -0. */
+static inline float few_terms_sum(float *t, int k) {
+    switch (k) {
+    case 2: return (-0.0f + t[0]) + (-0.0f + t[1]);
+    case 3: return ((-0.0f + t[0]) + (-0.0f + t[2])) + (-0.0f + t[1]);
+    case 4: return ((-0.0f + t[0]) + (-0.0f + t[2])) + ((-0.0f + t[1]) + (-0.0f + t[3]));
+    default: return sb_sum_few_terms(t, k);
+    }
+}
+
 static bool max_bwd_plane_scatter(int64_t hw, int64_t ohw, const float *dyp, const int64_t *ip,
                                   float *dxp) {
     /* count[i]: the windows whose maximum input i is; then fill[i]: the
@@ -234,16 +247,12 @@ static bool max_bwd_plane_scatter(int64_t hw, int64_t ohw, const float *dyp, con
     if (most > 1 && !terms) return false;
     for (int64_t q = 0; q < ohw; q++) {
         int64_t i = ip[q];
-        if (count[i] == 1)
+        int c = count[i];
+        if (c == 1) {
             dxp[i] = -0.0f + dyp[q];
-        else
-            terms[i * L + fill[i]++] = dyp[q];
-    }
-    for (int64_t q = 0; q < ohw && most > 1; q++) {
-        int64_t i = ip[q];
-        if (count[i] > 1 && fill[i] == count[i]) {
-            dxp[i] = sb_sum_few_terms(terms + i * L, count[i]);
-            fill[i] = 0; /* summed */
+        } else {
+            terms[i * L + fill[i]] = dyp[q];
+            if (++fill[i] == c) dxp[i] = few_terms_sum(terms + i * L, c); /* its last term */
         }
     }
     return true;
