@@ -401,6 +401,10 @@ static void test_pool_errors(void) {
     int64_t keep = I(ix)[5];
     I(ix)[5] = 0; /* window (1, 1) covers rows/cols 1..3 */
     CHECK_ERROR(sb_max_pool2d_backward(y, ix, &p, dx), SB_ERR_RANGE, "outside its window");
+    I(ix)[5] = 2 * 7 + 4; /* row 2 inside, column 4 one past the window's last */
+    CHECK_ERROR(sb_max_pool2d_backward(y, ix, &p, dx), SB_ERR_RANGE, "= 18 is outside");
+    I(ix)[5] = 4 * 7 + 2; /* row 4 one past the window's last */
+    CHECK_ERROR(sb_max_pool2d_backward(y, ix, &p, dx), SB_ERR_RANGE, "= 30 is outside");
     I(ix)[5] = -1;
     CHECK_ERROR(sb_max_pool2d_backward(y, ix, &p, dx), SB_ERR_RANGE, "= -1 is outside");
     I(ix)[5] = 49;

@@ -454,10 +454,28 @@ static sb_status plan_pool_pair(const char *fn, pool_kind kind, const sb_pool2d_
  * and the gather would silently drop its gradient: refused, for either
  * geometry. The check runs on every backward step, so it avoids a division
  * per element: each output row's and column's window is found once (the
- * window arithmetic divides), the window's rows ih in [h0, h1) are few
- * (kh, or in/out + 1 for adaptive windows), and v is inside iff
- * ih*w + w0 <= v < ih*w + w1 for one of them (and, with dilation,
- * v - ih*w - w0 is a multiple of it). */
+ * window arithmetic divides), and each plane position's row once (row_of,
+ * up to ROW_OF_MAX positions; past that, the window's rows ih in [h0, h1),
+ * which are few, are tried in turn). v is inside iff its row ih and column
+ * iw = v - ih*w lie in the window's spans (and, with dilation, on its
+ * taps). */
+#define ROW_OF_MAX (1 << 22)
+
+static bool index_in_window(const sb_pool2d_geom *g, const int32_t *row_of, int64_t dh,
+                            int64_t dw, const int64_t *rw, const int64_t *cw, int64_t v) {
+    int64_t h0 = rw[0], h1 = rw[1], w0 = cw[0], w1 = cw[1];
+    if (row_of) {
+        if (v < 0 || v >= g->h * g->w) return false;
+        int64_t ih = row_of[v], iw = v - ih * g->w;
+        return ih >= h0 && ih < h1 && iw >= w0 && iw < w1 && (dh == 1 || (ih - h0) % dh == 0) &&
+               (dw == 1 || (iw - w0) % dw == 0);
+    }
+    for (int64_t ih = h0; ih < h1; ih += dh)
+        if (v >= ih * g->w + w0 && v < ih * g->w + w1)
+            return dw == 1 || (v - ih * g->w - w0) % dw == 0;
+    return false;
+}
+
 static sb_status check_indices(const char *fn, const sb_backend *be, const sb_pool2d_geom *g,
                                const sb_tensor *indices) {
     const void *host;
@@ -475,22 +493,23 @@ static sb_status check_indices(const char *fn, const sb_backend *be, const sb_po
     int64_t *rw = win, *cw = win + 2 * g->oh;
     for (int64_t r = 0; r < g->oh; r++) sb_pool_window(&rows, r, &rw[2 * r], &rw[2 * r + 1]);
     for (int64_t s = 0; s < g->ow; s++) sb_pool_window(&cols, s, &cw[2 * s], &cw[2 * s + 1]);
+    int32_t *row_of = g->h * g->w <= ROW_OF_MAX ? malloc((size_t)(g->h * g->w) * sizeof *row_of)
+                                                : NULL;
+    for (int64_t ih = 0; row_of && ih < g->h; ih++)
+        for (int64_t iw = 0; iw < g->w; iw++) row_of[ih * g->w + iw] = (int32_t)ih;
     sb_status st = SB_OK;
     for (int64_t p = 0; p < g->planes && st == SB_OK; p++)
         for (int64_t r = 0; r < g->oh && st == SB_OK; r++)
             for (int64_t s = 0; s < g->ow; s++) {
-                int64_t v = idx[(p * g->oh + r) * g->ow + s], w0 = cw[2 * s], w1 = cw[2 * s + 1];
-                bool inside = false;
-                for (int64_t ih = rw[2 * r]; ih < rw[2 * r + 1] && !inside; ih += dh)
-                    inside = v >= ih * g->w + w0 && v < ih * g->w + w1 &&
-                             (dw == 1 || (v - ih * g->w - w0) % dw == 0);
-                if (!inside) {
+                int64_t v = idx[(p * g->oh + r) * g->ow + s];
+                if (!index_in_window(g, row_of, dh, dw, &rw[2 * r], &cw[2 * s], v)) {
                     st = sb_fail(SB_ERR_RANGE,
                                  "%s: indices[plane %lld][%lld][%lld] = %lld is outside its window",
                                  fn, (long long)p, (long long)r, (long long)s, (long long)v);
                     break;
                 }
             }
+    free(row_of);
     free(win);
     free(owned);
     return st;
