@@ -78,6 +78,8 @@ void sb_max_pool2x2_avx512(const float *xp, int64_t w, int64_t oh, int64_t ow, f
                            int64_t *ip);
 void sb_max_pool_taps_avx512(const float *xp, const int32_t *tab, int64_t taps, int64_t ohw,
                              float *yp, int64_t *ip);
+void sb_max_pool_taps_avx2(const float *xp, const int32_t *tab, int64_t taps, int64_t ohw,
+                           float *yp, int64_t *ip);
 #endif
 
 #endif

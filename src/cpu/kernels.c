@@ -67,6 +67,7 @@ static const sb_cpu_kernels avx2_kernels = {
     .exact = &sb_exact_avx2,
     .copy_rows = sb_copy_rows_avx2,
     .copy_rows_max = 8,
+    .max_pool_taps = sb_max_pool_taps_avx2,
     .dw_taps = sb_dw_taps_avx2,
     .dw_wgrad = sb_dw_wgrad_avx2,
     .dw_interleave = sb_dw_interleave_avx2,
