@@ -26,7 +26,8 @@
 
 enum {
     CHUNK = 1024,    /* terms per buffer */
-    MIN_WORK = 8192  /* elements per thread range, at least */
+    MIN_WORK = 8192, /* elements per thread range, at least */
+    DIRECT_RUN = 32  /* x's runs summed where they lie from this length */
 };
 
 typedef enum term_kind {
@@ -96,8 +97,9 @@ static void group_sums(term_kind kind, const group *g, float *sa, float *sb) {
     sb_sum_acc acc_a, acc_b;
     sb_sum_init(&acc_a);
     if (two) sb_sum_init(&acc_b);
-    if (kind == T_X && g->inner >= CHUNK) {
-        /* long contiguous runs: straight into the accumulator */
+    if (kind == T_X && g->inner >= DIRECT_RUN) {
+        /* contiguous runs of a lane row or more: straight into the
+         * accumulator (the same stream as through the buffer) */
         for (int64_t i = 0; i < g->outer; i++) sb_cpu_sum_add_n(&acc_a, g->x + i * g->stride, g->inner);
     } else {
         for (int64_t k0 = 0; k0 < n; k0 += CHUNK) {
