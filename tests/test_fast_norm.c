@@ -378,9 +378,12 @@ static void test_layer_norm(void) {
 
 static void test_group_norm(void) {
     /* (N, C, S, G): S = 1 (no spatial dims), instance norm (G = C), groups
-     * > 8192 elements, N > 8192 samples in the per-channel parameter sums */
+     * > 8192 elements, N > 8192 samples in the per-channel parameter sums;
+     * S below 16 sums the parameter gradients over rows (n, s): 2100x70x4
+     * has over 8192 of them and a last 64-channel tile narrower than a
+     * vector */
     const int64_t shapes[][4] = {{2, 6, 1, 3}, {3, 4, 7, 4}, {2, 32, 81, 8}, {1, 4, 5000, 2},
-                                 {9000, 2, 1, 1}, {5, 12, 33, 3}};
+                                 {9000, 2, 1, 1}, {5, 12, 33, 3}, {2100, 70, 4, 7}};
     const int nshapes = sizeof shapes / sizeof shapes[0];
     for (int sh = 0; sh < nshapes; sh++) {
         int64_t N = shapes[sh][0], C = shapes[sh][1], S = shapes[sh][2], G = shapes[sh][3];
@@ -422,6 +425,14 @@ static void test_group_norm(void) {
                 check_buf(dx, dxw, n, "group norm dx", cfg);
                 check_buf(dw, dww, C, "group norm dgamma", cfg);
                 check_buf(db, dbw, C, "group norm dbeta", cfg);
+                /* one parameter gradient alone (the other's sums still run) */
+                for (int64_t i = 0; i < C; i++) dw[i] = db[i] = -1.0f;
+                CHECK_OK(sb_group_norm_backward(&tdy, &tx, G, affine ? &tw : NULL, &tsm, &tsr,
+                                                NULL, &tdw, NULL));
+                check_buf(dw, dww, C, "group norm dgamma alone", cfg);
+                CHECK_OK(sb_group_norm_backward(&tdy, &tx, G, affine ? &tw : NULL, &tsm, &tsr,
+                                                NULL, NULL, &tdb));
+                check_buf(db, dbw, C, "group norm dbeta alone", cfg);
             }
             sb_test_config_reset();
         }

@@ -614,11 +614,42 @@ static void gn_param_range(void *vjob, int64_t c0, int64_t c1) {
     }
 }
 
+/* The same sums over few pixels per channel (S < BN_FEW_S), as batch
+ * norm's: column sums (sb_cpu_sum_columns_of) over rows k = (n, s) of every
+ * channel's element, each normalised with its (n, group)'s statistics
+ * (terms: dy, then dy * xhat, the reference's operations per element);
+ * false when memory ran out. */
+static void gn_col_terms(const void *vjob, int64_t k, int64_t c0, int64_t n, float *const bufs[2],
+                         const float *t[2]) {
+    const ln_job *j = vjob;
+    int64_t S = j->S, cg = j->D / S, C = j->G * cg, smp = k / S;
+    const float *xp = j->x + (smp * C + c0) * S + k % S, *dyp = j->dy + (smp * C + c0) * S + k % S;
+    for (int64_t c = 0; c < n; c++) {
+        int64_t r = smp * j->G + (c0 + c) / cg;
+        float d = dyp[c * S], xhat = (xp[c * S] - j->mean[r]) * j->rstd[r];
+        bufs[0][c] = d;
+        bufs[1][c] = d * xhat;
+    }
+    t[0] = bufs[0];
+    t[1] = bufs[1];
+}
+
+static bool gn_few_params(const ln_job *j, int64_t C) {
+    float *tmp = (j->dw && j->db) ? NULL : malloc((size_t)C * sizeof *tmp);
+    if (!(j->dw && j->db) && !tmp) return false;
+    sb_column_terms terms = {gn_col_terms, j, 2};
+    float *const out[2] = {j->db ? j->db : tmp, j->dw ? j->dw : tmp};
+    sb_cpu_sum_columns_of(&terms, j->R / j->G * j->S, C, out);
+    free(tmp);
+    return true;
+}
+
 void sb_cpu_group_norm_backward(const float *dy, const float *x, const float *gamma,
                                 const float *mean, const float *rstd, float *dx, float *dgamma,
                                 float *dbeta, int64_t N, int64_t C, int64_t S, int64_t G) {
     ln_job j = {.x = x, .dy = dy, .w = gamma, .mean = mean, .rstd = rstd, .y = dx,
                 .dw = dgamma, .db = dbeta, .R = N * G, .D = (C / G) * S, .G = G, .S = S};
     if (dx) sb_parallel_for(j.R, grain_for(j.R, 3 * j.D), ln_dx_range, &j);
-    if (dgamma || dbeta) sb_parallel_for(C, grain_for(C, 2 * N * S), gn_param_range, &j);
+    if ((dgamma || dbeta) && !(S < BN_FEW_S && N * S > 0 && gn_few_params(&j, C)))
+        sb_parallel_for(C, grain_for(C, 2 * N * S), gn_param_range, &j);
 }
