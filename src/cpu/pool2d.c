@@ -33,8 +33,8 @@ typedef struct {
     const int64_t *indices_in;
     float *out;
     int64_t *indices_out;
-    /* max pooling by a tap table (max_taps_table), or NULL */
-    sb_max_pool_taps_fn taps_fn;
+    /* max pooling by the level's max_pool_taps over this table
+     * (max_taps_table), or NULL */
     const int32_t *tab;
     int64_t taps;
 } pool_ctx;
@@ -122,8 +122,8 @@ static void max_fwd_range(void *vctx, int64_t p0, int64_t p1) {
     int64_t hw = g->h * g->w, ohw = g->oh * g->ow;
     if (t->tab) {
         for (int64_t p = p0; p < p1; p++)
-            t->taps_fn(t->in + p * hw, t->tab, t->taps, ohw, t->out + p * ohw,
-                       t->indices_out ? t->indices_out + p * ohw : NULL);
+            sb_kernels()->max_pool_taps(t->in + p * hw, t->tab, t->taps, ohw, t->out + p * ohw,
+                                        t->indices_out ? t->indices_out + p * ohw : NULL);
         return;
     }
     if (is_2x2_inside(g)) {
@@ -192,22 +192,13 @@ static int32_t *max_taps_table(const sb_pool2d_geom *g, int64_t *taps_out) {
 }
 
 void sb_cpu_max_pool2d_forward(const sb_pool2d_geom *g, const float *x, float *y, int64_t *indices) {
-    pool_ctx t = {g, x, NULL, y, indices, sb_kernels()->max_pool_taps, NULL, 0};
+    pool_ctx t = {g, x, NULL, y, indices, NULL, 0};
     int32_t *tab = max_taps_table(g, &t.taps);
     t.tab = tab;
     over_planes(g, max_fwd_range, &t);
     free(tab);
 }
 
-/* Overlapping windows (ResNet's 3x3 stride-2 pooling) by a scatter: the
- * windows are visited in row-major order, the reference's order for each
- * input (an index lies inside its own window, so the windows holding an
- * input that name it are those the reference finds), and each term lands
- * in the next free lane of its input; then every input with terms folds
- * them as the canonical sum does. Most inputs are no window's maximum and
- * get +0 without a search. Returns false (nothing written) when some input
- * is the maximum of more than 32 windows or scratch memory ran out: the
- * caller then runs the reference loops. */
 /* sb_sum_few_terms of 2 <= k <= 32 terms, its tree written out for the
  * counts overlapping 3x3 stride-2 windows give (an input is the maximum of
  * at most four of them): lanes j + s fold into j for s = 2, 1 among the k
@@ -221,6 +212,15 @@ static inline float few_terms_sum(float *t, int k) {
     }
 }
 
+/* Overlapping windows (ResNet's 3x3 stride-2 pooling) by a scatter: the
+ * windows are visited in row-major order, the reference's order for each
+ * input (an index lies inside its own window, so the windows holding an
+ * input that name it are those the reference finds), and each term lands
+ * in the next free lane of its input; then every input with terms folds
+ * them as the canonical sum does. Most inputs are no window's maximum and
+ * get +0 without a search. Returns false (nothing written) when some input
+ * is the maximum of more than 32 windows or scratch memory ran out: the
+ * caller then runs the reference loops. */
 static bool max_bwd_plane_scatter(int64_t hw, int64_t ohw, const float *dyp, const int64_t *ip,
                                   float *dxp) {
     /* count[i]: the windows whose maximum input i is; then fill[i]: the
@@ -236,15 +236,15 @@ static bool max_bwd_plane_scatter(int64_t hw, int64_t ohw, const float *dyp, con
         count[ip[q]] = (uint8_t)(c + 1);
         if (c + 1 > most) most = c + 1;
     }
-    /* the empty sum is +0; the sum of one term is -0 + t (t itself, a
-     * signalling NaN quieted) */
-    memset(dxp, 0, (size_t)hw * sizeof *dxp);
     int L = 1;
     while (L < most) L *= 2;
     /* the L lanes of input i: terms[i * L .. i * L + L - 1], touched only
      * for inputs of two or more terms */
     float *terms = most > 1 ? sb_scratch(SB_SCRATCH_OPS, (size_t)(hw * L) * sizeof *terms) : NULL;
     if (most > 1 && !terms) return false;
+    /* the empty sum is +0; the sum of one term is -0 + t (t itself, a
+     * signalling NaN quieted) */
+    memset(dxp, 0, (size_t)hw * sizeof *dxp);
     for (int64_t q = 0; q < ohw; q++) {
         int64_t i = ip[q];
         int c = count[i];
@@ -286,7 +286,7 @@ static void max_bwd_range(void *vctx, int64_t p0, int64_t p1) {
 
 void sb_cpu_max_pool2d_backward(const sb_pool2d_geom *g, const float *dy, const int64_t *indices,
                                 float *dx) {
-    pool_ctx t = {g, dy, indices, dx, NULL, NULL, NULL, 0};
+    pool_ctx t = {g, dy, indices, dx, NULL, NULL, 0};
     over_planes(g, max_bwd_range, &t);
 }
 
@@ -328,7 +328,7 @@ static void avg_fwd_range(void *vctx, int64_t p0, int64_t p1) {
 }
 
 void sb_cpu_avg_pool2d_forward(const sb_pool2d_geom *g, const float *x, float *y) {
-    pool_ctx t = {g, x, NULL, y, NULL, NULL, NULL, 0};
+    pool_ctx t = {g, x, NULL, y, NULL, NULL, 0};
     over_planes(g, avg_fwd_range, &t);
 }
 
@@ -359,6 +359,6 @@ static void avg_bwd_range(void *vctx, int64_t p0, int64_t p1) {
 }
 
 void sb_cpu_avg_pool2d_backward(const sb_pool2d_geom *g, const float *dy, float *dx) {
-    pool_ctx t = {g, dy, NULL, dx, NULL, NULL, NULL, 0};
+    pool_ctx t = {g, dy, NULL, dx, NULL, NULL, 0};
     over_planes(g, avg_bwd_range, &t);
 }
