@@ -199,6 +199,20 @@ static void test_conv_cases(void) {
         {"few pixels 1x1 planes 1x1", 19, 33, 1, 1, 17, 1, 1, P(1, 1, 0, 0, 1, 1, 1), false},
         {"few pixels 1x1 planes 2x3", 21, 12, 2, 3, 9, 1, 1, P(1, 1, 0, 0, 1, 1, 1), true},
         {"few pixels 1x1 planes 5x6 groups", 11, 12, 5, 6, 8, 1, 1, P(1, 1, 0, 0, 1, 1, 2), false},
+        /* Position classes (src/cpu/conv2d_few.c): a padded 3x3 over 4x4
+         * (9 classes of 1-4 positions and 4-9 taps) in two chunks, the
+         * second short; 8x8, the largest plane it takes; padding wider than
+         * the kernel (positions that read no tap: classes with no terms);
+         * dilation; an input gradient at stride 2 over 8x8 inputs (classes
+         * of inputs read by 1, 2 or 4 taps); 1x3 and 3x1 kernels; one
+         * sample whose rows are split over threads */
+        {"classes 4x4 two chunks", 40, 20, 4, 4, 30, 3, 3, P(1, 1, 1, 1, 1, 1, 1), true},
+        {"classes 8x8", 3, 9, 8, 8, 14, 3, 3, P(1, 1, 1, 1, 1, 1, 1), true},
+        {"classes padding > kernel", 4, 3, 3, 3, 5, 2, 2, P(1, 1, 3, 3, 1, 1, 1), true},
+        {"classes dilation 2", 6, 5, 5, 5, 4, 3, 3, P(1, 1, 2, 2, 2, 2, 1), true},
+        {"classes stride 2 over 8x8", 5, 6, 8, 8, 7, 3, 3, P(2, 2, 1, 1, 1, 1, 1), false},
+        {"classes 1x3 and groups", 7, 8, 3, 6, 6, 1, 3, P(1, 1, 0, 1, 1, 1, 2), true},
+        {"classes one sample rows split", 1, 40, 2, 2, 100, 3, 3, P(1, 1, 1, 1, 1, 1, 1), true},
     };
     /* The input gradient at stride > 1 runs one product per phase (ih mod
      * sh, iw mod sw) over the taps that read it: a 7x7 stride-2 stem, a

@@ -118,12 +118,6 @@ static void im2col_rows(const sb_conv2d_geom *g, const tap_set *tp, const float 
             }
 }
 
-/* im2col over the taps tp, every output row. */
-static void im2col_taps(const sb_conv2d_geom *g, const tap_set *tp, const float *xn, int64_t ch0,
-                        int64_t nch, float *col, int64_t ld) {
-    im2col_rows(g, tp, xn, ch0, nch, 0, g->oh, col, ld);
-}
-
 /* Gather tables of the few-pixel products (planes of fewer than FEW_PIXELS
  * positions, where a call per row of 1-8 floats cost more than the moves):
  * for each tap and each position of the product, the offset in the plane
@@ -157,15 +151,6 @@ static bool im2col_table(const sb_conv2d_geom *g, const tap_set *tp, int32_t *id
 static void gather_table(const float *plane, const int32_t *e, int64_t count, float *dst) {
     for (int64_t q = 0; q < count; q++) dst[q] = e[q] >= 0 ? plane[e[q]] : 0.0f;
 }
-/* im2col_taps from the table of im2col_table: the same matrix. */
-static void im2col_from_table(const sb_conv2d_geom *g, int64_t ntaps, const int32_t *idx,
-                              const float *xn, int64_t ch0, int64_t nch, float *col, int64_t ld) {
-    int64_t hw = g->h * g->w, ohw = g->oh * g->ow;
-    for (int64_t c = 0; c < nch; c++)
-        for (int64_t t = 0; t < ntaps; t++)
-            gather_table(xn + (ch0 + c) * hw, idx + t * ohw, ohw, col + (c * ntaps + t) * ld);
-}
-
 /* im2row of one sample xn (c_in, h, w), columns [t0, t1) only: row (r, s)
  * holds taps t = (c, i, j) of channels ch0.. (a group's), t0 <= t < t1,
  * contiguously; row q starts at rows + q*ld. The weight gradient multiplies
@@ -349,123 +334,6 @@ static void fwd_range(void *vctx, int64_t n0, int64_t n1) {
         }
 }
 
-/* ---- forward, samples side by side (few pixels, batch_chunk) ---- */
-
-typedef struct {
-    const sb_conv2d_geom *g;
-    const float *x, *w, *bias;
-    float *y;
-    int64_t nb; /* samples per product */
-    /* Only the live taps (live_fwd_taps), when some are dead: their
-     * weights wl, per group ocg x (icg, a, b) */
-    const tap_set *live;
-    const float *wl;
-    /* The weights (wl's when live) packed once for every chunk, pstride
-     * floats per group, or NULL: the chunks' products then read their
-     * columns in place (sb_cpu_sgemm_offset_packed, rows cols apart)
-     * instead of packing both operands each time. */
-    const float *apack;
-    int64_t pstride;
-} fwd_batch_ctx;
-
-/* Samples [n0, n1): per group, col (kdim, (n, r, s)) holds their im2col
- * matrices side by side, out = W . col is (ocg, (n, r, s)), and its rows
- * are scattered to y (n, c_out, oh, ow) with the bias added. With live
- * taps only (t->live), a zero result is recomputed with the contract's
- * chain (the argument at live_fwd_taps). */
-static bool fwd_batch_chunk(const fwd_batch_ctx *t, int64_t n0, int64_t n1) {
-    const sb_conv2d_geom *g = t->g;
-    tap_set all = {g->kh, g->kw, NULL, NULL};
-    const tap_set *taps = t->live ? t->live : &all;
-    int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups;
-    int64_t kdim = icg * taps->ni * taps->nj, ohw = g->oh * g->ow, hw = g->h * g->w;
-    const float *w = t->live ? t->wl : t->w;
-    int64_t cols = (n1 - n0) * ohw;
-    /* col, the offset kernels' PLANE_SLACK floats past it, then (packed
-     * weights) the offset of each row of col: row p at p * cols */
-    size_t col_floats = (size_t)(kdim * cols + PLANE_SLACK + 1) / 2 * 2;
-    float *col = sb_scratch(SB_SCRATCH_CONV, col_floats * sizeof *col +
-                                                 (t->apack ? (size_t)kdim * sizeof(int64_t) : 0));
-    float *out = sb_scratch(SB_SCRATCH_OPS, (size_t)(ocg * cols) * sizeof *out);
-    if (!col || !out) return false;
-    int64_t *boff = t->apack ? (int64_t *)(void *)(col + col_floats) : NULL;
-    for (int64_t p = 0; boff && p < kdim; p++) boff[p] = p * cols;
-    if (boff) memset(col + kdim * cols, 0, PLANE_SLACK * sizeof *col);
-    int32_t idx[GATHER_TABLE_MAX];
-    bool table = !reads_x_directly(g) && im2col_table(g, taps, idx);
-    for (int64_t grp = 0; grp < g->groups; grp++) {
-        for (int64_t n = n0; n < n1; n++) {
-            const float *xn = t->x + n * g->c_in * hw;
-            if (table)
-                im2col_from_table(g, taps->ni * taps->nj, idx, xn, grp * icg, icg,
-                                  col + (n - n0) * ohw, cols);
-            else
-                im2col_taps(g, taps, xn, grp * icg, icg, col + (n - n0) * ohw, cols);
-        }
-        if (t->apack)
-            sb_cpu_sgemm_offset_packed(ocg, cols, kdim, t->apack + grp * t->pstride, col, boff, out,
-                                       cols);
-        else
-            sb_cpu_sgemm('N', 'N', ocg, cols, kdim, w + grp * ocg * kdim, kdim, col, cols, out,
-                         cols, false);
-        for (int64_t o = 0; o < ocg; o++) {
-            int64_t oc = grp * ocg + o;
-            float bo = t->bias ? t->bias[oc] : 0.0f;
-            /* the planes of channel oc of every sample at once */
-            if (!t->live && !t->bias && ohw <= 64 &&
-                copy_rows(t->y + (n0 * g->c_out + oc) * ohw, g->c_out * ohw, out + o * cols, ohw,
-                          n1 - n0, (int)ohw))
-                continue;
-            for (int64_t n = n0; n < n1; n++) {
-                const float *src = out + o * cols + (n - n0) * ohw;
-                float *dst = t->y + (n * g->c_out + oc) * ohw;
-                if (t->live) {
-                    for (int64_t q = 0; q < ohw; q++) {
-                        float acc = src[q] == 0.0f
-                                        ? sb_ref_conv2d_y_chain(g, t->x, t->w, n, oc, q / g->ow, q % g->ow)
-                                        : src[q];
-                        dst[q] = t->bias ? acc + bo : acc;
-                    }
-                } else if (t->bias) {
-                    add_bias(ohw, src, bo, dst);
-                } else {
-                    memcpy(dst, src, (size_t)ohw * sizeof *dst);
-                }
-            }
-        }
-    }
-    return true;
-}
-
-/* Dead taps: a kernel row i whose input rows r*sh - ph + i*dh fall outside
- * [0, h) for every output row r reads only padding (likewise a column);
- * at 1x1 spatial under a padded 3x3 (ResNet's last stage at CIFAR size)
- * 8 of the 9 taps are. Their terms are fmaf(+0, w, acc): with w finite
- * such a term leaves a nonzero accumulator unchanged and turns a zero one
- * into a zero, and a later term gives the same result from either zero
- * unless its own exact product is zero too (then both results are zeros).
- * So the chain without them differs from the contract's only when both are
- * zeros, and fwd_batch_chunk recomputes every zero with the whole chain.
- * Lists the live rows and columns in `live` (ti, tj: kh and kw entries of
- * room) and returns true when some tap is dead and every weight is finite
- * (a dead tap's 0 * inf = NaN is a term no zero fix-up restores). */
-/* The taps t < k of one kernel axis that read an input in [0, in) for some
- * output o < out (input o*stride - pad + t*dilation), listed ascending in
- * live; returns their count. */
-static int64_t live_axis_taps(int64_t k, int64_t out, int64_t stride, int64_t pad,
-                              int64_t dilation, int64_t in, int64_t *live) {
-    int64_t count = 0;
-    for (int64_t t = 0; t < k; t++)
-        for (int64_t o = 0; o < out; o++) {
-            int64_t pos = o * stride - pad + t * dilation;
-            if (pos >= 0 && pos < in) {
-                live[count++] = t;
-                break;
-            }
-        }
-    return count;
-}
-
 /* Whether no w[q], q < n, is inf or NaN: a bit test on the exponent field,
  * because isfinite() is a libm call per weight under this build's flags.
  * Two floats per 64-bit word: a float's exponent field masked and plus one
@@ -513,7 +381,7 @@ static void finite_range(void *vctx, int64_t b0, int64_t b1) {
     }
 }
 
-static bool all_finite(int64_t n, const float *w) {
+bool sb_cpu_conv2d_weights_finite(int64_t n, const float *w) {
     int64_t blocks = (n + FINITE_BLOCK - 1) / FINITE_BLOCK;
     if (blocks < 2 || blocks > FINITE_BLOCKS_MAX || sb_num_threads() < 2)
         return all_finite_run(n, w);
@@ -523,55 +391,6 @@ static bool all_finite(int64_t n, const float *w) {
     for (int64_t b = 0; b < blocks; b++)
         if (bad[b]) return false;
     return true;
-}
-
-static bool live_fwd_taps(const sb_conv2d_geom *g, const float *w, tap_set *live, int64_t *ti,
-                          int64_t *tj) {
-    live->ti = ti;
-    live->tj = tj;
-    live->ni = live_axis_taps(g->kh, g->oh, g->stride_h, g->pad_h, g->dilation_h, g->h, ti);
-    live->nj = live_axis_taps(g->kw, g->ow, g->stride_w, g->pad_w, g->dilation_w, g->w, tj);
-    int64_t kk = g->kh * g->kw, ndead = kk - live->ni * live->nj;
-    if (ndead == 0) return false;
-    /* Every weight is checked, live ones too: a contiguous scan (the dead
-     * taps' weights alone are a strided gather, as slow as the product at
-     * 1x1 planes), and a non-finite live weight only costs the faster path */
-    return all_finite(g->c_out * (g->c_in / g->groups) * kk, w);
-}
-
-/* The live taps' weights of output channels [o0, o1): wl (c_out, icg, a, b)
- * from w (c_out, icg, kh, kw). */
-typedef struct {
-    const sb_conv2d_geom *g;
-    const tap_set *live;
-    const float *w;
-    float *wl;
-} live_weights_ctx;
-
-static void live_weights_range(void *vctx, int64_t o0, int64_t o1) {
-    const live_weights_ctx *t = vctx;
-    const sb_conv2d_geom *g = t->g;
-    const tap_set *lv = t->live;
-    int64_t icg = g->c_in / g->groups, kk = g->kh * g->kw, nl = lv->ni * lv->nj;
-    for (int64_t oc = o0; oc < o1; oc++)
-        for (int64_t c = 0; c < icg; c++) {
-            const float *src = t->w + (oc * icg + c) * kk;
-            float *dst = t->wl + (oc * icg + c) * nl;
-            for (int64_t a = 0; a < lv->ni; a++)
-                for (int64_t b = 0; b < lv->nj; b++)
-                    dst[a * lv->nj + b] = src[lv->ti[a] * g->kw + lv->tj[b]];
-        }
-}
-
-static void fwd_batch_range(void *vctx, int64_t c0, int64_t c1) {
-    const fwd_batch_ctx *t = vctx;
-    for (int64_t c = c0; c < c1; c++) {
-        int64_t n0 = c * t->nb, n1 = n0 + t->nb < t->g->n ? n0 + t->nb : t->g->n;
-        if (!fwd_batch_chunk(t, n0, n1)) {
-            fwd_ctx f = {t->g, t->x, t->w, t->bias, t->y};
-            fwd_range(&f, n0, n1);
-        }
-    }
 }
 
 /* ---- forward as an implicit GEMM (stride 1) ----
@@ -647,49 +466,8 @@ void sb_cpu_conv2d_forward(const sb_conv2d_geom *g, const float *x, const float 
         return;
     }
     if (sb_cpu_conv2d_dw_forward(g, x, weight, bias, y)) return; /* depthwise, small groups */
+    if (sb_cpu_conv2d_few_forward(g, x, weight, bias, y)) return;  /* few pixels per plane */
     int64_t icg = g->c_in / g->groups, kdim = icg * g->kh * g->kw;
-    int64_t nb = batch_chunk_shared(g->n, g->oh * g->ow, kdim);
-    if (nb > 1) {
-        /* Chunks split over threads when there are enough of them, else
-         * each product threads itself. */
-        fwd_batch_ctx t = {g, x, weight, bias, y, nb, NULL, NULL, NULL, 0};
-        tap_set live;
-        /* the live rows and columns, then their weights, then the weights
-         * (the live ones) packed for every chunk */
-        int64_t nt = g->kh + g->kw, ocg = g->c_out / g->groups;
-        int64_t pstride = sb_cpu_sgemm_offset_packed_floats(ocg, kdim);
-        size_t bytes = (size_t)nt * sizeof(int64_t) +
-                       (size_t)(g->c_out * kdim + g->groups * pstride) * sizeof(float);
-        int64_t *taps = sb_scratch(SB_SCRATCH_CONV_AUX, bytes);
-        int64_t kpack = kdim;
-        if (taps && live_fwd_taps(g, weight, &live, taps, taps + g->kh)) {
-            /* the live taps' weights, (c_out, icg, a, b), output channels
-             * over the pool */
-            float *wl = (float *)(void *)(taps + nt);
-            live_weights_ctx lw = {g, &live, weight, wl};
-            sb_parallel_for(g->c_out, sb_parallel_grain(g->c_out, 16), live_weights_range, &lw);
-            int64_t nl = live.ni * live.nj;
-            t.live = &live;
-            t.wl = wl;
-            t.nb = batch_chunk_shared(g->n, g->oh * g->ow, icg * nl);
-            kpack = icg * nl;
-        }
-        /* Packed once when the chunks run side by side (one per thread at
-         * least) or on one thread: the offset product runs on its caller's
-         * thread, where a lone chunk's sb_cpu_sgemm would thread itself. */
-        int64_t chunks = (g->n + t.nb - 1) / t.nb;
-        if (taps && pstride > 0 && (chunks >= sb_num_threads() || sb_num_threads() == 1)) {
-            float *apack = (float *)(void *)(taps + nt) + g->c_out * kdim;
-            const float *wsrc = t.live ? t.wl : weight;
-            t.pstride = sb_cpu_sgemm_offset_packed_floats(ocg, kpack);
-            for (int64_t grp = 0; grp < g->groups; grp++)
-                sb_cpu_sgemm_offset_pack(ocg, kpack, wsrc + grp * ocg * kpack, kpack,
-                                         apack + grp * t.pstride);
-            t.apack = apack;
-        }
-        over_samples(chunks, fwd_batch_range, &t);
-        return;
-    }
     int64_t *boff = NULL, ocg = g->c_out / g->groups;
     /* The offset table, then the weights packed once for every sample
      * (the product's A panels, which a per-sample product would repack). */
@@ -1066,8 +844,9 @@ void sb_cpu_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, cons
         return;
     }
     if (sb_cpu_conv2d_dw_backward_input(g, dy, weight, dx)) return; /* depthwise, small groups */
+    if (sb_cpu_conv2d_few_backward_input(g, dy, weight, dx)) return;  /* few pixels per plane */
     bwd_in_ctx t = {g, dy, weight, NULL, dx, NULL, 0, 1, NULL, 0};
-    bool finite = all_finite(nw, weight);
+    bool finite = sb_cpu_conv2d_weights_finite(nw, weight);
     int64_t kdim = (g->c_out / g->groups) * g->kh * g->kw;
     /* A sample's share of a phase product is one phase's inputs (all of
      * them at stride 1): a quarter of the plane at stride 2, too narrow a

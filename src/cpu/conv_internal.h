@@ -59,6 +59,20 @@ SB_DW_DECLARE(avx2)
 SB_DW_DECLARE(avx512)
 #endif
 
+/* Planes of few positions (src/cpu/conv2d_few.c): the forward and the
+ * input gradient per position class, one product over exactly the taps
+ * its positions read. Same contract as the functions above; each returns
+ * false, having written nothing, when the destination plane is too large
+ * for it (64 positions or more), scratch memory ran out, or (forward) a
+ * weight is inf or NaN where padded taps are left out; the caller then
+ * takes another path. */
+bool sb_cpu_conv2d_few_forward(const sb_conv2d_geom *g, const float *x, const float *weight,
+                               const float *bias, float *y);
+bool sb_cpu_conv2d_few_backward_input(const sb_conv2d_geom *g, const float *dy,
+                                      const float *weight, float *dx);
+/* Whether none of w[0 .. n) is inf or NaN (over the thread pool). */
+bool sb_cpu_conv2d_weights_finite(int64_t n, const float *w);
+
 void sb_cpu_max_pool2d_forward(const sb_pool2d_geom *g, const float *x, float *y, int64_t *indices);
 void sb_cpu_max_pool2d_backward(const sb_pool2d_geom *g, const float *dy, const int64_t *indices,
                                 float *dx);

@@ -94,6 +94,26 @@ bool sb_cpu_sgemm_offset_available(void);
  * sb_cpu_sgemm_offset. Pack and run under the same kernel context. */
 int64_t sb_cpu_sgemm_offset_packed_floats(int64_t m, int64_t k);
 void sb_cpu_sgemm_offset_pack(int64_t m, int64_t k, const float *a, int64_t lda, float *apack);
+
+/* The gathered product of a convolution's position classes (src/cpu/
+ * conv2d_few.c): A (m x k) packed once, each call a product over a subset
+ * of its k terms. For i < m, q < n:
+ *     C[i][q] = chain over s = 0..ks-1 of fmaf(A[i][kidx[s]], b[boff[s] + q], acc)
+ * from +0.0f, on the calling thread, where aoff[s] = kidx[s] * mr and mr =
+ * sb_cpu_sgemm_gather_mr(m) (the packed panels' height). A is packed by
+ * sb_cpu_sgemm_gather_pack into sb_cpu_sgemm_gather_floats(m, k) floats,
+ * term p of row i being a[i*lda + acol[p]] (acol NULL: a[i*lda + p]),
+ * panels [panel0, panel1) of the ceil(m / mr) per call (so that threads
+ * can share the packing). b
+ * must be readable up to max(boff) + n + 32 floats. Every ISA level runs
+ * it (one without vector kernels one chain at a time). */
+int sb_cpu_sgemm_gather_mr(int64_t m);
+int64_t sb_cpu_sgemm_gather_floats(int64_t m, int64_t k);
+void sb_cpu_sgemm_gather_pack(int64_t m, int64_t k, const float *a, int64_t lda,
+                              const int64_t *acol, int64_t panel0, int64_t panel1, float *apack);
+void sb_cpu_sgemm_gather(int64_t m, int64_t n, int64_t k, int64_t ks, const float *apack,
+                         const int64_t *aoff, const float *b, const int64_t *boff, float *c,
+                         int64_t ldc);
 void sb_cpu_sgemm_offset_packed(int64_t m, int64_t n, int64_t k, const float *apack,
                                 const float *b, const int64_t *boff, float *c, int64_t ldc);
 

@@ -58,6 +58,7 @@ typedef struct kernel {
     sb_gemm_ukernel_fn fn;
     sb_gemm_flex_fn flex;     /* when set, used instead of fn (gemm_internal.h) */
     sb_gemm_offset_fn offset; /* the implicit-GEMM kernel of the same tile */
+    sb_gemm_gather_fn gather; /* the gathered-A kernel of the same tile */
 } kernel;
 
 /* ---- the portable micro-kernel ---- */
@@ -84,7 +85,7 @@ void sb_gemm_ukernel_scalar(int64_t kc, const float *a, const float *b, float *c
  * Full tiles of packed panels with the fixed kernel's row count keep the
  * fixed (unrolled) kernel. */
 static kernel pick_kernel(const sb_gemm_kernels *g, int64_t m) {
-    if (g->nflex == 0) return (kernel){g->mr, g->nr, g->ukernel, NULL, NULL};
+    if (g->nflex == 0) return (kernel){g->mr, g->nr, g->ukernel, NULL, NULL, NULL};
     const sb_gemm_flex_kernel *opts = g->flex;
     int count = g->nflex;
     /* Taller tiles reuse each B vector more, so the tallest (options come
@@ -103,7 +104,7 @@ static kernel pick_kernel(const sb_gemm_kernels *g, int64_t m) {
     for (int i = 0; i < count && best < 0; i++)
         if ((m + opts[i].mr - 1) / opts[i].mr * opts[i].mr == best_rows) best = i;
     return (kernel){opts[best].mr, g->nr, opts[best].mr == g->mr ? g->ukernel : NULL,
-                    opts[best].flex, opts[best].offset};
+                    opts[best].flex, opts[best].offset, opts[best].gather};
 }
 
 /* ---- one call's plan ---- */
@@ -425,21 +426,28 @@ int64_t sb_cpu_sgemm_offset_packed_floats(int64_t m, int64_t k) {
 }
 
 /* Block pc of A (kc terms) as micro-panels: apack[panel][p*mr + r] =
- * A[panel*mr + r][pc + p], rows past m zero. */
-static void offset_pack_block(int mr, int64_t m, int64_t pc, int64_t kc, const float *a,
-                              int64_t lda, float *apack) {
-    for (int64_t ip = 0; ip < ceil_div(m, mr); ip++) {
+ * A[panel*mr + r][acol[pc + p]] (acol NULL: pc + p), rows past m zero.
+ * Term after term, so that the panel is written in order while its mr
+ * rows are read as mr streams (row after row, every write went to a new
+ * line of a panel too large for L1). */
+static void offset_pack_panels(int mr, int64_t m, int64_t pc, int64_t kc, const float *a,
+                               int64_t lda, const int64_t *acol, int64_t ip0, int64_t ip1,
+                               float *apack) {
+    for (int64_t ip = ip0; ip < ip1; ip++) {
         float *dst = apack + ip * mr * kc;
-        for (int64_t r = 0; r < mr; r++) {
-            int64_t i = ip * mr + r;
-            if (i >= m) {
-                for (int64_t p = 0; p < kc; p++) dst[p * mr + r] = 0.0f;
-                continue;
-            }
-            const float *src = a + i * lda + pc;
-            for (int64_t p = 0; p < kc; p++) dst[p * mr + r] = src[p];
+        int64_t i0 = ip * mr, rows = m - i0 < mr ? m - i0 : mr;
+        const float *src = a + i0 * lda;
+        for (int64_t p = 0; p < kc; p++, dst += mr) {
+            int64_t col = acol ? acol[pc + p] : pc + p;
+            for (int64_t r = 0; r < rows; r++) dst[r] = src[r * lda + col];
+            for (int64_t r = rows; r < mr; r++) dst[r] = 0.0f;
         }
     }
+}
+
+static void offset_pack_block(int mr, int64_t m, int64_t pc, int64_t kc, const float *a,
+                              int64_t lda, float *apack) {
+    offset_pack_panels(mr, m, pc, kc, a, lda, NULL, 0, ceil_div(m, mr), apack);
 }
 
 /* Block pc of the product from its packed panels (apack). Every tile runs
@@ -474,6 +482,46 @@ void sb_cpu_sgemm_offset_packed(int64_t m, int64_t n, int64_t k, const float *ap
     for (int64_t pc = 0; pc < k; pc += kc_max) {
         int64_t kc = k - pc < kc_max ? k - pc : kc_max;
         offset_run_block(&kern, m, n, pc, kc, apack + mpad * pc, b, boff, c, ldc);
+    }
+}
+
+int sb_cpu_sgemm_gather_mr(int64_t m) { return pick_kernel(&sb_kernels()->gemm, m).mr; }
+
+int64_t sb_cpu_sgemm_gather_floats(int64_t m, int64_t k) {
+    int mr = sb_cpu_sgemm_gather_mr(m);
+    return m <= 0 || k <= 0 ? 0 : ceil_div(m, mr) * mr * k;
+}
+
+void sb_cpu_sgemm_gather_pack(int64_t m, int64_t k, const float *a, int64_t lda,
+                              const int64_t *acol, int64_t panel0, int64_t panel1, float *apack) {
+    if (m > 0 && k > 0)
+        offset_pack_panels(sb_cpu_sgemm_gather_mr(m), m, 0, k, a, lda, acol, panel0, panel1, apack);
+}
+
+void sb_cpu_sgemm_gather(int64_t m, int64_t n, int64_t k, int64_t ks, const float *apack,
+                         const int64_t *aoff, const float *b, const int64_t *boff, float *c,
+                         int64_t ldc) {
+    kernel kern = pick_kernel(&sb_kernels()->gemm, m);
+    int mr = kern.mr;
+    for (int64_t ip = 0; ip < ceil_div(m, mr); ip++) {
+        const float *panel = apack + ip * mr * k;
+        int64_t i0 = ip * mr, rows = m - i0 < mr ? m - i0 : mr;
+        if (!kern.gather) {
+            /* no vector kernel at this level: the same chains one by one */
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t q = 0; q < n; q++) {
+                    float acc = 0.0f;
+                    for (int64_t s = 0; s < ks; s++)
+                        acc = fmaf(panel[aoff[s] + r], b[boff[s] + q], acc);
+                    c[(i0 + r) * ldc + q] = acc;
+                }
+            continue;
+        }
+        for (int64_t j0 = 0; j0 < n; j0 += kern.nr) {
+            int64_t cols = n - j0 < kern.nr ? n - j0 : kern.nr;
+            kern.gather(ks, panel, aoff, b + j0, boff, c + i0 * ldc + j0, ldc, false, (int)rows,
+                        (int)cols);
+        }
     }
 }
 

@@ -20,7 +20,10 @@
  *     acc = load_c ? C[i][j] : +0.0f;  acc = fma(A[i][p], B[p][j], acc), p = 0..kc-1
  * (the contract's chain step, in p order), reading A from a packed panel
  * (MR values per k step) and B row p at b + p*bstride ("flex") or at
- * b + boff[p] ("offset": the implicit GEMM of stride-1 convolutions). Only
+ * b + boff[p] ("offset": the implicit GEMM of stride-1 convolutions); the
+ * "gather" kernel also takes A's MR values of step p at a + aoff[p] (a
+ * product over a subset of a panel's k terms: a convolution's position
+ * class, whose taps are a subset of the kernel's). Only
  * the first `rows` rows and `cols` columns of C are loaded and stored, so
  * edge tiles need no padded copy; masked loads let a B row end anywhere.
  * Vectors of columns wholly past `cols` are not computed at all. */
@@ -41,8 +44,9 @@
  * after inlining, so the loops over v unroll away and acc stays in
  * registers); vector v's mask covers columns v*W .. min(cols, (v+1)*W). */
 static inline __attribute__((always_inline)) void
-flex_tile(int mrf, int nv, int64_t kc, const float *a, const float *b, int64_t bstride,
-          const int64_t *boff, float *c, int64_t ldc, bool load_c, int rows, int cols) {
+flex_tile(int mrf, int nv, int64_t kc, const float *a, const int64_t *aoff, const float *b,
+          int64_t bstride, const int64_t *boff, float *c, int64_t ldc, bool load_c, int rows,
+          int cols) {
     FLEX_MASK m[FLEX_NV];
     _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++) {
         int left = cols - v * FLEX_W;
@@ -53,13 +57,14 @@ flex_tile(int mrf, int nv, int64_t kc, const float *a, const float *b, int64_t b
         _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++)
             acc[v][r] = load_c && r < rows ? FLEX_LOADM(m[v], c + r * ldc + v * FLEX_W)
                                            : FLEX_ZERO();
-    for (int64_t p = 0; p < kc; p++, a += mrf) {
+    for (int64_t p = 0; p < kc; p++) {
+        const float *ap = aoff ? a + aoff[p] : a + p * mrf;
         const float *bp = boff ? b + boff[p] : b + p * bstride;
         FLEX_VEC bv[FLEX_NV];
         _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++)
             bv[v] = FLEX_LOADM(m[v], bp + v * FLEX_W);
         _Pragma("GCC unroll 12") for (int r = 0; r < mrf; r++) {
-            FLEX_VEC ar = FLEX_SET1(a[r]);
+            FLEX_VEC ar = FLEX_SET1(ap[r]);
             _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++)
                 acc[v][r] = FLEX_FMA(ar, bv[v], acc[v][r]);
         }
@@ -73,38 +78,47 @@ flex_tile(int mrf, int nv, int64_t kc, const float *a, const float *b, int64_t b
 
 /* Dispatches on the number of column vectors the tile touches. */
 static inline __attribute__((always_inline)) void
-flex_body(int mrf, int64_t kc, const float *a, const float *b, int64_t bstride,
-          const int64_t *boff, float *c, int64_t ldc, bool load_c, int rows, int cols) {
+flex_body(int mrf, int64_t kc, const float *a, const int64_t *aoff, const float *b,
+          int64_t bstride, const int64_t *boff, float *c, int64_t ldc, bool load_c, int rows,
+          int cols) {
 #if FLEX_FULL_TILE
     if (cols == FLEX_NV * FLEX_W) {
-        flex_tile(mrf, FLEX_NV, kc, a, b, bstride, boff, c, ldc, load_c, rows, FLEX_NV * FLEX_W);
+        flex_tile(mrf, FLEX_NV, kc, a, aoff, b, bstride, boff, c, ldc, load_c, rows,
+                  FLEX_NV * FLEX_W);
         return;
     }
 #endif
     if (cols > (FLEX_NV - 1) * FLEX_W)
-        flex_tile(mrf, FLEX_NV, kc, a, b, bstride, boff, c, ldc, load_c, rows, cols);
+        flex_tile(mrf, FLEX_NV, kc, a, aoff, b, bstride, boff, c, ldc, load_c, rows, cols);
 #if FLEX_NV == 3
     else if (cols > FLEX_W)
-        flex_tile(mrf, 2, kc, a, b, bstride, boff, c, ldc, load_c, rows, cols);
+        flex_tile(mrf, 2, kc, a, aoff, b, bstride, boff, c, ldc, load_c, rows, cols);
 #endif
 #if FLEX_NV > 1
     else
-        flex_tile(mrf, 1, kc, a, b, bstride, boff, c, ldc, load_c, rows, cols);
+        flex_tile(mrf, 1, kc, a, aoff, b, bstride, boff, c, ldc, load_c, rows, cols);
 #endif
 }
 
-/* The two entry points of one row count (declared in gemm_internal.h). */
+/* The three entry points of one row count (declared in gemm_internal.h). */
 #define FLEX_KERNELS(MRF)                                                                     \
     void FLEX_CAT(sb_gemm_flex_, FLEX_ISA, _##MRF)(int64_t kc, const float *a, const float *b,  \
                                                   int64_t bstride, float *c, int64_t ldc,      \
                                                   bool load_c, int rows, int cols) {           \
-        flex_body(MRF, kc, a, b, bstride, NULL, c, ldc, load_c, rows, cols);                  \
+        flex_body(MRF, kc, a, NULL, b, bstride, NULL, c, ldc, load_c, rows, cols);            \
     }                                                                                         \
     void FLEX_CAT(sb_gemm_offset_, FLEX_ISA, _##MRF)(int64_t kc, const float *a,              \
                                                     const float *b, const int64_t *boff,       \
                                                     float *c, int64_t ldc, bool load_c,        \
                                                     int rows, int cols) {                      \
-        flex_body(MRF, kc, a, b, 0, boff, c, ldc, load_c, rows, cols);                        \
+        flex_body(MRF, kc, a, NULL, b, 0, boff, c, ldc, load_c, rows, cols);                  \
+    }                                                                                         \
+    void FLEX_CAT(sb_gemm_gather_, FLEX_ISA, _##MRF)(int64_t kc, const float *a,              \
+                                                    const int64_t *aoff, const float *b,       \
+                                                    const int64_t *boff, float *c,             \
+                                                    int64_t ldc, bool load_c, int rows,        \
+                                                    int cols) {                                \
+        flex_body(MRF, kc, a, aoff, b, 0, boff, c, ldc, load_c, rows, cols);                  \
     }
 
 #endif

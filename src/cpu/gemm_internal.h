@@ -64,16 +64,24 @@ typedef void (*sb_gemm_flex_fn)(int64_t kc, const float *a, const float *b, int6
  * at b + boff[p] (see sb_cpu_sgemm_offset in cpu.h). */
 typedef void (*sb_gemm_offset_fn)(int64_t kc, const float *a, const float *b, const int64_t *boff,
                                   float *c, int64_t ldc, bool load_c, int rows, int cols);
-/* The two kernels of one row count MRF of one level (gemm_flex.h's
- * FLEX_KERNELS defines them): sb_gemm_flex_<isa>_<MRF> and
- * sb_gemm_offset_<isa>_<MRF>. */
+/* Gathered-A kernels: as the offset ones, with A's MR values of step p at
+ * a + aoff[p] (sb_cpu_sgemm_gather in cpu.h). */
+typedef void (*sb_gemm_gather_fn)(int64_t kc, const float *a, const int64_t *aoff, const float *b,
+                                  const int64_t *boff, float *c, int64_t ldc, bool load_c,
+                                  int rows, int cols);
+/* The three kernels of one row count MRF of one level (gemm_flex.h's
+ * FLEX_KERNELS defines them): sb_gemm_flex_<isa>_<MRF>,
+ * sb_gemm_offset_<isa>_<MRF> and sb_gemm_gather_<isa>_<MRF>. */
 #define SB_GEMM_TILE_KERNELS_DECL(ISA, MRF)                                                    \
     void sb_gemm_flex_##ISA##_##MRF(int64_t kc, const float *a, const float *b,                 \
                                     int64_t bstride, float *c, int64_t ldc, bool load_c,        \
                                     int rows, int cols);                                        \
     void sb_gemm_offset_##ISA##_##MRF(int64_t kc, const float *a, const float *b,               \
                                       const int64_t *boff, float *c, int64_t ldc, bool load_c,  \
-                                      int rows, int cols);
+                                      int rows, int cols);                                    \
+    void sb_gemm_gather_##ISA##_##MRF(int64_t kc, const float *a, const int64_t *aoff,          \
+                                      const float *b, const int64_t *boff, float *c,           \
+                                      int64_t ldc, bool load_c, int rows, int cols);
 #if SB_HAVE_X86_KERNELS
 /* AVX-512: 4-, 6-, 8- and 12-row tiles of 32 columns. */
 SB_GEMM_TILE_KERNELS_DECL(avx512, 4)
@@ -112,12 +120,13 @@ void sb_gemm_pack_bt_avx2(int64_t kc, int64_t cols, int nr, const float *b, int6
                           float *dst);
 #endif
 
-/* One flexible kernel of a level: its row count, and its flex and offset
- * entry points (NR columns, the level's fixed NR). */
+/* One flexible kernel of a level: its row count, and its flex, offset and
+ * gather entry points (NR columns, the level's fixed NR). */
 typedef struct sb_gemm_flex_kernel {
     int mr;
     sb_gemm_flex_fn flex;
     sb_gemm_offset_fn offset;
+    sb_gemm_gather_fn gather;
 } sb_gemm_flex_kernel;
 
 /* A level's GEMM kernels (its member of the kernel context, cpu/kernels.h):

@@ -50,8 +50,8 @@ static const sb_cpu_kernels sse2_kernels = {
 };
 
 static const sb_gemm_flex_kernel avx2_flex[] = {
-    {6, sb_gemm_flex_avx2_6, sb_gemm_offset_avx2_6},
-    {4, sb_gemm_flex_avx2_4, sb_gemm_offset_avx2_4},
+    {6, sb_gemm_flex_avx2_6, sb_gemm_offset_avx2_6, sb_gemm_gather_avx2_6},
+    {4, sb_gemm_flex_avx2_4, sb_gemm_offset_avx2_4, sb_gemm_gather_avx2_4},
 };
 
 static const sb_cpu_kernels avx2_kernels = {
@@ -78,10 +78,10 @@ static const sb_cpu_kernels avx2_kernels = {
 };
 
 static const sb_gemm_flex_kernel avx512_flex[] = {
-    {12, sb_gemm_flex_avx512_12, sb_gemm_offset_avx512_12},
-    {8, sb_gemm_flex_avx512_8, sb_gemm_offset_avx512_8},
-    {6, sb_gemm_flex_avx512_6, sb_gemm_offset_avx512_6},
-    {4, sb_gemm_flex_avx512_4, sb_gemm_offset_avx512_4},
+    {12, sb_gemm_flex_avx512_12, sb_gemm_offset_avx512_12, sb_gemm_gather_avx512_12},
+    {8, sb_gemm_flex_avx512_8, sb_gemm_offset_avx512_8, sb_gemm_gather_avx512_8},
+    {6, sb_gemm_flex_avx512_6, sb_gemm_offset_avx512_6, sb_gemm_gather_avx512_6},
+    {4, sb_gemm_flex_avx512_4, sb_gemm_offset_avx512_4, sb_gemm_gather_avx512_4},
 };
 
 static const sb_cpu_kernels avx512_kernels = {
@@ -112,8 +112,8 @@ static const sb_cpu_kernels avx512_kernels = {
 
 #if SB_HAVE_NEON_KERNELS
 static const sb_gemm_flex_kernel neon_flex[] = {
-    {8, sb_gemm_flex_neon_8, sb_gemm_offset_neon_8},
-    {4, sb_gemm_flex_neon_4, sb_gemm_offset_neon_4},
+    {8, sb_gemm_flex_neon_8, sb_gemm_offset_neon_8, sb_gemm_gather_neon_8},
+    {4, sb_gemm_flex_neon_4, sb_gemm_offset_neon_4, sb_gemm_gather_neon_4},
 };
 
 static const sb_cpu_kernels neon_kernels = {

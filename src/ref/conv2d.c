@@ -61,33 +61,36 @@ static int64_t reader(int64_t pos, int64_t tap, int64_t stride, int64_t pad, int
     return t / stride;
 }
 
+float sb_ref_conv2d_dx_chain(const sb_conv2d_geom *g, const float *dy, const float *weight,
+                             int64_t n, int64_t ch, int64_t ih, int64_t iw) {
+    int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups;
+    int64_t oc0 = (ch / icg) * ocg, c = ch % icg;
+    /* Only taps that really read (ih, iw) are terms: the input has no
+     * padding to multiply, and this is the chain a transposed convolution
+     * without inserted zeros computes. */
+    float acc = 0.0f;
+    for (int64_t o = 0; o < ocg; o++)
+        for (int64_t i = 0; i < g->kh; i++) {
+            int64_t r = reader(ih, i, g->stride_h, g->pad_h, g->dilation_h, g->oh);
+            if (r < 0) continue;
+            for (int64_t j = 0; j < g->kw; j++) {
+                int64_t s = reader(iw, j, g->stride_w, g->pad_w, g->dilation_w, g->ow);
+                if (s < 0) continue;
+                float d = dy[((n * g->c_out + oc0 + o) * g->oh + r) * g->ow + s];
+                acc = fmaf(d, w_at(g, weight, oc0 + o, c, i, j), acc);
+            }
+        }
+    return acc;
+}
+
 void sb_ref_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, const float *weight,
                                   float *dx) {
-    int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups;
     for (int64_t n = 0; n < g->n; n++)
-        for (int64_t ch = 0; ch < g->c_in; ch++) {
-            int64_t oc0 = (ch / icg) * ocg, c = ch % icg;
+        for (int64_t ch = 0; ch < g->c_in; ch++)
             for (int64_t ih = 0; ih < g->h; ih++)
-                for (int64_t iw = 0; iw < g->w; iw++) {
-                    /* Only taps that really read (ih, iw) are terms: the
-                     * input has no padding to multiply, and this is the
-                     * chain a transposed convolution without inserted
-                     * zeros computes. */
-                    float acc = 0.0f;
-                    for (int64_t o = 0; o < ocg; o++)
-                        for (int64_t i = 0; i < g->kh; i++) {
-                            int64_t r = reader(ih, i, g->stride_h, g->pad_h, g->dilation_h, g->oh);
-                            if (r < 0) continue;
-                            for (int64_t j = 0; j < g->kw; j++) {
-                                int64_t s = reader(iw, j, g->stride_w, g->pad_w, g->dilation_w, g->ow);
-                                if (s < 0) continue;
-                                float d = dy[((n * g->c_out + oc0 + o) * g->oh + r) * g->ow + s];
-                                acc = fmaf(d, w_at(g, weight, oc0 + o, c, i, j), acc);
-                            }
-                        }
-                    dx[((n * g->c_in + ch) * g->h + ih) * g->w + iw] = acc;
-                }
-        }
+                for (int64_t iw = 0; iw < g->w; iw++)
+                    dx[((n * g->c_in + ch) * g->h + ih) * g->w + iw] =
+                        sb_ref_conv2d_dx_chain(g, dy, weight, n, ch, ih, iw);
 }
 
 float sb_ref_conv2d_dw_chain(const sb_conv2d_geom *g, const float *dy, const float *x,

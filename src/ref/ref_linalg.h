@@ -52,12 +52,16 @@ typedef struct sb_conv2d_geom {
 } sb_conv2d_geom;
 
 /* One output's chain before the bias: y[n][oc][r][s] over the contract's
- * icg*kh*kw terms (padded taps as +0.0f terms), and one weight gradient's:
- * dweight[oc][c][i][j] over every (n, r, s) (c counts within oc's group).
+ * icg*kh*kw terms (padded taps as +0.0f terms); one input gradient's:
+ * dx[n][ch][ih][iw] over (o, i, j) for the taps that read it; and one
+ * weight gradient's: dweight[oc][c][i][j] over every (n, r, s) (c counts
+ * within oc's group).
  * The fast kernels' fallbacks (no scratch memory, zero results recomputed)
  * call these rather than restating the chains. */
 float sb_ref_conv2d_y_chain(const sb_conv2d_geom *g, const float *x, const float *weight, int64_t n,
                             int64_t oc, int64_t r, int64_t s);
+float sb_ref_conv2d_dx_chain(const sb_conv2d_geom *g, const float *dy, const float *weight,
+                             int64_t n, int64_t ch, int64_t ih, int64_t iw);
 float sb_ref_conv2d_dw_chain(const sb_conv2d_geom *g, const float *dy, const float *x,
                              int64_t oc, int64_t c, int64_t i, int64_t j);
 /* y = conv(x, weight) (+ bias, NULL for none). */

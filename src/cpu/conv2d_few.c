@@ -1,0 +1,487 @@
+/* Few-pixel convolutions by position class (src/cpu/conv_internal.h): the
+ * forward and the input gradient over planes of fewer than CLASS_PIXELS
+ * positions, bit-identical to src/ref/conv2d.c.
+ *
+ * Why: the deep stages of a CNN are many channels over 1x1 .. 7x7 planes,
+ * and there padding is most of a padded kernel's taps. Under a padded 3x3
+ * a 2x2 plane's positions each read 4 of the 9 taps, a 4x4 plane's 100 of
+ * 144 (all 9 only at its 4 inner positions). A product over every tap
+ * spends the rest on +0.0f.
+ *
+ * Position classes. Along one axis, a destination coordinate (an output
+ * row for the forward, an input row for the input gradient) is linked to
+ * the source by some of the kernel's taps; coordinates linked by the same
+ * taps form an axis class (a 4x4 plane under a padded 3x3: row 0 by taps
+ * 1-2, rows 1-2 by 0-2, row 3 by 0-1). A position class is a row class
+ * times a column class: its positions share their taps (the row taps times
+ * the column taps). Per class and group the convolution is one GEMM
+ *
+ *     out[row][(n, p)] = chain over k = (ch, a, b) of W[row][(ch, a, b)] *
+ *                        src[n][ch][source of position p through tap (a, b)]
+ *
+ * with k ascending: the contract's order with the class's unlinked taps
+ * left out, and the columns (n, p) nb samples side by side. Every entry of
+ * the column matrix is a real source value (a gather table per class); the
+ * weights of each class are packed once per call for every chunk.
+ *
+ * Input gradient: the contract's chain for dx[ih][iw] has a term for each
+ * tap that reads (ih, iw) and no other (src/ref/conv2d.c), so the class
+ * product is that chain term for term, whatever the values.
+ * Forward: the contract's chain has a term for every tap, fmaf(+0, w, acc)
+ * for a tap in the padding. With w finite such a term leaves a nonzero
+ * accumulator unchanged and can only flip the sign of a zero one, and a
+ * zero accumulator feeds the next term as its opposite-signed twin does
+ * unless that term's exact value is zero too (then both results are
+ * zeros). So a class that leaves taps out differs from the contract only
+ * where both results are zeros, and each of its zeros is recomputed with
+ * the contract's chain; a weight that is inf or NaN (0 * inf = NaN) sends
+ * the call back to the caller's other paths.
+ *
+ * Threads: tasks are (chunk of samples, class, block of rows), each
+ * writing its own outputs; with few chunks and classes the rows (output
+ * channels, or input channels for dx) are split so that every thread has
+ * a share. */
+#include <stdint.h>
+#include <string.h>
+#include "cpu/conv_internal.h"
+#include "cpu/cpu.h"
+#include "samebits/runtime.h"
+
+#define CLASS_PIXELS 65        /* destination positions per plane below which this path runs */
+#define AXIS_MAX 64            /* coordinates per axis and taps per kernel axis (64-bit masks) */
+#define CLASS_MAX 64           /* position classes: at most one per position */
+#define CLASS_COLS 512         /* columns (samples x positions) of a chunk's whole plane */
+#define CLASS_FLOATS (1 << 21) /* cap on a class's column matrix: 8 MB */
+#define COLS_SLACK 64          /* floats past a column matrix that an offset kernel may read */
+#define ROW_BLOCK_ALIGN 24     /* row blocks are whole tiles of 4, 6, 8 and 12 rows */
+
+/* One axis: destination coordinate q and source coordinate src are linked
+ * by tap t when the tap reads src for q (forward: src = q*stride - pad +
+ * t*dilation, an input row inside [0, src_n); input gradient: the output
+ * row src inside [0, src_n) whose tap t reads input q). */
+typedef struct {
+    int64_t k, stride, pad, dilation, src_n, dst_n;
+    bool input_grad;
+} axis_geom;
+
+static bool axis_link(const axis_geom *ax, int64_t q, int64_t t, int64_t *src) {
+    if (!ax->input_grad) {
+        *src = q * ax->stride - ax->pad + t * ax->dilation;
+        return *src >= 0 && *src < ax->src_n;
+    }
+    int64_t d = q + ax->pad - t * ax->dilation;
+    if (d < 0 || d % ax->stride != 0) return false;
+    *src = d / ax->stride;
+    return *src < ax->src_n;
+}
+
+/* An axis's classes: coordinates linked by the same taps (mask bit t),
+ * classes in order of their first coordinate, coordinates ascending. */
+typedef struct {
+    int n;
+    uint64_t mask[AXIS_MAX];
+    int count[AXIS_MAX];
+    int coord[AXIS_MAX][AXIS_MAX];
+} axis_classes;
+
+static void axis_classify(const axis_geom *ax, axis_classes *ac) {
+    ac->n = 0;
+    for (int64_t q = 0; q < ax->dst_n; q++) {
+        uint64_t mask = 0;
+        for (int64_t t = 0, src; t < ax->k; t++)
+            if (axis_link(ax, q, t, &src)) mask |= (uint64_t)1 << t;
+        int c = 0;
+        while (c < ac->n && ac->mask[c] != mask) c++;
+        if (c == ac->n) ac->mask[ac->n] = mask, ac->count[ac->n++] = 0;
+        ac->coord[c][ac->count[c]++] = (int)q;
+    }
+}
+
+static int popcount64(uint64_t v) {
+    int n = 0;
+    for (; v; v &= v - 1) n++;
+    return n;
+}
+
+/* The taps of a mask, ascending; returns their count. */
+static int mask_taps(uint64_t mask, int64_t *tap) {
+    int n = 0;
+    for (int t = 0; t < AXIS_MAX; t++)
+        if (mask >> t & 1) tap[n++] = t;
+    return n;
+}
+
+/* One position class. Tables (offsets into the call's buffers):
+ *   src_at[t*npos + p]: the source plane offset tap t reads for position p
+ *   col_at[t*npos + p]: its place in a sample's block of the column matrix
+ *                       (row t of channel 0, column p: t*ldc + p)
+ *   dst_at[p]:          position p's offset in the destination plane
+ *   kidx[(ch, t)]:      term (ch, t)'s index in the whole kernel's k, ch*kh*kw + tap
+ *   boff[(ch, t)]:      its row of the column matrix, (ch*ntap + t)*ldc */
+typedef struct {
+    int ntap, npos, ra, cb; /* taps, positions; its row and column class */
+    int64_t kdim, ldc;      /* terms (chans * ntap); columns of a full chunk */
+    int32_t *src_at, *col_at, *dst_at;
+    int64_t *kidx, *boff;
+    bool skips; /* forward: fewer taps than the kernel's (zeros recomputed) */
+} pos_class;
+
+typedef struct {
+    const sb_conv2d_geom *g;
+    bool input_grad;
+    const float *src, *w, *bias;
+    float *dst;
+    int64_t m, chans;        /* per group: rows of a product, channels of its k */
+    int64_t src_c, dst_c;    /* channels of the source and destination tensors */
+    int64_t src_w, dst_w, src_plane, dst_plane;
+    /* The product's A per group, packed once for every class: row i, term
+     * p = (ch, a, b) over the taps some class reads (rows ui[a], columns
+     * uj[b]: the unions of the axis classes' taps) at w_group[i*lda +
+     * acol[p]]; kdim_all = chans * nui * nuj terms. */
+    int64_t lda, kdim_all;
+    int nui, nuj;
+    int64_t ui[AXIS_MAX], uj[AXIS_MAX];
+    int64_t *acol;
+    int ncls;
+    pos_class cls[CLASS_MAX];
+    int64_t nb, chunks, blocks, block_rows;
+    float *wbuf;
+    int64_t *wofs;    /* (grp, block): its packed A at wbuf + wofs[grp*blocks + block] */
+    int64_t *panels;  /* (grp, block): its panels, the first at panels[grp*blocks + block] */
+    int64_t npanels;  /* in all */
+    unsigned char *nonfinite; /* per panel, when the forward leaves taps out: an inf or NaN weight */
+} class_ctx;
+
+static int64_t block_rows(const class_ctx *t, int64_t b) {
+    int64_t r0 = b * t->block_rows;
+    return t->m - r0 < t->block_rows ? t->m - r0 : t->block_rows;
+}
+
+static const float *group_weights(const class_ctx *t, int64_t grp) {
+    const sb_conv2d_geom *g = t->g;
+    return t->w + grp * (g->c_out / g->groups) * (g->c_in / g->groups) * g->kh * g->kw;
+}
+
+/* Panels [i0, i1) of all (grp, block) packed As (panel i of the call
+ * belongs to the last (grp, block) whose first panel is <= i). */
+static void pack_range(void *vctx, int64_t i0, int64_t i1) {
+    const class_ctx *t = vctx;
+    int64_t gb = 0, count = t->g->groups * t->blocks;
+    for (int64_t i = i0; i < i1; i++) {
+        while (gb + 1 < count && t->panels[gb + 1] <= i) gb++;
+        int64_t b = gb % t->blocks, grp = gb / t->blocks, ip = i - t->panels[gb];
+        const float *a = group_weights(t, grp) + b * t->block_rows * t->lda;
+        int64_t rows = block_rows(t, b), mr = sb_cpu_sgemm_gather_mr(rows);
+        int64_t i0 = ip * mr, prows = rows - i0 < mr ? rows - i0 : mr;
+        /* the forward's rows are whole kernels, contiguous: checked here
+         * while they are read anyway (every weight, packed or not) */
+        if (t->nonfinite)
+            t->nonfinite[i] = !sb_cpu_conv2d_weights_finite(prows * t->lda, a + i0 * t->lda);
+        sb_cpu_sgemm_gather_pack(rows, t->kdim_all, a, t->lda, t->acol, ip, ip + 1,
+                                 t->wbuf + t->wofs[gb]);
+    }
+}
+
+/* The contract's chain of one destination element (no scratch memory, or a
+ * forward zero to recompute); pos is its offset in the destination plane. */
+static float contract_chain(const class_ctx *t, int64_t n, int64_t ch, int64_t pos) {
+    int64_t r = pos / t->dst_w, s = pos % t->dst_w;
+    if (t->input_grad) return sb_ref_conv2d_dx_chain(t->g, t->src, t->w, n, ch, r, s);
+    return sb_ref_conv2d_y_chain(t->g, t->src, t->w, n, ch, r, s);
+}
+
+/* dplane[dst_at[p]] = src[p] (+ bias when has_bias) for p < npos; returns
+ * whether some src[p] is a zero. Not inlined, as gather_samples. */
+static __attribute__((noinline)) bool scatter_positions(float *restrict dplane,
+                                                        const float *restrict src,
+                                                        const int32_t *restrict dst_at,
+                                                        int64_t npos, float bias, bool has_bias) {
+    bool zero = false;
+    for (int64_t p = 0; p < npos; p++) {
+        zero |= src[p] == 0.0f;
+        dplane[dst_at[p]] = has_bias ? src[p] + bias : src[p];
+    }
+    return zero;
+}
+
+/* One channel's rows of a class's column matrix: dst[col_at[e] + n*npos]
+ * = plane[n*stride + src_at[e]] for the class's entries e and samples
+ * n < count. Not inlined, so that the loop keeps its counters in
+ * registers (inside class_task they went to the stack, a store-to-load
+ * round trip per float). */
+static __attribute__((noinline)) void gather_samples(float *restrict dst, const float *restrict plane, int64_t stride,
+                           int64_t count, const pos_class *k, int64_t npos) {
+    int64_t entries = (int64_t)k->ntap * npos;
+    const int32_t *restrict src_at = k->src_at, *restrict col_at = k->col_at;
+    for (int64_t n = 0; n < count; n++, plane += stride, dst += npos)
+        for (int64_t e = 0; e < entries; e++) dst[col_at[e]] = plane[src_at[e]];
+}
+
+/* Destination element (n, ch, pos) from the contract's chain (+ bias). */
+static void put_chain(const class_ctx *t, int64_t n, int64_t ch, int64_t pos) {
+    float v = contract_chain(t, n, ch, pos);
+    t->dst[(n * t->dst_c + ch) * t->dst_plane + pos] = t->bias ? v + t->bias[ch] : v;
+}
+
+/* Task (chunk, class, block): samples [n0, n1), the class's positions, rows
+ * [r0, r0 + rows) of every group. */
+static void class_task(const class_ctx *t, int64_t chunk, int c, int64_t b) {
+    const pos_class *k = &t->cls[c];
+    int64_t n0 = chunk * t->nb, n1 = n0 + t->nb < t->g->n ? n0 + t->nb : t->g->n;
+    int64_t cols = (n1 - n0) * k->npos, r0 = b * t->block_rows, rows = block_rows(t, b);
+    /* the column matrix, the slack an offset kernel may read, then aoff */
+    size_t col_floats = (size_t)(k->kdim * k->ldc + COLS_SLACK + 1) / 2 * 2;
+    float *col = k->kdim > 0 ? sb_scratch(SB_SCRATCH_CONV, col_floats * sizeof *col +
+                                                               (size_t)k->kdim * sizeof(int64_t))
+                             : NULL;
+    float *out = k->kdim > 0 ? sb_scratch(SB_SCRATCH_OPS, (size_t)(rows * k->ldc) * sizeof *out)
+                             : NULL;
+    bool product = col && out;
+    int64_t *aoff = product ? (int64_t *)(void *)(col + col_floats) : NULL;
+    for (int64_t p = 0, mr = sb_cpu_sgemm_gather_mr(rows); product && p < k->kdim; p++)
+        aoff[p] = k->kidx[p] * mr;
+    for (int64_t grp = 0; grp < t->g->groups; grp++) {
+        if (product) {
+            /* col[(ch, t)][(n, p)]: channel after channel, sample after
+             * sample (one sample's plane, a line or two, feeds every tap;
+             * the planes of one channel lie a multiple of 4 KB apart and
+             * evict one another from L1 when re-read tap after tap) */
+            for (int64_t ch = 0; ch < t->chans; ch++)
+                gather_samples(col + ch * k->ntap * k->ldc,
+                               t->src + (n0 * t->src_c + grp * t->chans + ch) * t->src_plane,
+                               t->src_c * t->src_plane, n1 - n0, k, k->npos);
+            /* a short last chunk: the columns past it read as zeros */
+            if (cols < k->ldc)
+                for (int64_t p = 0; p < k->kdim; p++)
+                    memset(col + p * k->ldc + cols, 0, (size_t)(k->ldc - cols) * sizeof *col);
+            memset(col + k->kdim * k->ldc, 0, COLS_SLACK * sizeof *col);
+            sb_cpu_sgemm_gather(rows, cols, t->kdim_all, k->kdim,
+                                t->wbuf + t->wofs[grp * t->blocks + b], aoff, col, k->boff, out,
+                                k->ldc);
+        }
+        /* sample after sample: one sample's planes lie side by side (those
+         * of one channel lie a multiple of 4 KB apart, see the gather) */
+        for (int64_t n = n0; n < n1; n++)
+            for (int64_t r = 0; r < rows; r++) {
+                int64_t ch = grp * t->m + r0 + r;
+                float *dplane = t->dst + (n * t->dst_c + ch) * t->dst_plane;
+                if (k->kdim > 0 && product) {
+                    const float *src = out + r * k->ldc + (n - n0) * k->npos;
+                    bool zero = scatter_positions(dplane, src, k->dst_at, k->npos,
+                                                  t->bias ? t->bias[ch] : 0.0f, t->bias != NULL);
+                    /* the zeros the contract may sign otherwise */
+                    for (int64_t p = 0; zero && k->skips && p < k->npos; p++)
+                        if (src[p] == 0.0f) put_chain(t, n, ch, k->dst_at[p]);
+                    continue;
+                }
+                /* No tap at all: the empty chain, +0 (and, the weights
+                 * being finite, the forward's chain of padded terms too);
+                 * no scratch memory: the contract's chains one by one. */
+                for (int64_t p = 0; p < k->npos; p++) {
+                    float v = k->kdim > 0 ? contract_chain(t, n, ch, k->dst_at[p]) : 0.0f;
+                    dplane[k->dst_at[p]] = t->bias ? v + t->bias[ch] : v;
+                }
+            }
+    }
+}
+
+static void task_range(void *vctx, int64_t i0, int64_t i1) {
+    const class_ctx *t = vctx;
+    for (int64_t i = i0; i < i1; i++)
+        class_task(t, i / t->blocks / t->ncls, (int)(i / t->blocks % t->ncls), i % t->blocks);
+}
+
+/* The classes of the destination plane and their tables, in `aux` when
+ * it is not NULL; returns the bytes the tables take. */
+static size_t build_classes(class_ctx *t, const axis_classes *rows, const axis_classes *cols,
+                            const axis_geom *ax_h, const axis_geom *ax_w, char *aux) {
+    const sb_conv2d_geom *g = t->g;
+    int64_t kk = g->kh * g->kw;
+    size_t bytes = 0;
+    t->ncls = 0;
+    for (int ra = 0; ra < rows->n; ra++)
+        for (int cb = 0; cb < cols->n; cb++) {
+            pos_class *k = &t->cls[t->ncls++];
+            int64_t ti[AXIS_MAX], tj[AXIS_MAX];
+            int ni = mask_taps(rows->mask[ra], ti), nj = mask_taps(cols->mask[cb], tj);
+            k->ra = ra, k->cb = cb;
+            k->ntap = ni * nj;
+            k->npos = rows->count[ra] * cols->count[cb];
+            k->kdim = t->chans * k->ntap;
+            k->ldc = t->nb * k->npos;
+            k->skips = !t->input_grad && k->ntap < kk;
+            int64_t entries = (int64_t)k->ntap * k->npos;
+            size_t need = (size_t)(2 * entries + k->npos) * sizeof(int32_t);
+            need = (need + 7) / 8 * 8 + (size_t)(2 * k->kdim) * sizeof(int64_t);
+            if (aux) {
+                char *at = aux + bytes;
+                k->src_at = (int32_t *)(void *)at;
+                k->col_at = k->src_at + entries;
+                k->dst_at = k->col_at + entries;
+                k->kidx = (int64_t *)(void *)(at + ((size_t)(2 * entries + k->npos) * 4 + 7) / 8 * 8);
+                k->boff = k->kidx + k->kdim;
+                for (int a = 0; a < ni; a++)
+                    for (int bt = 0; bt < nj; bt++)
+                        for (int pr = 0; pr < rows->count[ra]; pr++)
+                            for (int pc = 0; pc < cols->count[cb]; pc++) {
+                                int64_t sr = 0, sc = 0;
+                                int64_t p = (int64_t)pr * cols->count[cb] + pc;
+                                int64_t e = (int64_t)(a * nj + bt) * k->npos + p;
+                                axis_link(ax_h, rows->coord[ra][pr], ti[a], &sr);
+                                axis_link(ax_w, cols->coord[cb][pc], tj[bt], &sc);
+                                k->src_at[e] = (int32_t)(sr * t->src_w + sc);
+                                k->col_at[e] = (int32_t)((a * nj + bt) * k->ldc + p);
+                            }
+                for (int pr = 0; pr < rows->count[ra]; pr++)
+                    for (int pc = 0; pc < cols->count[cb]; pc++)
+                        k->dst_at[pr * cols->count[cb] + pc] =
+                            (int32_t)(rows->coord[ra][pr] * t->dst_w + cols->coord[cb][pc]);
+                /* the index of a tap among the unions' */
+                int ua[AXIS_MAX], ub[AXIS_MAX];
+                for (int a = 0; a < ni; a++)
+                    for (ua[a] = 0; t->ui[ua[a]] != ti[a];) ua[a]++;
+                for (int bt = 0; bt < nj; bt++)
+                    for (ub[bt] = 0; t->uj[ub[bt]] != tj[bt];) ub[bt]++;
+                for (int64_t ch = 0; ch < t->chans; ch++)
+                    for (int a = 0; a < ni; a++)
+                        for (int bt = 0; bt < nj; bt++) {
+                            int64_t p = (ch * ni + a) * nj + bt;
+                            k->kidx[p] = (ch * t->nui + ua[a]) * t->nuj + ub[bt];
+                            k->boff[p] = p * k->ldc;
+                        }
+            }
+            bytes += need;
+        }
+    return bytes;
+}
+
+/* Samples per chunk: CLASS_COLS columns of the whole plane, no class's
+ * column matrix past CLASS_FLOATS, and no more than each thread's share
+ * (a chunk keeps 64 positions at least). */
+static int64_t chunk_samples(const class_ctx *t, const axis_classes *rows,
+                             const axis_classes *cols, int threads) {
+    int64_t n = t->g->n, nb = CLASS_COLS / t->dst_plane, widest = 1;
+    for (int ra = 0; ra < rows->n; ra++)
+        for (int cb = 0; cb < cols->n; cb++) {
+            int64_t terms = t->chans * popcount64(rows->mask[ra]) * popcount64(cols->mask[cb]);
+            int64_t f = terms * rows->count[ra] * cols->count[cb];
+            if (f > widest) widest = f;
+        }
+    if (nb > CLASS_FLOATS / widest) nb = CLASS_FLOATS / widest;
+    if (threads > 1) {
+        int64_t share = (n + threads - 1) / threads, least = (64 + t->dst_plane - 1) / t->dst_plane;
+        if (share < least) share = least;
+        if (nb > share) nb = share;
+    }
+    if (nb > n) nb = n;
+    return nb < 1 ? 1 : nb;
+}
+
+static bool run_classes(class_ctx *t) {
+    const sb_conv2d_geom *g = t->g;
+    if (g->kh > AXIS_MAX || g->kw > AXIS_MAX) return false;
+    axis_geom ax_h, ax_w;
+    if (t->input_grad) {
+        ax_h = (axis_geom){g->kh, g->stride_h, g->pad_h, g->dilation_h, g->oh, g->h, true};
+        ax_w = (axis_geom){g->kw, g->stride_w, g->pad_w, g->dilation_w, g->ow, g->w, true};
+    } else {
+        ax_h = (axis_geom){g->kh, g->stride_h, g->pad_h, g->dilation_h, g->h, g->oh, false};
+        ax_w = (axis_geom){g->kw, g->stride_w, g->pad_w, g->dilation_w, g->w, g->ow, false};
+    }
+    if (ax_h.dst_n > AXIS_MAX || ax_w.dst_n > AXIS_MAX) return false;
+    axis_classes rows, cols;
+    axis_classify(&ax_h, &rows);
+    axis_classify(&ax_w, &cols);
+    bool skips = false;
+    for (int ra = 0; ra < rows.n; ra++)
+        for (int cb = 0; cb < cols.n; cb++)
+            if (popcount64(rows.mask[ra]) * popcount64(cols.mask[cb]) < g->kh * g->kw) skips = true;
+
+    int threads = sb_in_parallel_region() ? 1 : sb_num_threads();
+    t->nb = chunk_samples(t, &rows, &cols, threads);
+    t->chunks = (g->n + t->nb - 1) / t->nb;
+    int64_t units = t->chunks * rows.n * cols.n;
+    t->blocks = 1;
+    t->block_rows = t->m;
+    if (threads > 1 && units < 2 * threads) {
+        int64_t want = (2 * threads + units - 1) / units;
+        int64_t br = (t->m + want - 1) / want;
+        br = (br + ROW_BLOCK_ALIGN - 1) / ROW_BLOCK_ALIGN * ROW_BLOCK_ALIGN;
+        t->block_rows = br < t->m ? br : t->m;
+        t->blocks = (t->m + t->block_rows - 1) / t->block_rows;
+    }
+
+    /* the taps some class reads */
+    uint64_t urows = 0, ucols = 0;
+    for (int ra = 0; ra < rows.n; ra++) urows |= rows.mask[ra];
+    for (int cb = 0; cb < cols.n; cb++) ucols |= cols.mask[cb];
+    t->nui = mask_taps(urows, t->ui);
+    t->nuj = mask_taps(ucols, t->uj);
+    t->kdim_all = t->chans * t->nui * t->nuj;
+
+    /* one buffer: the class tables, A's column list, the packed As'
+     * offsets and first panels, the packed As */
+    int64_t kk = g->kh * g->kw, icg = g->c_in / g->groups, gb = g->groups * t->blocks;
+    size_t table_bytes = build_classes(t, &rows, &cols, &ax_h, &ax_w, NULL);
+    size_t acol_end = table_bytes + (size_t)t->kdim_all * sizeof(int64_t);
+    size_t wofs_end = (acol_end + (size_t)(2 * gb) * sizeof(int64_t) + 63) / 64 * 64;
+    int64_t wfloats = 0, panels = 0;
+    for (int64_t b = 0; b < t->blocks; b++) {
+        int64_t rows_b = block_rows(t, b), mr = sb_cpu_sgemm_gather_mr(rows_b);
+        wfloats += sb_cpu_sgemm_gather_floats(rows_b, t->kdim_all);
+        panels += (rows_b + mr - 1) / mr;
+    }
+    size_t wbuf_end = wofs_end + (size_t)(g->groups * wfloats) * sizeof(float);
+    char *aux = sb_scratch(SB_SCRATCH_CONV_AUX, wbuf_end + (size_t)(g->groups * panels));
+    if (!aux) return false;
+    /* the forward leaves padded taps out only under finite weights */
+    t->nonfinite = !t->input_grad && skips ? (unsigned char *)(aux + wbuf_end) : NULL;
+    build_classes(t, &rows, &cols, &ax_h, &ax_w, aux);
+    /* forward: row oc, term (c, i, j) at w[(oc*icg + c)*kk + tap] (lda
+     * icg*kk); input gradient, W^T: row c, term (o, i, j) at
+     * w[(o*icg + c)*kk + tap] (lda kk) */
+    t->acol = (int64_t *)(void *)(aux + table_bytes);
+    for (int64_t ch = 0; ch < t->chans; ch++)
+        for (int a = 0; a < t->nui; a++)
+            for (int b = 0; b < t->nuj; b++)
+                t->acol[(ch * t->nui + a) * t->nuj + b] =
+                    (t->input_grad ? ch * icg * kk : ch * kk) + t->ui[a] * g->kw + t->uj[b];
+    t->wofs = (int64_t *)(void *)(aux + acol_end);
+    t->panels = t->wofs + gb;
+    t->wbuf = (float *)(void *)(aux + wofs_end);
+    t->npanels = 0;
+    for (int64_t i = 0, at = 0; i < gb; i++) {
+        int64_t rows_i = block_rows(t, i % t->blocks), mr = sb_cpu_sgemm_gather_mr(rows_i);
+        t->wofs[i] = at;
+        t->panels[i] = t->npanels;
+        at += sb_cpu_sgemm_gather_floats(rows_i, t->kdim_all);
+        t->npanels += (rows_i + mr - 1) / mr;
+    }
+    sb_parallel_for(t->npanels, sb_parallel_grain(t->npanels, 4), pack_range, t);
+    for (int64_t i = 0; t->nonfinite && i < t->npanels; i++)
+        if (t->nonfinite[i]) return false;
+    int64_t tasks = t->chunks * t->ncls * t->blocks;
+    sb_parallel_for(tasks, 1, task_range, t);
+    return true;
+}
+
+bool sb_cpu_conv2d_few_forward(const sb_conv2d_geom *g, const float *x, const float *weight,
+                               const float *bias, float *y) {
+    if (g->oh * g->ow >= CLASS_PIXELS) return false;
+    int64_t icg = g->c_in / g->groups;
+    class_ctx t = {.g = g, .input_grad = false, .src = x, .w = weight, .bias = bias, .dst = y,
+                   .m = g->c_out / g->groups, .chans = icg, .src_c = g->c_in, .dst_c = g->c_out,
+                   .src_w = g->w, .dst_w = g->ow, .src_plane = g->h * g->w,
+                   .dst_plane = g->oh * g->ow, .lda = icg * g->kh * g->kw};
+    return run_classes(&t);
+}
+
+bool sb_cpu_conv2d_few_backward_input(const sb_conv2d_geom *g, const float *dy,
+                                      const float *weight, float *dx) {
+    if (g->h * g->w >= CLASS_PIXELS) return false;
+    class_ctx t = {.g = g, .input_grad = true, .src = dy, .w = weight, .bias = NULL, .dst = dx,
+                   .m = g->c_in / g->groups, .chans = g->c_out / g->groups, .src_c = g->c_out,
+                   .dst_c = g->c_in, .src_w = g->ow, .dst_w = g->w, .src_plane = g->oh * g->ow,
+                   .dst_plane = g->h * g->w, .lda = g->kh * g->kw};
+    return run_classes(&t);
+}
