@@ -20,6 +20,10 @@
  *   every zero output is recomputed with the contract's own chain. A weight
  *   that is inf or NaN (0*inf = NaN) sends the call to the reference chains.
  *
+ * Planes of at most 64 positions (the forward's output, the input
+ *   gradient's input) go to src/cpu/conv2d_few.c first: one product per
+ *   position class over exactly the taps it reads.
+ *
  * Threads: forward and backward input split samples (each range owns its
  * samples' outputs and calls sb_cpu_sgemm, which then runs on that thread);
  * backward weight splits dW's taps into panels, one task each. */

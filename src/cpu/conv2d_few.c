@@ -47,7 +47,9 @@
 #include "cpu/cpu.h"
 #include "samebits/runtime.h"
 
-#define CLASS_PIXELS 65        /* destination positions per plane below which this path runs */
+#define CLASS_PIXELS 65        /* destination positions per plane below which this path runs:
+                                  up to 8x8, where it was measured 3-17% faster than the
+                                  per-sample paths */
 #define AXIS_MAX 64            /* coordinates per axis and taps per kernel axis (64-bit masks) */
 #define CLASS_MAX 64           /* position classes: at most one per position */
 #define CLASS_COLS 512         /* columns (samples x positions) of a chunk's whole plane */

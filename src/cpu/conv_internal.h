@@ -63,7 +63,7 @@ SB_DW_DECLARE(avx512)
  * input gradient per position class, one product over exactly the taps
  * its positions read. Same contract as the functions above; each returns
  * false, having written nothing, when the destination plane is too large
- * for it (64 positions or more), scratch memory ran out, or (forward) a
+ * for it (more than 64 positions), scratch memory ran out, or (forward) a
  * weight is inf or NaN where padded taps are left out; the caller then
  * takes another path. */
 bool sb_cpu_conv2d_few_forward(const sb_conv2d_geom *g, const float *x, const float *weight,
