@@ -121,7 +121,7 @@ static int mask_taps(uint64_t mask, int64_t *tap) {
  *   kidx[(ch, t)]:      term (ch, t)'s index in the whole kernel's k, ch*kh*kw + tap
  *   boff[(ch, t)]:      its row of the column matrix, (ch*ntap + t)*ldc */
 typedef struct {
-    int ntap, npos, ra, cb; /* taps, positions; its row and column class */
+    int ntap, npos;         /* taps, positions */
     int64_t kdim, ldc;      /* terms (chans * ntap); columns of a full chunk */
     int32_t *src_at, *col_at, *dst_at;
     int64_t *kidx, *boff;
@@ -306,7 +306,6 @@ static size_t build_classes(class_ctx *t, const axis_classes *rows, const axis_c
             pos_class *k = &t->cls[t->ncls++];
             int64_t ti[AXIS_MAX], tj[AXIS_MAX];
             int ni = mask_taps(rows->mask[ra], ti), nj = mask_taps(cols->mask[cb], tj);
-            k->ra = ra, k->cb = cb;
             k->ntap = ni * nj;
             k->npos = rows->count[ra] * cols->count[cb];
             k->kdim = t->chans * k->ntap;
@@ -390,7 +389,8 @@ static bool run_classes(class_ctx *t) {
         ax_h = (axis_geom){g->kh, g->stride_h, g->pad_h, g->dilation_h, g->h, g->oh, false};
         ax_w = (axis_geom){g->kw, g->stride_w, g->pad_w, g->dilation_w, g->w, g->ow, false};
     }
-    if (ax_h.dst_n > AXIS_MAX || ax_w.dst_n > AXIS_MAX) return false;
+    /* the tables hold plane offsets as int32 */
+    if (ax_h.dst_n > AXIS_MAX || ax_w.dst_n > AXIS_MAX || t->src_plane > INT32_MAX) return false;
     axis_classes rows, cols;
     axis_classify(&ax_h, &rows);
     axis_classify(&ax_w, &cols);
