@@ -55,6 +55,7 @@
 #define CLASS_COLS 512         /* columns (samples x positions) of a chunk's whole plane */
 #define CLASS_FLOATS (1 << 21) /* cap on a class's column matrix: 8 MB */
 #define COLS_SLACK 64          /* floats past a column matrix that an offset kernel may read */
+#define TRANSPOSED_BATCH 16    /* samples from which the source is transposed instead of gathered */
 #define ROW_BLOCK_ALIGN 24     /* row blocks are whole tiles of 4, 6, 8 and 12 rows */
 
 /* One axis: destination coordinate q and source coordinate src are linked
@@ -125,6 +126,9 @@ typedef struct {
     int64_t kdim, ldc;      /* terms (chans * ntap); columns of a full chunk */
     int32_t *src_at, *col_at, *dst_at;
     int64_t *kidx, *boff;
+    int64_t *tboff; /* transposed: position p's term (ch, t) at src_t row
+                     * ch*src_plane + src_at[t*npos + p], tboff[p*kdim + (ch, t)] */
+    int64_t *aoff;  /* per row block b: aoff[b*kdim + p] = kidx[p] * its panels' height */
     bool skips; /* forward: fewer taps than the kernel's (zeros recomputed) */
 } pos_class;
 
@@ -152,6 +156,13 @@ typedef struct {
     int64_t *panels;  /* (grp, block): its panels, the first at panels[grp*blocks + block] */
     int64_t npanels;  /* in all */
     unsigned char *nonfinite; /* per panel, when the forward leaves taps out: an inf or NaN weight */
+    /* Batches of TRANSPOSED_BATCH samples or more: the source transposed,
+     * src_t (src_c, src_plane, n), one product per destination position
+     * over the batch's columns (no column matrix), into dst_t (dst_c,
+     * dst_plane, n), transposed back at the end. */
+    bool transposed;
+    float *src_t, *dst_t;
+    signed char cls_of[CLASS_PIXELS], index_in[CLASS_PIXELS]; /* per destination position */
 } class_ctx;
 
 static int64_t block_rows(const class_ctx *t, int64_t b) {
@@ -231,17 +242,12 @@ static void class_task(const class_ctx *t, int64_t chunk, int c, int64_t b) {
     const pos_class *k = &t->cls[c];
     int64_t n0 = chunk * t->nb, n1 = n0 + t->nb < t->g->n ? n0 + t->nb : t->g->n;
     int64_t cols = (n1 - n0) * k->npos, r0 = b * t->block_rows, rows = block_rows(t, b);
-    /* the column matrix, the slack an offset kernel may read, then aoff */
-    size_t col_floats = (size_t)(k->kdim * k->ldc + COLS_SLACK + 1) / 2 * 2;
-    float *col = k->kdim > 0 ? sb_scratch(SB_SCRATCH_CONV, col_floats * sizeof *col +
-                                                               (size_t)k->kdim * sizeof(int64_t))
-                             : NULL;
+    /* the column matrix and the slack an offset kernel may read */
+    size_t col_floats = (size_t)(k->kdim * k->ldc + COLS_SLACK);
+    float *col = k->kdim > 0 ? sb_scratch(SB_SCRATCH_CONV, col_floats * sizeof *col) : NULL;
     float *out = k->kdim > 0 ? sb_scratch(SB_SCRATCH_OPS, (size_t)(rows * k->ldc) * sizeof *out)
                              : NULL;
     bool product = col && out;
-    int64_t *aoff = product ? (int64_t *)(void *)(col + col_floats) : NULL;
-    for (int64_t p = 0, mr = sb_cpu_sgemm_gather_mr(rows); product && p < k->kdim; p++)
-        aoff[p] = k->kidx[p] * mr;
     for (int64_t grp = 0; grp < t->g->groups; grp++) {
         if (product) {
             /* col[(ch, t)][(n, p)]: channel after channel, sample after
@@ -258,8 +264,8 @@ static void class_task(const class_ctx *t, int64_t chunk, int c, int64_t b) {
                     memset(col + p * k->ldc + cols, 0, (size_t)(k->ldc - cols) * sizeof *col);
             memset(col + k->kdim * k->ldc, 0, COLS_SLACK * sizeof *col);
             sb_cpu_sgemm_gather(rows, cols, t->kdim_all, k->kdim,
-                                t->wbuf + t->wofs[grp * t->blocks + b], aoff, col, k->boff, out,
-                                k->ldc);
+                                t->wbuf + t->wofs[grp * t->blocks + b], k->aoff + b * k->kdim,
+                                col, k->boff, out, k->ldc);
         }
         /* sample after sample: one sample's planes lie side by side (those
          * of one channel lie a multiple of 4 KB apart, see the gather) */
@@ -287,10 +293,66 @@ static void class_task(const class_ctx *t, int64_t chunk, int c, int64_t b) {
     }
 }
 
+/* Transposed, task (position pos, block): rows [r0, r0 + rows) of every
+ * group at pos for the whole batch, dst_t's row (ch, pos) the product of
+ * the class's terms read from src_t's rows where they lie. */
+static void position_task(const class_ctx *t, int64_t pos, int64_t b) {
+    const pos_class *k = &t->cls[t->cls_of[pos]];
+    int64_t n = t->g->n, r0 = b * t->block_rows, rows = block_rows(t, b);
+    const int64_t *tboff = k->tboff + t->index_in[pos] * k->kdim;
+    for (int64_t grp = 0; grp < t->g->groups; grp++) {
+        float *c = t->dst_t + ((grp * t->m + r0) * t->dst_plane + pos) * n;
+        if (k->kdim > 0)
+            sb_cpu_sgemm_gather(rows, n, t->kdim_all, k->kdim,
+                                t->wbuf + t->wofs[grp * t->blocks + b], k->aoff + b * k->kdim,
+                                t->src_t + grp * t->chans * t->src_plane * n, tboff, c,
+                                t->dst_plane * n);
+        else /* no terms: the empty chain, +0 */
+            for (int64_t r = 0; r < rows; r++)
+                memset(c + r * t->dst_plane * n, 0, (size_t)n * sizeof *c);
+    }
+}
+
 static void task_range(void *vctx, int64_t i0, int64_t i1) {
     const class_ctx *t = vctx;
-    for (int64_t i = i0; i < i1; i++)
-        class_task(t, i / t->blocks / t->ncls, (int)(i / t->blocks % t->ncls), i % t->blocks);
+    for (int64_t i = i0; i < i1; i++) {
+        if (t->transposed)
+            position_task(t, i / t->blocks, i % t->blocks);
+        else
+            class_task(t, i / t->blocks / t->ncls, (int)(i / t->blocks % t->ncls), i % t->blocks);
+    }
+}
+
+/* src_t[(ch*src_plane + s)*n + nn] = src[(nn*src_c + ch)*src_plane + s],
+ * channels [c0, c1). */
+static void transpose_in_range(void *vctx, int64_t c0, int64_t c1) {
+    const class_ctx *t = vctx;
+    int64_t n = t->g->n, sp = t->src_plane;
+    for (int64_t ch = c0; ch < c1; ch++)
+        for (int64_t nn = 0; nn < n; nn++) {
+            const float *src = t->src + (nn * t->src_c + ch) * sp;
+            float *dst = t->src_t + ch * sp * n + nn;
+            for (int64_t s = 0; s < sp; s++) dst[s * n] = src[s];
+        }
+}
+
+/* dst from dst_t, samples [n0, n1): the bias added, and a zero of a class
+ * that leaves taps out recomputed with the contract's chain. */
+static void transpose_out_range(void *vctx, int64_t n0, int64_t n1) {
+    const class_ctx *t = vctx;
+    int64_t n = t->g->n, dp = t->dst_plane;
+    for (int64_t nn = n0; nn < n1; nn++)
+        for (int64_t ch = 0; ch < t->dst_c; ch++) {
+            const float *src = t->dst_t + ch * dp * n + nn;
+            float *dst = t->dst + (nn * t->dst_c + ch) * dp;
+            float bias = t->bias ? t->bias[ch] : 0.0f;
+            for (int64_t pos = 0; pos < dp; pos++) {
+                float v = src[pos * n];
+                const pos_class *k = &t->cls[t->cls_of[pos]];
+                if (v == 0.0f && k->skips && k->kdim > 0) v = contract_chain(t, nn, ch, pos);
+                dst[pos] = t->bias ? v + bias : v;
+            }
+        }
 }
 
 /* The classes of the destination plane and their tables, in `aux` when
@@ -314,6 +376,8 @@ static size_t build_classes(class_ctx *t, const axis_classes *rows, const axis_c
             int64_t entries = (int64_t)k->ntap * k->npos;
             size_t need = (size_t)(2 * entries + k->npos) * sizeof(int32_t);
             need = (need + 7) / 8 * 8 + (size_t)(2 * k->kdim) * sizeof(int64_t);
+            need += (size_t)(t->blocks * k->kdim) * sizeof(int64_t);
+            if (t->transposed) need += (size_t)(k->npos * k->kdim) * sizeof(int64_t);
             if (aux) {
                 char *at = aux + bytes;
                 k->src_at = (int32_t *)(void *)at;
@@ -321,6 +385,8 @@ static size_t build_classes(class_ctx *t, const axis_classes *rows, const axis_c
                 k->dst_at = k->col_at + entries;
                 k->kidx = (int64_t *)(void *)(at + ((size_t)(2 * entries + k->npos) * 4 + 7) / 8 * 8);
                 k->boff = k->kidx + k->kdim;
+                k->aoff = k->boff + k->kdim;
+                k->tboff = t->transposed ? k->aoff + t->blocks * k->kdim : NULL;
                 for (int a = 0; a < ni; a++)
                     for (int bt = 0; bt < nj; bt++)
                         for (int pr = 0; pr < rows->count[ra]; pr++)
@@ -349,7 +415,18 @@ static size_t build_classes(class_ctx *t, const axis_classes *rows, const axis_c
                             int64_t p = (ch * ni + a) * nj + bt;
                             k->kidx[p] = (ch * t->nui + ua[a]) * t->nuj + ub[bt];
                             k->boff[p] = p * k->ldc;
+                            for (int64_t q = 0; k->tboff && q < k->npos; q++)
+                                k->tboff[q * k->kdim + p] =
+                                    (ch * t->src_plane +
+                                     k->src_at[(int64_t)(a * nj + bt) * k->npos + q]) * t->g->n;
                         }
+                for (int64_t b = 0; b < t->blocks; b++)
+                    for (int64_t p = 0, mr = sb_cpu_sgemm_gather_mr(block_rows(t, b)); p < k->kdim; p++)
+                        k->aoff[b * k->kdim + p] = k->kidx[p] * mr;
+                for (int q = 0; q < k->npos; q++) {
+                    t->cls_of[k->dst_at[q]] = (signed char)(t->ncls - 1);
+                    t->index_in[k->dst_at[q]] = (signed char)q;
+                }
             }
             bytes += need;
         }
@@ -400,9 +477,10 @@ static bool run_classes(class_ctx *t) {
             if (popcount64(rows.mask[ra]) * popcount64(cols.mask[cb]) < g->kh * g->kw) skips = true;
 
     int threads = sb_in_parallel_region() ? 1 : sb_num_threads();
-    t->nb = chunk_samples(t, &rows, &cols, threads);
+    t->transposed = g->n >= TRANSPOSED_BATCH;
+    t->nb = t->transposed ? g->n : chunk_samples(t, &rows, &cols, threads);
     t->chunks = (g->n + t->nb - 1) / t->nb;
-    int64_t units = t->chunks * rows.n * cols.n;
+    int64_t units = t->transposed ? t->dst_plane : t->chunks * rows.n * cols.n;
     t->blocks = 1;
     t->block_rows = t->m;
     if (threads > 1 && units < 2 * threads) {
@@ -434,8 +512,15 @@ static bool run_classes(class_ctx *t) {
         panels += (rows_b + mr - 1) / mr;
     }
     size_t wbuf_end = wofs_end + (size_t)(g->groups * wfloats) * sizeof(float);
-    char *aux = sb_scratch(SB_SCRATCH_CONV_AUX, wbuf_end + (size_t)(g->groups * panels));
+    /* transposed: src_t and the slack an offset kernel may read, dst_t */
+    size_t src_t_floats = t->transposed ? (size_t)(t->src_c * t->src_plane * g->n + COLS_SLACK) : 0;
+    size_t dst_t_floats = t->transposed ? (size_t)(t->dst_c * t->dst_plane * g->n) : 0;
+    size_t flags_end = (wbuf_end + (size_t)(g->groups * panels) + 63) / 64 * 64;
+    char *aux = sb_scratch(SB_SCRATCH_CONV_AUX,
+                           flags_end + (src_t_floats + dst_t_floats) * sizeof(float));
     if (!aux) return false;
+    t->src_t = t->transposed ? (float *)(void *)(aux + flags_end) : NULL;
+    t->dst_t = t->transposed ? t->src_t + src_t_floats : NULL;
     /* the forward leaves padded taps out only under finite weights */
     t->nonfinite = !t->input_grad && skips ? (unsigned char *)(aux + wbuf_end) : NULL;
     build_classes(t, &rows, &cols, &ax_h, &ax_w, aux);
@@ -462,6 +547,14 @@ static bool run_classes(class_ctx *t) {
     sb_parallel_for(t->npanels, sb_parallel_grain(t->npanels, 4), pack_range, t);
     for (int64_t i = 0; t->nonfinite && i < t->npanels; i++)
         if (t->nonfinite[i]) return false;
+    if (t->transposed) {
+        memset(t->src_t + src_t_floats - COLS_SLACK, 0, COLS_SLACK * sizeof(float));
+        sb_parallel_for(t->src_c, sb_parallel_grain(t->src_c, 4), transpose_in_range, t);
+        int64_t tasks = t->dst_plane * t->blocks;
+        sb_parallel_for(tasks, 1, task_range, t);
+        sb_parallel_for(g->n, sb_parallel_grain(g->n, 2), transpose_out_range, t);
+        return true;
+    }
     int64_t tasks = t->chunks * t->ncls * t->blocks;
     sb_parallel_for(tasks, 1, task_range, t);
     return true;
