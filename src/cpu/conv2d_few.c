@@ -580,3 +580,207 @@ bool sb_cpu_conv2d_few_backward_input(const sb_conv2d_geom *g, const float *dy,
                    .dst_plane = g->h * g->w, .lda = g->kh * g->kw};
     return run_classes(&t);
 }
+
+/* ---- weight gradient ----
+ *
+ * dW[oc][c][i][j] is the chain over (n, r, s) ascending of dy[n][oc][r][s]
+ * * x[n][c][r*sh - ph + i*dh][s*sw - pw + j*dw]: a term for every output
+ * position, +0.0f where the tap reads padding. Per tap (i, j), the output
+ * positions where it reads x (the rows whose forward axis class links tap
+ * i, the columns likewise) give one product over the batch:
+ *
+ *     dW[:, :, i, j] = chain over k = (n, r, s) live, ascending, of
+ *                      dY[oc][(n, r, s)] * xt[(n, ih, iw)][c]
+ *
+ * dY is packed once (rows the output channels, terms every (n, r, s)) and
+ * each tap reads its terms through a list; xt is x transposed to (n, ih,
+ * iw, c), so that the B row of term (n, r, s) is x's channels at the input
+ * position the tap reads, where they lie (no column matrix). A left-out
+ * term is fmaf(dy, +0, acc): with dy finite the forward's argument holds
+ * with dy in the weights' place, and every zero of a tap that leaves terms
+ * out is recomputed with sb_ref_conv2d_dw_chain. */
+
+typedef struct {
+    const sb_conv2d_geom *g;
+    const float *dy, *x;
+    float *dw;
+    int64_t ocg, icg, ohw, hw, kk, blocks, block_rows;
+    uint64_t rmask[AXIS_MAX], smask[AXIS_MAX]; /* per output row / column: the taps it links */
+    int64_t live[AXIS_MAX * AXIS_MAX];          /* per tap: its live output positions */
+    float *xt;           /* x as (n, hw, c_in), COLS_SLACK floats past it */
+    float *dwt;          /* per (grp, tap): its (ocg, icg) product */
+    float *apack;        /* per (grp, block): dY's rows packed, every (n, q) term */
+    int64_t apack_stride;
+    const int64_t *acol; /* dY's term (n, q) at dy_rows + acol[(n, q)] */
+} wgrad_ctx;
+
+static int64_t wgrad_rows(const wgrad_ctx *t, int64_t b) {
+    int64_t r0 = b * t->block_rows;
+    return t->ocg - r0 < t->block_rows ? t->ocg - r0 : t->block_rows;
+}
+
+/* dY's rows of (grp, block) for tasks [i0, i1), packed. */
+static void wgrad_pack_range(void *vctx, int64_t i0, int64_t i1) {
+    const wgrad_ctx *t = vctx;
+    for (int64_t i = i0; i < i1; i++) {
+        int64_t grp = i / t->blocks, b = i % t->blocks, rows = wgrad_rows(t, b);
+        int64_t mr = sb_cpu_sgemm_gather_mr(rows);
+        sb_cpu_sgemm_gather_pack(rows, t->g->n * t->ohw,
+                                 t->dy + (grp * t->ocg + b * t->block_rows) * t->ohw, t->ohw,
+                                 t->acol, 0, (rows + mr - 1) / mr, t->apack + i * t->apack_stride);
+    }
+}
+
+/* xt[(n*hw + q)*c_in + c] = x[(n*c_in + c)*hw + q], samples [n0, n1). */
+static void wgrad_transpose_range(void *vctx, int64_t n0, int64_t n1) {
+    const wgrad_ctx *t = vctx;
+    int64_t c_in = t->g->c_in;
+    for (int64_t n = n0; n < n1; n++)
+        for (int64_t c = 0; c < c_in; c++) {
+            const float *src = t->x + (n * c_in + c) * t->hw;
+            float *dst = t->xt + n * t->hw * c_in + c;
+            for (int64_t q = 0; q < t->hw; q++) dst[q * c_in] = src[q];
+        }
+}
+
+/* Task (grp, tap, block): the tap's product for output channels [r0, r0 +
+ * rows) of the group, into dwt. */
+static void wgrad_task(const wgrad_ctx *t, int64_t grp, int64_t tap, int64_t b) {
+    const sb_conv2d_geom *g = t->g;
+    int64_t i = tap / g->kw, j = tap % g->kw, rows = wgrad_rows(t, b), r0 = b * t->block_rows;
+    float *c = t->dwt + ((grp * t->kk + tap) * t->ocg + r0) * t->icg;
+    int64_t k = g->n * t->live[tap];
+    if (k == 0) return; /* written as +0 when dW is assembled */
+    int64_t *aoff = sb_scratch(SB_SCRATCH_CONV, (size_t)(2 * k) * sizeof *aoff), *boff = aoff + k;
+    if (!aoff) { /* no scratch: the contract's chains one by one */
+        for (int64_t o = 0; o < rows; o++)
+            for (int64_t ch = 0; ch < t->icg; ch++)
+                c[o * t->icg + ch] = sb_ref_conv2d_dw_chain(g, t->dy, t->x, grp * t->ocg + r0 + o,
+                                                            ch, i, j);
+        return;
+    }
+    int64_t mr = sb_cpu_sgemm_gather_mr(rows), p = 0;
+    for (int64_t n = 0; n < g->n; n++)
+        for (int64_t r = 0; r < g->oh; r++) {
+            if (!(t->rmask[r] >> i & 1)) continue;
+            int64_t ih = r * g->stride_h - g->pad_h + i * g->dilation_h;
+            for (int64_t s = 0; s < g->ow; s++) {
+                if (!(t->smask[s] >> j & 1)) continue;
+                int64_t iw = s * g->stride_w - g->pad_w + j * g->dilation_w;
+                aoff[p] = (n * t->ohw + r * g->ow + s) * mr;
+                boff[p++] = (n * t->hw + ih * g->w + iw) * g->c_in;
+            }
+        }
+    sb_cpu_sgemm_gather(rows, t->icg, g->n * t->ohw, k, t->apack + (grp * t->blocks + b) * t->apack_stride,
+                        aoff, t->xt + grp * t->icg, boff, c, t->icg);
+}
+
+static void wgrad_task_range(void *vctx, int64_t i0, int64_t i1) {
+    const wgrad_ctx *t = vctx;
+    for (int64_t i = i0; i < i1; i++)
+        wgrad_task(t, i / t->blocks / t->kk, i / t->blocks % t->kk, i % t->blocks);
+}
+
+/* One output channel's dW, (icg, kk), from its row of each tap's product
+ * (row[tap], NULL for a tap with no live term: +0); returns whether some
+ * value of a tap that leaves terms out (skips[tap]) is a zero. Not
+ * inlined, as gather_samples. */
+static __attribute__((noinline)) bool wgrad_assemble_row(float *restrict dw,
+                                                         const float *const *row,
+                                                         const bool *skips, int64_t icg,
+                                                         int64_t kk) {
+    bool zero = false;
+    for (int64_t c = 0; c < icg; c++, dw += kk)
+        for (int64_t tap = 0; tap < kk; tap++) {
+            float v = row[tap] ? row[tap][c] : 0.0f;
+            zero |= v == 0.0f && skips[tap];
+            dw[tap] = v;
+        }
+    return zero;
+}
+
+/* dW from dwt, output channels [o0, o1): +0 for a tap with no live term,
+ * a zero of a tap that leaves terms out recomputed. */
+static void wgrad_assemble_range(void *vctx, int64_t o0, int64_t o1) {
+    const wgrad_ctx *t = vctx;
+    const float *row[AXIS_MAX * AXIS_MAX];
+    bool skips[AXIS_MAX * AXIS_MAX];
+    for (int64_t tap = 0; tap < t->kk; tap++) skips[tap] = t->live[tap] > 0 && t->live[tap] < t->ohw;
+    for (int64_t oc = o0; oc < o1; oc++) {
+        int64_t grp = oc / t->ocg, o = oc % t->ocg;
+        for (int64_t tap = 0; tap < t->kk; tap++)
+            row[tap] = t->live[tap] > 0 ? t->dwt + ((grp * t->kk + tap) * t->ocg + o) * t->icg
+                                        : NULL;
+        float *dw = t->dw + oc * t->icg * t->kk;
+        if (!wgrad_assemble_row(dw, row, skips, t->icg, t->kk)) continue;
+        for (int64_t c = 0; c < t->icg; c++)
+            for (int64_t tap = 0; tap < t->kk; tap++)
+                if (dw[c * t->kk + tap] == 0.0f && skips[tap])
+                    dw[c * t->kk + tap] = sb_ref_conv2d_dw_chain(
+                        t->g, t->dy, t->x, oc, c, tap / t->g->kw, tap % t->g->kw);
+    }
+}
+
+bool sb_cpu_conv2d_few_backward_weight(const sb_conv2d_geom *g, const float *dy, const float *x,
+                                       float *dweight) {
+    int64_t ohw = g->oh * g->ow;
+    if (ohw >= CLASS_PIXELS || g->kh > AXIS_MAX || g->kw > AXIS_MAX) return false;
+    wgrad_ctx t = {.g = g, .dy = dy, .x = x, .dw = dweight, .ocg = g->c_out / g->groups,
+                   .icg = g->c_in / g->groups, .ohw = ohw, .hw = g->h * g->w,
+                   .kk = g->kh * g->kw};
+    axis_geom ax_h = {g->kh, g->stride_h, g->pad_h, g->dilation_h, g->h, g->oh, false};
+    axis_geom ax_w = {g->kw, g->stride_w, g->pad_w, g->dilation_w, g->w, g->ow, false};
+    axis_classes rows, cols;
+    axis_classify(&ax_h, &rows);
+    axis_classify(&ax_w, &cols);
+    for (int ra = 0; ra < rows.n; ra++)
+        for (int q = 0; q < rows.count[ra]; q++) t.rmask[rows.coord[ra][q]] = rows.mask[ra];
+    for (int cb = 0; cb < cols.n; cb++)
+        for (int q = 0; q < cols.count[cb]; q++) t.smask[cols.coord[cb][q]] = cols.mask[cb];
+    bool skips = false;
+    for (int64_t tap = 0; tap < t.kk; tap++) {
+        int64_t lr = 0, ls = 0;
+        for (int64_t r = 0; r < g->oh; r++) lr += t.rmask[r] >> (tap / g->kw) & 1;
+        for (int64_t s = 0; s < g->ow; s++) ls += t.smask[s] >> (tap % g->kw) & 1;
+        t.live[tap] = lr * ls;
+        skips |= t.live[tap] < ohw;
+    }
+    /* the left-out terms are dy * +0: no-ops only for finite dy */
+    if (skips && !sb_cpu_conv2d_weights_finite(g->n * g->c_out * ohw, dy)) return false;
+
+    int threads = sb_in_parallel_region() ? 1 : sb_num_threads();
+    int64_t units = g->groups * t.kk;
+    t.blocks = 1;
+    t.block_rows = t.ocg;
+    if (threads > 1 && units < 2 * threads) {
+        int64_t want = (2 * threads + units - 1) / units;
+        int64_t br = (t.ocg + want - 1) / want;
+        br = (br + ROW_BLOCK_ALIGN - 1) / ROW_BLOCK_ALIGN * ROW_BLOCK_ALIGN;
+        t.block_rows = br < t.ocg ? br : t.ocg;
+        t.blocks = (t.ocg + t.block_rows - 1) / t.block_rows;
+    }
+    /* one buffer: dY's term list, xt, dwt, the packed dY */
+    int64_t terms = g->n * ohw;
+    t.apack_stride = sb_cpu_sgemm_gather_floats(t.block_rows, terms);
+    size_t acol_bytes = (size_t)terms * sizeof(int64_t);
+    size_t xt_floats = (size_t)(g->n * t.hw * g->c_in + COLS_SLACK);
+    size_t dwt_floats = (size_t)(g->groups * t.kk * t.ocg * t.icg);
+    size_t apack_floats = (size_t)(g->groups * t.blocks * t.apack_stride);
+    char *aux = sb_scratch(SB_SCRATCH_CONV_AUX, acol_bytes + (xt_floats + dwt_floats + apack_floats) *
+                                                             sizeof(float));
+    if (!aux) return false;
+    int64_t *acol = (int64_t *)(void *)aux;
+    for (int64_t nq = 0; nq < terms; nq++) acol[nq] = nq / ohw * g->c_out * ohw + nq % ohw;
+    t.acol = acol;
+    t.xt = (float *)(void *)(aux + acol_bytes);
+    t.dwt = t.xt + xt_floats;
+    t.apack = t.dwt + dwt_floats;
+    memset(t.xt + xt_floats - COLS_SLACK, 0, COLS_SLACK * sizeof(float));
+    sb_parallel_for(g->n, sb_parallel_grain(g->n, 1), wgrad_transpose_range, &t);
+    int64_t packs = g->groups * t.blocks;
+    sb_parallel_for(packs, 1, wgrad_pack_range, &t);
+    int64_t tasks = g->groups * t.kk * t.blocks;
+    sb_parallel_for(tasks, 1, wgrad_task_range, &t);
+    sb_parallel_for(g->c_out, sb_parallel_grain(g->c_out, 8), wgrad_assemble_range, &t);
+    return true;
+}

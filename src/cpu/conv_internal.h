@@ -61,15 +61,18 @@ SB_DW_DECLARE(avx512)
 
 /* Planes of few positions (src/cpu/conv2d_few.c): the forward and the
  * input gradient per position class, one product over exactly the taps
- * its positions read. Same contract as the functions above; each returns
- * false, having written nothing, when the destination plane is too large
- * for it (more than 64 positions), scratch memory ran out, or (forward) a
- * weight is inf or NaN where padded taps are left out; the caller then
- * takes another path. */
+ * its positions read; the weight gradient per tap, one product over the
+ * output positions where it reads x. Same contract as the functions
+ * above; each returns false, having written nothing, when the plane is
+ * too large for it (more than 64 positions), scratch memory ran out, or
+ * a weight (forward) or a dy (weight gradient) is inf or NaN where padded
+ * taps are left out; the caller then takes another path. */
 bool sb_cpu_conv2d_few_forward(const sb_conv2d_geom *g, const float *x, const float *weight,
                                const float *bias, float *y);
 bool sb_cpu_conv2d_few_backward_input(const sb_conv2d_geom *g, const float *dy,
                                       const float *weight, float *dx);
+bool sb_cpu_conv2d_few_backward_weight(const sb_conv2d_geom *g, const float *dy, const float *x,
+                                       float *dweight);
 /* Whether none of w[0 .. n) is inf or NaN (over the thread pool). */
 bool sb_cpu_conv2d_weights_finite(int64_t n, const float *w);
 

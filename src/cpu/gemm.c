@@ -503,25 +503,33 @@ void sb_cpu_sgemm_gather(int64_t m, int64_t n, int64_t k, int64_t ks, const floa
                          int64_t ldc) {
     kernel kern = pick_kernel(&sb_kernels()->gemm, m);
     int mr = kern.mr;
-    for (int64_t ip = 0; ip < ceil_div(m, mr); ip++) {
-        const float *panel = apack + ip * mr * k;
-        int64_t i0 = ip * mr, rows = m - i0 < mr ? m - i0 : mr;
-        if (!kern.gather) {
-            /* no vector kernel at this level: the same chains one by one */
-            for (int64_t r = 0; r < rows; r++)
-                for (int64_t q = 0; q < n; q++) {
-                    float acc = 0.0f;
-                    for (int64_t s = 0; s < ks; s++)
-                        acc = fmaf(panel[aoff[s] + r], b[boff[s] + q], acc);
-                    c[(i0 + r) * ldc + q] = acc;
-                }
-            continue;
+    if (!kern.gather) {
+        /* no vector kernel at this level: the same chains one by one */
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t q = 0; q < n; q++) {
+                const float *panel = apack + i / mr * mr * k;
+                float acc = 0.0f;
+                for (int64_t s = 0; s < ks; s++)
+                    acc = fmaf(panel[aoff[s] + i % mr], b[boff[s] + q], acc);
+                c[i * ldc + q] = acc;
+            }
+        return;
+    }
+    /* k blocks of at most KC terms, each over every tile (its B rows stay
+     * in cache across the row panels); block pc+1 continues the chains
+     * block pc stored in C */
+    int64_t kc_max = offset_kc(ks > 0 ? ks : 1);
+    for (int64_t pc = 0; pc < ks || pc == 0; pc += kc_max) {
+        int64_t kc = ks - pc < kc_max ? ks - pc : kc_max;
+        for (int64_t ip = 0; ip < ceil_div(m, mr); ip++) {
+            int64_t i0 = ip * mr, rows = m - i0 < mr ? m - i0 : mr;
+            for (int64_t j0 = 0; j0 < n; j0 += kern.nr) {
+                int64_t cols = n - j0 < kern.nr ? n - j0 : kern.nr;
+                kern.gather(kc, apack + ip * mr * k, aoff + pc, b + j0, boff + pc,
+                            c + i0 * ldc + j0, ldc, pc > 0, (int)rows, (int)cols);
+            }
         }
-        for (int64_t j0 = 0; j0 < n; j0 += kern.nr) {
-            int64_t cols = n - j0 < kern.nr ? n - j0 : kern.nr;
-            kern.gather(ks, panel, aoff, b + j0, boff, c + i0 * ldc + j0, ldc, false, (int)rows,
-                        (int)cols);
-        }
+        if (ks == 0) break;
     }
 }
 
