@@ -55,7 +55,7 @@
 #define CLASS_COLS 512         /* columns (samples x positions) of a chunk's whole plane */
 #define CLASS_FLOATS (1 << 21) /* cap on a class's column matrix: 8 MB */
 #define COLS_SLACK 64          /* floats past a column matrix that an offset kernel may read */
-#define TRANSPOSED_BATCH 16    /* samples from which the source is transposed instead of gathered */
+#define TRANSPOSED_BATCH 16    /* samples from which the source may be transposed instead of gathered */
 #define ROW_BLOCK_ALIGN 24     /* row blocks are whole tiles of 4, 6, 8 and 12 rows */
 
 /* One axis: destination coordinate q and source coordinate src are linked
@@ -477,7 +477,16 @@ static bool run_classes(class_ctx *t) {
             if (popcount64(rows.mask[ra]) * popcount64(cols.mask[cb]) < g->kh * g->kw) skips = true;
 
     int threads = sb_in_parallel_region() ? 1 : sb_num_threads();
-    t->transposed = g->n >= TRANSPOSED_BATCH;
+    /* Transposed when the column matrix would be the larger move: it holds
+     * each source float once per tap that reads it (a padded 3x3 at stride
+     * 1: up to 9 times), the transpose every source float once (a 1x1 at
+     * stride 2 reads a quarter of them) */
+    int64_t gathered = 0;
+    for (int ra = 0; ra < rows.n; ra++)
+        for (int cb = 0; cb < cols.n; cb++)
+            gathered += (int64_t)popcount64(rows.mask[ra]) * popcount64(cols.mask[cb]) *
+                        rows.count[ra] * cols.count[cb];
+    t->transposed = g->n >= TRANSPOSED_BATCH && gathered >= 2 * t->src_plane;
     t->nb = t->transposed ? g->n : chunk_samples(t, &rows, &cols, threads);
     t->chunks = (g->n + t->nb - 1) / t->nb;
     int64_t units = t->transposed ? t->dst_plane : t->chunks * rows.n * cols.n;
@@ -745,8 +754,11 @@ bool sb_cpu_conv2d_few_backward_weight(const sb_conv2d_geom *g, const float *dy,
         t.live[tap] = lr * ls;
         skips |= t.live[tap] < ohw;
     }
-    /* the left-out terms are dy * +0: no-ops only for finite dy */
-    if (skips && !sb_cpu_conv2d_weights_finite(g->n * g->c_out * ohw, dy)) return false;
+    /* Nothing to leave out (an unpadded kernel): the batched products of
+     * conv2d.c gather only the positions they read, where this path would
+     * transpose all of x. The left-out terms are dy * +0: no-ops only for
+     * finite dy. */
+    if (!skips || !sb_cpu_conv2d_weights_finite(g->n * g->c_out * ohw, dy)) return false;
 
     int threads = sb_in_parallel_region() ? 1 : sb_num_threads();
     int64_t units = g->groups * t.kk;
