@@ -1,8 +1,9 @@
 /* Few-pixel convolutions by position class (src/cpu/conv_internal.h): the
- * forward and the input gradient over planes of fewer than CLASS_PIXELS
- * positions, bit-identical to src/ref/conv2d.c.
+ * forward, input gradient and weight gradient over planes of at most 64
+ * positions (the weight gradient is at the end of the file),
+ * bit-identical to src/ref/conv2d.c.
  *
- * Why: the deep stages of a CNN are many channels over 1x1 .. 7x7 planes,
+ * Why: the deep stages of a CNN are many channels over 1x1 .. 8x8 planes,
  * and there padding is most of a padded kernel's taps. Under a padded 3x3
  * a 2x2 plane's positions each read 4 of the 9 taps, a 4x4 plane's 100 of
  * 144 (all 9 only at its 4 inner positions). A product over every tap
@@ -20,9 +21,17 @@
  *                        src[n][ch][source of position p through tap (a, b)]
  *
  * with k ascending: the contract's order with the class's unlinked taps
- * left out, and the columns (n, p) nb samples side by side. Every entry of
- * the column matrix is a real source value (a gather table per class); the
- * weights of each class are packed once per call for every chunk.
+ * left out. The weights are packed once per call, over the taps some class
+ * reads, and each class's product reads its terms through a list (the
+ * gather kernels, sb_cpu_sgemm_gather). Two column layouts:
+ *   - gathered: the columns (n, p), nb samples side by side, copied into a
+ *     column matrix through a table per class (every entry a real source
+ *     value);
+ *   - transposed (16 samples or more, where the taps overlap enough that
+ *     the column matrix would be the larger move): the source transposed
+ *     once to (channel, position, sample), one product per destination
+ *     position whose columns are the batch, its B rows read where they lie
+ *     in the transposed source; the result transposed back.
  *
  * Input gradient: the contract's chain for dx[ih][iw] has a term for each
  * tap that reads (ih, iw) and no other (src/ref/conv2d.c), so the class
@@ -37,10 +46,10 @@
  * the contract's chain; a weight that is inf or NaN (0 * inf = NaN) sends
  * the call back to the caller's other paths.
  *
- * Threads: tasks are (chunk of samples, class, block of rows), each
- * writing its own outputs; with few chunks and classes the rows (output
- * channels, or input channels for dx) are split so that every thread has
- * a share. */
+ * Threads: tasks are (chunk of samples, class, block of rows) or
+ * (position, block of rows), each writing its own outputs; with few of
+ * them the rows (output channels, or input channels for dx) are split so
+ * that every thread has a share. */
 #include <stdint.h>
 #include <string.h>
 #include "cpu/conv_internal.h"
@@ -119,7 +128,8 @@ static int mask_taps(uint64_t mask, int64_t *tap) {
  *   col_at[t*npos + p]: its place in a sample's block of the column matrix
  *                       (row t of channel 0, column p: t*ldc + p)
  *   dst_at[p]:          position p's offset in the destination plane
- *   kidx[(ch, t)]:      term (ch, t)'s index in the whole kernel's k, ch*kh*kw + tap
+ *   kidx[(ch, t)]:      term (ch, t)'s index among the packed A's terms,
+ *                       (ch*nui + its tap row's index)*nuj + its column's
  *   boff[(ch, t)]:      its row of the column matrix, (ch*ntap + t)*ldc */
 typedef struct {
     int ntap, npos;         /* taps, positions */
@@ -156,10 +166,10 @@ typedef struct {
     int64_t *panels;  /* (grp, block): its panels, the first at panels[grp*blocks + block] */
     int64_t npanels;  /* in all */
     unsigned char *nonfinite; /* per panel, when the forward leaves taps out: an inf or NaN weight */
-    /* Batches of TRANSPOSED_BATCH samples or more: the source transposed,
-     * src_t (src_c, src_plane, n), one product per destination position
-     * over the batch's columns (no column matrix), into dst_t (dst_c,
-     * dst_plane, n), transposed back at the end. */
+    /* The transposed layout (see the top): the source transposed, src_t
+     * (src_c, src_plane, n), one product per destination position over the
+     * batch's columns (no column matrix), into dst_t (dst_c, dst_plane,
+     * n), transposed back at the end. */
     bool transposed;
     float *src_t, *dst_t;
     signed char cls_of[CLASS_PIXELS], index_in[CLASS_PIXELS]; /* per destination position */
