@@ -175,6 +175,12 @@ static void test_conv_cases(void) {
          * two k blocks, the second continuing the first's chains from C,
          * on edge tiles of rows and columns */
         {"implicit k blocks", 2, 29, 9, 9, 31, 3, 3, P(1, 1, 1, 1, 1, 1, 1), true},
+        /* the implicit forward over stride phases: stride 4 with a 5x5
+         * (every phase read), dilation 3 at stride 2 (taps 0 and 2 share
+         * a phase), and stride 9, past the phases' limit (im2col) */
+        {"phases forward stride 4", 2, 3, 34, 33, 4, 5, 5, P(4, 4, 2, 2, 1, 1, 1), true},
+        {"phases forward dilation 3", 2, 3, 24, 23, 5, 3, 3, P(2, 2, 3, 3, 3, 3, 1), false},
+        {"stride 9 im2col", 2, 2, 90, 85, 3, 3, 3, P(9, 9, 1, 1, 1, 1, 1), true},
     };
     /* Few pixels per sample (under 64 positions): samples side by side in
      * one product, several chunks of them (23 samples of 49 positions: 10,

@@ -36,6 +36,9 @@
 #include "cpu/kernels.h"
 #include "cpu/ops_internal.h"
 
+/* Strides the implicit forward splits into phases (larger ones im2col). */
+#define SB_PHASES_MAX 8
+
 /* Longest zero-padded input row im2row copies to its stack (wider images
  * take the transposed weight-gradient product, which needs none). */
 #define PADDED_ROW_MAX 4096
@@ -397,20 +400,32 @@ bool sb_cpu_conv2d_weights_finite(int64_t n, const float *w) {
     return true;
 }
 
-/* ---- forward as an implicit GEMM (stride 1) ----
- * With stride 1, output (r, s) of tap (c, i, j) reads the zero-padded plane
- * at c*Hp*Wp + (r + i*dh)*Wp + (s + j*dw): tap p sits at a fixed offset
- * boff[p] from the output's own position q = r*Wp + s. So y = W . B with
- * B[p][q] = P[boff[p] + q] needs no im2col matrix (sb_cpu_sgemm_offset):
- * the same chains over p, padded taps as +0.0f terms, computed for every q
- * of the rows (the Wp - ow positions past a row's end are discarded). */
+/* ---- forward as an implicit GEMM ----
+ * Output (r, s) of tap (c, i, j) reads the zero-padded input P (x between
+ * pad_h / pad_w zeros) at row r*sh + i*dh. Split P's rows into sh phases
+ * (row u*sh + a is row u of phase a; likewise columns into sw phases):
+ * with i*dh = qi*sh + ai, the tap reads phase (ai, aj) at (r + qi, s +
+ * qj). So tap p = (c, i, j) sits at a fixed offset boff[p] from the
+ * output's own position q = r*Wp + s in the phase planes (Hp x Wp each),
+ * and y = W . B with B[p][q] = planes[boff[p] + q] needs no im2col matrix
+ * (sb_cpu_sgemm_offset): the same chains over p, padded taps as +0.0f
+ * terms, computed for every q of the rows (the Wp - ow positions past a
+ * row's end are discarded). At stride 1 there is one phase, P itself; at
+ * stride 2 the phase planes hold P once (a 3x3's im2col holds it 2.25
+ * times, the 7x7 stem's 12 times). Only the phases some tap reads are
+ * built (a 1x1 at stride 2 reads one). */
 
 typedef struct {
     const sb_conv2d_geom *g;
     const float *x, *w, *bias;
     float *y;
     const int64_t *boff;
-    int64_t hp, wp, nq; /* padded plane, and the positions q computed */
+    int64_t hp, wp, nq; /* phase planes, and the positions q computed */
+    int64_t reach;      /* floats of one group's planes an offset product reads */
+    /* the phases some tap reads: phase_a[k], phase_b[l], each plane of a
+     * channel at ((k * nb_ph) + l) * hp * wp, cplane floats per channel */
+    int64_t na_ph, nb_ph, cplane;
+    int64_t phase_a[SB_PHASES_MAX], phase_b[SB_PHASES_MAX];
     const float *apack; /* the weights packed once (per group: pstride floats), or NULL */
     int64_t pstride;
 } fwd_implicit_ctx;
@@ -418,23 +433,33 @@ typedef struct {
 static bool fwd_implicit_one(const fwd_implicit_ctx *t, int64_t n) {
     const sb_conv2d_geom *g = t->g;
     int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups, kdim = icg * g->kh * g->kw;
-    int64_t plane = t->hp * t->wp, reach = t->boff[kdim - 1] + t->nq + PLANE_SLACK;
-    int64_t pfloats = (g->c_in - icg) * plane + (reach > icg * plane ? reach : icg * plane);
+    int64_t last = (g->groups - 1) * icg * t->cplane;
+    int64_t pfloats = last + (t->reach > icg * t->cplane ? t->reach : icg * t->cplane);
     float *pad = sb_scratch(SB_SCRATCH_CONV, (size_t)pfloats * sizeof *pad);
     float *out = sb_scratch(SB_SCRATCH_OPS, (size_t)(ocg * t->nq) * sizeof *out);
     if (!pad || !out) return false;
-    memset(pad, 0, (size_t)pfloats * sizeof *pad);
+    memset(pad + g->c_in * t->cplane, 0, (size_t)(pfloats - g->c_in * t->cplane) * sizeof *pad);
     const float *xn = t->x + n * g->c_in * g->h * g->w;
     for (int64_t c = 0; c < g->c_in; c++)
-        for (int64_t ih = 0; ih < g->h; ih++)
-            memcpy(pad + c * plane + (ih + g->pad_h) * t->wp + g->pad_w, xn + (c * g->h + ih) * g->w,
-                   (size_t)g->w * sizeof *pad);
+        for (int64_t k = 0; k < t->na_ph; k++)
+            for (int64_t l = 0; l < t->nb_ph; l++) {
+                float *plane = pad + c * t->cplane + (k * t->nb_ph + l) * t->hp * t->wp;
+                for (int64_t u = 0; u < t->hp; u++) {
+                    int64_t ih = u * g->stride_h + t->phase_a[k] - g->pad_h;
+                    if (ih < 0 || ih >= g->h)
+                        memset(plane + u * t->wp, 0, (size_t)t->wp * sizeof *plane);
+                    else
+                        gather_row(xn + (c * g->h + ih) * g->w, g->w, t->phase_b[l] - g->pad_w,
+                                   g->stride_w, t->wp, plane + u * t->wp);
+                }
+            }
     for (int64_t grp = 0; grp < g->groups; grp++) {
+        const float *b = pad + grp * icg * t->cplane;
         if (t->apack)
-            sb_cpu_sgemm_offset_packed(ocg, t->nq, kdim, t->apack + grp * t->pstride,
-                                       pad + grp * icg * plane, t->boff, out, t->nq);
-        else if (!sb_cpu_sgemm_offset(ocg, t->nq, kdim, t->w + grp * ocg * kdim, kdim,
-                                      pad + grp * icg * plane, t->boff, out, t->nq))
+            sb_cpu_sgemm_offset_packed(ocg, t->nq, kdim, t->apack + grp * t->pstride, b, t->boff,
+                                       out, t->nq);
+        else if (!sb_cpu_sgemm_offset(ocg, t->nq, kdim, t->w + grp * ocg * kdim, kdim, b, t->boff,
+                                      out, t->nq))
             return false;
         for (int64_t o = 0; o < ocg; o++) {
             int64_t oc = grp * ocg + o;
@@ -452,6 +477,29 @@ static bool fwd_implicit_one(const fwd_implicit_ctx *t, int64_t n) {
         }
     }
     return true;
+}
+
+/* The phases (tap offset mod stride) the taps of one axis read, ascending,
+ * in ph (count returned), and the largest whole-stride offset of a tap in
+ * *qmax. */
+static int64_t axis_phases(int64_t k, int64_t stride, int64_t dilation, int64_t *ph,
+                           int64_t *qmax) {
+    int64_t n = 0;
+    *qmax = (k - 1) * dilation / stride;
+    for (int64_t a = 0; a < stride; a++)
+        for (int64_t i = 0; i < k; i++)
+            if (i * dilation % stride == a) {
+                ph[n++] = a;
+                break;
+            }
+    return n;
+}
+
+/* The index of phase a in the list ph[0 .. n). */
+static int64_t phase_index(const int64_t *ph, int64_t n, int64_t a) {
+    int64_t k = 0;
+    while (k < n - 1 && ph[k] != a) k++;
+    return k;
 }
 
 static void fwd_implicit_range(void *vctx, int64_t n0, int64_t n1) {
@@ -477,24 +525,40 @@ void sb_cpu_conv2d_forward(const sb_conv2d_geom *g, const float *x, const float 
      * (the product's A panels, which a per-sample product would repack). */
     int64_t pstride = sb_cpu_sgemm_offset_packed_floats(ocg, kdim);
     /* the implicit GEMM would copy x into a padded plane and its result out
-     * again: a 1x1 reads x in place instead (fwd_range) */
-    if (sb_cpu_sgemm_offset_available() && g->stride_h == 1 && g->stride_w == 1 &&
-        !reads_x_directly(g))
+     * again: a 1x1 reads x in place instead (fwd_range); strides past
+     * SB_PHASES_MAX keep im2col */
+    if (sb_cpu_sgemm_offset_available() && !reads_x_directly(g) &&
+        g->stride_h <= SB_PHASES_MAX && g->stride_w <= SB_PHASES_MAX)
         boff = sb_scratch(SB_SCRATCH_CONV_AUX, (size_t)kdim * sizeof *boff +
                                                    (size_t)(g->groups * pstride) * sizeof(float));
     if (boff) {
-        int64_t hp = g->h + 2 * g->pad_h, wp = g->w + 2 * g->pad_w;
+        fwd_implicit_ctx t = {.g = g, .x = x, .w = weight, .bias = bias, .y = y, .boff = boff};
+        int64_t qh, qw;
+        t.na_ph = axis_phases(g->kh, g->stride_h, g->dilation_h, t.phase_a, &qh);
+        t.nb_ph = axis_phases(g->kw, g->stride_w, g->dilation_w, t.phase_b, &qw);
+        t.hp = g->oh + qh;
+        t.wp = g->ow + qw;
+        t.nq = (g->oh - 1) * t.wp + g->ow;
+        t.cplane = t.na_ph * t.nb_ph * t.hp * t.wp;
+        int64_t bmax = 0;
         for (int64_t c = 0; c < icg; c++)
             for (int64_t i = 0; i < g->kh; i++)
-                for (int64_t j = 0; j < g->kw; j++)
-                    boff[(c * g->kh + i) * g->kw + j] =
-                        c * hp * wp + i * g->dilation_h * wp + j * g->dilation_w;
+                for (int64_t j = 0; j < g->kw; j++) {
+                    int64_t di = i * g->dilation_h, dj = j * g->dilation_w;
+                    int64_t k = phase_index(t.phase_a, t.na_ph, di % g->stride_h);
+                    int64_t l = phase_index(t.phase_b, t.nb_ph, dj % g->stride_w);
+                    int64_t off = c * t.cplane + (k * t.nb_ph + l) * t.hp * t.wp +
+                                  di / g->stride_h * t.wp + dj / g->stride_w;
+                    boff[(c * g->kh + i) * g->kw + j] = off;
+                    if (off > bmax) bmax = off;
+                }
+        t.reach = bmax + t.nq + PLANE_SLACK;
         float *apack = pstride > 0 ? (float *)(void *)(boff + kdim) : NULL;
         for (int64_t grp = 0; apack && grp < g->groups; grp++)
             sb_cpu_sgemm_offset_pack(ocg, kdim, weight + grp * ocg * kdim, kdim,
                                      apack + grp * pstride);
-        fwd_implicit_ctx t = {g,  x,  weight, bias, y, boff, hp, wp, (g->oh - 1) * wp + g->ow,
-                              apack, pstride};
+        t.apack = apack;
+        t.pstride = pstride;
         over_samples(g->n, fwd_implicit_range, &t);
         return;
     }
