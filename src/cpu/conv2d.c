@@ -1134,7 +1134,7 @@ void sb_cpu_conv2d_backward_weight(const sb_conv2d_geom *g, const float *dy, con
         return;
     }
     if (sb_cpu_conv2d_dw_backward_weight(g, dy, x, dweight)) return; /* depthwise, small groups */
-    if (sb_cpu_conv2d_few_backward_weight(g, dy, x, dweight)) return; /* few pixels per plane */
+    if (sb_cpu_conv2d_tap_backward_weight(g, dy, x, dweight)) return; /* per tap, x transposed */
     int64_t ohw = g->oh * g->ow;
     bool wide_row = g->w + 2 * g->pad_w + (g->kw - 1) * g->dilation_w + 1 > PADDED_ROW_MAX;
     bool transposed = wide_row || (ohw >= BWD_W_COLS_MIN_PIXELS && ohw >= FEW_PIXELS);

@@ -66,6 +66,9 @@
 #define COLS_SLACK 64          /* floats past a column matrix that an offset kernel may read */
 #define TRANSPOSED_BATCH 16    /* samples from which the source may be transposed instead of gathered */
 #define ROW_BLOCK_ALIGN 24     /* row blocks are whole tiles of 4, 6, 8 and 12 rows */
+#define TAP_WGRAD_MIN_CHANNELS 16 /* input channels per group from which larger planes' weight
+                                     gradients run per tap (its products' columns) */
+#define TAP_WGRAD_MAX_FLOATS (1 << 26) /* the weight gradient's copies of x and dy: 256 MB */
 
 /* One axis: destination coordinate q and source coordinate src are linked
  * by tap t when the tap reads src for q (forward: src = q*stride - pad +
@@ -623,10 +626,15 @@ typedef struct {
     const sb_conv2d_geom *g;
     const float *dy, *x;
     float *dw;
-    int64_t ocg, icg, ohw, hw, kk, blocks, block_rows;
-    uint64_t rmask[AXIS_MAX], smask[AXIS_MAX]; /* per output row / column: the taps it links */
+    int64_t ocg, icg, ohw, kk, blocks, block_rows;
+    /* Few positions: each tap's terms are the output positions where it
+     * reads x. Larger planes (padded): every position, x read zero-padded
+     * (the contract's +0.0f terms), the chains exact. */
+    bool padded;
+    uint64_t rmask[AXIS_MAX], smask[AXIS_MAX]; /* few: per output row / column, the taps it links */
     int64_t live[AXIS_MAX * AXIS_MAX];          /* per tap: its live output positions */
-    float *xt;           /* x as (n, hw, c_in), COLS_SLACK floats past it */
+    int64_t xh, xw;      /* xt's planes: x's, or padded by pad_h / pad_w each side */
+    float *xt;           /* x as (n, xh, xw, c_in), COLS_SLACK floats past it */
     float *dwt;          /* per (grp, tap): its (ocg, icg) product */
     float *apack;        /* per (grp, block): dY's rows packed, every (n, q) term */
     int64_t apack_stride;
@@ -650,16 +658,22 @@ static void wgrad_pack_range(void *vctx, int64_t i0, int64_t i1) {
     }
 }
 
-/* xt[(n*hw + q)*c_in + c] = x[(n*c_in + c)*hw + q], samples [n0, n1). */
+/* xt[((n*xh + ih + oy)*xw + iw + ox)*c_in + c] = x[n][c][ih][iw] (oy, ox
+ * the padding when padded, its margins +0), samples [n0, n1). */
 static void wgrad_transpose_range(void *vctx, int64_t n0, int64_t n1) {
     const wgrad_ctx *t = vctx;
-    int64_t c_in = t->g->c_in;
-    for (int64_t n = n0; n < n1; n++)
-        for (int64_t c = 0; c < c_in; c++) {
-            const float *src = t->x + (n * c_in + c) * t->hw;
-            float *dst = t->xt + n * t->hw * c_in + c;
-            for (int64_t q = 0; q < t->hw; q++) dst[q * c_in] = src[q];
-        }
+    const sb_conv2d_geom *g = t->g;
+    int64_t c_in = g->c_in, oy = t->padded ? g->pad_h : 0, ox = t->padded ? g->pad_w : 0;
+    for (int64_t n = n0; n < n1; n++) {
+        float *xtn = t->xt + n * t->xh * t->xw * c_in;
+        if (t->padded) memset(xtn, 0, (size_t)(t->xh * t->xw * c_in) * sizeof *xtn);
+        for (int64_t c = 0; c < c_in; c++)
+            for (int64_t ih = 0; ih < g->h; ih++) {
+                const float *src = t->x + ((n * c_in + c) * g->h + ih) * g->w;
+                float *dst = xtn + ((ih + oy) * t->xw + ox) * c_in + c;
+                for (int64_t iw = 0; iw < g->w; iw++) dst[iw * c_in] = src[iw];
+            }
+    }
 }
 
 /* Task (grp, tap, block): the tap's product for output channels [r0, r0 +
@@ -679,15 +693,16 @@ static void wgrad_task(const wgrad_ctx *t, int64_t grp, int64_t tap, int64_t b) 
         return;
     }
     int64_t mr = sb_cpu_sgemm_gather_mr(rows), p = 0;
+    int64_t oy = t->padded ? 0 : g->pad_h, ox = t->padded ? 0 : g->pad_w;
     for (int64_t n = 0; n < g->n; n++)
         for (int64_t r = 0; r < g->oh; r++) {
-            if (!(t->rmask[r] >> i & 1)) continue;
-            int64_t ih = r * g->stride_h - g->pad_h + i * g->dilation_h;
+            if (!t->padded && !(t->rmask[r] >> i & 1)) continue;
+            int64_t ih = r * g->stride_h - oy + i * g->dilation_h;
             for (int64_t s = 0; s < g->ow; s++) {
-                if (!(t->smask[s] >> j & 1)) continue;
-                int64_t iw = s * g->stride_w - g->pad_w + j * g->dilation_w;
+                if (!t->padded && !(t->smask[s] >> j & 1)) continue;
+                int64_t iw = s * g->stride_w - ox + j * g->dilation_w;
                 aoff[p] = (n * t->ohw + r * g->ow + s) * mr;
-                boff[p++] = (n * t->hw + ih * g->w + iw) * g->c_in;
+                boff[p++] = ((n * t->xh + ih) * t->xw + iw) * g->c_in;
             }
         }
     sb_cpu_sgemm_gather(rows, t->icg, g->n * t->ohw, k, t->apack + (grp * t->blocks + b) * t->apack_stride,
@@ -740,35 +755,48 @@ static void wgrad_assemble_range(void *vctx, int64_t o0, int64_t o1) {
     }
 }
 
-bool sb_cpu_conv2d_few_backward_weight(const sb_conv2d_geom *g, const float *dy, const float *x,
+bool sb_cpu_conv2d_tap_backward_weight(const sb_conv2d_geom *g, const float *dy, const float *x,
                                        float *dweight) {
     int64_t ohw = g->oh * g->ow;
-    if (ohw >= CLASS_PIXELS || g->kh > AXIS_MAX || g->kw > AXIS_MAX) return false;
     wgrad_ctx t = {.g = g, .dy = dy, .x = x, .dw = dweight, .ocg = g->c_out / g->groups,
-                   .icg = g->c_in / g->groups, .ohw = ohw, .hw = g->h * g->w,
-                   .kk = g->kh * g->kw};
-    axis_geom ax_h = {g->kh, g->stride_h, g->pad_h, g->dilation_h, g->h, g->oh, false};
-    axis_geom ax_w = {g->kw, g->stride_w, g->pad_w, g->dilation_w, g->w, g->ow, false};
-    axis_classes rows, cols;
-    axis_classify(&ax_h, &rows);
-    axis_classify(&ax_w, &cols);
-    for (int ra = 0; ra < rows.n; ra++)
-        for (int q = 0; q < rows.count[ra]; q++) t.rmask[rows.coord[ra][q]] = rows.mask[ra];
-    for (int cb = 0; cb < cols.n; cb++)
-        for (int q = 0; q < cols.count[cb]; q++) t.smask[cols.coord[cb][q]] = cols.mask[cb];
-    bool skips = false;
-    for (int64_t tap = 0; tap < t.kk; tap++) {
-        int64_t lr = 0, ls = 0;
-        for (int64_t r = 0; r < g->oh; r++) lr += t.rmask[r] >> (tap / g->kw) & 1;
-        for (int64_t s = 0; s < g->ow; s++) ls += t.smask[s] >> (tap % g->kw) & 1;
-        t.live[tap] = lr * ls;
-        skips |= t.live[tap] < ohw;
+                   .icg = g->c_in / g->groups, .ohw = ohw, .kk = g->kh * g->kw,
+                   .padded = ohw >= CLASS_PIXELS};
+    if (g->kh > AXIS_MAX || g->kw > AXIS_MAX) return false;
+    if (t.padded) {
+        /* B rows of icg floats: a few channels would fill a few lanes of a
+         * tile; an unpadded 1x1 at stride 1 reads x in place elsewhere */
+        bool in_place = g->kh == 1 && g->kw == 1 && g->stride_h == 1 && g->stride_w == 1 &&
+                        g->pad_h == 0 && g->pad_w == 0;
+        if (t.icg < TAP_WGRAD_MIN_CHANNELS || in_place) return false;
+        t.xh = g->h + 2 * g->pad_h;
+        t.xw = g->w + 2 * g->pad_w;
+        for (int64_t tap = 0; tap < t.kk; tap++) t.live[tap] = ohw;
+    } else {
+        t.xh = g->h;
+        t.xw = g->w;
+        axis_geom ax_h = {g->kh, g->stride_h, g->pad_h, g->dilation_h, g->h, g->oh, false};
+        axis_geom ax_w = {g->kw, g->stride_w, g->pad_w, g->dilation_w, g->w, g->ow, false};
+        axis_classes rows, cols;
+        axis_classify(&ax_h, &rows);
+        axis_classify(&ax_w, &cols);
+        for (int ra = 0; ra < rows.n; ra++)
+            for (int q = 0; q < rows.count[ra]; q++) t.rmask[rows.coord[ra][q]] = rows.mask[ra];
+        for (int cb = 0; cb < cols.n; cb++)
+            for (int q = 0; q < cols.count[cb]; q++) t.smask[cols.coord[cb][q]] = cols.mask[cb];
+        bool skips = false;
+        for (int64_t tap = 0; tap < t.kk; tap++) {
+            int64_t lr = 0, ls = 0;
+            for (int64_t r = 0; r < g->oh; r++) lr += t.rmask[r] >> (tap / g->kw) & 1;
+            for (int64_t s = 0; s < g->ow; s++) ls += t.smask[s] >> (tap % g->kw) & 1;
+            t.live[tap] = lr * ls;
+            skips |= t.live[tap] < ohw;
+        }
+        /* Nothing to leave out (an unpadded kernel): the batched products
+         * of conv2d.c gather only the positions they read, where this path
+         * would transpose all of x. The left-out terms are dy * +0: no-ops
+         * only for finite dy. */
+        if (!skips || !sb_cpu_conv2d_weights_finite(g->n * g->c_out * ohw, dy)) return false;
     }
-    /* Nothing to leave out (an unpadded kernel): the batched products of
-     * conv2d.c gather only the positions they read, where this path would
-     * transpose all of x. The left-out terms are dy * +0: no-ops only for
-     * finite dy. */
-    if (!skips || !sb_cpu_conv2d_weights_finite(g->n * g->c_out * ohw, dy)) return false;
 
     int threads = sb_in_parallel_region() ? 1 : sb_num_threads();
     int64_t units = g->groups * t.kk;
@@ -785,9 +813,12 @@ bool sb_cpu_conv2d_few_backward_weight(const sb_conv2d_geom *g, const float *dy,
     int64_t terms = g->n * ohw;
     t.apack_stride = sb_cpu_sgemm_gather_floats(t.block_rows, terms);
     size_t acol_bytes = (size_t)terms * sizeof(int64_t);
-    size_t xt_floats = (size_t)(g->n * t.hw * g->c_in + COLS_SLACK);
+    size_t xt_floats = (size_t)(g->n * t.xh * t.xw * g->c_in + COLS_SLACK);
     size_t dwt_floats = (size_t)(g->groups * t.kk * t.ocg * t.icg);
     size_t apack_floats = (size_t)(g->groups * t.blocks * t.apack_stride);
+    /* a copy of x and of dy: past TAP_WGRAD_MAX_FLOATS the batched
+     * products of conv2d.c, which take 8 MB at a time, serve instead */
+    if (xt_floats + dwt_floats + apack_floats > TAP_WGRAD_MAX_FLOATS) return false;
     char *aux = sb_scratch(SB_SCRATCH_CONV_AUX, acol_bytes + (xt_floats + dwt_floats + apack_floats) *
                                                              sizeof(float));
     if (!aux) return false;

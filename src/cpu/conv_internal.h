@@ -71,7 +71,7 @@ bool sb_cpu_conv2d_few_forward(const sb_conv2d_geom *g, const float *x, const fl
                                const float *bias, float *y);
 bool sb_cpu_conv2d_few_backward_input(const sb_conv2d_geom *g, const float *dy,
                                       const float *weight, float *dx);
-bool sb_cpu_conv2d_few_backward_weight(const sb_conv2d_geom *g, const float *dy, const float *x,
+bool sb_cpu_conv2d_tap_backward_weight(const sb_conv2d_geom *g, const float *dy, const float *x,
                                        float *dweight);
 /* Whether none of w[0 .. n) is inf or NaN (over the thread pool). */
 bool sb_cpu_conv2d_weights_finite(int64_t n, const float *w);
