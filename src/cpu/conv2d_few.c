@@ -178,9 +178,24 @@ typedef struct {
     signed char cls_of[CLASS_PIXELS], index_in[CLASS_PIXELS]; /* per destination position */
 } class_ctx;
 
+/* Rows of row block b when m rows are cut into blocks of `size`. */
+static int64_t rows_in_block(int64_t m, int64_t size, int64_t b) {
+    return m - b * size < size ? m - b * size : size;
+}
+
 static int64_t block_rows(const class_ctx *t, int64_t b) {
-    int64_t r0 = b * t->block_rows;
-    return t->m - r0 < t->block_rows ? t->m - r0 : t->block_rows;
+    return rows_in_block(t->m, t->block_rows, b);
+}
+
+/* The rows per block of an m-row product split into tasks with `units`
+ * tasks per block: every row in one block, unless that leaves fewer than
+ * two tasks per thread; then blocks of whole ROW_BLOCK_ALIGN rows. */
+static int64_t row_block_size(int64_t m, int64_t units) {
+    int threads = sb_in_parallel_region() ? 1 : sb_num_threads();
+    if (threads < 2 || units >= 2 * threads) return m;
+    int64_t want = (2 * threads + units - 1) / units, size = (m + want - 1) / want;
+    size = (size + ROW_BLOCK_ALIGN - 1) / ROW_BLOCK_ALIGN * ROW_BLOCK_ALIGN;
+    return size < m ? size : m;
 }
 
 static const float *group_weights(const class_ctx *t, int64_t grp) {
@@ -502,16 +517,9 @@ static bool run_classes(class_ctx *t) {
     t->transposed = g->n >= TRANSPOSED_BATCH && gathered >= 2 * t->src_plane;
     t->nb = t->transposed ? g->n : chunk_samples(t, &rows, &cols, threads);
     t->chunks = (g->n + t->nb - 1) / t->nb;
-    int64_t units = t->transposed ? t->dst_plane : t->chunks * rows.n * cols.n;
-    t->blocks = 1;
-    t->block_rows = t->m;
-    if (threads > 1 && units < 2 * threads) {
-        int64_t want = (2 * threads + units - 1) / units;
-        int64_t br = (t->m + want - 1) / want;
-        br = (br + ROW_BLOCK_ALIGN - 1) / ROW_BLOCK_ALIGN * ROW_BLOCK_ALIGN;
-        t->block_rows = br < t->m ? br : t->m;
-        t->blocks = (t->m + t->block_rows - 1) / t->block_rows;
-    }
+    t->block_rows = row_block_size(t->m, t->transposed ? t->dst_plane
+                                                        : t->chunks * rows.n * cols.n);
+    t->blocks = (t->m + t->block_rows - 1) / t->block_rows;
 
     /* the taps some class reads */
     uint64_t urows = 0, ucols = 0;
@@ -620,7 +628,11 @@ bool sb_cpu_conv2d_few_backward_input(const sb_conv2d_geom *g, const float *dy,
  * position the tap reads, where they lie (no column matrix). A left-out
  * term is fmaf(dy, +0, acc): with dy finite the forward's argument holds
  * with dy in the weights' place, and every zero of a tap that leaves terms
- * out is recomputed with sb_ref_conv2d_dw_chain. */
+ * out is recomputed with sb_ref_conv2d_dw_chain.
+ *
+ * Larger planes (16 channels per group or more) take the same products
+ * over every (n, r, s), x copied zero-padded: the padded terms are then
+ * the contract's +0.0f terms, read as they are, and the chains exact. */
 
 typedef struct {
     const sb_conv2d_geom *g;
@@ -642,8 +654,7 @@ typedef struct {
 } wgrad_ctx;
 
 static int64_t wgrad_rows(const wgrad_ctx *t, int64_t b) {
-    int64_t r0 = b * t->block_rows;
-    return t->ocg - r0 < t->block_rows ? t->ocg - r0 : t->block_rows;
+    return rows_in_block(t->ocg, t->block_rows, b);
 }
 
 /* dY's rows of (grp, block) for tasks [i0, i1), packed. */
@@ -798,17 +809,8 @@ bool sb_cpu_conv2d_tap_backward_weight(const sb_conv2d_geom *g, const float *dy,
         if (!skips || !sb_cpu_conv2d_weights_finite(g->n * g->c_out * ohw, dy)) return false;
     }
 
-    int threads = sb_in_parallel_region() ? 1 : sb_num_threads();
-    int64_t units = g->groups * t.kk;
-    t.blocks = 1;
-    t.block_rows = t.ocg;
-    if (threads > 1 && units < 2 * threads) {
-        int64_t want = (2 * threads + units - 1) / units;
-        int64_t br = (t.ocg + want - 1) / want;
-        br = (br + ROW_BLOCK_ALIGN - 1) / ROW_BLOCK_ALIGN * ROW_BLOCK_ALIGN;
-        t.block_rows = br < t.ocg ? br : t.ocg;
-        t.blocks = (t.ocg + t.block_rows - 1) / t.block_rows;
-    }
+    t.block_rows = row_block_size(t.ocg, g->groups * t.kk);
+    t.blocks = (t.ocg + t.block_rows - 1) / t.block_rows;
     /* one buffer: dY's term list, xt, dwt, the packed dY */
     int64_t terms = g->n * ohw;
     t.apack_stride = sb_cpu_sgemm_gather_floats(t.block_rows, terms);
