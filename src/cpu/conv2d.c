@@ -78,13 +78,6 @@ static bool copy_rows(float *dst, int64_t ldd, const float *src, int64_t lds, in
     return true;
 }
 
-/* A subset of a kernel's taps: rows ti[0..ni) and columns tj[0..nj),
- * ascending; NULL lists mean every row (ni = kh) or column (nj = kw). */
-typedef struct {
-    int64_t ni, nj;
-    const int64_t *ti, *tj;
-} tap_set;
-
 /* One im2col row: what tap (i, j) of channel ch of sample xn reads for the
  * output rows r0 <= r < r1, +0.0f where it falls in the padding; written
  * to dst, (r1 - r0) * ow floats. */
@@ -100,29 +93,15 @@ static void tap_row(const sb_conv2d_geom *g, const float *xn, int64_t ch, int64_
     }
 }
 
-/* im2col of one sample xn (c_in, h, w) over the taps tp: rows (c, a, b)
- * (tap (ti[a], tj[b])) for channels ch0 .. ch0+nch-1, columns (r, s) for
- * the output rows r0 <= r < r1; row p starts at col + p*ld. */
-static void im2col_rows(const sb_conv2d_geom *g, const tap_set *tp, const float *xn, int64_t ch0,
-                        int64_t nch, int64_t r0, int64_t r1, float *col, int64_t ld) {
-    if (g->kh == 1 && g->kw == 1 && g->stride_h == 1 && g->stride_w == 1 && g->pad_h == 0 &&
-        g->pad_w == 0) {
-        /* 1x1, stride 1, unpadded: row c is plane c itself. Batched samples
-         * of the deep stages have planes of 1-16 floats, which a call per
-         * row of the general loops below cost many times over. */
-        int64_t hw = g->h * g->w, q0 = r0 * g->w, len = (r1 - r0) * g->w;
-        const float *src = xn + ch0 * hw + q0;
-        if (len <= 64 && copy_rows(col, ld, src, hw, nch, (int)len)) return;
-        for (int64_t c = 0; c < nch; c++)
-            memcpy(col + c * ld, src + c * hw, (size_t)len * sizeof *col);
-        return;
-    }
+/* im2col of one sample xn (c_in, h, w): rows (c, i, j) for channels ch0 ..
+ * ch0+nch-1, columns (r, s) for the output rows r0 <= r < r1; row p starts
+ * at col + p*ld. */
+static void im2col_rows(const sb_conv2d_geom *g, const float *xn, int64_t ch0, int64_t nch,
+                        int64_t r0, int64_t r1, float *col, int64_t ld) {
     for (int64_t c = 0; c < nch; c++)
-        for (int64_t a = 0; a < tp->ni; a++)
-            for (int64_t b = 0; b < tp->nj; b++) {
-                int64_t i = tp->ti ? tp->ti[a] : a, j = tp->tj ? tp->tj[b] : b;
-                tap_row(g, xn, ch0 + c, i, j, r0, r1, col + ((c * tp->ni + a) * tp->nj + b) * ld);
-            }
+        for (int64_t i = 0; i < g->kh; i++)
+            for (int64_t j = 0; j < g->kw; j++)
+                tap_row(g, xn, ch0 + c, i, j, r0, r1, col + ((c * g->kh + i) * g->kw + j) * ld);
 }
 
 /* Gather tables of the few-pixel products (planes of fewer than FEW_PIXELS
@@ -131,16 +110,15 @@ static void im2col_rows(const sb_conv2d_geom *g, const tap_set *tp, const float 
  * it reads, or -1 where it reads +0.0f (padding, or outside dy). */
 #define GATHER_TABLE_MAX 4096 /* entries on the stack; larger kernels gather row by row */
 
-/* im2col's table over the taps tp: entry (a*nj + b)*ohw + r*ow + s is
- * where tap (ti[a], tj[b]) of output (r, s) reads x's plane. False when it
- * would not fit GATHER_TABLE_MAX entries. */
-static bool im2col_table(const sb_conv2d_geom *g, const tap_set *tp, int32_t *idx) {
+/* im2col's table: entry (i*kw + j)*ohw + r*ow + s is where tap (i, j) of
+ * output (r, s) reads x's plane. False when it would not fit
+ * GATHER_TABLE_MAX entries. */
+static bool im2col_table(const sb_conv2d_geom *g, int32_t *idx) {
     int64_t ohw = g->oh * g->ow;
-    if (tp->ni * tp->nj * ohw > GATHER_TABLE_MAX) return false;
-    for (int64_t a = 0; a < tp->ni; a++)
-        for (int64_t b = 0; b < tp->nj; b++) {
-            int64_t i = tp->ti ? tp->ti[a] : a, j = tp->tj ? tp->tj[b] : b;
-            int32_t *e = idx + (a * tp->nj + b) * ohw;
+    if (g->kh * g->kw * ohw > GATHER_TABLE_MAX) return false;
+    for (int64_t i = 0; i < g->kh; i++)
+        for (int64_t j = 0; j < g->kw; j++) {
+            int32_t *e = idx + (i * g->kw + j) * ohw;
             for (int64_t r = 0; r < g->oh; r++)
                 for (int64_t q = 0; q < g->ow; q++) {
                     int64_t ih = r * g->stride_h - g->pad_h + i * g->dilation_h;
@@ -318,7 +296,6 @@ static void fwd_range(void *vctx, int64_t n0, int64_t n1) {
                               t->y + n0 * g->c_out * ohw);
         return;
     }
-    tap_set all = {g->kh, g->kw, NULL, NULL};
     for (int64_t n = n0; n < n1; n++)
         for (int64_t grp = 0; grp < g->groups; grp++) {
             const float *xn = t->x + n * g->c_in * hw;
@@ -329,7 +306,7 @@ static void fwd_range(void *vctx, int64_t n0, int64_t n1) {
                              false);
             for (int64_t r0 = 0; !direct && r0 < g->oh; r0 += prows) {
                 int64_t r1 = r0 + prows < g->oh ? r0 + prows : g->oh, cols = (r1 - r0) * g->ow;
-                im2col_rows(g, &all, xn, grp * icg, icg, r0, r1, col, cols);
+                im2col_rows(g, xn, grp * icg, icg, r0, r1, col, cols);
                 sb_cpu_sgemm('N', 'N', ocg, cols, kdim, wg, kdim, col, cols, yg + r0 * g->ow, ohw,
                              false);
             }
@@ -1161,8 +1138,7 @@ void sb_cpu_conv2d_backward_weight(const sb_conv2d_geom *g, const float *dy, con
         t.dyt = dyt;
     }
     int32_t table[GATHER_TABLE_MAX];
-    tap_set all = {g->kh, g->kw, NULL, NULL};
-    if (nb > 1 && !transposed && im2col_table(g, &all, table)) t.table = table;
+    if (nb > 1 && !transposed && im2col_table(g, table)) t.table = table;
     sb_parallel_for(g->groups * t.panels, 1, bwd_w_range, &t);
     if (!transposed) return;
     /* dW[oc][t] = dW^T[grp][t][o], in square blocks: a weight of 512 x 4608
