@@ -29,7 +29,32 @@ except ImportError:  # numpy-only use of samebits.ops is supported
     torch = None
 
 __all__ = ["UnsupportedDeviceError", "to_np", "to_np_index", "back", "kind_of", "device_of",
-           "op_scope", "empty", "to_torch"]
+           "op_scope", "empty", "to_torch", "samebits_code"]
+
+# torch >= 2.0 (which has DisableTorchFunctionSubclass beside it):
+# DisableTorchFunction turns off torch function modes as well as subclass
+# handlers. In 1.13 it turns off only the latter.
+_MODES_OFF = (torch._C.DisableTorchFunction
+              if torch is not None and hasattr(torch._C, "DisableTorchFunctionSubclass") else None)
+
+
+def samebits_code(fn):
+    """fn, one of samebits' entry points from model code (a samebits.nn
+    layer's forward, a strict-mode handler), run with torch function modes
+    off. Its torch calls are the data movement of samebits' own ops (views,
+    detach, numpy), which StrictMode passes anyway because they come from
+    samebits' frames; off, they skip the mode's Python handler and its frame
+    walk, some 2-3 us each and tens of them per layer call. Nothing in fn
+    calls model code. With torch 1.13 (no way to turn a mode off from C) fn
+    is returned as it is and the mode passes the calls as before."""
+    if _MODES_OFF is None:
+        return fn
+
+    @functools.wraps(fn)
+    def modes_off(*args, **kwargs):
+        with _MODES_OFF():
+            return fn(*args, **kwargs)
+    return modes_off
 
 
 def is_torch(x):

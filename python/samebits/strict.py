@@ -37,6 +37,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from . import random as _random
+from ._convert import samebits_code
 from .nn import functional as SF
 from .nn import recurrent as _recurrent
 
@@ -277,14 +278,15 @@ def _leaky_relu(args, kwargs):
     return SF.leaky_relu(x, slope)
 
 
-_SITE = threading.local()  # (caller frame, module paths) of the call being routed
+_SITE = threading.local()  # (caller frame, StrictMode) of the call being routed
 
 
 def _draw_state():
     """The Bernoulli draw counter of the innermost model module on the
     stack: (seed, stream, offset) kept on the module itself, made at its
     first draw from samebits' seed and the module's path."""
-    frame, paths = _SITE.value
+    frame, mode = _SITE.value
+    paths = mode.paths
     while frame is not None:
         m = frame.f_locals.get("self")
         if id(m) in paths:
@@ -1149,6 +1151,12 @@ def _advanced_index(args):
     return any(isinstance(i, (torch.Tensor, list)) for i in items)
 
 
+@samebits_code
+def _routed_call(handler, args, kwargs):
+    """A ROUTED handler: samebits' version of a torch call."""
+    return handler(args, kwargs)
+
+
 class StrictMode(TorchFunctionMode):
     """While active, torch calls made by model code run samebits (ROUTED),
     pass through (PASS_THROUGH) or raise NotReproducibleError. `model` (a
@@ -1157,9 +1165,19 @@ class StrictMode(TorchFunctionMode):
 
     def __init__(self, model=None, record=False):
         super().__init__()
-        self.paths = {id(m): p for p, m in model.named_modules()} if model is not None else {}
+        self._model = model
+        self._paths = None
         self.record = record
         self.report = AuditReport()
+
+    @property
+    def paths(self):
+        """id(module) -> its path in the model, built when a message or the
+        report first needs one (not on every call of the model)."""
+        if self._paths is None:
+            m = self._model
+            self._paths = {id(s): p for p, s in m.named_modules()} if m is not None else {}
+        return self._paths
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -1201,9 +1219,9 @@ class StrictMode(TorchFunctionMode):
                                  "samebits has no version of this call: %s" % refused)
         why = "samebits has no version of it"
         if key in ROUTED:
-            _SITE.value = (caller, self.paths)
+            _SITE.value = (caller, self)
             try:
-                out = ROUTED[key][0](args, kwargs)
+                out = _routed_call(ROUTED[key][0], args, kwargs)
                 self._note("covered", shown, caller)
                 return out
             except (_Missing, NotImplementedError, TypeError) as e:

@@ -314,3 +314,28 @@ def test_inplace_and_expand_backward_are_samebits():
     mask = (ops.add(ops.mul(x.detach().expand(3, 4).contiguous(), torch.tensor(1.0)), y) > 0)
     want = ops.sum(mask.float(), 1, keepdim=True)
     assert torch.equal(_bits(x.grad), _bits(want))
+
+
+@pytest.mark.skipif(not hasattr(torch._C, "DisableTorchFunctionSubclass"),
+                    reason="torch 1.13 cannot turn a torch function mode off from C")
+def test_samebits_layers_skip_the_mode_model_code_does_not(monkeypatch):
+    """A converted layer's own torch calls (detach, numpy, views of its
+    operands) run with the mode off (_convert.samebits_code): the strict
+    handler sees none of them, yet every torch call of the model's own
+    forward code still reaches it."""
+    seen = []
+    handler = samebits.StrictMode.__torch_function__
+
+    def counting(self, func, types, args=(), kwargs=None):
+        seen.append(getattr(func, "__name__", repr(func)))
+        return handler(self, func, types, args, kwargs)
+    monkeypatch.setattr(samebits.StrictMode, "__torch_function__", counting)
+    torch.manual_seed(0)
+    layers = samebits.from_torch_module(torch.nn.Sequential(
+        torch.nn.Linear(8, 8), torch.nn.LayerNorm(8), torch.nn.GELU()))
+    x = torch.randn(4, 8)
+    layers(x)
+    assert seen == []
+    custom = samebits.from_torch_module(Custom())
+    custom(x)
+    assert {"tanh", "matmul", "mean", "cat"} <= set(seen), seen

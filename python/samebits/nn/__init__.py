@@ -594,3 +594,22 @@ class EmbeddingBag(torch.nn.EmbeddingBag):
 
 # recurrent layers: a fixed sequence of the ops above (contract section 7)
 from .recurrent import RNN, LSTM, GRU, RNNCell, LSTMCell, GRUCell  # noqa: E402
+from .._convert import samebits_code  # noqa: E402
+
+
+def _forwards_as_samebits_code(namespace):
+    """Every samebits.nn layer's forward runs as samebits code
+    (_convert.samebits_code): set once here, over every layer class of the
+    package and the mixins that define its forward, so that none is left
+    out."""
+    for layer in list(namespace.values()):
+        if not (isinstance(layer, type) and issubclass(layer, torch.nn.Module)):
+            continue
+        for cls in layer.__mro__:
+            fwd = cls.__dict__.get("forward")
+            if cls.__module__.startswith(__name__) and fwd is not None and \
+                    not hasattr(fwd, "__wrapped__"):
+                cls.forward = samebits_code(fwd)
+
+
+_forwards_as_samebits_code(globals())
