@@ -79,30 +79,32 @@ void sb_gemm_ukernel_scalar(int64_t kc, const float *a, const float *b, float *c
 }
 
 /* The tile of one call, from the level's GEMM kernels (the kernel context,
- * cpu/kernels.h): the flexible kernel whose row count suits m - LeNet's 6-
- * and 16-channel products would spend half their FMAs on zero rows with the
- * tallest tile - or the fixed kernel when the level has no flexible ones.
- * Full tiles of packed panels with the fixed kernel's row count keep the
- * fixed (unrolled) kernel. */
+ * cpu/kernels.h): the flexible kernel whose row count suits m, or the fixed
+ * kernel when the level has no flexible ones. Full tiles of packed panels
+ * with the fixed kernel's row count keep the fixed (unrolled) kernel.
+ *
+ * The choice weighs padding against tile height and kernel. Per k step and
+ * vector of columns, a tile costs its MR FMAs, plus about half of one more
+ * for the flexible kernels (not unrolled, masked B loads, no prefetch): on
+ * Zen 4 the flexible MR 8, 6 and 4 ran at 97%, 95% and 90% of the fixed
+ * MR 12 on products all of them divide (m = 24, 48, 96). So the row count
+ * minimising ceil(m / MR) * (MR + 0.5 if flexible) wins, the taller on a
+ * tie: 64 rows take MR 8 (MR 12 pads 8 rows, 11%, and ran 6-10% slower on
+ * ResNet's 64-channel products); 100 rows keep MR 12 (MR 8 pads less but
+ * ran 8% slower at n = 84 and 120); LeNet's 6 and 16 rows take MR 6 and 8. */
 static kernel pick_kernel(const sb_gemm_kernels *g, int64_t m) {
     if (g->nflex == 0) return (kernel){g->mr, g->nr, g->ukernel, NULL, NULL, NULL};
     const sb_gemm_flex_kernel *opts = g->flex;
-    int count = g->nflex;
-    /* Taller tiles reuse each B vector more, so the tallest (options come
-     * tallest first) wins unless it pads more than m/8 rows; then the one
-     * that pads least. */
-    int best = -1;
-    int64_t best_rows = INT64_MAX;
-    for (int i = 0; i < count && best < 0; i++) {
-        int64_t padded = (m + opts[i].mr - 1) / opts[i].mr * opts[i].mr;
-        if (padded - m <= m / 8) best = i;
+    int best = 0;
+    int64_t best_cost = INT64_MAX;
+    for (int i = 0; i < g->nflex; i++) { /* tallest first */
+        int64_t tiles = (m + opts[i].mr - 1) / opts[i].mr;
+        int64_t cost = tiles * (10 * opts[i].mr + (opts[i].mr == g->mr ? 0 : 5));
+        if (cost < best_cost) {
+            best = i;
+            best_cost = cost;
+        }
     }
-    for (int i = 0; i < count && best < 0; i++) {
-        int64_t padded = (m + opts[i].mr - 1) / opts[i].mr * opts[i].mr;
-        if (padded < best_rows) best_rows = padded;
-    }
-    for (int i = 0; i < count && best < 0; i++)
-        if ((m + opts[i].mr - 1) / opts[i].mr * opts[i].mr == best_rows) best = i;
     return (kernel){opts[best].mr, g->nr, opts[best].mr == g->mr ? g->ukernel : NULL,
                     opts[best].flex, opts[best].offset, opts[best].gather};
 }
