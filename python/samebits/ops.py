@@ -467,8 +467,10 @@ def _unary_backward(op, x, y, dy):
     return dx
 
 
-def _map(name, x, *extra):
-    y = empty(x.shape)
+def _map(name, x, *extra, out=None):
+    """y = name(x, *extra) into a new array, or into out (which may be x
+    itself: the pointwise kernels take an identical layout in place)."""
+    y = empty(x.shape) if out is None else out
     call(name, ref(wrap(x)), *extra, ref(wrap(y)))
     return y
 

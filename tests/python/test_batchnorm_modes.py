@@ -139,3 +139,29 @@ def test_batch_norm_inside_model_code_runs_strict(bn):
         assert torch.allclose(conv(x), ref(x), rtol=1e-4, atol=1e-4)
     for a, b in zip(conv.buffers(), ref.buffers()):
         assert torch.allclose(a.float(), b.float(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("fn, args", [(SF.relu, ()), (SF.hardtanh, (-0.5, 0.5)),
+                                      (SF.leaky_relu, (0.2,)), (SF.silu, ())])
+def test_inplace_without_grad_writes_the_input(fn, args):
+    """Under no_grad an inplace activation overwrites its (dense CPU) input
+    with the out-of-place result's bits, bumps its version counter, and a
+    graph that saved the tensor then refuses to run backward (PyTorch's
+    rule for in-place writes)."""
+    x = torch.randn(1000)
+    x[:4] = torch.tensor([-0.0, 0.0, float("nan"), float("inf")])
+    want = fn(x.clone(), *args)
+    y = x.clone()
+    with torch.no_grad():
+        got = fn(y, *args, inplace=True)
+    assert got is y
+    assert torch.equal(y.view(torch.int32), want.view(torch.int32))
+    w = torch.randn(1000, requires_grad=True)
+    z = torch.randn(1000)
+    out = w * z  # saves z for w's gradient
+    v0 = z._version
+    with torch.no_grad():
+        fn(z, *args, inplace=True)
+    assert z._version > v0
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()

@@ -606,13 +606,28 @@ _ACT = {
 _BACKWARD_EXTRA = {"threshold": 1}
 
 
+# torch >= 2.1: tells autograd that a tensor's memory was written behind its
+# back, as an in-place torch op would (1.13 has no way to)
+_BUMP_VERSION = getattr(getattr(torch.autograd, "graph", None), "increment_version", None)
+
+
 def _maybe_inplace(input, name, extra, inplace, fn):
-    """inplace=True is honoured: samebits computes from an exact clone of
-    input (what the backward saves), then input takes the result's bits by
-    an exact copy, which autograd records as a copy (PyTorch's own rules
-    then apply: a leaf that requires grad is refused)."""
+    """inplace=True is honoured. With autograd recording, samebits computes
+    from an exact clone of input (what the backward saves), then input takes
+    the result's bits by an exact copy, which autograd records as a copy
+    (PyTorch's own rules then apply: a leaf that requires grad is refused).
+    With grad mode off (inference), a dense CPU input is overwritten by the
+    kernel itself, one pass as in PyTorch, and its version counter bumped,
+    so that a graph that saved it still refuses to use the new bits."""
     if not _ops._flag(inplace, fn, "inplace"):
         return _Activation.apply(input, name, extra)
+    if _BUMP_VERSION is not None and not torch.is_grad_enabled() and \
+            input.dtype == torch.float32 and input.device.type == "cpu" and \
+            input.is_contiguous() and not input.is_sparse:
+        x = to_np(input, fn, "input")  # a view of input's memory
+        _ops._map(_ACT[name][0], x, *extra, out=x)
+        _BUMP_VERSION(input)
+        return input
     y = _Activation.apply(input.clone(), name, extra)
     return input.copy_(y)
 
