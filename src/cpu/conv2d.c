@@ -823,6 +823,14 @@ static bool bwd_in_phase_chunk(const bwd_in_ctx *t, int64_t n0, int64_t n1) {
  * boff[(o, i, j)] + ih*wp + iw (the one phase's columns of stride 1 come
  * from exactly there), so sb_cpu_sgemm_offset computes the same chains from the planes
  * themselves. The zero fix-up is applied while copying out. */
+/* Whether v[0..len) holds a zero (either sign); a loop the compiler
+ * vectorises, so rows without one cost a pass of compares. */
+static bool has_zero(int64_t len, const float *v) {
+    int zero = 0;
+    for (int64_t i = 0; i < len; i++) zero |= v[i] == 0.0f;
+    return zero;
+}
+
 static void bwd_in_implicit_one(const bwd_in_ctx *t, int64_t n, int64_t grp) {
     const sb_conv2d_geom *g = t->g;
     int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups;
@@ -832,9 +840,15 @@ static void bwd_in_implicit_one(const bwd_in_ctx *t, int64_t n, int64_t grp) {
     /* The farthest tap is (ocg-1, 0, 0): offsets fall with i and j. */
     int64_t planes = ocg * hp * wp,
             reach = t->boff[(ocg - 1) * g->kh * g->kw] + t->nq + PLANE_SLACK;
-    float *pad = sb_scratch(SB_SCRATCH_CONV, (size_t)(planes > reach ? planes : reach) * sizeof *pad);
-    float *out = sb_scratch(SB_SCRATCH_OPS, (size_t)(icg * t->nq) * sizeof *out);
+    /* A 1x1 kernel without padding stuffs no term: its products are the
+     * contract's chains, zeros included, and (with rows of x's length)
+     * they go straight into dx. Otherwise only a zero can differ from the
+     * contract (see the top) and is recomputed. */
+    bool stuffed = !(g->kh == 1 && g->kw == 1 && g->pad_h == 0 && g->pad_w == 0);
+    bool in_place = !stuffed && wp == g->w;
     float *dxg = t->dx + (n * g->c_in + grp * icg) * hw;
+    float *pad = sb_scratch(SB_SCRATCH_CONV, (size_t)(planes > reach ? planes : reach) * sizeof *pad);
+    float *out = in_place ? dxg : sb_scratch(SB_SCRATCH_OPS, (size_t)(icg * t->nq) * sizeof *out);
     bool done = false;
     if (pad && out) {
         dy_pad_fill(g, t->dy + (n * g->c_out + grp * ocg) * g->oh * g->ow, ocg, pad);
@@ -848,14 +862,18 @@ static void bwd_in_implicit_one(const bwd_in_ctx *t, int64_t n, int64_t grp) {
                                        t->boff, out, t->nq);
         }
     }
+    if (in_place && done) return;
     for (int64_t c = 0; c < icg; c++)
-        for (int64_t ih = 0; ih < g->h; ih++)
-            for (int64_t iw = 0; iw < g->w; iw++) {
-                float v = done ? out[c * t->nq + ih * wp + iw] : 0.0f;
-                /* Only a zero can differ from the contract (see the top). */
-                dxg[c * hw + ih * g->w + iw] =
-                    v == 0.0f ? dx_chain(g, t->dy, t->w, n, grp * icg + c, ih, iw) : v;
+        for (int64_t ih = 0; ih < g->h; ih++) {
+            float *dst = dxg + c * hw + ih * g->w;
+            if (done) {
+                memcpy(dst, out + c * t->nq + ih * wp, (size_t)g->w * sizeof *dst);
+                if (!stuffed || !has_zero(g->w, dst)) continue;
             }
+            for (int64_t iw = 0; iw < g->w; iw++)
+                if (!done || dst[iw] == 0.0f)
+                    dst[iw] = dx_chain(g, t->dy, t->w, n, grp * icg + c, ih, iw);
+        }
 }
 
 static void bwd_in_ref_range(void *vctx, int64_t n0, int64_t n1) {
