@@ -144,6 +144,10 @@ static void pack_a(const job *J, int64_t panel) {
             memcpy(d, src, (size_t)rows * sizeof(float));
             for (int64_t r = rows; r < mr; r++) d[r] = 0.0f;
         }
+    } else if (J->pack_bt) {
+        /* rows contiguous along k: the same transposing copy as a panel of
+         * op(B) = B^T (pack_b), with MR in NR's place */
+        J->pack_bt(kc, rows, mr, J->a + i0 * J->lda + J->pc, J->lda, dst);
     } else {
         for (int64_t r = 0; r < rows; r++) {
             const float *src = J->a + (i0 + r) * J->lda + J->pc;
