@@ -165,3 +165,28 @@ def test_inplace_without_grad_writes_the_input(fn, args):
     assert z._version > v0
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         out.sum().backward()
+
+
+@pytest.mark.parametrize("fn, args", [(SF.relu, ()), (SF.hardtanh, (-0.5, 0.5)),
+                                      (SF.relu6, ())])
+def test_inplace_under_autograd_matches_out_of_place(fn, args):
+    """relu and hardtanh in place under autograd overwrite their input and
+    their backward reads it (y in x's place, _Y_SERVES_AS_X): output and
+    input gradient have the out-of-place bits, on -0, +-0.5, 0, 6, NaN and
+    +-inf inputs and NaN/-0 gradients too."""
+    base = torch.randn(997) * 4
+    base[:10] = torch.tensor([-0.0, 0.0, float("nan"), float("inf"), -float("inf"),
+                              0.5, -0.5, 6.0, -6.0, 1e-45])
+    dy = torch.randn(997)
+    dy[:4] = torch.tensor([float("nan"), -0.0, 0.0, float("inf")])
+    bits = lambda t: t.detach().contiguous().view(torch.int32)  # noqa: E731
+    a = base.clone().requires_grad_()
+    y_ref = fn(a * 1.0, *args)
+    y_ref.backward(dy)
+    b = base.clone().requires_grad_()
+    h = b * 1.0
+    y = fn(h, *args, inplace=True)
+    assert y is h and h._version > 0
+    assert torch.equal(bits(y), bits(y_ref))
+    y.backward(dy)
+    assert torch.equal(bits(b.grad), bits(a.grad))

@@ -562,14 +562,21 @@ def adaptive_avg_pool2d(input, output_size):
 
 
 class _Activation(torch.autograd.Function):
-    """y = f(x); the backward reads x or y, whichever the contract names."""
+    """y = f(x); the backward reads x or y, whichever the contract names.
+    in_place (activations of _Y_SERVES_AS_X only): y is written over x's
+    own memory, x is marked dirty and saved, as y, for the backward."""
 
     @staticmethod
-    def forward(ctx, x, name, extra):
+    def forward(ctx, x, name, extra, in_place=False):
         fwd, bwd, use_y = _ACT[name]
-        y = _ops._map(fwd, to_np(x, name, "input"), *extra)
-        yt = _t(y)
+        xa = to_np(x, name, "input")
         ctx.name, ctx.extra = name, extra
+        if in_place:
+            _ops._map(fwd, xa, *extra, out=xa)
+            ctx.mark_dirty(x)
+            ctx.save_for_backward(x)
+            return x
+        yt = _t(_ops._map(fwd, xa, *extra))
         ctx.save_for_backward(yt if use_y else x)
         return yt
 
@@ -581,7 +588,16 @@ class _Activation(torch.autograd.Function):
         extra = ctx.extra[:_BACKWARD_EXTRA.get(ctx.name, len(ctx.extra))]
         dx = _ops._map_backward(bwd, to_np(saved, ctx.name, "saved"),
                                 to_np(dy, ctx.name, "grad"), *extra)
-        return _t(dx), None, None
+        return _t(dx), None, None, None
+
+
+# Activations whose backward, written over x (contract section 9), gives
+# the same bits from y = f(x): relu's x <= 0 holds exactly when y <= 0
+# (y = +0 there, y = x > 0 elsewhere, a NaN x is its own y and fails both);
+# hardtanh's min < x < max exactly when min < y < max (y = x inside, y the
+# bound itself outside, NaN kept). So in place they can save y, the
+# overwritten input, and need no copy of x.
+_Y_SERVES_AS_X = {"relu", "hardtanh"}
 
 
 _ACT = {
@@ -612,21 +628,27 @@ _BUMP_VERSION = getattr(getattr(torch.autograd, "graph", None), "increment_versi
 
 
 def _maybe_inplace(input, name, extra, inplace, fn):
-    """inplace=True is honoured. With autograd recording, samebits computes
-    from an exact clone of input (what the backward saves), then input takes
-    the result's bits by an exact copy, which autograd records as a copy
-    (PyTorch's own rules then apply: a leaf that requires grad is refused).
-    With grad mode off (inference), a dense CPU input is overwritten by the
-    kernel itself, one pass as in PyTorch, and its version counter bumped,
-    so that a graph that saved it still refuses to use the new bits."""
+    """inplace=True is honoured. A dense CPU input is overwritten by the
+    kernel itself, in one pass as in PyTorch: with grad mode off, for every
+    activation (its version counter bumped, so that a graph that saved it
+    still refuses to use the new bits); under autograd, for relu and
+    hardtanh (_Y_SERVES_AS_X), whose backward then reads the overwritten
+    input (not a view, not a leaf that requires grad: those keep PyTorch's
+    rules through the copy below). Otherwise samebits computes from an exact
+    clone of input (what the backward saves), then input takes the result's
+    bits by an exact copy, which autograd records as a copy."""
     if not _ops._flag(inplace, fn, "inplace"):
         return _Activation.apply(input, name, extra)
-    if _BUMP_VERSION is not None and not torch.is_grad_enabled() and \
-            input.dtype == torch.float32 and input.device.type == "cpu" and \
-            input.is_contiguous() and not input.is_sparse:
+    dense = input.dtype == torch.float32 and input.device.type == "cpu" and \
+        input.is_contiguous() and not input.is_sparse
+    if dense and _BUMP_VERSION is not None and not torch.is_grad_enabled():
         x = to_np(input, fn, "input")  # a view of input's memory
         _ops._map(_ACT[name][0], x, *extra, out=x)
         _BUMP_VERSION(input)
+        return input
+    if dense and name in _Y_SERVES_AS_X and input._base is None and \
+            not (input.is_leaf and input.requires_grad):
+        _Activation.apply(input, name, extra, True)  # input is rebased onto it
         return input
     y = _Activation.apply(input.clone(), name, extra)
     return input.copy_(y)
