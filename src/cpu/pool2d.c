@@ -290,6 +290,19 @@ void sb_cpu_max_pool2d_backward(const sb_pool2d_geom *g, const float *dy, const 
     over_planes(g, max_bwd_range, &t);
 }
 
+/* Every plane shares its windows' divisors: computed once per range into
+ * div (AVG_DIVISORS_MAX floats) when the output plane fits, else NULL and
+ * each is computed where it is used. (Global pooling over 164K planes of
+ * one output spent more on the divisor than on the sum.) */
+enum { AVG_DIVISORS_MAX = 1024 };
+
+static const float *avg_divisors(const sb_pool2d_geom *g, float *div) {
+    if (g->oh * g->ow > AVG_DIVISORS_MAX) return NULL;
+    for (int64_t r = 0; r < g->oh; r++)
+        for (int64_t s = 0; s < g->ow; s++) div[r * g->ow + s] = sb_ref_avg_pool2d_divisor(g, r, s);
+    return div;
+}
+
 /* A window's canonical sum as the reference forms it (terms row by row),
  * without its 32-lane state per output when the window holds at most 32
  * elements (sb_sum_few_terms): ResNet's adaptive pooling to 1x1 sums 1 to 16
@@ -298,6 +311,8 @@ static void avg_fwd_range(void *vctx, int64_t p0, int64_t p1) {
     const pool_ctx *t = vctx;
     const sb_pool2d_geom *g = t->g;
     sb_pool_axis rows = sb_pool_rows(g), cols = sb_pool_cols(g);
+    float div[AVG_DIVISORS_MAX];
+    const float *divs = avg_divisors(g, div);
     for (int64_t p = p0; p < p1; p++) {
         const float *xp = t->in + p * g->h * g->w;
         float *yp = t->out + p * g->oh * g->ow;
@@ -321,7 +336,8 @@ static void avg_fwd_range(void *vctx, int64_t p0, int64_t p1) {
                         sb_cpu_sum_add_n(&acc, xp + ih * g->w + w0, width);
                     sum = sb_sum_result(&acc);
                 }
-                yp[r * g->ow + s] = sum / sb_ref_avg_pool2d_divisor(g, r, s);
+                yp[r * g->ow + s] = sum / (divs ? divs[r * g->ow + s]
+                                                : sb_ref_avg_pool2d_divisor(g, r, s));
             }
         }
     }
@@ -341,6 +357,8 @@ static void avg_bwd_range(void *vctx, int64_t p0, int64_t p1) {
         sb_ref_avg_pool2d_backward(&s, t->in + p0 * ohw, t->out + p0 * hw);
         return;
     }
+    float div[AVG_DIVISORS_MAX];
+    const float *divs = avg_divisors(g, div);
     for (int64_t p = p0; p < p1; p++) {
         float *dxp = t->out + p * hw;
         const float *dyp = t->in + p * ohw;
@@ -348,7 +366,8 @@ static void avg_bwd_range(void *vctx, int64_t p0, int64_t p1) {
         for (int64_t r = 0; r < g->oh; r++)
             for (int64_t s = 0; s < g->ow; s++) {
                 /* The one term of every in-bounds input of this window. */
-                float v = dyp[r * g->ow + s] / sb_ref_avg_pool2d_divisor(g, r, s);
+                float v = dyp[r * g->ow + s] / (divs ? divs[r * g->ow + s]
+                                                     : sb_ref_avg_pool2d_divisor(g, r, s));
                 int64_t h0 = r * g->stride_h - g->pad_h, w0 = s * g->stride_w - g->pad_w;
                 int64_t h1 = h0 + g->kh < g->h ? h0 + g->kh : g->h;
                 int64_t w1 = w0 + g->kw < g->w ? w0 + g->kw : g->w;
