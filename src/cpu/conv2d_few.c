@@ -143,6 +143,9 @@ typedef struct {
                      * ch*src_plane + src_at[t*npos + p], tboff[p*kdim + (ch, t)] */
     int64_t *aoff;  /* per row block b: aoff[b*kdim + p] = kidx[p] * its panels' height */
     bool skips; /* forward: fewer taps than the kernel's (zeros recomputed) */
+    /* src_at of every tap, and dst_at, run through consecutive offsets (a
+     * 1x1 unpadded kernel's one class): gathers and scatters of whole runs */
+    bool src_run, dst_run;
 } pos_class;
 
 typedef struct {
@@ -235,9 +238,19 @@ static float contract_chain(const class_ctx *t, int64_t n, int64_t ch, int64_t p
  * whether some src[p] is a zero. Not inlined, as gather_samples. */
 static __attribute__((noinline)) bool scatter_positions(float *restrict dplane,
                                                         const float *restrict src,
-                                                        const int32_t *restrict dst_at,
-                                                        int64_t npos, float bias, bool has_bias) {
-    bool zero = false;
+                                                        const pos_class *k, float bias,
+                                                        bool has_bias) {
+    const int32_t *restrict dst_at = k->dst_at;
+    int64_t npos = k->npos;
+    int zero = 0;
+    if (k->dst_run) { /* one run: a loop the compiler vectorises */
+        float *restrict d = dplane + dst_at[0];
+        for (int64_t p = 0; p < npos; p++) {
+            zero |= src[p] == 0.0f;
+            d[p] = has_bias ? src[p] + bias : src[p];
+        }
+        return zero;
+    }
     for (int64_t p = 0; p < npos; p++) {
         zero |= src[p] == 0.0f;
         dplane[dst_at[p]] = has_bias ? src[p] + bias : src[p];
@@ -255,6 +268,12 @@ static __attribute__((noinline)) void gather_samples(float *restrict dst,
                                                      int64_t count, const pos_class *k) {
     int64_t npos = k->npos, entries = (int64_t)k->ntap * npos;
     const int32_t *restrict src_at = k->src_at, *restrict col_at = k->col_at;
+    if (k->src_run) { /* each tap's row of the block one copied run */
+        for (int64_t n = 0; n < count; n++, plane += stride, dst += npos)
+            for (int64_t e = 0; e < entries; e += npos)
+                memcpy(dst + col_at[e], plane + src_at[e], (size_t)npos * sizeof *dst);
+        return;
+    }
     for (int64_t n = 0; n < count; n++, plane += stride, dst += npos)
         for (int64_t e = 0; e < entries; e++) dst[col_at[e]] = plane[src_at[e]];
 }
@@ -304,7 +323,7 @@ static void class_task(const class_ctx *t, int64_t chunk, int c, int64_t b) {
                 float *dplane = t->dst + (n * t->dst_c + ch) * t->dst_plane;
                 if (k->kdim > 0 && product) {
                     const float *src = out + r * k->ldc + (n - n0) * k->npos;
-                    bool zero = scatter_positions(dplane, src, k->dst_at, k->npos,
+                    bool zero = scatter_positions(dplane, src, k,
                                                   t->bias ? t->bias[ch] : 0.0f, t->bias != NULL);
                     /* the zeros the contract may sign otherwise */
                     for (int64_t p = 0; zero && k->skips && p < k->npos; p++)
@@ -432,6 +451,10 @@ static size_t build_classes(class_ctx *t, const axis_classes *rows, const axis_c
                     for (int pc = 0; pc < cols->count[cb]; pc++)
                         k->dst_at[pr * cols->count[cb] + pc] =
                             (int32_t)(rows->coord[ra][pr] * t->dst_w + cols->coord[cb][pc]);
+                k->src_run = k->dst_run = true;
+                for (int64_t e = 0; e < entries; e++) /* col_at runs by construction */
+                    k->src_run &= k->src_at[e] == k->src_at[e - e % k->npos] + e % k->npos;
+                for (int q = 0; q < k->npos; q++) k->dst_run &= k->dst_at[q] == k->dst_at[0] + q;
                 /* the index of a tap among the unions' */
                 int ua[AXIS_MAX], ub[AXIS_MAX];
                 for (int a = 0; a < ni; a++)
