@@ -21,6 +21,7 @@ import numpy as np
 
 from . import _lib
 from . import _device_array as _dev
+from . import _host_pool
 from ._lib import UnsupportedDeviceError, op_state, HOST
 
 try:
@@ -216,7 +217,7 @@ def empty(shape, dtype=np.float32):
     device (op_scope), or a numpy array."""
     where = op_state.where
     if where is None or where is HOST:
-        return np.empty(tuple(int(s) for s in shape), dtype=dtype)
+        return _host_pool.empty(tuple(int(s) for s in shape), dtype)
     return _dev.new_like(shape, dtype, where)
 
 

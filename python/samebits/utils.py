@@ -3,7 +3,7 @@ import ctypes
 
 import numpy as np
 
-from . import _lib
+from . import _host_pool, _lib
 from ._lib import call, wrap
 
 __all__ = ["get_hash", "print_hash", "set_num_threads", "get_num_threads", "isa", "set_isa"]
@@ -82,3 +82,11 @@ def set_isa(name):
     level = ctypes.c_int()
     call("sb_isa_from_name", name.encode(), ctypes.byref(level))
     call("sb_set_isa", level.value)
+
+
+def empty_cache():
+    """Returns the large host buffers samebits keeps for reuse (results of
+    1 MiB or more whose arrays have died, up to 512 MiB in all) to malloc;
+    as torch.cuda.empty_cache does for PyTorch's GPU memory. Results keep
+    their bits either way."""
+    _host_pool.release()

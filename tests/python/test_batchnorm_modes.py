@@ -6,6 +6,7 @@ float32 formula."""
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 
 import samebits
 from samebits.nn import functional as SF
@@ -168,12 +169,13 @@ def test_inplace_without_grad_writes_the_input(fn, args):
 
 
 @pytest.mark.parametrize("fn, args", [(SF.relu, ()), (SF.hardtanh, (-0.5, 0.5)),
-                                      (SF.relu6, ())])
+                                      (SF.relu6, ()), (SF.hardswish, ()), (SF.silu, ()),
+                                      (SF.leaky_relu, (0.1,))])
 def test_inplace_under_autograd_matches_out_of_place(fn, args):
-    """relu and hardtanh in place under autograd overwrite their input and
-    their backward reads it (y in x's place, _Y_SERVES_AS_X): output and
-    input gradient have the out-of-place bits, on -0, +-0.5, 0, 6, NaN and
-    +-inf inputs and NaN/-0 gradients too."""
+    """In place under autograd the input is overwritten (relu's backward
+    reads it, y in x's place; hardtanh's a copy of x taken first): output
+    and input gradient have the out-of-place bits, on -0, +-0.5, 0, 6, NaN
+    and +-inf inputs and NaN/-0 gradients too."""
     base = torch.randn(997) * 4
     base[:10] = torch.tensor([-0.0, 0.0, float("nan"), float("inf"), -float("inf"),
                               0.5, -0.5, 6.0, -6.0, 1e-45])
@@ -190,3 +192,18 @@ def test_inplace_under_autograd_matches_out_of_place(fn, args):
     assert torch.equal(bits(y), bits(y_ref))
     y.backward(dy)
     assert torch.equal(bits(b.grad), bits(a.grad))
+
+
+def test_inplace_after_inplace_follows_pytorch():
+    """relu_ saves its result, so modifying it in place afterwards is
+    refused at backward (as PyTorch's relu_); relu6_ (hardtanh_) does not,
+    and Hardswish(inplace=True) may follow it (as in PyTorch)."""
+    for f_sb, f_pt, ok in ((SF.relu, F.relu, False), (SF.relu6, F.relu6, True)):
+        for fn, hs in ((f_sb, SF.hardswish), (f_pt, F.hardswish)):
+            x = torch.randn(6, requires_grad=True)
+            out = hs(fn(x * 1.0, inplace=True), inplace=True).sum()
+            if ok:
+                out.backward()
+            else:
+                with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+                    out.backward()

@@ -563,8 +563,9 @@ def adaptive_avg_pool2d(input, output_size):
 
 class _Activation(torch.autograd.Function):
     """y = f(x); the backward reads x or y, whichever the contract names.
-    in_place (activations of _Y_SERVES_AS_X only): y is written over x's
-    own memory, x is marked dirty and saved, as y, for the backward."""
+    in_place: y is written over x's own memory and x is marked dirty; the
+    backward then reads x itself (holding y) when it reads y or when y
+    serves as x (_Y_SERVES_AS_X), else a copy of x taken before."""
 
     @staticmethod
     def forward(ctx, x, name, extra, in_place=False):
@@ -572,9 +573,11 @@ class _Activation(torch.autograd.Function):
         xa = to_np(x, name, "input")
         ctx.name, ctx.extra = name, extra
         if in_place:
+            keep_x = not use_y and name not in _Y_SERVES_AS_X
+            saved = x.clone() if keep_x else x
             _ops._map(fwd, xa, *extra, out=xa)
             ctx.mark_dirty(x)
-            ctx.save_for_backward(x)
+            ctx.save_for_backward(saved)
             return x
         yt = _t(_ops._map(fwd, xa, *extra))
         ctx.save_for_backward(yt if use_y else x)
@@ -591,13 +594,16 @@ class _Activation(torch.autograd.Function):
         return _t(dx), None, None, None
 
 
-# Activations whose backward, written over x (contract section 9), gives
-# the same bits from y = f(x): relu's x <= 0 holds exactly when y <= 0
-# (y = +0 there, y = x > 0 elsewhere, a NaN x is its own y and fails both);
-# hardtanh's min < x < max exactly when min < y < max (y = x inside, y the
-# bound itself outside, NaN kept). So in place they can save y, the
-# overwritten input, and need no copy of x.
-_Y_SERVES_AS_X = {"relu", "hardtanh"}
+# Activations that in place under autograd overwrite x and save it, as y,
+# for the backward: relu, whose backward written over x (contract section 9)
+# gives the same bits from y = relu(x) (x <= 0 exactly when y <= 0: y = +0
+# there and y = x > 0 elsewhere; a NaN x is its own y and fails both). That
+# is also PyTorch's relu_, which saves its result: modifying it in place
+# afterwards is refused in both. hardtanh's backward could read y as well
+# (min < x < max exactly when min < y < max), but PyTorch's hardtanh_ (and
+# so ReLU6(inplace=True)) lets its result be modified in place afterwards
+# (Hardswish(inplace=True) after it), which saving it would refuse.
+_Y_SERVES_AS_X = {"relu"}
 
 
 _ACT = {
@@ -629,14 +635,15 @@ _BUMP_VERSION = getattr(getattr(torch.autograd, "graph", None), "increment_versi
 
 def _maybe_inplace(input, name, extra, inplace, fn):
     """inplace=True is honoured. A dense CPU input is overwritten by the
-    kernel itself, in one pass as in PyTorch: with grad mode off, for every
-    activation (its version counter bumped, so that a graph that saved it
-    still refuses to use the new bits); under autograd, for relu and
-    hardtanh (_Y_SERVES_AS_X), whose backward then reads the overwritten
-    input (not a view, not a leaf that requires grad: those keep PyTorch's
-    rules through the copy below). Otherwise samebits computes from an exact
-    clone of input (what the backward saves), then input takes the result's
-    bits by an exact copy, which autograd records as a copy."""
+    kernel itself, as in PyTorch: with grad mode off, in one pass (its
+    version counter bumped, so that a graph that saved it still refuses to
+    use the new bits); under autograd (not a view, not a leaf that requires
+    grad), marked dirty, with the backward reading the overwritten input
+    (relu, _Y_SERVES_AS_X) or a copy of it taken first. Other inputs: an
+    exact clone computed out of place, then copied back into input, which
+    autograd records as a copy (PyTorch's own rules then apply: a leaf
+    that requires grad is refused; its gradient meets the copy's +0 for the
+    overwritten value, so a -0 gradient comes out +0 there)."""
     if not _ops._flag(inplace, fn, "inplace"):
         return _Activation.apply(input, name, extra)
     dense = input.dtype == torch.float32 and input.device.type == "cpu" and \
@@ -646,8 +653,7 @@ def _maybe_inplace(input, name, extra, inplace, fn):
         _ops._map(_ACT[name][0], x, *extra, out=x)
         _BUMP_VERSION(input)
         return input
-    if dense and name in _Y_SERVES_AS_X and input._base is None and \
-            not (input.is_leaf and input.requires_grad):
+    if dense and input._base is None and not (input.is_leaf and input.requires_grad):
         _Activation.apply(input, name, extra, True)  # input is rebased onto it
         return input
     y = _Activation.apply(input.clone(), name, extra)
