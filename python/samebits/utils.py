@@ -85,8 +85,8 @@ def set_isa(name):
 
 
 def empty_cache():
-    """Returns the large host buffers samebits keeps for reuse (results of
-    1 MiB or more whose arrays have died, up to 512 MiB in all) to malloc;
-    as torch.cuda.empty_cache does for PyTorch's GPU memory. Results keep
-    their bits either way."""
+    """Drops the large host buffers samebits keeps for reuse (results of
+    1 MiB or more, up to 1 GiB tracked): free ones go back to malloc now,
+    ones still viewed when their last view dies; as torch.cuda.empty_cache
+    does for PyTorch's GPU memory. Results keep their bits either way."""
     _host_pool.release()

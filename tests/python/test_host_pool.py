@@ -42,16 +42,20 @@ def test_buffer_reused_only_after_every_view_dies():
     assert c.flags.c_contiguous and c.flags.writeable and c.shape == (n,)
 
 
-def test_small_results_bypass_and_limit_holds():
+def test_small_results_bypass_and_limit_holds(monkeypatch):
     small = pool.empty((8, 8), np.float32)
     assert small.base is None  # a plain np.empty
     size = pool.MIN_BYTES
-    arrays = [pool.empty((size // 4,), np.float32) for _ in range(pool.LIMIT_BYTES // size + 3)]
-    del arrays
-    gc.collect()
+    monkeypatch.setattr(pool, "LIMIT_BYTES", 8 * size)
+    arrays = [pool.empty((size // 4,), np.float32) for _ in range(11)]
+    for i, a in enumerate(arrays):
+        a[:] = i
     assert 0 < pool.held_bytes() <= pool.LIMIT_BYTES
+    # past the limit the oldest buffers left the pool, still in use: intact
+    assert all(bool((a == i).all()) for i, a in enumerate(arrays))
     samebits.utils.empty_cache()
     assert pool.held_bytes() == 0
+    assert all(bool((a == i).all()) for i, a in enumerate(arrays))
 
 
 def test_ops_on_reused_buffers_keep_their_bits():
