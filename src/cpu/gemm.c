@@ -86,8 +86,9 @@ void sb_gemm_ukernel_scalar(int64_t kc, const float *a, const float *b, float *c
  * The choice weighs padding against tile height and kernel. Per k step and
  * vector of columns, a tile costs its MR FMAs, plus about half of one more
  * for the flexible kernels (not unrolled, masked B loads, no prefetch): on
- * Zen 4 the flexible MR 8, 6 and 4 ran at 97%, 95% and 90% of the fixed
- * MR 12 on products all of them divide (m = 24, 48, 96). So the row count
+ * Zen 4 (2 threads) the flexible MR 8, 6 and 4 ran at 97-99%, 94-98% and
+ * 88-96% of the fixed MR 12 on products all of them divide (m = 24, 48,
+ * 96). So the row count
  * minimising ceil(m / MR) * (MR + 0.5 if flexible) wins, the taller on a
  * tie: 64 rows take MR 8 (MR 12 pads 8 rows, 11%, and ran 6-10% slower on
  * ResNet's 64-channel products); 100 rows keep MR 12 (MR 8 pads less but
