@@ -818,19 +818,20 @@ static bool bwd_in_phase_chunk(const bwd_in_ctx *t, int64_t n0, int64_t n1) {
     return true;
 }
 
-/* The zero-stuffed product without its column matrix: at stride 1 the
- * column of (ih, iw) for tap (o, i, j) is the padded dy plane read at
- * boff[(o, i, j)] + ih*wp + iw (the one phase's columns of stride 1 come
- * from exactly there), so sb_cpu_sgemm_offset computes the same chains from the planes
- * themselves. The zero fix-up is applied while copying out. */
-/* Whether v[0..len) holds a zero (either sign); a loop the compiler
- * vectorises, so rows without one cost a pass of compares. */
+/* Whether v[0..len) holds a zero (either sign): one branch-free compare
+ * per value (gcc -O2 keeps it scalar), so a row without a zero costs a
+ * pass of compares instead of a branch per value. */
 static bool has_zero(int64_t len, const float *v) {
     int zero = 0;
     for (int64_t i = 0; i < len; i++) zero |= v[i] == 0.0f;
     return zero;
 }
 
+/* The zero-stuffed product without its column matrix: at stride 1 the
+ * column of (ih, iw) for tap (o, i, j) is the padded dy plane read at
+ * boff[(o, i, j)] + ih*wp + iw (the one phase's columns of stride 1 come
+ * from exactly there), so sb_cpu_sgemm_offset computes the same chains from the planes
+ * themselves. The zero fix-up is applied while copying out. */
 static void bwd_in_implicit_one(const bwd_in_ctx *t, int64_t n, int64_t grp) {
     const sb_conv2d_geom *g = t->g;
     int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups;

@@ -243,7 +243,7 @@ static __attribute__((noinline)) bool scatter_positions(float *restrict dplane,
     const int32_t *restrict dst_at = k->dst_at;
     int64_t npos = k->npos;
     int zero = 0;
-    if (k->dst_run) { /* one run: a loop the compiler vectorises */
+    if (k->dst_run) { /* one run: no index table read per value */
         float *restrict d = dplane + dst_at[0];
         for (int64_t p = 0; p < npos; p++) {
             zero |= src[p] == 0.0f;
