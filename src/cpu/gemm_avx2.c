@@ -1,6 +1,7 @@
 /* The AVX2 + FMA3 GEMM micro-kernel: a 6 x 16 tile of C in 12 ymm
  * accumulators (src/cpu/gemm_internal.h). Each vfmadd231ps lane is one
  * step C[i][j] = fma(A[i][p], B[p][j], C[i][j]) of the contract's chain. */
+#include <string.h>
 #include "cpu/cpu.h"
 
 typedef int sb_gemm_avx2_unit_not_empty;
@@ -101,25 +102,59 @@ static inline void transpose8x8(const float *r, int64_t ld, __m256 t[8]) {
     t[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
 }
 
+/* Stores lanes [0, w) of each t[e] at dst + e*nr, w <= 8. Whole vectors
+ * or halves where w allows (vmaskmovps stores are microcoded and slow on
+ * AMD), else through a copy. */
+static inline void store_cols8(const __m256 t[8], int64_t w, int nr, float *dst) {
+    for (int e = 0; e < 8; e++) {
+        if (w == 8) {
+            _mm256_storeu_ps(dst + e * nr, t[e]);
+        } else if (w == 4) {
+            _mm_storeu_ps(dst + e * nr, _mm256_castps256_ps128(t[e]));
+        } else {
+            float lanes[8];
+            _mm256_storeu_ps(lanes, t[e]);
+            memcpy(dst + e * nr, lanes, (size_t)w * sizeof(float));
+        }
+    }
+}
+
 /* gemm.c's panel of op(B) = B^T (gemm_internal.h, sb_gemm_pack_bt_fn):
  * eight rows of B at a time, eight terms at a time, transposed in
- * registers; the leftover terms and rows one float at a time. */
+ * registers. The last cols % 8 rows go through the same transpose from a
+ * block padded with zero rows (a panel of MR 12 rows has 4 of them: one
+ * float at a time they cost as much as the 8 transposed ones). Columns
+ * past that block are zero; the last kc % 8 terms go one float at a
+ * time. */
 void sb_gemm_pack_bt_avx2(int64_t kc, int64_t cols, int nr, const float *b, int64_t ldb,
                           float *dst) {
-    int64_t q0 = 0;
-    for (; q0 + 8 <= cols; q0 += 8) {
+    int64_t whole = cols / 8 * 8, rest = cols - whole, kc8 = kc / 8 * 8;
+    for (int64_t q0 = 0; q0 < whole; q0 += 8) {
         const float *r = b + q0 * ldb;
-        int64_t p = 0;
-        for (; p + 8 <= kc; p += 8) {
+        for (int64_t p = 0; p < kc8; p += 8) {
             __m256 t[8];
             transpose8x8(r + p, ldb, t);
             for (int e = 0; e < 8; e++) _mm256_storeu_ps(dst + (p + e) * nr + q0, t[e]);
         }
-        for (; p < kc; p++)
-            for (int64_t q = 0; q < 8; q++) dst[p * nr + q0 + q] = r[q * ldb + p];
     }
-    for (int64_t q = q0; q < nr; q++)
-        for (int64_t p = 0; p < kc; p++) dst[p * nr + q] = q < cols ? b[q * ldb + p] : 0.0f;
+    int64_t padded = whole; /* columns [0, padded) written for the first kc8 terms */
+    if (rest) {
+        const float *r = b + whole * ldb;
+        float blk[8 * 8] = {0}; /* rows >= rest stay zero */
+        int64_t w = nr - whole < 8 ? nr - whole : 8;
+        for (int64_t p = 0; p < kc8; p += 8) {
+            for (int64_t q = 0; q < rest; q++) memcpy(blk + 8 * q, r + q * ldb + p, 8 * sizeof(float));
+            __m256 t[8];
+            transpose8x8(blk, 8, t);
+            store_cols8(t, w, nr, dst + p * nr + whole);
+        }
+        padded = whole + w;
+    }
+    if (padded < nr)
+        for (int64_t p = 0; p < kc8; p++)
+            memset(dst + p * nr + padded, 0, (size_t)(nr - padded) * sizeof(float));
+    for (int64_t p = kc8; p < kc; p++)
+        for (int64_t q = 0; q < nr; q++) dst[p * nr + q] = q < cols ? b[q * ldb + p] : 0.0f;
 }
 
 /* sb_gemv_t_fn (gemm_internal.h): eight outputs at a time; their eight rows
