@@ -61,6 +61,8 @@ static void gather_row(const float *row, int64_t size, int64_t off, int64_t stri
             out[lo] = row[lo + off];
         else if (hi > lo)
             memcpy(out + lo, row + lo + off, (size_t)(hi - lo) * sizeof *out);
+    } else if (stride == 2 && sb_kernels()->gather_stride2) {
+        sb_kernels()->gather_stride2(row + 2 * lo + off, hi - lo, out + lo);
     } else {
         for (int64_t s = lo; s < hi; s++) out[s] = row[s * stride + off];
     }

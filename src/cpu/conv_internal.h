@@ -91,6 +91,9 @@ void sb_copy_rows_avx512(float *dst, int64_t ldd, const float *src, int64_t lds,
                          int len);
 void sb_copy_rows_avx2(float *dst, int64_t ldd, const float *src, int64_t lds, int64_t count,
                        int len);
+/* dst[s] = src[2*s], s < count (sb_gather_stride2_fn, cpu/kernels.h) */
+void sb_gather_stride2_avx512(const float *src, int64_t count, float *dst);
+void sb_gather_stride2_avx2(const float *src, int64_t count, float *dst);
 void sb_max_pool2x2_avx512(const float *xp, int64_t w, int64_t oh, int64_t ow, float *yp,
                            int64_t *ip);
 void sb_max_pool_taps_avx512(const float *xp, const int32_t *tab, int64_t taps, int64_t ohw,

@@ -37,6 +37,9 @@ struct sb_conv2d_geom;   /* ref/ref_linalg.h */
 /* dst[q*ldd + j] = src[q*lds + j] for q < count, j < len (a copy). */
 typedef void (*sb_copy_rows_fn)(float *dst, int64_t ldd, const float *src, int64_t lds,
                                 int64_t count, int len);
+/* dst[s] = src[2*s] for s < count: conv2d's stride-2 im2col rows and
+ * phase planes (reads src[0 .. 2*count - 2] only). */
+typedef void (*sb_gather_stride2_fn)(const float *src, int64_t count, float *dst);
 /* 2x2 stride-2 max pooling of one plane (width w) whose oh x ow windows all
  * lie inside it; ip (the argmax positions) may be NULL. */
 typedef void (*sb_max_pool2x2_fn)(const float *xp, int64_t w, int64_t oh, int64_t ow, float *yp,
@@ -84,6 +87,8 @@ typedef struct sb_cpu_kernels {
     /* conv2d's im2row: rows of up to copy_rows_max floats; NULL: plain loops */
     sb_copy_rows_fn copy_rows;
     int copy_rows_max;
+    /* conv2d's stride-2 gathers; NULL: plain loops */
+    sb_gather_stride2_fn gather_stride2;
     /* depthwise conv2d: tap chains, weight-gradient chains, their lanes */
     sb_dw_taps_fn dw_taps;
     sb_dw_wgrad_fn dw_wgrad;
