@@ -624,6 +624,7 @@ typedef struct {
     int64_t nb;          /* samples per product (batch_chunk) */
     const float *apack;  /* implicit: wt packed once (per group: pstride floats), or NULL */
     int64_t pstride;
+    const float *wph;    /* phase path: every phase's weights (phase_weights_all), or NULL */
 } bwd_in_ctx;
 
 /* The taps of one kernel axis that read the inputs of phase a (inputs a,
@@ -659,6 +660,15 @@ static int64_t phase_panel_rows(int64_t kph, int64_t wv, int64_t rows) {
     int64_t p = kph * wv > 0 ? PANEL_FLOATS / (kph * wv) : rows;
     if (p < 1) p = 1;
     return p < rows ? p : rows;
+}
+
+/* Whether v[0..len) holds a zero (either sign): one branch-free compare
+ * per value (gcc -O2 keeps it scalar), so a row without a zero costs a
+ * pass of compares instead of a branch per value. */
+static bool has_zero(int64_t len, const float *v) {
+    int zero = 0;
+    for (int64_t i = 0; i < len; i++) zero |= v[i] == 0.0f;
+    return zero;
 }
 
 /* A phase's weights: the group's w (ocg, icg, kh, kw) as wph[c][(o, a, b)]
@@ -707,6 +717,29 @@ static void phase_weights(const sb_conv2d_geom *g, const float *w, int ni, const
     sb_parallel_for(blocks, sb_parallel_grain(blocks, 1), phase_weights_range, &t);
 }
 
+/* Every phase's weights (phase_weights) for every group, in the order
+ * bwd_in_phase_chunk walks them (phases (a, b) ascending, then groups), at
+ * most nw floats (each tap belongs to one phase): built once per call
+ * instead of once per chunk of samples. */
+static void phase_weights_all(const sb_conv2d_geom *g, const float *w, float *dst) {
+    int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups, kk = g->kh * g->kw;
+    int64_t sh = g->stride_h, sw = g->stride_w;
+    int64_t ti[DX_TAPS_MAX], ri[DX_TAPS_MAX], tj[DX_TAPS_MAX], sj[DX_TAPS_MAX];
+    for (int64_t a = 0; a < sh && a < g->h; a++) {
+        int64_t hu = (g->h - a + sh - 1) / sh;
+        int ni = live_taps(phase_taps(a, g->kh, sh, g->pad_h, g->dilation_h, ti, ri), ti, ri, hu,
+                           g->oh);
+        for (int64_t b = 0; b < sw && b < g->w; b++) {
+            int64_t wv = (g->w - b + sw - 1) / sw;
+            int nj = live_taps(phase_taps(b, g->kw, sw, g->pad_w, g->dilation_w, tj, sj), tj, sj,
+                               wv, g->ow);
+            int64_t kph = ocg * ni * nj;
+            for (int64_t grp = 0; grp < g->groups; grp++, dst += icg * kph)
+                if (kph > 0) phase_weights(g, w + grp * ocg * icg * kk, ni, ti, nj, tj, dst);
+        }
+    }
+}
+
 /* Inputs fall into stride_h x stride_w phases (ih mod sh, iw mod sw), and
  * all inputs of a phase are read by the same taps, each at a fixed output
  * offset (phase_taps). So per phase the input gradient is a product over
@@ -738,10 +771,12 @@ static bool bwd_in_phase_chunk(const bwd_in_ctx *t, int64_t n0, int64_t n1) {
             if (kph * pcols > col_max) col_max = kph * pcols;
             if (icg * pcols > out_max) out_max = icg * pcols;
         }
-    float *col = sb_scratch(SB_SCRATCH_CONV, (size_t)(col_max + icg * ocg * kk) * sizeof *col);
+    float *col = sb_scratch(SB_SCRATCH_CONV,
+                            (size_t)(col_max + (t->wph ? 0 : icg * ocg * kk)) * sizeof *col);
     float *out = sb_scratch(SB_SCRATCH_OPS, (size_t)out_max * sizeof *out);
     if (!col || !out) return false;
-    float *wph = col + col_max; /* the phase's weights, [c][(o, i, j)] */
+    float *own = col + col_max; /* the phase's weights, [c][(o, i, j)], when t->wph is NULL */
+    int64_t woff = 0;           /* the phase's weights in t->wph */
     int32_t idx[GATHER_TABLE_MAX];
     for (int64_t a = 0; a < sh && a < g->h; a++) {
         int64_t hu = (g->h - a + sh - 1) / sh;
@@ -765,9 +800,10 @@ static bool bwd_in_phase_chunk(const bwd_in_ctx *t, int64_t n0, int64_t n1) {
                             idx[((ia * nj + jb) * hu + u) * wv + v] =
                                 in ? (int32_t)(r * g->ow + sc) : -1;
                         }
-            for (int64_t grp = 0; grp < g->groups; grp++) {
-                if (kph > 0)
-                    phase_weights(g, t->w + grp * ocg * icg * kk, ni, ti, nj, tj, wph);
+            for (int64_t grp = 0; grp < g->groups; grp++, woff += icg * kph) {
+                const float *wph = t->wph ? t->wph + woff : own;
+                if (kph > 0 && !t->wph)
+                    phase_weights(g, t->w + grp * ocg * icg * kk, ni, ti, nj, tj, own);
                 for (int64_t q0 = 0; q0 < rows; q0 += prows) {
                     int64_t q1 = q0 + prows < rows ? q0 + prows : rows, pcols = (q1 - q0) * wv;
                     if (kph > 0) {
@@ -802,15 +838,21 @@ static bool bwd_in_phase_chunk(const bwd_in_ctx *t, int64_t n0, int64_t n1) {
                             int64_t n = n0 + q / hu, u = q % hu, ch = grp * icg + c;
                             float *dxr = t->dx + ((n * g->c_in + ch) * g->h + a + sh * u) * g->w;
                             const float *src = out + c * pcols + (q - q0) * wv;
-                            for (int64_t v = 0; v < wv; v++) {
-                                int64_t iw = b + sw * v;
-                                /* No tap reads the phase (or none from inside
-                                 * dy): empty chains, +0. Else only a zero can
-                                 * differ from the contract. */
-                                float val = kph > 0 ? src[v] : 0.0f;
-                                dxr[iw] = kph > 0 && val == 0.0f
-                                              ? dx_chain(g, t->dy, t->w, n, ch, a + sh * u, iw)
-                                              : val;
+                            /* No tap reads the phase (or none from inside
+                             * dy): empty chains, +0. Else only a zero can
+                             * differ from the contract: a row without one
+                             * is a plain strided copy. */
+                            if (kph == 0) {
+                                for (int64_t v = 0; v < wv; v++) dxr[b + sw * v] = 0.0f;
+                            } else if (!has_zero(wv, src)) {
+                                for (int64_t v = 0; v < wv; v++) dxr[b + sw * v] = src[v];
+                            } else {
+                                for (int64_t v = 0; v < wv; v++) {
+                                    int64_t iw = b + sw * v;
+                                    dxr[iw] = src[v] == 0.0f
+                                                  ? dx_chain(g, t->dy, t->w, n, ch, a + sh * u, iw)
+                                                  : src[v];
+                                }
                             }
                         }
                 }
@@ -818,15 +860,6 @@ static bool bwd_in_phase_chunk(const bwd_in_ctx *t, int64_t n0, int64_t n1) {
         }
     }
     return true;
-}
-
-/* Whether v[0..len) holds a zero (either sign): one branch-free compare
- * per value (gcc -O2 keeps it scalar), so a row without a zero costs a
- * pass of compares instead of a branch per value. */
-static bool has_zero(int64_t len, const float *v) {
-    int zero = 0;
-    for (int64_t i = 0; i < len; i++) zero |= v[i] == 0.0f;
-    return zero;
 }
 
 /* The zero-stuffed product without its column matrix: at stride 1 the
@@ -911,7 +944,7 @@ void sb_cpu_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, cons
     }
     if (sb_cpu_conv2d_dw_backward_input(g, dy, weight, dx)) return; /* depthwise, small groups */
     if (sb_cpu_conv2d_few_backward_input(g, dy, weight, dx)) return;  /* few pixels per plane */
-    bwd_in_ctx t = {g, dy, weight, NULL, dx, NULL, 0, 1, NULL, 0};
+    bwd_in_ctx t = {g, dy, weight, NULL, dx, NULL, 0, 1, NULL, 0, NULL};
     bool finite = sb_cpu_conv2d_weights_finite(nw, weight);
     int64_t kdim = (g->c_out / g->groups) * g->kh * g->kw;
     /* A sample's share of a phase product is one phase's inputs (all of
@@ -928,7 +961,10 @@ void sb_cpu_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, cons
         return;
     }
     if (!implicit) {
-        /* each phase product gathers its taps' weights from `weight` */
+        /* the phase products' weights, gathered once (else by each chunk) */
+        float *wph = sb_scratch(SB_SCRATCH_CONV_AUX, (size_t)nw * sizeof *wph);
+        if (wph) phase_weights_all(g, weight, wph);
+        t.wph = wph;
         over_samples((g->n + t.nb - 1) / t.nb, bwd_in_phase_range, &t);
         return;
     }
