@@ -77,6 +77,11 @@ typedef struct sb_cpu_kernels {
     /* one block of contiguous elements, 0 < n <= SB_SUM_BLOCK, whole in
      * registers; NULL: sb_sum_block over sum_rows */
     float (*sum_block)(const float *x, int64_t n);
+    /* the canonical sum of the variance's terms (x[i] - m)^2, 0 < n <=
+     * SB_SUM_BLOCK, the terms computed in registers as the pointwise
+     * table's sqdev does; false (nothing written) when a lane or term is
+     * NaN, for the caller's path through the stored terms. NULL: that path */
+    bool (*sqdev_sum_block)(const float *x, int64_t n, float m, float *sum);
     /* pointwise vector loops (src/cpu/pointwise.c, optim.c) */
     const struct sb_pwv_table *pointwise;
     /* batch correctly rounded math (src/cpu/vmath.c) */

@@ -84,10 +84,16 @@ static void group_sums(term_kind kind, const group *g, float *sa, float *sb) {
     float a[CHUNK], b[CHUNK];
     bool two = kind == T_DY_DYX || kind == T_G_GX;
     int64_t n = g->outer * g->inner;
+    bool contiguous = g->outer == 1 || g->stride == g->inner;
     if (kind == T_X && g->outer == 1) {
         *sa = sb_cpu_sum_canonical(g->x, n, 1); /* one contiguous run, no copy */
         return;
     }
+    /* the variance's terms summed as they are computed, not stored first */
+    const sb_cpu_kernels *k = sb_kernels();
+    if (kind == T_SQDEV && contiguous && n <= SB_SUM_BLOCK && k->sqdev_sum_block &&
+        k->sqdev_sum_block(g->x, n, g->m, sa))
+        return;
     if (n <= CHUNK) {
         terms(kind, g, 0, n, a, b);
         *sa = sb_cpu_sum_canonical(a, n, 1);

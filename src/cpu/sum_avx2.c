@@ -26,34 +26,52 @@ static __m256 load_first(const float *x, int len, __m256i *mask) {
     return _mm256_maskload_ps(x, *mask);
 }
 
-/* Rule 2 whole in registers, as sb_sum_block_avx512 (whose comment has the
- * argument, NaNs included): rows, the ragged row on its first lanes (the
- * blend keeps the other lanes' values, -0 included), the tree as register
- * halves. */
-float sb_sum_block_avx2(const float *x, int64_t n) {
+/* Rule 2 whole in registers over x or its sqdev terms, as block_terms of
+ * sum_avx512.c (whose comment has the argument, NaNs included): rows, the
+ * ragged row on its first lanes (the blend keeps the other lanes' values,
+ * -0 included), the tree as register halves. */
+static inline __attribute__((always_inline)) bool block_terms(const float *x, int64_t n,
+                                                              bool sqdev, float m,
+                                                              float lane[SB_SUM_LANES],
+                                                              float *sum) {
+    const __m256 vm = _mm256_set1_ps(m);
+#define TERM(v) (sqdev ? _mm256_mul_ps(_mm256_sub_ps(v, vm), _mm256_sub_ps(v, vm)) : (v))
     __m256 a[4];
     for (int q = 0; q < 4; q++) a[q] = _mm256_set1_ps(-0.0f);
     const float *row = x;
     for (int64_t r = 0; r < n / SB_SUM_LANES; r++, row += SB_SUM_LANES)
-        for (int q = 0; q < 4; q++) a[q] = _mm256_add_ps(a[q], _mm256_loadu_ps(row + 8 * q));
+        for (int q = 0; q < 4; q++) a[q] = _mm256_add_ps(a[q], TERM(_mm256_loadu_ps(row + 8 * q)));
     int tail = (int)(n % SB_SUM_LANES);
     __m256 t[4], nan = _mm256_setzero_ps();
-    __m256i m[4];
+    __m256i mk[4];
     for (int q = 0; q < 4; q++) {
-        t[q] = load_first(row + 8 * q, tail - 8 * q, &m[q]);
-        nan = _mm256_or_ps(nan, _mm256_cmp_ps(a[q], t[q], _CMP_UNORD_Q));
+        t[q] = TERM(load_first(row + 8 * q, tail - 8 * q, &mk[q]));
+        nan = _mm256_or_ps(nan, _mm256_cmp_ps(a[q], a[q], _CMP_UNORD_Q));
+        nan = _mm256_or_ps(nan, _mm256_and_ps(_mm256_cmp_ps(t[q], t[q], _CMP_UNORD_Q),
+                                              _mm256_castsi256_ps(mk[q])));
     }
+#undef TERM
     if (_mm256_movemask_ps(nan)) {
-        float lane[SB_SUM_LANES];
         for (int q = 0; q < 4; q++) _mm256_storeu_ps(lane + 8 * q, a[q]);
-        return sb_sum_block_finish(lane, x, n, 1);
+        return false;
     }
     for (int q = 0; q < 4; q++)
-        a[q] = _mm256_blendv_ps(a[q], _mm256_add_ps(a[q], t[q]), _mm256_castsi256_ps(m[q]));
+        a[q] = _mm256_blendv_ps(a[q], _mm256_add_ps(a[q], t[q]), _mm256_castsi256_ps(mk[q]));
     __m256 s8 = _mm256_add_ps(_mm256_add_ps(a[0], a[2]), _mm256_add_ps(a[1], a[3]));
     __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
     __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
     __m128 s1 = _mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1));
-    return _mm_cvtss_f32(s1);
+    *sum = _mm_cvtss_f32(s1);
+    return true;
+}
+
+float sb_sum_block_avx2(const float *x, int64_t n) {
+    float lane[SB_SUM_LANES], sum;
+    return block_terms(x, n, false, 0.0f, lane, &sum) ? sum : sb_sum_block_finish(lane, x, n, 1);
+}
+
+bool sb_sqdev_sum_block_avx2(const float *x, int64_t n, float m, float *sum) {
+    float lane[SB_SUM_LANES];
+    return block_terms(x, n, true, m, lane, sum);
 }
 #endif

@@ -44,6 +44,9 @@ void sb_sum_rows_avx512(float lane[SB_SUM_LANES], const float *x, int64_t rows);
  * registers (the kernel context's sum_block). */
 float sb_sum_block_avx2(const float *x, int64_t n);
 float sb_sum_block_avx512(const float *x, int64_t n);
+/* The kernel context's sqdev_sum_block (cpu/kernels.h). */
+bool sb_sqdev_sum_block_avx2(const float *x, int64_t n, float m, float *sum);
+bool sb_sqdev_sum_block_avx512(const float *x, int64_t n, float m, float *sum);
 #endif
 #if SB_HAVE_NEON_KERNELS
 void sb_sum_rows_neon(float lane[SB_SUM_LANES], const float *x, int64_t rows);
