@@ -229,14 +229,20 @@ static void test_conv_cases(void) {
      * sh, iw mod sw) over the taps that read it: a 7x7 stride-2 stem, a
      * stride-2 3x3 with dilation, a stride 3x2 1x3 kernel whose taps miss
      * whole phases (their inputs are empty chains), per sample (phases of
-     * 64 inputs or more: 8x8 of the 16x15 stem, 10x9) and batched (smaller
-     * phases: 3x3 of 6x5 inputs). */
+     * 64 inputs or more: 8x8 of the 16x15 stem, 10x9; on levels with offset
+     * kernels read in place from one zero-margined dy copy, whose margins
+     * the padding past the taps and stride 3 with dilation and groups
+     * stretch) and batched (smaller phases: 3x3 of 6x5 inputs). */
     conv_case phases[] = {
         {"phases 7x7 stride 2", 3, 3, 16, 15, 4, 7, 7, P(2, 2, 3, 3, 1, 1, 1), true},
         {"phases stride 2 per sample", 3, 4, 20, 18, 5, 3, 3, P(2, 2, 1, 1, 1, 1, 1), true},
         {"phases 3x3 stride 2 dilation 2", 4, 5, 13, 12, 6, 3, 3, P(2, 2, 2, 1, 2, 2, 1), false},
         {"phases stride 3x2 empty phases", 3, 2, 12, 11, 3, 1, 3, P(3, 2, 0, 1, 1, 3, 1), true},
         {"phases batched stride 2 groups", 9, 4, 6, 5, 6, 3, 3, P(2, 2, 1, 1, 1, 1, 2), true},
+        {"phases per sample padding past the taps", 2, 3, 17, 16, 4, 3, 2, P(2, 2, 3, 2, 1, 1, 1),
+         true},
+        {"phases per sample stride 3 dilation 2 groups", 2, 4, 26, 25, 6, 3, 3,
+         P(3, 3, 2, 1, 2, 2, 2), false},
         /* a phase product of 32 x 16 terms over 24 x 24 inputs: a column
          * matrix past PANEL_FLOATS (src/cpu/conv2d.c), built in panels */
         {"phases stem in panels", 1, 3, 48, 47, 32, 7, 7, P(2, 2, 3, 3, 1, 1, 1), true},

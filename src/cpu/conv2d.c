@@ -604,10 +604,11 @@ static void dy_pad_layout(const sb_conv2d_geom *g, int64_t *mt, int64_t *ml, int
     *wp = *ml + (g->ow > w8 + g->pad_w ? g->ow : w8 + g->pad_w);
 }
 
-/* The zero-margined dy planes of one sample and group (dy_pad_layout). */
-static void dy_pad_fill(const sb_conv2d_geom *g, const float *dyg, int64_t ocg, float *pad) {
-    int64_t mt, ml, hp, wp;
-    dy_pad_layout(g, &mt, &ml, &hp, &wp);
+/* The zero-margined dy planes of one sample and group: dy's rows at mt..,
+ * its columns at ml.., planes of hp rows of wp floats (dy_pad_layout's at
+ * stride 1, phase_pad_layout's above it). */
+static void dy_pad_fill(const sb_conv2d_geom *g, const float *dyg, int64_t ocg, int64_t mt,
+                        int64_t ml, int64_t hp, int64_t wp, float *pad) {
     memset(pad, 0, (size_t)(ocg * hp * wp) * sizeof *pad);
     for (int64_t o = 0; o < ocg; o++)
         for (int64_t r = 0; r < g->oh; r++)
@@ -625,6 +626,10 @@ typedef struct {
     const float *apack;  /* implicit: wt packed once (per group: pstride floats), or NULL */
     int64_t pstride;
     const float *wph;    /* phase path: every phase's weights (phase_weights_all), or NULL */
+    /* phase path without column matrices (boff: every phase's offsets,
+     * phase_pad_layout; nq: the largest phase's positions) */
+    bool phase_implicit;
+    int64_t mt, ml, hp, wp, reach;
 } bwd_in_ctx;
 
 /* The taps of one kernel axis that read the inputs of phase a (inputs a,
@@ -717,25 +722,111 @@ static void phase_weights(const sb_conv2d_geom *g, const float *w, int ni, const
     sb_parallel_for(blocks, sb_parallel_grain(blocks, 1), phase_weights_range, &t);
 }
 
+/* Phase (a, b) of the input gradient: its inputs (a + sh*u, b + sw*v),
+ * u < hu, v < wv, and the live taps that read them (phase_taps,
+ * live_taps: rows ti at output row offsets ri, columns tj at sj). */
+typedef struct {
+    int64_t hu, wv;
+    int ni, nj;
+    int64_t ti[DX_TAPS_MAX], ri[DX_TAPS_MAX], tj[DX_TAPS_MAX], sj[DX_TAPS_MAX];
+} dx_phase;
+
+static void dx_phase_at(const sb_conv2d_geom *g, int64_t a, int64_t b, dx_phase *p) {
+    int64_t sh = g->stride_h, sw = g->stride_w;
+    p->hu = (g->h - a + sh - 1) / sh;
+    p->wv = (g->w - b + sw - 1) / sw;
+    p->ni = live_taps(phase_taps(a, g->kh, sh, g->pad_h, g->dilation_h, p->ti, p->ri), p->ti, p->ri,
+                      p->hu, g->oh);
+    p->nj = live_taps(phase_taps(b, g->kw, sw, g->pad_w, g->dilation_w, p->tj, p->sj), p->tj, p->sj,
+                      p->wv, g->ow);
+}
+
 /* Every phase's weights (phase_weights) for every group, in the order
  * bwd_in_phase_chunk walks them (phases (a, b) ascending, then groups), at
  * most nw floats (each tap belongs to one phase): built once per call
  * instead of once per chunk of samples. */
 static void phase_weights_all(const sb_conv2d_geom *g, const float *w, float *dst) {
     int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups, kk = g->kh * g->kw;
-    int64_t sh = g->stride_h, sw = g->stride_w;
-    int64_t ti[DX_TAPS_MAX], ri[DX_TAPS_MAX], tj[DX_TAPS_MAX], sj[DX_TAPS_MAX];
-    for (int64_t a = 0; a < sh && a < g->h; a++) {
-        int64_t hu = (g->h - a + sh - 1) / sh;
-        int ni = live_taps(phase_taps(a, g->kh, sh, g->pad_h, g->dilation_h, ti, ri), ti, ri, hu,
-                           g->oh);
-        for (int64_t b = 0; b < sw && b < g->w; b++) {
-            int64_t wv = (g->w - b + sw - 1) / sw;
-            int nj = live_taps(phase_taps(b, g->kw, sw, g->pad_w, g->dilation_w, tj, sj), tj, sj,
-                               wv, g->ow);
-            int64_t kph = ocg * ni * nj;
+    for (int64_t a = 0; a < g->stride_h && a < g->h; a++)
+        for (int64_t b = 0; b < g->stride_w && b < g->w; b++) {
+            dx_phase p;
+            dx_phase_at(g, a, b, &p);
+            int64_t kph = ocg * p.ni * p.nj;
             for (int64_t grp = 0; grp < g->groups; grp++, dst += icg * kph)
-                if (kph > 0) phase_weights(g, w + grp * ocg * icg * kk, ni, ti, nj, tj, dst);
+                if (kph > 0) phase_weights(g, w + grp * ocg * icg * kk, p.ni, p.ti, p.nj, p.tj, dst);
+        }
+}
+
+/* The one zero-margined copy of a sample's dy planes that every phase
+ * product reads without a column matrix: in phase (a, b) the column of
+ * input (u, v) for term (o, i, j) is dy[o][u + ri][v + sj] (+0 outside
+ * dy), which sits at boff[(o, i, j)] + u*wp + v when dy's rows start at mt
+ * and its columns at ml. The margins cover every live tap's offsets, the
+ * pitch every phase's row of reads. Fills boff (every phase's terms, in
+ * the order the phases are walked: at most c_out/groups * kh * kw), the
+ * layout, and returns the floats a product may read (the largest offset
+ * plus its positions and the kernels' slack). */
+static int64_t phase_pad_layout(const sb_conv2d_geom *g, int64_t *mt, int64_t *ml, int64_t *hp,
+                                int64_t *wp, int64_t *nq_max, int64_t *boff) {
+    int64_t ocg = g->c_out / g->groups, top = 0, left = 0, bottom = g->oh, right = g->ow;
+    for (int pass = 0; pass < 2; pass++) {
+        int64_t *off = boff, reach = 0;
+        *nq_max = 0;
+        for (int64_t a = 0; a < g->stride_h && a < g->h; a++)
+            for (int64_t b = 0; b < g->stride_w && b < g->w; b++) {
+                dx_phase p;
+                dx_phase_at(g, a, b, &p);
+                if (p.ni == 0 || p.nj == 0) continue;
+                if (pass == 0) {
+                    /* rows ri .. hu-1+ri and columns sj .. wv-1+sj are read */
+                    for (int i = 0; i < p.ni; i++) {
+                        if (-p.ri[i] > top) top = -p.ri[i];
+                        if (p.hu + p.ri[i] > bottom) bottom = p.hu + p.ri[i];
+                    }
+                    for (int j = 0; j < p.nj; j++) {
+                        if (-p.sj[j] > left) left = -p.sj[j];
+                        if (p.wv + p.sj[j] > right) right = p.wv + p.sj[j];
+                    }
+                    continue;
+                }
+                int64_t nq = (p.hu - 1) * *wp + p.wv;
+                if (nq > *nq_max) *nq_max = nq;
+                for (int64_t o = 0; o < ocg; o++)
+                    for (int i = 0; i < p.ni; i++)
+                        for (int j = 0; j < p.nj; j++, off++) {
+                            *off = o * *hp * *wp + (p.ri[i] + *mt) * *wp + p.sj[j] + *ml;
+                            if (*off + nq > reach) reach = *off + nq;
+                        }
+            }
+        if (pass == 0) {
+            *mt = top;
+            *ml = left;
+            *hp = top + bottom;
+            *wp = left + right;
+        } else {
+            return reach + PLANE_SLACK;
+        }
+    }
+    return 0;
+}
+
+/* Row ih of dx's channel ch of sample n at columns b + sw*v, v < wv, from
+ * a phase product's row src (NULL: no tap reads the phase, the empty
+ * chains +0). Only a zero can differ from the contract (see the top): a
+ * row without one is a plain strided copy, else its zeros are recomputed. */
+static void phase_row_out(const bwd_in_ctx *t, int64_t n, int64_t ch, int64_t ih, int64_t b,
+                          int64_t wv, const float *src) {
+    const sb_conv2d_geom *g = t->g;
+    int64_t sw = g->stride_w;
+    float *dxr = t->dx + ((n * g->c_in + ch) * g->h + ih) * g->w;
+    if (!src) {
+        for (int64_t v = 0; v < wv; v++) dxr[b + sw * v] = 0.0f;
+    } else if (!has_zero(wv, src)) {
+        for (int64_t v = 0; v < wv; v++) dxr[b + sw * v] = src[v];
+    } else {
+        for (int64_t v = 0; v < wv; v++) {
+            int64_t iw = b + sw * v;
+            dxr[iw] = src[v] == 0.0f ? dx_chain(g, t->dy, t->w, n, ch, ih, iw) : src[v];
         }
     }
 }
@@ -834,27 +925,9 @@ static bool bwd_in_phase_chunk(const bwd_in_ctx *t, int64_t n0, int64_t n1) {
                                      false);
                     }
                     for (int64_t c = 0; c < icg; c++)
-                        for (int64_t q = q0; q < q1; q++) {
-                            int64_t n = n0 + q / hu, u = q % hu, ch = grp * icg + c;
-                            float *dxr = t->dx + ((n * g->c_in + ch) * g->h + a + sh * u) * g->w;
-                            const float *src = out + c * pcols + (q - q0) * wv;
-                            /* No tap reads the phase (or none from inside
-                             * dy): empty chains, +0. Else only a zero can
-                             * differ from the contract: a row without one
-                             * is a plain strided copy. */
-                            if (kph == 0) {
-                                for (int64_t v = 0; v < wv; v++) dxr[b + sw * v] = 0.0f;
-                            } else if (!has_zero(wv, src)) {
-                                for (int64_t v = 0; v < wv; v++) dxr[b + sw * v] = src[v];
-                            } else {
-                                for (int64_t v = 0; v < wv; v++) {
-                                    int64_t iw = b + sw * v;
-                                    dxr[iw] = src[v] == 0.0f
-                                                  ? dx_chain(g, t->dy, t->w, n, ch, a + sh * u, iw)
-                                                  : src[v];
-                                }
-                            }
-                        }
+                        for (int64_t q = q0; q < q1; q++)
+                            phase_row_out(t, n0 + q / hu, grp * icg + c, a + sh * (q % hu), b, wv,
+                                          kph > 0 ? out + c * pcols + (q - q0) * wv : NULL);
                 }
             }
         }
@@ -887,7 +960,8 @@ static void bwd_in_implicit_one(const bwd_in_ctx *t, int64_t n, int64_t grp) {
     float *out = in_place ? dxg : sb_scratch(SB_SCRATCH_OPS, (size_t)(icg * t->nq) * sizeof *out);
     bool done = false;
     if (pad && out) {
-        dy_pad_fill(g, t->dy + (n * g->c_out + grp * ocg) * g->oh * g->ow, ocg, pad);
+        dy_pad_fill(g, t->dy + (n * g->c_out + grp * ocg) * g->oh * g->ow, ocg, mt, ml, hp, wp,
+                    pad);
         if (planes < reach) memset(pad + planes, 0, (size_t)(reach - planes) * sizeof *pad);
         if (t->apack) {
             sb_cpu_sgemm_offset_packed(icg, t->nq, kdim, t->apack + grp * t->pstride, pad,
@@ -920,11 +994,49 @@ static void bwd_in_ref_range(void *vctx, int64_t n0, int64_t n1) {
                                  t->dx + n0 * g->c_in * g->h * g->w);
 }
 
+/* One sample's phase products without column matrices (phase_pad_layout:
+ * the columns are read where they lie in one zero-margined copy of dy),
+ * so sb_cpu_sgemm_offset computes the chains of the column-matrix path,
+ * stuffed zeros included. False (dx partly written) when a buffer or the
+ * kernel is missing. */
+static bool bwd_in_phases_implicit(const bwd_in_ctx *t, int64_t n) {
+    const sb_conv2d_geom *g = t->g;
+    int64_t icg = g->c_in / g->groups, ocg = g->c_out / g->groups, planes = ocg * t->hp * t->wp;
+    float *pad = sb_scratch(SB_SCRATCH_CONV, (size_t)(planes > t->reach ? planes : t->reach) *
+                                                 sizeof(float));
+    float *out = sb_scratch(SB_SCRATCH_OPS, (size_t)(icg * t->nq) * sizeof *out);
+    if (!pad || !out) return false;
+    if (planes < t->reach) memset(pad + planes, 0, (size_t)(t->reach - planes) * sizeof *pad);
+    for (int64_t grp = 0; grp < g->groups; grp++) {
+        dy_pad_fill(g, t->dy + (n * g->c_out + grp * ocg) * g->oh * g->ow, ocg, t->mt, t->ml, t->hp,
+                    t->wp, pad);
+        const float *wph = t->wph; /* phases, then groups (phase_weights_all) */
+        const int64_t *boff = t->boff;
+        for (int64_t a = 0; a < g->stride_h && a < g->h; a++)
+            for (int64_t b = 0; b < g->stride_w && b < g->w; b++) {
+                dx_phase p;
+                dx_phase_at(g, a, b, &p);
+                int64_t kph = ocg * p.ni * p.nj, nq = (p.hu - 1) * t->wp + p.wv;
+                if (kph > 0 && !sb_cpu_sgemm_offset(icg, nq, kph, wph + grp * icg * kph, kph, pad,
+                                                    boff, out, nq))
+                    return false;
+                for (int64_t c = 0; c < icg; c++)
+                    for (int64_t u = 0; u < p.hu; u++)
+                        phase_row_out(t, n, grp * icg + c, a + g->stride_h * u, b, p.wv,
+                                      kph > 0 ? out + c * nq + u * t->wp : NULL);
+                boff += kph;
+                wph += g->groups * icg * kph;
+            }
+    }
+    return true;
+}
+
 /* Chunks of nb samples (nb = 1 unless batch_chunk batches them). */
 static void bwd_in_phase_range(void *vctx, int64_t c0, int64_t c1) {
     const bwd_in_ctx *t = vctx;
     for (int64_t c = c0; c < c1; c++) {
         int64_t n0 = c * t->nb, n1 = n0 + t->nb < t->g->n ? n0 + t->nb : t->g->n;
+        if (t->phase_implicit && bwd_in_phases_implicit(t, n0)) continue;
         if (!bwd_in_phase_chunk(t, n0, n1)) bwd_in_ref_range(vctx, n0, n1);
     }
 }
@@ -944,7 +1056,7 @@ void sb_cpu_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, cons
     }
     if (sb_cpu_conv2d_dw_backward_input(g, dy, weight, dx)) return; /* depthwise, small groups */
     if (sb_cpu_conv2d_few_backward_input(g, dy, weight, dx)) return;  /* few pixels per plane */
-    bwd_in_ctx t = {g, dy, weight, NULL, dx, NULL, 0, 1, NULL, 0, NULL};
+    bwd_in_ctx t = {.g = g, .dy = dy, .w = weight, .dx = dx, .nb = 1};
     bool finite = sb_cpu_conv2d_weights_finite(nw, weight);
     int64_t kdim = (g->c_out / g->groups) * g->kh * g->kw;
     /* A sample's share of a phase product is one phase's inputs (all of
@@ -961,10 +1073,22 @@ void sb_cpu_conv2d_backward_input(const sb_conv2d_geom *g, const float *dy, cons
         return;
     }
     if (!implicit) {
-        /* the phase products' weights, gathered once (else by each chunk) */
-        float *wph = sb_scratch(SB_SCRATCH_CONV_AUX, (size_t)nw * sizeof *wph);
-        if (wph) phase_weights_all(g, weight, wph);
-        t.wph = wph;
+        /* the phase products' weights, gathered once (else by each chunk),
+         * and with one sample per product and offset kernels, the offsets
+         * that read their columns in place */
+        int64_t kdim_all = (g->c_out / g->groups) * g->kh * g->kw;
+        float *wph = sb_scratch(SB_SCRATCH_CONV_AUX, (size_t)((nw + 1) / 2 * 2) * sizeof *wph +
+                                                         (size_t)kdim_all * sizeof(int64_t));
+        if (wph) {
+            phase_weights_all(g, weight, wph);
+            t.wph = wph;
+            if (t.nb == 1 && sb_cpu_sgemm_offset_available()) {
+                int64_t *boff = (int64_t *)(void *)(wph + (nw + 1) / 2 * 2);
+                t.reach = phase_pad_layout(g, &t.mt, &t.ml, &t.hp, &t.wp, &t.nq, boff);
+                t.boff = boff;
+                t.phase_implicit = true;
+            }
+        }
         over_samples((g->n + t.nb - 1) / t.nb, bwd_in_phase_range, &t);
         return;
     }
