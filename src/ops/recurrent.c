@@ -15,13 +15,22 @@
  *     a few cache sets, hence the padding.
  *   - The states are the caller's h_n / c_n (and dh0 / dc0 backward),
  *     updated in place step after step.
+ *   - On the CPU a step runs as slices of its batch rows on the thread
+ *     pool (over_slices): every op of a step is elementwise or a product
+ *     row by row (a row's chains never read another row), so a slice's ops
+ *     compute the bits of the whole step's on those rows. One pool job per
+ *     step instead of a dozen ops each too small to split (an LSTM step of
+ *     32 x 256 left the second thread idle for all but its product).
  * Validation is complete before anything is written. */
+#include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 #include "samebits/elementwise.h"
 #include "samebits/linalg.h"
 #include "samebits/recurrent.h"
 #include "core/checked.h"
 #include "core/fpenv.h"
+#include "cpu/cpu.h"
 #include "ops/validate.h"
 
 enum { MAX_RNN_TENSORS = 11 };
@@ -295,16 +304,58 @@ static bool walk_next(walk *w, int64_t *r0, int64_t *b) {
     return true;
 }
 
+/* ---- steps in row slices ---- */
+
+/* Elements (rows x gates x H) a slice should have at least: below it a
+ * slice costs more to hand out than to compute. */
+enum { SLICE_MIN_ELEMENTS = 4096 };
+
+/* Computes rows [q0, q0 + q) of a step of b rows. */
+typedef sb_status (*slice_fn)(const void *ctx, int64_t q0, int64_t q);
+
+typedef struct slices {
+    slice_fn fn;
+    const void *ctx;
+    atomic_int failed;   /* 0, or 1 once the first failure's status and message are kept */
+    sb_status status;
+    char message[256];
+} slices;
+
+static void slices_range(void *vctx, int64_t q0, int64_t q1) {
+    slices *s = vctx;
+    sb_status st = s->fn(s->ctx, q0, q1 - q0);
+    int none = 0;
+    if (st != SB_OK && atomic_compare_exchange_strong(&s->failed, &none, 1)) {
+        s->status = st;
+        snprintf(s->message, sizeof s->message, "%s", sb_last_error());
+    }
+}
+
+/* fn over the step's b rows: on the CPU as slices over the thread pool
+ * (a failure's message is carried back to this thread), elsewhere whole. */
+static sb_status over_slices(const rnn_dims *d, int64_t b, slice_fn fn, const void *ctx) {
+    int64_t threads = sb_num_threads(), min_rows = SLICE_MIN_ELEMENTS / (d->GH > 0 ? d->GH : 1);
+    if (d->be->device != SB_DEVICE_CPU || threads < 2 || b < 2 * (min_rows > 1 ? min_rows : 1))
+        return fn(ctx, 0, b);
+    int64_t grain = (b + threads - 1) / threads;
+    slices s = {.fn = fn, .ctx = ctx};
+    atomic_init(&s.failed, 0);
+    sb_parallel_for(b, grain > min_rows ? grain : min_rows, slices_range, &s);
+    if (atomic_load(&s.failed)) return sb_fail(s.status, "%s", s.message);
+    return SB_OK;
+}
+
 /* ---- forward ---- */
 
-/* One step of batch b at packed rows r0, its planes at rows rs of saved; hp
- * is the state before the step, gh (b, G*H) already h . W_hh^T (+ b_hh). */
+/* Rows of one step: b rows at packed rows r0, their planes at rows rs of
+ * saved and their states at rows s0 of h_n and c_n; hp is the state before
+ * the step, gh (b, G*H) already h . W_hh^T (+ b_hh). */
 static sb_status step_forward(const rnn_dims *d, const sb_tensor *gx, sb_tensor *gh,
                               const sb_tensor *hp, sb_tensor *y,
                               sb_tensor *h_n, sb_tensor *c_n, sb_tensor *saved, sb_tensor *t1,
-                              sb_tensor *t2, int64_t rs, int64_t r0, int64_t b) {
+                              sb_tensor *t2, int64_t rs, int64_t r0, int64_t s0, int64_t b) {
     int64_t H = d->H;
-    sb_tensor x_rows = rows(gx, r0, b), y_rows = rows(y, r0, b), h_state = rows(h_n, 0, b);
+    sb_tensor x_rows = rows(gx, r0, b), y_rows = rows(y, r0, b), h_state = rows(h_n, s0, b);
     switch (d->mode) {
     case SB_RNN_TANH:
     case SB_RNN_RELU: {
@@ -318,7 +369,7 @@ static sb_status step_forward(const rnn_dims *d, const sb_tensor *gx, sb_tensor 
         sb_tensor i = plane(saved, 0, rs, b), f = plane(saved, 1, rs, b), g = plane(saved, 2, rs, b);
         sb_tensor o = plane(saved, 3, rs, b), cp = plane(saved, 4, rs, b);
         sb_tensor tc = plane(saved, 5, rs, b), m = plane(saved, 6, rs, b);
-        sb_tensor c_state = rows(c_n, 0, b);
+        sb_tensor c_state = rows(c_n, s0, b);
         SB_TRY(sb_add(&x_rows, gh, gh)); /* a = gx + gh */
         sb_tensor a_i = block(gh, 0, b, 0, H), a_f = block(gh, 0, b, H, H);
         sb_tensor a_g = block(gh, 0, b, 2 * H, H), a_o = block(gh, 0, b, 3 * H, H);
@@ -360,6 +411,31 @@ static sb_status step_forward(const rnn_dims *d, const sb_tensor *gx, sb_tensor 
     }
     }
     return sb_tensor_copy(&h_state, &y_rows);
+}
+
+/* A forward step (packed rows r0..) and the buffers its slices share. */
+typedef struct fwd_step {
+    const rnn_dims *d;
+    const sb_tensor *gx, *b_hh;
+    sb_tensor *h_prev, *h_step, *gh_all, *t1_all, *t2_all, *y, *h_n, *c_n, *saved;
+    bool keep;
+    int64_t r0;
+} fwd_step;
+
+/* Rows [q0, q0 + q) of the step: h_prev = h, gh = h . W_hh^T (+ b_hh), the
+ * mode's ops. */
+static sb_status fwd_slice(const void *vctx, int64_t q0, int64_t q) {
+    const fwd_step *s = vctx;
+    const rnn_dims *d = s->d;
+    int64_t r0 = s->r0 + q0;
+    sb_tensor hp = s->keep ? rows(s->h_prev, r0, q) : rows(s->h_step, q0, q);
+    sb_tensor h_state = rows(s->h_n, q0, q), gh = rows(s->gh_all, q0, q);
+    sb_tensor t1 = rows(s->t1_all, q0, q), t2 = rows(s->t2_all, q0, q);
+    SB_TRY(sb_tensor_copy(&hp, &h_state));
+    SB_TRY(times(d, &hp, &d->w_step, &gh));
+    if (s->b_hh) SB_TRY(sb_add(&gh, s->b_hh, &gh));
+    return step_forward(d, s->gx, &gh, &hp, s->y, s->h_n, s->c_n, s->saved, &t1, &t2,
+                        s->keep ? r0 : q0, r0, q0, q);
 }
 
 sb_status sb_rnn_forward(const sb_rnn_sequence *seq, const sb_tensor *gx, const sb_tensor *h0,
@@ -410,18 +486,10 @@ sb_status sb_rnn_forward(const sb_rnn_sequence *seq, const sb_tensor *gx, const 
     if (st == SB_OK) st = sb_tensor_copy(h_n, h0);
     if (st == SB_OK && lstm) st = sb_tensor_copy(c_n, c0);
     walk w = walk_start(seq, seq->reverse, d.R);
-    int64_t r0, b;
-    while (st == SB_OK && walk_next(&w, &r0, &b)) {
-        sb_tensor hp = keep ? rows(h_prev, r0, b) : rows(&h_step, 0, b);
-        sb_tensor h_state = rows(h_n, 0, b), gh = rows(&gh_all, 0, b);
-        sb_tensor t1 = rows(&t1_all, 0, b), t2 = rows(&t2_all, 0, b);
-        st = sb_tensor_copy(&hp, &h_state);
-        if (st == SB_OK) st = times(&d, &hp, &d.w_step, &gh);
-        if (st == SB_OK && b_hh) st = sb_add(&gh, b_hh, &gh);
-        if (st == SB_OK)
-            st = step_forward(&d, gx, &gh, &hp, y, h_n, c_n, keep ? saved : &planes, &t1, &t2,
-                              keep ? r0 : 0, r0, b);
-    }
+    fwd_step step = {&d, gx, b_hh, h_prev, &h_step, &gh_all, &t1_all, &t2_all, y, h_n, c_n,
+                     keep ? saved : &planes, keep, 0};
+    int64_t b;
+    while (st == SB_OK && walk_next(&w, &step.r0, &b)) st = over_slices(&d, b, fwd_slice, &step);
     sb_tensor_free(s.t);
     return st;
 }
@@ -433,14 +501,14 @@ typedef struct step_tmp {
     sb_tensor dh, dm, dc, t1, t2;
 } step_tmp;
 
-/* One step's gradients of batch b at packed rows r0, from tmp->dh = dy_t +
- * dh_s: writes dgx's (and the GRU's dgh's) rows and the carried state
- * gradients (dh0 / dc0's first b rows). */
+/* One step's gradients for b of its rows, at packed rows r0 and state rows
+ * s0, from tmp->dh = dy_t + dh_s: writes dgx's (and the GRU's dgh's) rows
+ * and the carried state gradients (those rows of dh0 / dc0). */
 static sb_status step_backward(const rnn_dims *d, const sb_tensor *saved, sb_tensor *dgx, sb_tensor *dgh,
                                sb_tensor *dh0, sb_tensor *dc0, step_tmp *x, int64_t r0,
-                               int64_t b) {
+                               int64_t s0, int64_t b) {
     int64_t H = d->H;
-    sb_tensor dgx_rows = rows(dgx, r0, b), dh_state = rows(dh0, 0, b);
+    sb_tensor dgx_rows = rows(dgx, r0, b), dh_state = rows(dh0, s0, b);
     switch (d->mode) {
     case SB_RNN_TANH:
     case SB_RNN_RELU: {
@@ -452,7 +520,7 @@ static sb_status step_backward(const rnn_dims *d, const sb_tensor *saved, sb_ten
     case SB_RNN_LSTM: {
         sb_tensor i = plane(saved, 0, r0, b), f = plane(saved, 1, r0, b), g = plane(saved, 2, r0, b);
         sb_tensor o = plane(saved, 3, r0, b), cp = plane(saved, 4, r0, b);
-        sb_tensor tc = plane(saved, 5, r0, b), dc_state = rows(dc0, 0, b);
+        sb_tensor tc = plane(saved, 5, r0, b), dc_state = rows(dc0, s0, b);
         sb_tensor d_i = block(dgx, r0, b, 0, H), d_f = block(dgx, r0, b, H, H);
         sb_tensor d_g = block(dgx, r0, b, 2 * H, H), d_o = block(dgx, r0, b, 3 * H, H);
         const sb_tensor *dm = &x->dh;
@@ -498,6 +566,27 @@ static sb_status step_backward(const rnn_dims *d, const sb_tensor *saved, sb_ten
     return SB_OK;
 }
 
+/* A backward step (packed rows r0..) and the buffers its slices share. */
+typedef struct bwd_step {
+    const rnn_dims *d;
+    const sb_tensor *saved, *dy;
+    sb_tensor *dgx, *dgh, *dh_all, *dh_all_s, *dm_all, *dc_all, *t1_all, *t2_all, *dh0, *dc0;
+    int64_t r0;
+} bwd_step;
+
+/* Rows [q0, q0 + q) of the step: dh = dy_t + dh_s, then the mode's
+ * gradients. */
+static sb_status bwd_slice(const void *vctx, int64_t q0, int64_t q) {
+    const bwd_step *s = vctx;
+    int64_t r0 = s->r0 + q0;
+    step_tmp x = {s->dh_all ? rows(s->dh_all, r0, q) : rows(s->dh_all_s, q0, q),
+                  rows(s->dm_all, q0, q), rows(s->dc_all, q0, q), rows(s->t1_all, q0, q),
+                  rows(s->t2_all, q0, q)};
+    sb_tensor dy_rows = rows(s->dy, r0, q), dh_state = rows(s->dh0, q0, q);
+    SB_TRY(sb_add(&dy_rows, &dh_state, &x.dh));
+    return step_backward(s->d, s->saved, s->dgx, s->dgh, s->dh0, s->dc0, &x, r0, q0, q);
+}
+
 sb_status sb_rnn_backward(const sb_rnn_sequence *seq, const sb_tensor *w_hh, const sb_tensor *w_hr,
                           const sb_tensor *saved, const sb_tensor *dy, const sb_tensor *dh_n,
                           const sb_tensor *dc_n, sb_tensor *dgx, sb_tensor *dgh,
@@ -539,14 +628,10 @@ sb_status sb_rnn_backward(const sb_rnn_sequence *seq, const sb_tensor *w_hh, con
     if (st == SB_OK) st = sb_tensor_copy(dh0, dh_n);
     if (st == SB_OK && lstm) st = sb_tensor_copy(dc0, dc_n);
     walk w = walk_start(seq, !seq->reverse, d.R);
-    int64_t r0, b;
-    while (st == SB_OK && walk_next(&w, &r0, &b)) {
-        step_tmp x = {dh_all ? rows(dh_all, r0, b) : rows(&dh_all_s, 0, b), rows(&dm_all, 0, b),
-                      rows(&dc_all, 0, b), rows(&t1_all, 0, b), rows(&t2_all, 0, b)};
-        sb_tensor dy_rows = rows(dy, r0, b), dh_state = rows(dh0, 0, b);
-        st = sb_add(&dy_rows, &dh_state, &x.dh);
-        if (st == SB_OK) st = step_backward(&d, saved, dgx, dgh, dh0, dc0, &x, r0, b);
-    }
+    bwd_step step = {&d, saved, dy, dgx, dgh, dh_all, &dh_all_s, &dm_all, &dc_all, &t1_all,
+                     &t2_all, dh0, dc0, 0};
+    int64_t b;
+    while (st == SB_OK && walk_next(&w, &step.r0, &b)) st = over_slices(&d, b, bwd_slice, &step);
     sb_tensor_free(s.t);
     return st;
 }

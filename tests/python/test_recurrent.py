@@ -8,7 +8,9 @@ LSTM, GRU and their cells, converted from PyTorch's.
   of the contract's sequence (forward of each cell, backward of RNN and
   LSTM with the parameter gradients as one linear backward over all steps);
 * bits identical at 1, 2, 3, 4 and 7 threads and at every ISA level this
-  machine runs (odd sizes, training mode with dropout);
+  machine runs (odd sizes, training mode with dropout), also with batches
+  large enough that each step runs as row slices on the thread pool
+  (src/ops/recurrent.c), packed ones with slices of uneven sizes;
 * packed sequences (enforce_sorted both ways) against PyTorch, and each
   sequence of a packed batch bit-identical to the sequence run alone;
 * inter-layer dropout: the (seed, stream, offset) elements of section 11;
@@ -415,6 +417,39 @@ def test_bits_identical_at_thread_counts_and_isa_levels():
         samebits.utils.set_isa(was_isa)
     first = results[(1, isas[0])]
     assert len(isas) >= 1 and all(r == first for r in results.values()), results
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.nn.LSTM(8, 24, num_layers=2, proj_size=11),
+    lambda: torch.nn.GRU(8, 48, bidirectional=True),
+    lambda: torch.nn.RNN(8, 160, nonlinearity="relu")])
+@pytest.mark.parametrize("packed", [False, True])
+def test_bits_identical_when_steps_run_in_row_slices(make, packed):
+    """A batch of 90 rows: from 2 threads on, every step of these modules
+    runs as slices of its rows over the pool (a slice has at least 4096 /
+    (gates x hidden) rows: 43, 29 and 26 here), at 1 thread as one piece;
+    packed, the batch shrinks from 90 to 37 rows over the steps, so slices
+    differ in size from step to step and the last steps run whole."""
+    torch.manual_seed(12)
+    torch_m = make()
+    T, N = 5, 90
+    x = torch.randn(T, N, 8)
+    if packed:
+        lengths = torch.tensor(sorted(np.random.default_rng(4).integers(1, T + 1, N).tolist(),
+                                      reverse=True))
+        lengths[:37] = T
+        x = pack_padded_sequence(x, lengths)
+    hx = _states(torch_m, N, torch.Generator().manual_seed(5))
+    was = samebits.get_num_threads()
+    results = []
+    try:
+        for threads in (1, 2, 3, 7):
+            samebits.set_num_threads(threads)
+            m = samebits.from_torch_module(torch_m)
+            results.append(_training_step_hashes(m, x, hx))
+    finally:
+        samebits.set_num_threads(was)
+    assert all(r == results[0] for r in results), results
 
 
 def _can_set_isa(name):
