@@ -711,15 +711,17 @@ def _batch_norm_backward(dy, x, gamma, save_mean, save_rstd, training, need_x, n
     return dx, dg, db
 
 
-def _layer_norm(x, nd, w, b, eps, fn="layer_norm"):
+def _layer_norm(x, nd, w, b, eps, fn="layer_norm", stats=True):
+    """y, and the statistics a backward needs (None, None without `stats`)."""
     eps = _lib.arg_float(eps, "sb_layer_norm_forward", 4, fn, "eps")
     if not 1 <= nd <= x.ndim:
         raise _lib.SamebitsError("samebits.layer_norm: normalized_shape has %d dims, x has shape %s"
                                  % (nd, x.shape))
     lead = x.shape[:x.ndim - nd]
-    y, mean, rstd = empty(x.shape), empty(lead), empty(lead)
+    y = empty(x.shape)
+    mean, rstd = (empty(lead), empty(lead)) if stats else (None, None)
     call("sb_layer_norm_forward", ref(wrap(x)), nd, ref(_w(w)), ref(_w(b)), eps,
-         ref(wrap(y)), ref(wrap(mean)), ref(wrap(rstd)))
+         ref(wrap(y)), ref(_w(mean)), ref(_w(rstd)))
     return y, mean, rstd
 
 
@@ -765,7 +767,8 @@ def _rms_norm_backward(dy, x, nd, w, rrms, need_x, need_w, fn="rms_norm_backward
     return dx, dw
 
 
-def _group_norm(x, groups, w, b, eps, fn="group_norm"):
+def _group_norm(x, groups, w, b, eps, fn="group_norm", stats=True):
+    """y, and the statistics a backward needs (None, None without `stats`)."""
     eps = _lib.arg_float(eps, "sb_group_norm_forward", 4, fn, "eps")
     groups = _lib.arg_int(groups, "sb_group_norm_forward", 1, fn, "num_groups")
     if x.ndim < 2:
@@ -774,9 +777,11 @@ def _group_norm(x, groups, w, b, eps, fn="group_norm"):
     if groups < 1 or x.shape[1] % groups:
         raise ValueError("samebits.%s: num_groups=%d must be >= 1 and divide the %d channels"
                          % (fn, groups, x.shape[1]))
-    y, mean, rstd = empty(x.shape), empty((x.shape[0], groups)), empty((x.shape[0], groups))
+    y = empty(x.shape)
+    mean, rstd = ((empty((x.shape[0], groups)), empty((x.shape[0], groups))) if stats
+                  else (None, None))
     call("sb_group_norm_forward", ref(wrap(x)), groups, ref(_w(w)), ref(_w(b)), eps,
-         ref(wrap(y)), ref(wrap(mean)), ref(wrap(rstd)))
+         ref(wrap(y)), ref(_w(mean)), ref(_w(rstd)))
     return y, mean, rstd
 
 

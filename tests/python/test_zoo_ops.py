@@ -288,6 +288,32 @@ def test_group_norm_same_bits_at_every_setting():
     _same_everywhere(run)
 
 
+@pytest.mark.parametrize("norm", [
+    lambda x, w, b: SF.group_norm(x, 4, w, b, 1e-5),
+    lambda x, w, b: SF.layer_norm(x, (12, 12), None if w is None else w.repeat(18)[:144].view(12, 12),
+                                  None if b is None else b.repeat(18)[:144].view(12, 12))])
+@pytest.mark.parametrize("affine", [True, False])
+def test_row_norms_without_autograd_give_the_autograd_bits(norm, affine):
+    """Where no backward can follow (no_grad, or no input requiring grad)
+    layer and group norm run their forward without an autograd node and
+    without keeping statistics: the same bits, no grad_fn; with an input
+    that requires grad, a grad_fn."""
+    torch.manual_seed(8)
+    x = torch.randn(3, 8, 12, 12) * 5
+    w, b = (torch.randn(8), torch.randn(8)) if affine else (None, None)
+    xg = x.clone().requires_grad_()
+    with_grad = norm(xg, w, b)
+    assert with_grad.grad_fn is not None
+    plain = norm(x, w, b)
+    with torch.no_grad():
+        no_grad = norm(xg, w, b)
+    assert plain.grad_fn is None and no_grad.grad_fn is None
+    assert _bits_equal(plain, with_grad.detach()) and _bits_equal(no_grad, with_grad.detach())
+    if affine:
+        wg = w.clone().requires_grad_()
+        assert norm(x, wg, b).grad_fn is not None
+
+
 def test_instance_norm_is_group_norm_per_channel():
     torch.manual_seed(7)
     x, w, b = torch.randn(2, 5, 6, 4), torch.randn(5), torch.randn(5)
