@@ -313,7 +313,7 @@ static void class_task(const class_ctx *t, int64_t chunk, int c, int64_t b) {
             memset(col + k->kdim * k->ldc, 0, COLS_SLACK * sizeof *col);
             sb_cpu_sgemm_gather(rows, cols, t->kdim_all, k->kdim,
                                 t->wbuf + t->wofs[grp * t->blocks + b], k->aoff + b * k->kdim,
-                                col, k->boff, out, k->ldc);
+                                col, k->boff, out, k->ldc, false);
         }
         /* sample after sample: one sample's planes lie side by side (those
          * of one channel lie a multiple of 4 KB apart, see the gather) */
@@ -354,7 +354,7 @@ static void position_task(const class_ctx *t, int64_t pos, int64_t b) {
             sb_cpu_sgemm_gather(rows, n, t->kdim_all, k->kdim,
                                 t->wbuf + t->wofs[grp * t->blocks + b], k->aoff + b * k->kdim,
                                 t->src_t + grp * t->chans * t->src_plane * n, tboff, c,
-                                t->dst_plane * n);
+                                t->dst_plane * n, false);
         else /* no terms: the empty chain, +0 */
             for (int64_t r = 0; r < rows; r++)
                 memset(c + r * t->dst_plane * n, 0, (size_t)n * sizeof *c);
@@ -741,13 +741,58 @@ static void wgrad_task(const wgrad_ctx *t, int64_t grp, int64_t tap, int64_t b) 
             }
         }
     sb_cpu_sgemm_gather(rows, t->icg, g->n * t->ohw, k, t->apack + (grp * t->blocks + b) * t->apack_stride,
-                        aoff, t->xt + grp * t->icg, boff, c, t->icg);
+                        aoff, t->xt + grp * t->icg, boff, c, t->icg, false);
+}
+
+/* Terms per k block of a tap set (wgrad_tap_set): the block's packed dY
+ * (block_rows x 512 floats) and the x rows its taps read stay in L2 while
+ * every tap of the set takes its turn. */
+#define WGRAD_KBLOCK 512
+
+/* Padded planes: every tap reads every output position, so the taps' term
+ * lists differ only by the tap's offset in xt, and one task (a group's
+ * block of rows) runs all the taps together, k block after k block, each
+ * tap's chains continuing from the block before (the order of their terms
+ * is unchanged). Tap after tap over the whole batch read dY and x from
+ * memory once per tap. Threads split the rows (each task reads all of x):
+ * sets of taps per task balanced worse (3 tasks on 2 threads). */
+static void wgrad_tap_set(const wgrad_ctx *t, int64_t grp, int64_t b, int64_t tap0, int64_t tap1) {
+    const sb_conv2d_geom *g = t->g;
+    int64_t rows = wgrad_rows(t, b), r0 = b * t->block_rows, k = g->n * t->ohw;
+    int64_t *aoff = sb_scratch(SB_SCRATCH_CONV, (size_t)(2 * k) * sizeof *aoff), *boff = aoff + k;
+    if (!aoff) { /* no scratch: a tap at a time (which has its own fallback) */
+        for (int64_t tap = tap0; tap < tap1; tap++) wgrad_task(t, grp, tap, b);
+        return;
+    }
+    int64_t mr = sb_cpu_sgemm_gather_mr(rows), p = 0;
+    for (int64_t n = 0; n < g->n; n++)
+        for (int64_t r = 0; r < g->oh; r++)
+            for (int64_t s = 0; s < g->ow; s++, p++) {
+                aoff[p] = p * mr;
+                boff[p] = ((n * t->xh + r * g->stride_h) * t->xw + s * g->stride_w) * g->c_in;
+            }
+    const float *apack = t->apack + (grp * t->blocks + b) * t->apack_stride;
+    for (int64_t pc = 0; pc < k; pc += WGRAD_KBLOCK) {
+        int64_t kc = k - pc < WGRAD_KBLOCK ? k - pc : WGRAD_KBLOCK;
+        for (int64_t tap = tap0; tap < tap1; tap++) {
+            int64_t i = tap / g->kw, j = tap % g->kw;
+            int64_t shift = (i * g->dilation_h * t->xw + j * g->dilation_w) * g->c_in;
+            sb_cpu_sgemm_gather(rows, t->icg, k, kc, apack, aoff + pc,
+                                t->xt + grp * t->icg + shift, boff + pc,
+                                t->dwt + ((grp * t->kk + tap) * t->ocg + r0) * t->icg, t->icg,
+                                pc > 0);
+        }
+    }
 }
 
 static void wgrad_task_range(void *vctx, int64_t i0, int64_t i1) {
     const wgrad_ctx *t = vctx;
-    for (int64_t i = i0; i < i1; i++)
-        wgrad_task(t, i / t->blocks / t->kk, i / t->blocks % t->kk, i % t->blocks);
+    for (int64_t i = i0; i < i1; i++) {
+        if (t->padded) /* (grp, block), every tap */
+            wgrad_tap_set(t, i / t->blocks, i % t->blocks, 0, t->kk);
+        else
+            wgrad_task(t, i / t->blocks / t->kk, i / t->blocks % t->kk, i % t->blocks);
+    }
 }
 
 /* One output channel's dW, (icg, kk), from its row of each tap's product
@@ -833,7 +878,8 @@ bool sb_cpu_conv2d_tap_backward_weight(const sb_conv2d_geom *g, const float *dy,
         if (!skips || !sb_cpu_conv2d_weights_finite(g->n * g->c_out * ohw, dy)) return false;
     }
 
-    t.block_rows = row_block_size(t.ocg, g->groups * t.kk);
+    /* tasks: (grp, block) padded (wgrad_tap_set), else (grp, tap, block) */
+    t.block_rows = row_block_size(t.ocg, g->groups * (t.padded ? 1 : t.kk));
     t.blocks = (t.ocg + t.block_rows - 1) / t.block_rows;
     /* one buffer: dY's term list, xt, dwt, the packed dY */
     int64_t terms = g->n * ohw;
@@ -858,7 +904,7 @@ bool sb_cpu_conv2d_tap_backward_weight(const sb_conv2d_geom *g, const float *dy,
     sb_parallel_for(g->n, sb_parallel_grain(g->n, 1), wgrad_transpose_range, &t);
     int64_t packs = g->groups * t.blocks;
     sb_parallel_for(packs, 1, wgrad_pack_range, &t);
-    int64_t tasks = g->groups * t.kk * t.blocks;
+    int64_t tasks = g->groups * (t.padded ? 1 : t.kk) * t.blocks;
     sb_parallel_for(tasks, 1, wgrad_task_range, &t);
     sb_parallel_for(g->c_out, sb_parallel_grain(g->c_out, 8), wgrad_assemble_range, &t);
     return true;

@@ -99,7 +99,8 @@ void sb_cpu_sgemm_offset_pack(int64_t m, int64_t k, const float *a, int64_t lda,
  * conv2d_few.c): A (m x k) packed once, each call a product over a subset
  * of its k terms. For i < m, q < n:
  *     C[i][q] = chain over s = 0..ks-1 of fmaf(A[i][kidx[s]], b[boff[s] + q], acc)
- * from +0.0f, on the calling thread, where aoff[s] = kidx[s] * mr and mr =
+ * from +0.0f (continue_chain: from C's value, the chain of earlier terms
+ * going on), on the calling thread, where aoff[s] = kidx[s] * mr and mr =
  * sb_cpu_sgemm_gather_mr(m) (the packed panels' height). A is packed by
  * sb_cpu_sgemm_gather_pack into sb_cpu_sgemm_gather_floats(m, k) floats,
  * term p of row i being a[i*lda + acol[p]] (acol NULL: a[i*lda + p]),
@@ -113,7 +114,7 @@ void sb_cpu_sgemm_gather_pack(int64_t m, int64_t k, const float *a, int64_t lda,
                               const int64_t *acol, int64_t panel0, int64_t panel1, float *apack);
 void sb_cpu_sgemm_gather(int64_t m, int64_t n, int64_t k, int64_t ks, const float *apack,
                          const int64_t *aoff, const float *b, const int64_t *boff, float *c,
-                         int64_t ldc);
+                         int64_t ldc, bool continue_chain);
 void sb_cpu_sgemm_offset_packed(int64_t m, int64_t n, int64_t k, const float *apack,
                                 const float *b, const int64_t *boff, float *c, int64_t ldc);
 

@@ -511,7 +511,7 @@ void sb_cpu_sgemm_gather_pack(int64_t m, int64_t k, const float *a, int64_t lda,
 
 void sb_cpu_sgemm_gather(int64_t m, int64_t n, int64_t k, int64_t ks, const float *apack,
                          const int64_t *aoff, const float *b, const int64_t *boff, float *c,
-                         int64_t ldc) {
+                         int64_t ldc, bool continue_chain) {
     kernel kern = pick_kernel(&sb_kernels()->gemm, m);
     int mr = kern.mr;
     if (!kern.gather) {
@@ -519,7 +519,7 @@ void sb_cpu_sgemm_gather(int64_t m, int64_t n, int64_t k, int64_t ks, const floa
         for (int64_t i = 0; i < m; i++)
             for (int64_t q = 0; q < n; q++) {
                 const float *panel = apack + i / mr * mr * k;
-                float acc = 0.0f;
+                float acc = continue_chain ? c[i * ldc + q] : 0.0f;
                 for (int64_t s = 0; s < ks; s++)
                     acc = fmaf(panel[aoff[s] + i % mr], b[boff[s] + q], acc);
                 c[i * ldc + q] = acc;
@@ -537,7 +537,8 @@ void sb_cpu_sgemm_gather(int64_t m, int64_t n, int64_t k, int64_t ks, const floa
             for (int64_t j0 = 0; j0 < n; j0 += kern.nr) {
                 int64_t cols = n - j0 < kern.nr ? n - j0 : kern.nr;
                 kern.gather(kc, apack + ip * mr * k, aoff + pc, b + j0, boff + pc,
-                            c + i0 * ldc + j0, ldc, pc > 0, (int)rows, (int)cols);
+                            c + i0 * ldc + j0, ldc, pc > 0 || continue_chain, (int)rows,
+                            (int)cols);
             }
         }
         if (ks == 0) break;
