@@ -65,13 +65,5 @@ static inline __attribute__((always_inline)) bool block_terms(const float *x, in
     return true;
 }
 
-float sb_sum_block_avx512(const float *x, int64_t n) {
-    float lane[SB_SUM_LANES], sum;
-    return block_terms(x, n, false, 0.0f, lane, &sum) ? sum : sb_sum_block_finish(lane, x, n, 1);
-}
-
-bool sb_sqdev_sum_block_avx512(const float *x, int64_t n, float m, float *sum) {
-    float lane[SB_SUM_LANES];
-    return block_terms(x, n, true, m, lane, sum);
-}
+SB_SUM_BLOCK_ENTRIES(avx512)
 #endif

@@ -47,6 +47,19 @@ float sb_sum_block_avx512(const float *x, int64_t n);
 /* The kernel context's sqdev_sum_block (cpu/kernels.h). */
 bool sb_sqdev_sum_block_avx2(const float *x, int64_t n, float m, float *sum);
 bool sb_sqdev_sum_block_avx512(const float *x, int64_t n, float m, float *sum);
+/* Both entry points of a level's file over its block_terms(x, n, sqdev, m,
+ * lane, &sum) (sum_avx2.c, sum_avx512.c): the plain block sum, its NaN
+ * lanes finished in the scalar order, and the variance's. */
+#define SB_SUM_BLOCK_ENTRIES(isa)                                                          \
+    float sb_sum_block_##isa(const float *x, int64_t n) {                                 \
+        float lane[SB_SUM_LANES], sum;                                                     \
+        return block_terms(x, n, false, 0.0f, lane, &sum) ? sum                            \
+                                                          : sb_sum_block_finish(lane, x, n, 1); \
+    }                                                                                      \
+    bool sb_sqdev_sum_block_##isa(const float *x, int64_t n, float m, float *sum) {       \
+        float lane[SB_SUM_LANES];                                                          \
+        return block_terms(x, n, true, m, lane, sum);                                      \
+    }
 #endif
 #if SB_HAVE_NEON_KERNELS
 void sb_sum_rows_neon(float lane[SB_SUM_LANES], const float *x, int64_t rows);
