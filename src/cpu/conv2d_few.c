@@ -744,9 +744,9 @@ static void wgrad_task(const wgrad_ctx *t, int64_t grp, int64_t tap, int64_t b) 
                         aoff, t->xt + grp * t->icg, boff, c, t->icg, false);
 }
 
-/* Terms per k block of a tap set (wgrad_tap_set): the block's packed dY
- * (block_rows x 512 floats) and the x rows its taps read stay in L2 while
- * every tap of the set takes its turn. */
+/* Terms per k block of wgrad_all_taps: the block's packed dY (block_rows x
+ * 512 floats) and the x rows its taps read stay in L2 while every tap
+ * takes its turn. */
 #define WGRAD_KBLOCK 512
 
 /* Padded planes: every tap reads every output position, so the taps' term
@@ -756,12 +756,12 @@ static void wgrad_task(const wgrad_ctx *t, int64_t grp, int64_t tap, int64_t b) 
  * is unchanged). Tap after tap over the whole batch read dY and x from
  * memory once per tap. Threads split the rows (each task reads all of x):
  * sets of taps per task balanced worse (3 tasks on 2 threads). */
-static void wgrad_tap_set(const wgrad_ctx *t, int64_t grp, int64_t b, int64_t tap0, int64_t tap1) {
+static void wgrad_all_taps(const wgrad_ctx *t, int64_t grp, int64_t b) {
     const sb_conv2d_geom *g = t->g;
     int64_t rows = wgrad_rows(t, b), r0 = b * t->block_rows, k = g->n * t->ohw;
     int64_t *aoff = sb_scratch(SB_SCRATCH_CONV, (size_t)(2 * k) * sizeof *aoff), *boff = aoff + k;
     if (!aoff) { /* no scratch: a tap at a time (which has its own fallback) */
-        for (int64_t tap = tap0; tap < tap1; tap++) wgrad_task(t, grp, tap, b);
+        for (int64_t tap = 0; tap < t->kk; tap++) wgrad_task(t, grp, tap, b);
         return;
     }
     int64_t mr = sb_cpu_sgemm_gather_mr(rows), p = 0;
@@ -774,7 +774,7 @@ static void wgrad_tap_set(const wgrad_ctx *t, int64_t grp, int64_t b, int64_t ta
     const float *apack = t->apack + (grp * t->blocks + b) * t->apack_stride;
     for (int64_t pc = 0; pc < k; pc += WGRAD_KBLOCK) {
         int64_t kc = k - pc < WGRAD_KBLOCK ? k - pc : WGRAD_KBLOCK;
-        for (int64_t tap = tap0; tap < tap1; tap++) {
+        for (int64_t tap = 0; tap < t->kk; tap++) {
             int64_t i = tap / g->kw, j = tap % g->kw;
             int64_t shift = (i * g->dilation_h * t->xw + j * g->dilation_w) * g->c_in;
             sb_cpu_sgemm_gather(rows, t->icg, k, kc, apack, aoff + pc,
@@ -789,7 +789,7 @@ static void wgrad_task_range(void *vctx, int64_t i0, int64_t i1) {
     const wgrad_ctx *t = vctx;
     for (int64_t i = i0; i < i1; i++) {
         if (t->padded) /* (grp, block), every tap */
-            wgrad_tap_set(t, i / t->blocks, i % t->blocks, 0, t->kk);
+            wgrad_all_taps(t, i / t->blocks, i % t->blocks);
         else
             wgrad_task(t, i / t->blocks / t->kk, i / t->blocks % t->kk, i % t->blocks);
     }
@@ -878,7 +878,7 @@ bool sb_cpu_conv2d_tap_backward_weight(const sb_conv2d_geom *g, const float *dy,
         if (!skips || !sb_cpu_conv2d_weights_finite(g->n * g->c_out * ohw, dy)) return false;
     }
 
-    /* tasks: (grp, block) padded (wgrad_tap_set), else (grp, tap, block) */
+    /* tasks: (grp, block) padded (wgrad_all_taps), else (grp, tap, block) */
     t.block_rows = row_block_size(t.ocg, g->groups * (t.padded ? 1 : t.kk));
     t.blocks = (t.ocg + t.block_rows - 1) / t.block_rows;
     /* one buffer: dY's term list, xt, dwt, the packed dY */
