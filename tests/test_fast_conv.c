@@ -182,10 +182,13 @@ static void test_conv_cases(void) {
         {"phases forward dilation 3", 2, 3, 24, 23, 5, 3, 3, P(2, 2, 3, 3, 3, 3, 1), false},
         {"stride 9 im2col", 2, 2, 90, 85, 3, 3, 3, P(9, 9, 1, 1, 1, 1, 1), true},
         /* the weight gradient per tap over zero-padded (n, h, w, c) copies
-         * of x: stride 2 with dilation, and groups of 20 channels */
+         * of x: stride 2 with dilation, and groups of 20 channels; a 1x1
+         * at stride 2 over as many channels is left to conv2d.c's
+         * products (its kernel is shorter than its stride) */
         {"tap weight gradient stride 2 dilation", 3, 17, 19, 18, 6, 3, 3, P(2, 2, 2, 1, 2, 1, 1),
          true},
         {"tap weight gradient groups", 2, 40, 9, 9, 8, 3, 3, P(1, 1, 1, 1, 1, 1, 2), false},
+        {"1x1 stride 2 over 24 channels", 2, 24, 19, 18, 8, 1, 1, P(2, 2, 0, 0, 1, 1, 1), true},
     };
     /* Few pixels per sample (under 64 positions): samples side by side in
      * one product, several chunks of them (23 samples of 49 positions: 10,

@@ -848,6 +848,13 @@ bool sb_cpu_conv2d_tap_backward_weight(const sb_conv2d_geom *g, const float *dy,
         bool in_place = g->kh == 1 && g->kw == 1 && g->stride_h == 1 && g->stride_w == 1 &&
                         g->pad_h == 0 && g->pad_w == 0;
         if (t.icg < TAP_WGRAD_MIN_CHANNELS || in_place) return false;
+        /* A kernel shorter than its stride (a 1x1 at stride 2) never reads
+         * whole rows or columns of x: its transposed copy would mostly go
+         * unused, and conv2d.c's products gather only what is read (the
+         * 1x1 stride-2 downsampling layers ran twice as fast there). */
+        if ((g->kh - 1) * g->dilation_h + 1 < g->stride_h ||
+            (g->kw - 1) * g->dilation_w + 1 < g->stride_w)
+            return false;
         t.xh = g->h + 2 * g->pad_h;
         t.xw = g->w + 2 * g->pad_w;
         for (int64_t tap = 0; tap < t.kk; tap++) t.live[tap] = ohw;
